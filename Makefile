@@ -1,0 +1,22 @@
+# One command to run svc, one to test it. `make test` works on a fresh Debian/Ubuntu machine as root:
+# it installs svc with its test extras, brings the dev cluster (real Slurm + loopback sshd) up, runs the
+# linters and the whole test suite against it.
+PYTHON ?= python3
+
+.PHONY: install cluster lint test run
+
+install:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+cluster:
+	bash scripts/devcluster up
+
+lint:
+	ruff check .
+	mypy
+
+test: install cluster lint
+	$(PYTHON) -m pytest
+
+run: install
+	svc serve

@@ -1,0 +1,48 @@
+"""The ``svc`` command. Subcommands import what they need when they run, so ``svc --version`` stays fast."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from svc_host import __version__
+from svc_host.cli.groups import LazyGroup
+
+COMMANDS = {
+    "plugins": "svc_host.cli.plugins:plugins",
+    "serve": "svc_host.cli.servers:serve",
+    "mcp": "svc_host.cli.servers:mcp",
+    "submit": "svc_host.cli.jobs:submit",
+    "jobs": "svc_host.cli.jobs:jobs",
+    "status": "svc_host.cli.jobs:status",
+    "cancel": "svc_host.cli.jobs:cancel",
+    "logs": "svc_host.cli.jobs:logs",
+}
+
+
+@click.group(cls=LazyGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="svc")
+def cli() -> None:
+    """svc: submit and watch Slurm jobs, run workflows and sweeps, keep code in sync with the cluster."""
+
+
+def main() -> None:
+    """Console entry point: expected failures print one line and exit 1, never a traceback."""
+    from svc_host.errors import SvcError
+
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SvcError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""Pydantic models shared by REST, MCP and the CLI."""

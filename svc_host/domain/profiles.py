@@ -1,0 +1,47 @@
+"""SSH profiles and their mounts (pairs of a local directory and a cluster directory)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+"""Profile names double as transport names: lowercase, and never ``local``."""
+MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class Mount(BaseModel):
+    """A local directory kept in sync with a directory on the cluster."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=MOUNT_NAME_PATTERN)
+    local: str = Field(min_length=1)
+    remote: str = Field(min_length=1)
+
+
+class SSHProfile(BaseModel):
+    """How to reach one cluster's login node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hostname: str = ""
+    username: str = ""
+    key_filename: str = ""
+    port: int = Field(default=22, ge=1, le=65535)
+    description: str = ""
+    ssh_host: str | None = None
+    proxy_jump: str | None = None
+    known_hosts: str | None = None
+    """A known_hosts file for this profile; unknown host keys are rejected unless ``accept_unknown_host``."""
+    accept_unknown_host: bool = False
+    mounts: list[Mount] = Field(default_factory=list)
+    env_vars: dict[str, str] = Field(default_factory=dict)
+
+
+class HostConfig(BaseModel):
+    """What the host hands to ``svc_transports``: the SSH profiles it knows and which one is current."""
+
+    model_config = ConfigDict(frozen=True)
+
+    profiles: dict[str, SSHProfile] = Field(default_factory=dict)
+    current_profile: str | None = None

@@ -1,0 +1,46 @@
+"""Cluster capacity: nodes as the scheduler reports them and the per-partition snapshot users see."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+
+class NodeInfo(BaseModel):
+    """One node in one partition (a node in two partitions yields two records)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    partition: str
+    raw_state: str
+    cpus: int = 0
+    gpus_total: int = 0
+    gpus_used: int = 0
+
+    @property
+    def is_down(self) -> bool:
+        """Down, drained, draining, failed or not responding: its GPUs are not offered."""
+        state = self.raw_state.lower().rstrip("*~#!%$@^-+")
+        return any(word in state for word in ("down", "drain", "fail", "maint", "reboot", "inval", "unk"))
+
+    @property
+    def is_idle(self) -> bool:
+        return not self.is_down and self.raw_state.lower().rstrip("*~#!%$@^-+") == "idle"
+
+
+class ResourceSnapshot(BaseModel):
+    """GPU and node availability of one partition at one moment (the REST "Resource snapshot")."""
+
+    timestamp: datetime
+    partition: str
+    total_gpus: int
+    gpus_in_use: int
+    gpus_available: int
+    jobs_running: int
+    nodes_total: int
+    nodes_idle: int
+    nodes_down: int
+    gpu_utilization: float
+    has_available_gpus: bool

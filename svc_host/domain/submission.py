@@ -1,0 +1,112 @@
+"""What a user asks to run: resources, environment and the job definition handed to a renderer."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Resources(BaseModel):
+    """The eight resource fields of the specs; unset optional fields leave Slurm's defaults alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: int = Field(default=1, ge=1)
+    gpus_per_node: int = Field(default=0, ge=0)
+    ntasks_per_node: int = Field(default=1, ge=1)
+    cpus_per_task: int = Field(default=1, ge=1)
+    memory_per_node: str | None = Field(default=None, pattern=r"^\d+[KMGT]?B?$")
+    time_limit: str | None = Field(default=None, pattern=r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^UNLIMITED$")
+    partition: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
+    nodelist: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.,\[\]-]+$")
+
+
+class Environment(BaseModel):
+    """How the job's shell is prepared before the command runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conda: str | None = None
+    venv: str | None = None
+    container: str | None = None
+    env_vars: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("env_vars")
+    @classmethod
+    def _names_are_identifiers(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = [name for name in value if not _ENV_NAME.match(name)]
+        if bad:
+            raise ValueError(f"environment variable names must be shell identifiers: {', '.join(bad)}")
+        return value
+
+
+class JobDefinition(BaseModel):
+    """One job to render into a batch script: either a ``command`` or a complete user ``script``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="job", min_length=1, max_length=200)
+    command: str | list[str] | None = None
+    script: str | None = None
+    resources: Resources = Field(default_factory=Resources)
+    environment: Environment = Field(default_factory=Environment)
+    work_dir: str | None = None
+    log_dir: str = "logs"
+    dependency: str | None = Field(
+        default=None,
+        pattern=r"^(after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)(,after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)*$",
+    )
+    """A Slurm ``--dependency`` value such as ``afterok:12:13``; set by the workflow engine."""
+
+    @field_validator("name")
+    @classmethod
+    def _printable_name(cls, value: str) -> str:
+        if any(ch in value for ch in "\n\r\0"):
+            raise ValueError("job name may not contain newlines or NUL")
+        return value
+
+    @field_validator("log_dir", "work_dir")
+    @classmethod
+    def _clean_path(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or "\0" in value or "\n" in value):
+            raise ValueError("path must be non-empty and may not contain newlines or NUL")
+        return value
+
+    @model_validator(mode="after")
+    def _command_or_script(self) -> JobDefinition:
+        if (self.command is None) == (self.script is None):
+            raise ValueError("give exactly one of 'command' or 'script'")
+        if isinstance(self.command, list) and not self.command:
+            raise ValueError("'command' may not be an empty list")
+        return self
+
+    @property
+    def file_stem(self) -> str:
+        """The job name made safe for a file name (log files are ``<stem>-<jobid>.out``)."""
+        return re.sub(r"[^A-Za-z0-9._-]", "_", self.name)[:64] or "job"
+
+
+class RenderedScript(BaseModel):
+    """A rendered batch script plus where Slurm will write its logs (``%j`` stands for the job id)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    log_dir: str
+    stdout_path: str
+    stderr_path: str
+
+    def log_paths_for(self, job_id: str) -> tuple[str, str]:
+        """The stdout and stderr paths once the job id is known."""
+        return self.stdout_path.replace("%j", job_id), self.stderr_path.replace("%j", job_id)
+
+
+def join_remote(base: str | None, path: str) -> str:
+    """Join a cluster-side path onto a base directory, leaving absolute paths alone."""
+    if base is None or PurePosixPath(path).is_absolute():
+        return path
+    return str(PurePosixPath(base) / path)

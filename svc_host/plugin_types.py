@@ -1,0 +1,87 @@
+"""Frozen records that plugins hand to the host through the registration hooks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from svc_host.domain.submission import JobDefinition, RenderedScript
+    from svc_host.transport import Transport
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not _NAME.match(name):
+        raise ValueError(
+            f"{kind} name {name!r} is invalid: use lowercase letters, digits, '.', '_' or '-' (at most 64)"
+        )
+
+
+@dataclass(frozen=True)
+class TransportSpec:
+    """A way to reach a Slurm cluster. ``factory`` builds the transport; the host keeps one instance per name."""
+
+    name: str
+    factory: Callable[[], Transport]
+    description: str = ""
+    remote: bool = False
+    """True when the cluster is reached over the network (mount translation and sync apply)."""
+
+    def __post_init__(self) -> None:
+        _check_name("transport", self.name)
+
+
+@dataclass(frozen=True)
+class SyncBackendSpec:
+    """A way to copy a mount's local tree to the cluster."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("sync backend", self.name)
+
+
+@dataclass(frozen=True)
+class RendererSpec:
+    """Turns a job definition into a batch script."""
+
+    name: str
+    render: Callable[[JobDefinition], RenderedScript]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("renderer", self.name)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool. ``function`` is an async function whose typed parameters become the tool's schema."""
+
+    name: str
+    function: Callable[..., Awaitable[dict[str, Any]]]
+    description: str
+    read_only: bool = False
+    destructive: bool = False
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9_]{0,63}$", self.name):
+            raise ValueError(f"tool name {self.name!r} is invalid: use lowercase letters, digits and '_'")
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened, broadcast to every ``svc_event`` implementation.
+
+    ``name`` is one of ``job.status_changed``, ``workflow_run.status_changed``, ``sweep_run.status_changed``.
+    """
+
+    name: str
+    payload: Mapping[str, Any]
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))

@@ -1,0 +1,84 @@
+"""An in-memory transport for fast unit tests of the host (never the only proof a feature works)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.resources import NodeInfo, ResourceSnapshot
+from svc_host.domain.submission import RenderedScript
+from svc_host.errors import TransportError
+from svc_host.slurm.resources import summarize
+from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk, Transport
+
+
+class FakeTransport(Transport):
+    """Jobs live in a dict; tests move them with ``set_state`` and write logs with ``write_log``.
+
+    Every call is recorded in ``calls`` (method name), so tests can assert how often the host asked.
+    """
+
+    def __init__(self, name: str = "fake", *, nodes: Sequence[NodeInfo] = ()) -> None:
+        self.name = name
+        self.jobs: dict[str, JobStatus] = {}
+        self.scripts: dict[str, RenderedScript] = {}
+        self.logs: dict[str, bytes] = {}
+        self.nodes = list(nodes)
+        self.calls: list[str] = []
+        self.fail_submit: str | None = None
+        self._ids = itertools.count(1000)
+
+    async def submit(self, script: RenderedScript) -> str:
+        self.calls.append("submit")
+        if self.fail_submit:
+            raise TransportError(self.fail_submit, argv=["sbatch", "--parsable"], exit_code=1, stderr=self.fail_submit)
+        job_id = str(next(self._ids))
+        self.scripts[job_id] = script
+        self.jobs[job_id] = JobStatus(job_id=job_id, state=JobState.PENDING, raw_state="PENDING", name=job_id)
+        return job_id
+
+    def set_state(self, job_id: str, state: JobState, *, raw: str | None = None, exit_code: int | None = None) -> None:
+        job = self.jobs[job_id]
+        self.jobs[job_id] = job.model_copy(
+            update={"state": state, "raw_state": raw or state.value, "exit_code": exit_code}
+        )
+
+    def write_log(self, path: str, data: bytes) -> None:
+        self.logs[path] = self.logs.get(path, b"") + data
+
+    async def queue(self, *, user: str | None = None) -> list[JobStatus]:
+        self.calls.append("queue")
+        return [job for job in self.jobs.values() if not job.state.is_terminal]
+
+    async def statuses(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        self.calls.append("statuses")
+        return {job_id: self.jobs[job_id] for job_id in job_ids if job_id in self.jobs}
+
+    async def describe(self, job_id: str) -> JobStatus | None:
+        self.calls.append("describe")
+        return self.jobs.get(job_id)
+
+    async def cancel(self, job_ids: Sequence[str]) -> None:
+        self.calls.append("cancel")
+        for job_id in job_ids:
+            if job_id not in self.jobs:
+                raise TransportError(f"Invalid job id specified: {job_id}", argv=["scancel", job_id], exit_code=1)
+            if not self.jobs[job_id].state.is_terminal:
+                self.set_state(job_id, JobState.CANCELLED, raw="CANCELLED by 0")
+
+    async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
+        self.calls.append("read_log")
+        if path not in self.logs:
+            return LogChunk(path=path, content="", offset=offset, next_offset=offset, size=None)
+        data = self.logs[path][offset : offset + limit]
+        return LogChunk(
+            path=path, content=data.decode(), offset=offset, next_offset=offset + len(data), size=len(self.logs[path])
+        )
+
+    async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
+        from datetime import UTC, datetime
+
+        self.calls.append("resources")
+        running = [job for job in self.jobs.values() if job.state is JobState.RUNNING]
+        return summarize(self.nodes, running, now=datetime.now(UTC), partition=partition)

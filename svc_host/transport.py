@@ -1,0 +1,204 @@
+"""The transport contract: how the host talks to one Slurm cluster.
+
+``Transport`` is what the host calls. ``SlurmTransport`` implements it with the pure argv builders and
+parsers of ``svc_host.slurm`` on top of two primitives, ``run(argv)`` and ``read_bytes(path)``, so a
+transport plugin only says how a command runs and how a file is read (locally, over SSH, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.submission import RenderedScript
+from svc_host.errors import TransportError
+from svc_host.slurm import argv as slurm_argv
+from svc_host.slurm import parse
+from svc_host.slurm.resources import summarize
+
+log = logging.getLogger(__name__)
+
+LOG_CHUNK_LIMIT = 256 * 1024
+"""Default and maximum bytes of one log read."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command printed and how it exited."""
+
+    argv: list[str]
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class LogChunk(BaseModel):
+    """A slice of a log file: text from ``offset`` and where to continue reading."""
+
+    path: str
+    content: str
+    offset: int
+    next_offset: int
+    size: int | None
+    """File size at read time; ``None`` when the file does not exist (yet)."""
+
+    @property
+    def exists(self) -> bool:
+        return self.size is not None
+
+
+class Transport(ABC):
+    """One Slurm cluster as the host sees it. Every method is a coroutine and batches its queries."""
+
+    name: str
+
+    @abstractmethod
+    async def submit(self, script: RenderedScript) -> str:
+        """Create the log directory, submit ``script`` and return the scheduler's job id."""
+
+    @abstractmethod
+    async def queue(self, *, user: str | None = None) -> list[JobStatus]:
+        """Jobs currently in the queue (pending and running), optionally of one user."""
+
+    @abstractmethod
+    async def statuses(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """The status of many jobs in at most two scheduler commands. Ids the scheduler does not know
+        (yet) are absent from the result rather than reported as failed."""
+
+    @abstractmethod
+    async def describe(self, job_id: str) -> JobStatus | None:
+        """Everything the scheduler still knows about one job (log paths included), or ``None``."""
+
+    @abstractmethod
+    async def cancel(self, job_ids: Sequence[str]) -> None:
+        """Cancel pending or running jobs."""
+
+    @abstractmethod
+    async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
+        """Read a log file from a byte offset, at most ``limit`` bytes."""
+
+    @abstractmethod
+    async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
+        """GPU and node availability per partition (one snapshot when ``partition`` is given)."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
+        """Release connections; the transport may be used again afterwards (it reconnects)."""
+
+
+class SlurmTransport(Transport):
+    """``Transport`` on top of Slurm's command-line tools; subclasses provide ``run`` and ``read_bytes``."""
+
+    @abstractmethod
+    async def run(
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        """Run one command (an argv list, never a shell string) and return its result; raise
+        ``TransportError`` only when the command could not be run at all (missing, timed out, no connection)."""
+
+    @abstractmethod
+    async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+        """Up to ``limit`` bytes of ``path`` from ``offset`` and the file's size, or ``None`` if it is missing."""
+
+    async def check(self, argv: Sequence[str], *, stdin: str | None = None) -> str:
+        """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
+        result = await self.run(argv, stdin=stdin)
+        if result.exit_code != 0:
+            raise TransportError(
+                f"{argv[0]} failed on transport {self.name!r}",
+                argv=argv,
+                exit_code=result.exit_code,
+                stderr=result.stderr,
+            )
+        return result.stdout
+
+    async def submit(self, script: RenderedScript) -> str:
+        await self.check(["mkdir", "-p", "--", script.log_dir])
+        return parse.parse_sbatch(await self.check(slurm_argv.sbatch_argv(), stdin=script.text))
+
+    async def queue(self, *, user: str | None = None) -> list[JobStatus]:
+        return parse.parse_squeue(await self.check(slurm_argv.squeue_argv(user=user)))
+
+    async def statuses(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        ids = list(dict.fromkeys(job_ids))
+        if not ids:
+            return {}
+        found = {job.job_id: job for job in await self._squeue_jobs(ids)}
+        settled = [job_id for job_id in ids if job_id not in found or found[job_id].state.is_terminal]
+        if settled:
+            for job in await self._finished_jobs(settled):
+                if job.job_id in settled:
+                    found[job.job_id] = job
+        return {job_id: found[job_id] for job_id in ids if job_id in found}
+
+    async def _squeue_jobs(self, ids: list[str]) -> list[JobStatus]:
+        result = await self.run(slurm_argv.squeue_argv(ids))
+        if result.exit_code != 0:
+            # squeue refuses the whole list when it knows none of the ids; that just means "not live".
+            if "invalid job id" in result.stderr.lower():
+                return []
+            raise TransportError("squeue failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr)
+        return parse.parse_squeue(result.stdout)
+
+    async def _finished_jobs(self, ids: list[str]) -> list[JobStatus]:
+        """Final states from accounting; an accounting outage leaves the jobs unknown, never failed."""
+        result = await self.run(slurm_argv.sacct_argv(ids))
+        if result.exit_code == 0:
+            return parse.parse_sacct(result.stdout)
+        log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
+        if "accounting storage is disabled" in result.stderr.lower():
+            shown = await self.run(slurm_argv.scontrol_show_job_argv())
+            if shown.exit_code == 0:
+                return parse.parse_scontrol_jobs(shown.stdout)
+        return []
+
+    async def describe(self, job_id: str) -> JobStatus | None:
+        result = await self.run(slurm_argv.scontrol_show_job_argv(job_id))
+        if result.exit_code != 0:
+            if "invalid job id" in result.stderr.lower():
+                finished = await self._finished_jobs([job_id])
+                return finished[0] if finished else None
+            raise TransportError("scontrol failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr)
+        jobs = parse.parse_scontrol_jobs(result.stdout)
+        return jobs[0] if jobs else None
+
+    async def cancel(self, job_ids: Sequence[str]) -> None:
+        if job_ids:
+            await self.check(slurm_argv.scancel_argv(list(job_ids)))
+
+    async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
+        limit = max(1, min(limit, LOG_CHUNK_LIMIT))
+        offset = max(0, offset)
+        got = await self.read_bytes(path, offset, limit)
+        if got is None:
+            return LogChunk(path=path, content="", offset=offset, next_offset=offset, size=None)
+        data, size = got
+        text, used = decode_complete(data, at_eof=offset + len(data) >= size)
+        return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
+
+    async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
+        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
+        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+
+
+def decode_complete(data: bytes, *, at_eof: bool) -> tuple[str, int]:
+    """Decode UTF-8 without splitting a character at the end of a chunk; returns text and bytes used.
+
+    An incomplete trailing sequence is left for the next read unless the file ends there.
+    """
+    if not at_eof:
+        for back in range(1, min(4, len(data)) + 1):
+            byte = data[-back]
+            if byte & 0b1100_0000 != 0b1000_0000:  # first byte of the last character
+                needed = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+                if needed > back:
+                    data = data[:-back]
+                break
+    return data.decode("utf-8", errors="replace"), len(data)

@@ -1,0 +1,1 @@
+"""The ``local`` transport: Slurm commands run as subprocesses on this machine (a login node)."""

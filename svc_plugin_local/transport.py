@@ -1,0 +1,66 @@
+"""Slurm commands as local asyncio subprocesses: argv lists, timeouts, nothing through a shell."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+
+from svc_host.errors import TransportError
+from svc_host.transport import CommandResult, SlurmTransport
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class LocalTransport(SlurmTransport):
+    """The ``local`` transport: the cluster is the machine svc runs on."""
+
+    name = "local"
+
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None) -> None:
+        self.timeout = timeout
+        self.env = env
+
+    async def run(
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        argv = list(argv)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, **self.env} if self.env else None,
+            )
+        except FileNotFoundError as exc:
+            raise TransportError(
+                f"{argv[0]} not found on this machine; is Slurm installed and on PATH?", argv=argv
+            ) from exc
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
+            )
+        except TimeoutError as exc:
+            proc.kill()
+            await proc.wait()
+            raise TransportError(f"{argv[0]} timed out after {timeout or self.timeout:.0f} s", argv=argv) from exc
+        return CommandResult(
+            argv,
+            proc.returncode if proc.returncode is not None else -1,
+            out.decode(errors="replace"),
+            err.decode(errors="replace"),
+        )
+
+    async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+        return await asyncio.to_thread(_read_slice, path, offset, limit)
+
+
+def _read_slice(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(offset)
+            return handle.read(limit), size
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,33 @@
+"""Pure translation of an SSH profile into asyncssh connection options."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from svc_host.domain.profiles import SSHProfile
+
+
+def connect_options(profile: SSHProfile) -> tuple[str, dict[str, Any]]:
+    """The host to connect to and the keyword options for ``asyncssh.connect``.
+
+    ``ssh_host`` is an alias resolved by asyncssh through ``~/.ssh/config`` (HostName, User, Port,
+    IdentityFile, ProxyJump); explicit profile fields override what the config file says.
+    """
+    host = profile.ssh_host or profile.hostname
+    options: dict[str, Any] = {"keepalive_interval": 30, "keepalive_count_max": 3, "connect_timeout": 15}
+    if profile.hostname and profile.ssh_host:
+        options["host"] = profile.hostname
+    if profile.username:
+        options["username"] = profile.username
+    if profile.port != 22 or not profile.ssh_host:
+        options["port"] = profile.port
+    if profile.key_filename:
+        options["client_keys"] = [os.path.expanduser(profile.key_filename)]
+    if profile.proxy_jump:
+        options["tunnel"] = profile.proxy_jump
+    if profile.accept_unknown_host:
+        options["known_hosts"] = None
+    elif profile.known_hosts:
+        options["known_hosts"] = os.path.expanduser(profile.known_hosts)
+    return host, options

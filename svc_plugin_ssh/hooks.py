@@ -1,0 +1,24 @@
+"""Hook implementations of the SSH transport plugin."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from svc_host import hookimpl
+from svc_host.domain.profiles import HostConfig
+from svc_host.plugin_types import TransportSpec
+
+
+@hookimpl
+def svc_transports(config: HostConfig) -> list[TransportSpec]:
+    from svc_plugin_ssh.transport import SSHTransport
+
+    return [
+        TransportSpec(
+            name=name,
+            factory=partial(SSHTransport, name, profile),
+            description=profile.description or f"{profile.username}@{profile.ssh_host or profile.hostname}",
+            remote=True,
+        )
+        for name, profile in sorted(config.profiles.items())
+    ]

@@ -1,0 +1,138 @@
+"""Slurm over SSH: one kept-alive asyncssh connection per profile; every command is a channel on it."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+import asyncssh
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.errors import TransportError
+from svc_host.transport import CommandResult, SlurmTransport
+from svc_plugin_ssh.connect import connect_options
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class SSHTransport(SlurmTransport):
+    """A transport named after its SSH profile. Reconnects once when the connection dropped."""
+
+    def __init__(self, name: str, profile: SSHProfile, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.name = name
+        self.profile = profile
+        self.timeout = timeout
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._sftp: asyncssh.SFTPClient | None = None
+        self._lock = asyncio.Lock()
+
+    async def connection(self) -> asyncssh.SSHClientConnection:
+        """The profile's connection, opened on first use and after a drop."""
+        async with self._lock:
+            if self._conn is None or self._conn.is_closed():
+                self._sftp = None
+                self._conn = await self._connect()
+            return self._conn
+
+    async def _connect(self) -> asyncssh.SSHClientConnection:
+        host, options = connect_options(self.profile)
+        where = f"{options.get('username', '')}@{host}:{options.get('port', 22)}".lstrip("@")
+        try:
+            return await asyncssh.connect(host, **options)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise TransportError(
+                f"host key of {where} is not known (profile {self.name!r}); add it to known_hosts, e.g. "
+                f"`ssh-keyscan -p {options.get('port', 22)} {host} >> ~/.ssh/known_hosts`, or set the profile's "
+                "known_hosts file"
+            ) from exc
+        except asyncssh.PermissionDenied as exc:
+            raise TransportError(
+                f"{where} refused the key of profile {self.name!r}; check username and key_filename"
+            ) from exc
+        except (OSError, asyncssh.Error) as exc:
+            raise TransportError(f"cannot connect to {where} for profile {self.name!r}: {exc}") from exc
+
+    def command_line(self, argv: Sequence[str]) -> str:
+        """The argv as one remote command line: every word quoted, profile env vars set with ``env``."""
+        words = list(argv)
+        if self.profile.env_vars:
+            words = ["env", *(f"{k}={v}" for k, v in sorted(self.profile.env_vars.items())), *words]
+        return shlex.join(words)
+
+    async def run(
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        argv = list(argv)
+        line = self.command_line(argv)
+        for attempt in (1, 2):
+            conn = await self.connection()
+            try:
+                result = await conn.run(line, input=stdin, check=False, timeout=timeout or self.timeout)
+            except asyncssh.TimeoutError as exc:
+                raise TransportError(f"{argv[0]} timed out on {self.name!r}", argv=argv) from exc
+            except (
+                asyncssh.ConnectionLost,
+                asyncssh.DisconnectError,
+                asyncssh.ChannelOpenError,
+                BrokenPipeError,
+            ) as exc:
+                await self._drop()
+                if attempt == 2:
+                    raise TransportError(
+                        f"connection to {self.name!r} lost running {argv[0]}: {exc}", argv=argv
+                    ) from exc
+                continue
+            exit_code = result.exit_status if result.exit_status is not None else 255
+            if exit_code == 127 and "not found" in str(result.stderr):
+                raise TransportError(
+                    f"{argv[0]} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
+                )
+            return CommandResult(argv, exit_code, _text(result.stdout), _text(result.stderr))
+        raise AssertionError("unreachable")
+
+    async def _sftp_client(self) -> asyncssh.SFTPClient:
+        conn = await self.connection()
+        if self._sftp is None:
+            self._sftp = await conn.start_sftp_client()
+        return self._sftp
+
+    async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+        for attempt in (1, 2):
+            try:
+                sftp = await self._sftp_client()
+                try:
+                    async with sftp.open(path, "rb") as handle:
+                        size = (await handle.stat()).size or 0
+                        await handle.seek(offset)
+                        data = await handle.read(limit)
+                        return (data if isinstance(data, bytes) else data.encode()), size
+                except asyncssh.SFTPNoSuchFile:
+                    return None
+                except asyncssh.SFTPPermissionDenied as exc:
+                    raise TransportError(f"permission denied reading {path} on {self.name!r}") from exc
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError) as exc:
+                await self._drop()
+                if attempt == 2:
+                    raise TransportError(f"connection to {self.name!r} lost reading {path}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    async def _drop(self) -> None:
+        async with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.abort()
+
+    async def close(self) -> None:
+        async with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+            await conn.wait_closed()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)

@@ -1,0 +1,36 @@
+"""Shared fixtures: the dev cluster's facts (``scripts/devcluster env``) and profiles pointing at it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.testing.plugin import skip_or_fail
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def dev_env() -> dict[str, str]:
+    """``KEY=value`` facts printed by ``scripts/devcluster env`` (ssh port, user, key...)."""
+    status = subprocess.run([ROOT / "scripts" / "devcluster", "status"], capture_output=True, text=True, check=False)
+    if status.returncode != 0:
+        skip_or_fail(f"the dev cluster is not up (scripts/devcluster up):\n{status.stdout}{status.stderr}")
+    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+@pytest.fixture(scope="session")
+def dev_profile(dev_env: dict[str, str]) -> SSHProfile:
+    """An SSH profile for the dev cluster's non-root user on the loopback sshd."""
+    return SSHProfile(
+        hostname=dev_env["SVC_DEV_SSH_HOST"],
+        port=int(dev_env["SVC_DEV_SSH_PORT"]),
+        username=dev_env["SVC_DEV_SSH_USER"],
+        key_filename=dev_env["SVC_DEV_SSH_KEY"],
+        known_hosts=dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
+        description="dev cluster over loopback ssh",
+    )

@@ -1,0 +1,75 @@
+"""SSH-specific behaviour over the real loopback sshd: host keys, reconnects, quoting."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from svc_host.rendering.sbatch import render_sbatch
+
+from svc_host.domain.jobs import JobState
+from svc_host.domain.profiles import SSHProfile
+from svc_host.domain.submission import JobDefinition
+from svc_host.errors import TransportError
+from svc_host.testing.waiting import wait_for_state
+from svc_plugin_ssh.transport import SSHTransport
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture
+async def transport(dev_profile: SSHProfile) -> AsyncIterator[SSHTransport]:
+    transport = SSHTransport("dev", dev_profile)
+    yield transport
+    await transport.close()
+
+
+async def test_unknown_host_key_is_rejected_with_the_fix(dev_profile: SSHProfile, tmp_path: Path) -> None:
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    transport = SSHTransport("dev", dev_profile.model_copy(update={"known_hosts": str(empty)}))
+    with pytest.raises(TransportError, match=r"host key of svcdev@127\.0\.0\.1:\d+ is not known .*ssh-keyscan"):
+        await transport.run(["true"])
+
+
+async def test_wrong_key_is_refused_with_a_hint(dev_profile: SSHProfile, tmp_path: Path) -> None:
+    import asyncssh
+
+    key = tmp_path / "other_key"
+    asyncssh.generate_private_key("ssh-ed25519").write_private_key(str(key))
+    transport = SSHTransport("dev", dev_profile.model_copy(update={"key_filename": str(key)}))
+    with pytest.raises(TransportError, match="refused the key of profile 'dev'; check username and key_filename"):
+        await transport.run(["true"])
+
+
+async def test_commands_share_one_connection_and_survive_a_drop(transport: SSHTransport) -> None:
+    first = await transport.run(["echo", "one"])
+    conn = await transport.connection()
+    second = await transport.run(["echo", "two"])
+    assert (first.stdout, second.stdout) == ("one\n", "two\n")
+    assert await transport.connection() is conn
+    conn.abort()  # the network drops the connection under us
+    third = await transport.run(["echo", "three"])
+    assert third.stdout == "three\n"
+    assert await transport.connection() is not conn
+
+
+async def test_shell_metacharacters_are_data_not_code(transport: SSHTransport) -> None:
+    marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
+    words = [f"$(touch {marker})", f"`touch {marker}`", f"; touch {marker}", "| cat", "'quoted' \"double\"", "ünï"]
+    result = await transport.run(["printf", "%s\\n", *words])
+    assert result.stdout.splitlines() == words
+    assert not Path(marker).exists()
+
+
+async def test_hostile_job_name_is_submitted_verbatim(transport: SSHTransport) -> None:
+    marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
+    name = f"a;b $(touch {marker}) | c 'q'"
+    job_dir = f"svc-names-{uuid.uuid4().hex[:6]}"
+    job_id = await transport.submit(render_sbatch(JobDefinition(name=name, command="true", log_dir=job_dir)))
+    done = await wait_for_state(transport, job_id, {JobState.COMPLETED}, timeout=60)
+    assert done.name == name
+    assert not Path(marker).exists()
+    await transport.run(["rm", "-rf", "--", job_dir])

@@ -1,0 +1,73 @@
+"""What plugins add shows up where users look: REST routes, MCP tools (over real stdio), renderers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from svc_host import hookimpl
+from svc_host.api.app import create_app
+from svc_host.domain.submission import JobDefinition, RenderedScript
+from svc_host.errors import PluginError
+from svc_host.mcp.server import create_server
+from svc_host.plugin_types import RendererSpec, ToolSpec
+from svc_host.plugins import PluginManager
+
+FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
+
+
+async def test_svc_api_routers_of_a_plugin_are_mounted(plugin_manager: PluginManager, register_plugin: object) -> None:
+    sys.path.insert(0, str(FAKE_SITE))
+    try:
+        import svc_fake_tools
+    finally:
+        sys.path.remove(str(FAKE_SITE))
+    plugin_manager.register(svc_fake_tools, "tools")
+    app = create_app(plugin_manager)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as http:
+        assert (await http.get("/api/fake/ping")).json() == {"pong": True}
+
+
+async def test_svc_mcp_tools_carry_their_hints(plugin_manager: PluginManager) -> None:
+    async def wipe(target: str) -> dict[str, object]:
+        return {"success": False, "error": f"refusing to wipe {target}"}
+
+    tool = ToolSpec(name="wipe", function=wipe, description="Wipe a thing.", destructive=True)
+    plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
+    async with Client(create_server(plugin_manager)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["wipe"].annotations is not None
+        assert tools["wipe"].annotations.destructive_hint is True
+        assert tools["wipe"].annotations.read_only_hint is False
+        result = await client.call_tool("wipe", {"target": "x"})
+    assert result.structured_content == {"success": False, "error": "refusing to wipe x"}
+
+
+async def test_svc_mcp_serves_a_third_party_tool_over_stdio() -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(FAKE_SITE), os.environ.get("PYTHONPATH", "")]),
+        "SVC_DISABLE_PLUGINS": "broken,dup",
+    }
+    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=env)
+    async with Client(params) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "shout" in names
+        result = await client.call_tool("shout", {"text": "hi"})
+    assert result.structured_content == {"success": True, "text": "HI"}
+
+
+def test_svc_renderers_duplicate_default_is_refused(plugin_manager: PluginManager) -> None:
+    def render(definition: JobDefinition) -> RenderedScript:
+        return RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e")
+
+    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
+    with pytest.raises(PluginError, match=r"duplicate renderer names: 'default' from svc_host\.rendering\.hooks"):
+        plugin_manager.renderer("default")
