@@ -1,0 +1,159 @@
+"""Argv builders for the Slurm commands svc runs: lists of str, never shell strings.
+
+The column lists (:data:`SQUEUE_FIELDS`, :data:`SACCT_FIELDS`, :data:`SINFO_FIELDS`) are shared
+with :mod:`svc_host.slurm.parse`, so a format and its parser cannot drift apart. Columns are
+joined by ``|``; the job name comes last because names may contain ``|`` too, and the parsers
+split with ``maxsplit`` so the last column keeps the rest of the line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+SQUEUE_FIELDS: Final = (
+    "JobArrayID",  # 123, or 123_4 for an array task
+    "State",  # long name: RUNNING, COMPLETING, ...
+    "Partition",
+    "NumNodes",  # allocated, or requested while pending
+    "TimeUsed",  # [D-][H:]M:SS
+    "TimeLimit",  # [D-][H:]M:SS or UNLIMITED
+    "tres-alloc",  # allocated TRES, or requested while pending: the job's GPUs as gres/gpu=N
+    "Reason",  # None while running
+    "UserName",
+    "NodeList",  # empty while pending
+    "STDOUT",  # as given: squeue does not expand %j and friends
+    "STDERR",
+    "Name",  # last: may contain "|"
+)
+"""squeue ``--Format`` columns in output order."""
+
+SACCT_FIELDS: Final = (
+    "JobID",  # 123, 123_4 (array task), 123.batch (step: skipped)
+    "State",  # CANCELLED by 1001
+    "ExitCode",  # <code>:<signal>
+    "Partition",
+    "NNodes",
+    "ElapsedRaw",  # seconds
+    "Timelimit",  # [D-]HH:MM:SS, UNLIMITED or Partition_Limit
+    "AllocTRES",  # empty until allocated
+    "ReqTRES",  # what the job asked for: the GPUs of a pending job
+    "User",
+    "NodeList",  # "None assigned" while pending
+    "Reason",
+    "Submit",  # tells apart two jobs with one id after slurmctld lost its state
+    "JobName",  # last: may contain "|"
+)
+"""sacct ``--format`` columns in output order."""
+
+SINFO_FIELDS: Final = ("NodeList", "Partition", "StateLong", "CPUs", "Gres", "GresUsed")
+"""sinfo ``--Format`` columns in output order, one line per node and partition."""
+
+DELIMITER: Final = "|"
+"""Column delimiter of every format (sacct's ``--parsable2`` one)."""
+
+SACCT_START: Final = "2000-01-01"
+"""Far enough back for any job: sacct filters on this window even when given job ids."""
+
+_JOB_ID = re.compile(r"\d+(?:_(?:\d+|\[[\d,%-]+\])|\+\d+)?")
+
+
+def _checked_ids(job_ids: Sequence[str]) -> list[str]:
+    if isinstance(job_ids, str):
+        msg = f"job_ids must be a sequence of ids, not the string {job_ids!r}"
+        raise TypeError(msg)
+    ids = list(job_ids)
+    if not ids:
+        msg = "no job ids given: pass at least one, such as '123' or '123_4'"
+        raise ValueError(msg)
+    for job_id in ids:
+        if not _JOB_ID.fullmatch(job_id):
+            msg = f"invalid Slurm job id {job_id!r}: expected digits, such as '123', '123_4' or '123+0'"
+            raise ValueError(msg)
+    return ids
+
+
+def _format(fields: Sequence[str], delimiter: str) -> str:
+    # squeue/sinfo --Format: "Field:<width><suffix>". Width 0 prints the value whole (the default
+    # cuts it at 20 characters); the suffix is the delimiter, except after the last field.
+    return ",".join(f"{field}:0{delimiter}" for field in fields[:-1]) + f",{fields[-1]}:0"
+
+
+def sbatch_argv() -> list[str]:
+    """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``."""
+    return ["sbatch", "--parsable"]
+
+
+def squeue_argv(job_ids: Sequence[str] | None = None, *, user: str | None = None) -> list[str]:
+    """Build squeue listing one job (or array task) per line with the :data:`SQUEUE_FIELDS` columns.
+
+    With ``job_ids`` every state is asked for, so jobs that ended moments ago and are still in
+    slurmctld's memory come back with their final state. ``--all`` includes hidden partitions
+    and ``--array`` prints each pending array task on its own line (``123_4``, not ``123_[0-9]``).
+
+    Raises:
+        ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
+    """
+    argv = ["squeue", "--noheader", "--all", "--array", f"--Format={_format(SQUEUE_FIELDS, DELIMITER)}"]
+    if job_ids is not None:
+        argv += ["--states=all", f"--jobs={','.join(_checked_ids(job_ids))}"]
+    if user is not None:
+        argv.append(f"--user={user}")
+    return argv
+
+
+def sacct_argv(job_ids: Sequence[str]) -> list[str]:
+    """Build sacct printing one line per job allocation in the :data:`SACCT_FIELDS` format.
+
+    Raises:
+        ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
+    """
+    return [
+        "sacct",
+        "--parsable2",
+        "--noheader",
+        "--allocations",
+        f"--starttime={SACCT_START}",
+        f"--format={','.join(SACCT_FIELDS)}",
+        f"--jobs={','.join(_checked_ids(job_ids))}",
+    ]
+
+
+def scontrol_show_job_argv(job_id: str | None = None) -> list[str]:
+    """Build ``scontrol --oneliner show job [id]``: every job (or one) as one ``Key=value`` line.
+
+    Raises:
+        ValueError: ``job_id`` is not a Slurm job id.
+    """
+    argv = ["scontrol", "--oneliner", "show", "job"]
+    if job_id is not None:
+        argv += _checked_ids([job_id])
+    return argv
+
+
+def scontrol_show_node_argv() -> list[str]:
+    """Build ``scontrol --oneliner show node``: every node as one ``Key=value`` line."""
+    return ["scontrol", "--oneliner", "show", "node"]
+
+
+def sinfo_argv(partition: str | None = None) -> list[str]:
+    """Build sinfo with one line per node and partition with the :data:`SINFO_FIELDS` columns.
+
+    Hidden partitions are left out (they are not offered to users) unless asked for by name.
+    """
+    argv = ["sinfo", "--Node", "--noheader", f"--Format={_format(SINFO_FIELDS, DELIMITER)}"]
+    if partition is not None:
+        argv.append(f"--partition={partition}")
+    return argv
+
+
+def scancel_argv(job_ids: Sequence[str]) -> list[str]:
+    """Build ``scancel <id>...``.
+
+    Raises:
+        ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
+    """
+    return ["scancel", *_checked_ids(job_ids)]
