@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 class SvcError(Exception):
@@ -45,3 +46,56 @@ class TransportError(SvcError):
         if self.stderr_tail.strip():
             detail += f": {self.stderr_tail.strip().splitlines()[-1]}"
         super().__init__(detail)
+
+
+class SyncError(SvcError):
+    """A mount could not be synced or inspected; carries the argv, exit code and stderr tail of a failed command."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: Sequence[str] = (),
+        exit_code: int | None = None,
+        stderr: str = "",
+    ) -> None:
+        self.argv = list(argv)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr[-2000:]
+        detail = message
+        if exit_code is not None:
+            detail += f" (exit {exit_code})"
+        tail = [line for line in self.stderr_tail.splitlines() if line.strip()][-3:]
+        if tail:
+            detail += ": " + " | ".join(line.strip() for line in tail)
+        super().__init__(detail)
+
+
+class NotFoundError(SvcError):
+    """The named job, profile, mount, workflow or run does not exist."""
+
+
+class ConflictError(SvcError):
+    """Something with that name already exists."""
+
+
+class InvalidRequestError(SvcError):
+    """The request is well-formed but not acceptable (e.g. a negative job id, no active profile)."""
+
+
+class InvalidStateError(SvcError):
+    """The object is in a state that does not allow this (e.g. cancelling a finished run)."""
+
+
+class NotConfiguredError(SvcError):
+    """The server has no SSH profile (or tool) for this operation."""
+
+
+def describe_validation(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic (or FastAPI) validation errors as ``field: problem`` clauses joined by ``; ``."""
+    parts = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts) or "invalid input"

@@ -24,7 +24,7 @@ from svc_host.plugin_types import Event, RendererSpec, SyncBackendSpec, ToolSpec
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "svc"
-BUILTIN_MODULES: tuple[str, ...] = ("svc_host.rendering.hooks", "svc_host.api.hooks")
+BUILTIN_MODULES: tuple[str, ...] = ("svc_host.rendering.hooks", "svc_host.api.hooks", "svc_host.mcp.hooks")
 
 PluginStatus = Literal["ok", "failed", "disabled"]
 

@@ -21,7 +21,7 @@ from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse
-from svc_host.slurm.resources import summarize
+from svc_host.slurm.resources import summarize, summarize_cluster
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,10 @@ class Transport(ABC):
     @abstractmethod
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
         """GPU and node availability per partition (one snapshot when ``partition`` is given)."""
+
+    @abstractmethod
+    async def resources_total(self) -> ResourceSnapshot:
+        """Availability of the whole cluster, each node counted once (partition ``all``)."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
         """Release connections; the transport may be used again afterwards (it reconnects)."""
@@ -186,6 +190,11 @@ class SlurmTransport(Transport):
         nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
         running = [job for job in await self.queue() if job.state is JobState.RUNNING]
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+
+    async def resources_total(self) -> ResourceSnapshot:
+        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv()))
+        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        return summarize_cluster(nodes, running, now=datetime.now(UTC))
 
 
 def decode_complete(data: bytes, *, at_eof: bool) -> tuple[str, int]:

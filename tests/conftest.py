@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,21 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.plugin import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs in its own directory with its own svc config and state (never the user's)."""
+    base = tmp_path_factory.mktemp("svc-env")
+    for key in [key for key in os.environ if key.startswith("SVC_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(base / "etc" / "config.json"))
+    work = base / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
 
 
 @pytest.fixture(scope="session")

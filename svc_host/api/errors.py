@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
-from svc_host.errors import ConfigError, PluginError, RenderError, SvcError, TransportError
+from svc_host.errors import (
+    ConfigError,
+    ConflictError,
+    InvalidRequestError,
+    InvalidStateError,
+    NotConfiguredError,
+    NotFoundError,
+    PluginError,
+    RenderError,
+    SvcError,
+    TransportError,
+)
 
 _STATUS: tuple[tuple[type[SvcError], int], ...] = (
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (InvalidRequestError, 400),
+    (InvalidStateError, 422),
+    (ConfigError, 422),
+    (NotConfiguredError, 503),
     (TransportError, 502),
     (RenderError, 500),
-    (ConfigError, 422),
     (PluginError, 503),
 )
 
 
 def status_for(exc: SvcError) -> int:
-    """HTTP status of an expected failure; unlisted kinds are a bad request."""
+    """HTTP status of an expected failure; an unlisted kind is a bad request."""
     for kind, status in _STATUS:
         if isinstance(exc, kind):
             return status

@@ -9,6 +9,6 @@ from svc_host import hookimpl
 
 @hookimpl
 def svc_api_routers() -> list[Any]:
-    from svc_host.api.routes.plugins import router as plugins_router
+    from svc_host.api.routes import config, history, jobs, plugins, profiles, resources
 
-    return [plugins_router]
+    return [plugins.router, jobs.router, resources.router, history.router, config.router, profiles.router]

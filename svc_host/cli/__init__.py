@@ -18,6 +18,10 @@ COMMANDS = {
     "status": "svc_host.cli.jobs:status",
     "cancel": "svc_host.cli.jobs:cancel",
     "logs": "svc_host.cli.jobs:logs",
+    "config": "svc_host.cli.config:config",
+    "profile": "svc_host.cli.profiles:profile",
+    "resources": "svc_host.cli.jobs:resources",
+    "history": "svc_host.cli.jobs:history",
 }
 
 

@@ -12,8 +12,8 @@ import click
 from svc_host.cli.output import json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
+    from svc_host.context import Host
     from svc_host.domain.jobs import JobStatus
-    from svc_host.transport import Transport
 
 T = TypeVar("T")
 
@@ -23,16 +23,16 @@ transport_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 
 
-def _with_transport(name: str, work: Callable[[Transport], Awaitable[T]]) -> T:
-    from svc_host.plugins import get_plugin_manager
-    from svc_host.transport_registry import TransportRegistry
+def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
+    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
+    from svc_host.context import Host
 
     async def _run() -> T:
-        registry = TransportRegistry(get_plugin_manager())
+        host = Host.create("cli")
         try:
-            return await work(registry.get(name))
+            return await work(host)
         finally:
-            await registry.close()
+            await host.close()
 
     return asyncio.run(_run())
 
@@ -85,7 +85,6 @@ def submit(
     from pydantic import ValidationError
 
     from svc_host.domain.submission import Environment, JobDefinition, Resources
-    from svc_host.plugins import get_plugin_manager
 
     env: dict[str, str] = {}
     for pair in env_pairs:
@@ -109,16 +108,18 @@ def submit(
             work_dir=fields["work_dir"],
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise click.UsageError(f"{where}: {first['msg']}" if where else first["msg"]) from None
-    rendered = get_plugin_manager().renderer("default").render(definition)
-    job_id = _with_transport(transport, lambda t: t.submit(rendered))
-    stdout_path, stderr_path = rendered.log_paths_for(job_id)
+        from svc_host.errors import describe_validation
+
+        raise click.UsageError(describe_validation(exc.errors())) from None
+    from svc_host import jobs as job_service
+
+    record = _with_host(lambda host: job_service.submit(host, definition, transport=transport, source="cli"))
     if as_json:
-        print_json({"job_id": job_id, "name": definition.name, "stdout": stdout_path, "stderr": stderr_path})
+        print_json(
+            {"job_id": record.job_id, "name": record.name, "stdout": record.stdout_path, "stderr": record.stderr_path}
+        )
     else:
-        click.echo(job_id)
+        click.echo(record.job_id)
 
 
 @click.command()
@@ -127,7 +128,7 @@ def submit(
 @json_option
 def jobs(user: str | None, transport: str, as_json: bool) -> None:
     """List the jobs in the queue."""
-    queue = _with_transport(transport, lambda t: t.queue(user=user))
+    queue = _with_host(lambda host: host.transport(transport).queue(user=user))
     if as_json:
         print_json([_job_dict(job) for job in queue])
     else:
@@ -142,7 +143,20 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
     """Show the status of one or more jobs (one scheduler query for all of them)."""
     for job_id in job_ids:
         _check_job_id(job_id)
-    found = _with_transport(transport, lambda t: t.statuses(list(job_ids)))
+
+    async def work(host: Host) -> dict[str, JobStatus]:
+        from svc_host import jobs as job_service
+        from svc_host.errors import NotFoundError
+
+        found = {}
+        for job_id in job_ids:
+            try:
+                found[job_id] = (await job_service.status(host, transport, job_id)).status
+            except NotFoundError:
+                continue
+        return found
+
+    found = _with_host(work)
     missing = [job_id for job_id in job_ids if job_id not in found]
     if as_json:
         print_json([_job_dict(found[job_id]) for job_id in job_ids if job_id in found])
@@ -160,7 +174,14 @@ def cancel(job_ids: tuple[str, ...], transport: str) -> None:
     """Cancel pending or running jobs."""
     for job_id in job_ids:
         _check_job_id(job_id)
-    _with_transport(transport, lambda t: t.cancel(list(job_ids)))
+
+    async def work(host: Host) -> None:
+        from svc_host import jobs as job_service
+
+        for job_id in job_ids:
+            await job_service.cancel(host, transport, job_id)
+
+    _with_host(work)
     click.echo(f"cancelled {', '.join(job_ids)}")
 
 
@@ -174,16 +195,15 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
     """Print a job's log (from the paths the scheduler recorded for it)."""
     _check_job_id(job_id)
 
-    async def work(t: Transport) -> None:
-        job = await t.describe(job_id)
-        if job is None:
-            raise click.ClickException(f"unknown job id {job_id}")
-        path = job.stdout_path if which == "stdout" else job.stderr_path
-        if not path:
-            raise click.ClickException(f"the scheduler no longer knows where job {job_id} wrote its {which}")
+    async def work(host: Host) -> None:
+        from svc_host import jobs as job_service
+
         offset = 0
         while True:
-            chunk = await t.read_log(path, offset=offset)
+            found = await job_service.logs(host, transport, job_id, stdout_offset=offset, stderr_offset=offset)
+            chunk = found.stdout if which == "stdout" else found.stderr
+            if chunk is None:
+                raise click.ClickException(f"no {which} log is known for job {job_id}")
             sys.stdout.write(chunk.content)
             sys.stdout.flush()
             offset = chunk.next_offset
@@ -191,14 +211,14 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
                 continue
             if not follow:
                 return
-            current = (await t.statuses([job_id])).get(job_id)
-            if current is not None and current.state.is_terminal:
-                final = await t.read_log(path, offset=offset)
-                sys.stdout.write(final.content)
+            current = await job_service.status(host, transport, job_id)
+            if current.status.state.is_terminal:
+                rest = await host.transport(transport).read_log(chunk.path, offset=offset)
+                sys.stdout.write(rest.content)
                 return
             await asyncio.sleep(1.0)
 
-    _with_transport(transport, work)
+    _with_host(work)
 
 
 def _check_job_id(job_id: str) -> None:
@@ -206,3 +226,48 @@ def _check_job_id(job_id: str) -> None:
 
     if not re.fullmatch(r"\d+(_\d+)?", job_id):
         raise click.BadParameter(f"{job_id!r} is not a job id (digits, or <id>_<index> for an array task)")
+
+
+@click.command()
+@click.option("--partition", "-p", help="Only this partition.")
+@transport_option
+@json_option
+def resources(partition: str | None, transport: str, as_json: bool) -> None:
+    """Show free GPUs and nodes per partition."""
+    snapshots = _with_host(lambda host: host.transport(transport).resources(partition))
+    if as_json:
+        print_json([snap.model_dump(mode="json") for snap in snapshots])
+        return
+    if partition and not snapshots:
+        raise click.ClickException(f"partition {partition!r} not found")
+    print_table(
+        ["partition", "gpus free", "gpus total", "in use", "jobs running", "nodes", "idle", "down"],
+        [
+            [s.partition, s.gpus_available, s.total_gpus, f"{s.gpu_utilization:.0%}", s.jobs_running, s.nodes_total, s.nodes_idle, s.nodes_down]
+            for s in snapshots
+        ],
+    )
+
+
+@click.command()
+@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--status", "state", help="Only jobs in this status, e.g. FAILED.")
+@click.option("--source", type=click.Choice(["web", "mcp", "cli", "workflow"]))
+@json_option
+def history(limit: int, state: str | None, source: str | None, as_json: bool) -> None:
+    """Jobs svc submitted, newest first."""
+    from svc_host import jobs as job_service
+    from svc_host.store import jobs as job_repo
+
+    async def work(host: Host) -> list[dict[str, Any]]:
+        rows = await host.store.run(job_repo.history, limit=limit, state=state.upper() if state else None, source=source)
+        return [job_service.history_view(row) for row in rows]
+
+    rows = _with_host(work)
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ["id", "name", "transport", "source", "status", "exit", "submitted"],
+        [[r["job_id"], r["name"], r["transport"], r["source"], r["status"], r["exit_code"], r["submitted_at"][:19]] for r in rows],
+    )

@@ -19,10 +19,42 @@ class Resources(BaseModel):
     gpus_per_node: int = Field(default=0, ge=0)
     ntasks_per_node: int = Field(default=1, ge=1)
     cpus_per_task: int = Field(default=1, ge=1)
-    memory_per_node: str | None = Field(default=None, pattern=r"^\d+[KMGT]?B?$")
-    time_limit: str | None = Field(default=None, pattern=r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^UNLIMITED$")
-    partition: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
-    nodelist: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.,\[\]-]+$")
+    memory_per_node: str | None = None
+    time_limit: str | None = None
+    partition: str | None = None
+    nodelist: str | None = None
+
+    @field_validator("memory_per_node")
+    @classmethod
+    def _memory(cls, value: str | None) -> str | None:
+        return _matching(value, _MEMORY, "like 16G, 500M or 64000 (megabytes)")
+
+    @field_validator("time_limit")
+    @classmethod
+    def _time(cls, value: str | None) -> str | None:
+        return _matching(value, _TIME, "like 30, 4:00:00 or 1-00:00:00")
+
+    @field_validator("partition")
+    @classmethod
+    def _partition(cls, value: str | None) -> str | None:
+        return _matching(value, _PARTITION, "a partition name (letters, digits, '.', '_', '-')")
+
+    @field_validator("nodelist")
+    @classmethod
+    def _nodelist(cls, value: str | None) -> str | None:
+        return _matching(value, _NODELIST, "comma-separated node names such as node01,node[02-04]")
+
+
+_MEMORY = re.compile(r"^\d+[KMGT]?B?$", re.IGNORECASE)
+_TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^UNLIMITED$|^INFINITE$")
+_PARTITION = re.compile(r"^[A-Za-z0-9_.-]+$")
+_NODELIST = re.compile(r"^[A-Za-z0-9_.,\[\]-]+$")
+
+
+def _matching(value: str | None, pattern: re.Pattern[str], shape: str) -> str | None:
+    if value is not None and not pattern.match(value):
+        raise ValueError(f"must look {shape}, got {value!r}" if shape.startswith("like") else f"must be {shape}, got {value!r}")
+    return value
 
 
 class Environment(BaseModel):

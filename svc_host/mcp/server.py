@@ -1,12 +1,19 @@
-"""MCP server factory: every ``ToolSpec`` becomes a tool with read-only / destructive hints."""
+"""MCP server factory: every ``ToolSpec`` becomes a tool with read-only / destructive hints.
+
+The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither SVC_*
+variables nor the current profile; only an explicit ``transport`` selects a cluster.
+"""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from svc_host import __version__
-from svc_host.plugins import PluginManager, get_plugin_manager
+from svc_host.context import Host
 
 INSTRUCTIONS = (
     "svc submits and watches batch jobs on Slurm GPU clusters. Every tool returns an object with "
@@ -15,19 +22,28 @@ INSTRUCTIONS = (
 )
 
 
-def create_server(plugins: PluginManager | None = None) -> MCPServer:
+def create_server(host: Host | None = None) -> MCPServer[Host]:
     """Build the stdio MCP server from the tools the plugins offer."""
-    manager = plugins or get_plugin_manager()
-    server: MCPServer = MCPServer("svc", version=__version__, instructions=INSTRUCTIONS)
-    for spec in manager.mcp_tools().values():
+    host = host or Host.create("mcp", read_env=False)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Host]) -> AsyncIterator[Host]:
+        await host.start()
+        try:
+            yield host
+        finally:
+            await host.close()
+
+    server: MCPServer[Host] = MCPServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    for spec in host.plugins.mcp_tools().values():
         server.add_tool(
             spec.function,
             name=spec.name,
             description=spec.description,
             annotations=ToolAnnotations(
-                readOnlyHint=spec.read_only,
-                destructiveHint=spec.destructive,
-                openWorldHint=True,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                open_world_hint=True,
             ),
         )
     return server

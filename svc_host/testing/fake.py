@@ -9,7 +9,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
-from svc_host.slurm.resources import summarize
+from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk, Transport
 
 
@@ -75,6 +75,13 @@ class FakeTransport(Transport):
         return LogChunk(
             path=path, content=data.decode(), offset=offset, next_offset=offset + len(data), size=len(self.logs[path])
         )
+
+    async def resources_total(self) -> ResourceSnapshot:
+        from datetime import UTC, datetime
+
+        self.calls.append("resources_total")
+        running = [job for job in self.jobs.values() if job.state is JobState.RUNNING]
+        return summarize_cluster(self.nodes, running, now=datetime.now(UTC))
 
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
         from datetime import UTC, datetime

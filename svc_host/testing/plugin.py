@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    import httpx
+
+    from svc_host.context import Host
+    from svc_host.paths import SvcPaths
     from svc_host.plugins import PluginManager
 
 
@@ -52,3 +57,51 @@ def slurm_cluster() -> None:
     probe = subprocess.run(["sinfo", "-h", "-o", "%P"], capture_output=True, text=True, timeout=30, check=False)
     if probe.returncode != 0:
         skip_or_fail(f"Slurm does not answer: {probe.stderr.strip()}")
+
+
+@pytest.fixture
+def svc_paths(tmp_path: Path) -> SvcPaths:
+    """Config, state and project directories under ``tmp_path`` (nothing of the real user's is touched)."""
+    from svc_host.paths import SvcPaths
+
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return SvcPaths(
+        system_config=tmp_path / "etc" / "config.json",
+        user_config_dir=tmp_path / "config",
+        state_dir=tmp_path / "state",
+        project_dir=project,
+    )
+
+
+@pytest.fixture
+def host(plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
+    """A ``Host`` on ``svc_paths`` with ``plugin_manager`` (add plugins with ``register_plugin`` first)."""
+    from svc_host.context import Host
+    from svc_host.profiles import ProfileStore
+    from svc_host.store.database import Store
+
+    made = Host(
+        paths=svc_paths,
+        plugins=plugin_manager,
+        profiles=ProfileStore(svc_paths.profiles_file),
+        store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
+        source="web",
+        read_env=False,
+    )
+    yield made
+    made.store.close()
+
+
+@pytest.fixture
+async def api_client(host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the REST app built around ``host`` (in-process, no server socket)."""
+    import httpx
+
+    from svc_host.api.app import create_app
+
+    app = create_app(host)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as client:
+        yield client
+    await host.monitor.stop()
+    await host.transports.close()

@@ -14,6 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from svc_host import hookimpl
 from svc_host.api.app import create_app
+from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import PluginError
 from svc_host.mcp.server import create_server
@@ -23,25 +24,26 @@ from svc_host.plugins import PluginManager
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
 
-async def test_svc_api_routers_of_a_plugin_are_mounted(plugin_manager: PluginManager, register_plugin: object) -> None:
+async def test_svc_api_routers_of_a_plugin_are_mounted(plugin_manager: PluginManager, host: Host) -> None:
     sys.path.insert(0, str(FAKE_SITE))
     try:
         import svc_fake_tools
     finally:
         sys.path.remove(str(FAKE_SITE))
+        sys.modules.pop("svc_fake_tools", None)
     plugin_manager.register(svc_fake_tools, "tools")
-    app = create_app(plugin_manager)
+    app = create_app(host)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as http:
         assert (await http.get("/api/fake/ping")).json() == {"pong": True}
 
 
-async def test_svc_mcp_tools_carry_their_hints(plugin_manager: PluginManager) -> None:
+async def test_svc_mcp_tools_carry_their_hints(plugin_manager: PluginManager, host: Host) -> None:
     async def wipe(target: str) -> dict[str, object]:
         return {"success": False, "error": f"refusing to wipe {target}"}
 
     tool = ToolSpec(name="wipe", function=wipe, description="Wipe a thing.", destructive=True)
     plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
-    async with Client(create_server(plugin_manager)) as client:
+    async with Client(create_server(host)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["wipe"].annotations is not None
         assert tools["wipe"].annotations.destructive_hint is True
@@ -69,5 +71,5 @@ def test_svc_renderers_duplicate_default_is_refused(plugin_manager: PluginManage
         return RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e")
 
     plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
-    with pytest.raises(PluginError, match=r"duplicate renderer names: 'default' from svc_host\.rendering\.hooks"):
+    with pytest.raises(PluginError, match=r"'default' from mine \(local 0\) and svc_host\.rendering\.hooks \(svc "):
         plugin_manager.renderer("default")

@@ -1,30 +1,32 @@
-"""``GET /api/plugins``: installed plugins and the transports they offer."""
+"""``GET /api/plugins``: installed plugins, the transports they offer, and the one the server uses."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
+from svc_host.api.deps import HostDep
 from svc_host.errors import PluginError
 
 router = APIRouter(prefix="/api", tags=["plugins"])
 
 
 @router.get("/plugins")
-async def list_plugins(request: Request) -> dict[str, Any]:
-    """Every plugin (name, distribution, version, hooks, status, error) and the transport table."""
-    transports = request.app.state.transports
+async def list_plugins(host: HostDep) -> dict[str, Any]:
+    """Every plugin (name, distribution, version, hooks, status, error), the transport table, and
+    ``server_transport``: the transport REST endpoints use."""
     try:
         offered = [
             {"name": spec.name, "description": spec.description, "remote": spec.remote}
-            for spec in transports.specs().values()
+            for spec in host.transports.specs().values()
         ]
         transport_error = None
     except PluginError as exc:
         offered, transport_error = [], str(exc)
     return {
-        "plugins": [info.as_dict() for info in request.app.state.plugins.plugins()],
+        "plugins": [info.as_dict() for info in host.plugins.plugins()],
         "transports": offered,
         "transport_error": transport_error,
+        "server_transport": host.server_transport_name(),
     }

@@ -1,0 +1,58 @@
+"""``/api/history``: jobs svc submitted, newest first, and outcome statistics."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Query
+
+from svc_host import jobs
+from svc_host.api.deps import HostDep
+from svc_host.errors import InvalidRequestError
+from svc_host.store import jobs as job_repo
+
+router = APIRouter(prefix="/api/history", tags=["history"])
+
+
+@router.get("")
+async def history(
+    host: HostDep,
+    limit: int = Query(100, ge=1, le=1000, description="At most this many records (default 100)."),
+    offset: int = Query(0, ge=0),
+    transport: str | None = Query(None),
+    status: str | None = Query(None, description="Only jobs in this status, e.g. FAILED."),
+    source: str | None = Query(None, description="web, mcp, cli or workflow."),
+) -> list[dict[str, Any]]:
+    """Recent job execution history, newest first."""
+    rows = await host.store.run(
+        job_repo.history, limit=limit, offset=offset, transport=transport, state=status, source=source
+    )
+    return [jobs.history_view(row) for row in rows]
+
+
+def _day_start(value: str | None, name: str, *, end: bool = False) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        if "T" in value:
+            parsed = datetime.fromisoformat(value)
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        day = date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidRequestError(f"'{name}' must be an ISO date such as 2026-11-22, got {value!r}") from exc
+    moment = datetime.combine(day, time(), tzinfo=UTC)
+    return moment + timedelta(days=1) if end else moment
+
+
+@router.get("/stats")
+async def history_stats(
+    host: HostDep,
+    from_: str | None = Query(None, alias="from", description="First day (ISO date), inclusive."),
+    to: str | None = Query(None, description="Last day (ISO date), inclusive."),
+) -> dict[str, Any]:
+    """Totals per outcome and the mean runtime of finished jobs submitted between ``from`` and ``to``."""
+    since, until = _day_start(from_, "from"), _day_start(to, "to", end=True)
+    if since and until and since >= until:
+        raise InvalidRequestError("'from' must not be after 'to'")
+    return await host.store.run(job_repo.history_stats, since=since, until=until)

@@ -1,0 +1,164 @@
+"""``/api/jobs``: the queue, submit, one job's status, cancel and logs (REST spec "Jobs")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from svc_host import jobs
+from svc_host.api.deps import HostDep
+from svc_host.context import Host
+from svc_host.domain.jobs import JobStatus
+from svc_host.domain.submission import JobDefinition
+from svc_host.errors import InvalidRequestError
+from svc_host.formatting import clock
+from svc_host.store.tables import JobRecord
+from svc_host.transport import LOG_CHUNK_LIMIT
+
+router = APIRouter(prefix="/api/jobs", tags=["jobs"])
+
+
+class SubmitJob(BaseModel):
+    """POST /api/jobs. ``script_content`` is required; the Slurm job name is ``job_name``, else ``name``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    script_content: str = Field(min_length=1, description="A batch script; its own #SBATCH lines win.")
+    name: str | None = Field(default=None, description="Display name; the job name when job_name is absent.")
+    job_name: str | None = Field(default=None, description="The Slurm job name.")
+
+
+def _check_id(job_id: int) -> str:
+    if job_id < 0:
+        raise InvalidRequestError(f"job id must be a non-negative integer, got {job_id}")
+    return str(job_id)
+
+
+def _list_form(job: JobStatus, record: JobRecord | None) -> dict[str, Any]:
+    nodes = job.nodes or 1
+    gpus = job.gpus or 0
+    return {
+        "name": job.name or "",
+        "job_id": int(job.job_id) if job.job_id.isdigit() else job.job_id,
+        "status": job.state.value,
+        "depends_on": [],
+        "command": json.loads(record.command) if record else [],
+        "resources": {
+            "nodes": nodes,
+            "gpus_per_node": gpus // nodes if nodes else gpus,
+            "partition": job.partition,
+            "time_limit": job.time_limit,
+        },
+        "partition": job.partition or "",
+        "nodes": nodes,
+        "gpus": gpus,
+        "elapsed_time": clock(job.elapsed_seconds) or "0:00:00",
+    }
+
+
+@router.get("")
+async def list_jobs(host: HostDep) -> list[dict[str, Any]]:
+    """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted."""
+    transport = host.server_transport_name()
+    queue = await host.transport(transport).queue()
+    records = await host.store.run(_records_for, transport, [job.job_id for job in queue])
+    return [_list_form(job, records.get(job.job_id)) for job in queue]
+
+
+def _records_for(session: Any, transport: str, job_ids: list[str]) -> dict[str, JobRecord]:
+    from sqlmodel import col, select
+
+    query = select(JobRecord).where(JobRecord.transport == transport, col(JobRecord.job_id).in_(job_ids))
+    return {record.job_id: record for record in session.exec(query)}
+
+
+@router.post("", status_code=201)
+async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
+    """Submit a batch script; 201 with the job in state PENDING."""
+    config = host.config()
+    definition = JobDefinition(
+        name=body.job_name or body.name or "job",
+        script=body.script_content,
+        log_dir=config.log_dir,
+        work_dir=config.work_dir,
+    )
+    record = await jobs.submit(host, definition, transport=host.server_transport_name(), source=host.source)
+    return {
+        "name": record.name,
+        "job_id": int(record.job_id) if record.job_id.isdigit() else record.job_id,
+        "status": record.state,
+        "depends_on": [],
+        "command": [],
+        "resources": {},
+    }
+
+
+@router.get("/{job_id}")
+async def get_job(job_id: int, host: HostDep) -> dict[str, Any]:
+    """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
+    transport = host.server_transport_name()
+    view = await jobs.status(host, transport, _check_id(job_id))
+    return await _detail(host, view)
+
+
+async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
+    from svc_host.store.jobs import transitions
+
+    job, record = view.status, view.record
+    body = _list_form(job, record)
+    body.update(
+        {
+            "raw_state": job.raw_state,
+            "exit_code": job.exit_code,
+            "signal": job.signal,
+            "reason": job.reason,
+            "node_list": job.node_list,
+            "stdout_path": job.stdout_path,
+            "stderr_path": job.stderr_path,
+            "transport": record.transport if record else host.server_transport_name(),
+            "source": record.source if record else None,
+            "submitted_at": record.submitted_at.isoformat() if record else None,
+            "started_at": record.started_at.isoformat() if record and record.started_at else None,
+            "ended_at": record.ended_at.isoformat() if record and record.ended_at else None,
+            "transitions": [],
+        }
+    )
+    if record is not None and record.id is not None:
+        rows = await host.store.run(transitions, record.id)
+        body["transitions"] = [{"from": r.from_state, "to": r.to_state, "raw_state": r.raw_state, "at": r.at.isoformat()} for r in rows]
+    if record is not None:
+        body["resources"] = json.loads(record.resources)
+    return body
+
+
+@router.delete("/{job_id}", status_code=204)
+async def cancel_job(job_id: int, host: HostDep) -> Response:
+    """Cancel a pending or running job: 204; unknown 404; already finished 422."""
+    await jobs.cancel(host, host.server_transport_name(), _check_id(job_id))
+    return Response(status_code=204)
+
+
+@router.get("/{job_id}/logs")
+async def job_logs(
+    job_id: int,
+    host: HostDep,
+    stdout_offset: int = Query(0, ge=0, description="Byte offset to read stdout from."),
+    stderr_offset: int = Query(0, ge=0, description="Byte offset to read stderr from."),
+    limit: int = Query(LOG_CHUNK_LIMIT, ge=1, le=LOG_CHUNK_LIMIT, description="Bytes per log at most."),
+) -> dict[str, Any]:
+    """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail)."""
+    found = await jobs.logs(
+        host, host.server_transport_name(), _check_id(job_id), stdout_offset=stdout_offset, stderr_offset=stderr_offset, limit=limit
+    )
+    out, err = found.stdout, found.stderr
+    return {
+        "stdout": out.content if out else "",
+        "stderr": err.content if err else "",
+        "stdout_offset": out.next_offset if out else stdout_offset,
+        "stderr_offset": err.next_offset if err else stderr_offset,
+        "stdout_path": out.path if out else None,
+        "stderr_path": err.path if err else None,
+    }

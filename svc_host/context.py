@@ -1,0 +1,89 @@
+"""``Host``: everything one svc process works with, assembled once and shared by REST, MCP and CLI."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from svc_host.monitor import Monitor
+from svc_host.paths import SvcPaths
+from svc_host.plugins import PluginManager, get_plugin_manager
+from svc_host.profiles import ProfileStore
+from svc_host.store.database import Store
+from svc_host.transport import Transport
+from svc_host.transport_registry import TransportRegistry
+
+if TYPE_CHECKING:
+    from svc_host.config import SvcConfig
+
+Source = Literal["web", "mcp", "cli"]
+
+
+@dataclass
+class Host:
+    """Paths, plugins, profiles, transports, the store and the monitor of one process.
+
+    ``read_env`` is False for the MCP server, which reads neither SVC_* variables nor the current profile.
+    """
+
+    paths: SvcPaths
+    plugins: PluginManager
+    profiles: ProfileStore
+    store: Store
+    source: Source
+    read_env: bool = True
+    transports: TransportRegistry = field(init=False)
+    monitor: Monitor = field(init=False)
+
+    def __post_init__(self) -> None:
+        env = os.environ if self.read_env else None
+        self.transports = TransportRegistry(self.plugins, self.profiles.host_config(env=env))
+        self.monitor = Monitor(self.store, self.transports, self.plugins.emit)
+
+    @classmethod
+    def create(
+        cls,
+        source: Source,
+        *,
+        paths: SvcPaths | None = None,
+        plugins: PluginManager | None = None,
+        read_env: bool = True,
+    ) -> Host:
+        paths = paths or SvcPaths.from_env()
+        return cls(
+            paths=paths,
+            plugins=plugins or get_plugin_manager(),
+            profiles=ProfileStore(paths.profiles_file),
+            store=Store(paths.database_url),
+            source=source,
+            read_env=read_env,
+        )
+
+    def config(self) -> SvcConfig:
+        """The merged job defaults (system, user, project files; SVC_* variables unless ``read_env`` is off)."""
+        from svc_host.config import load_config
+
+        return load_config(self.paths, env=os.environ if self.read_env else None)
+
+    def server_transport_name(self) -> str:
+        """The transport REST uses: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
+        if self.read_env and os.environ.get("SVC_TRANSPORT"):
+            return os.environ["SVC_TRANSPORT"]
+        return self.transports.config.current_profile or "local"
+
+    def transport(self, name: str | None = None) -> Transport:
+        """A transport by name (``None`` or ``local`` is the local scheduler)."""
+        return self.transports.get(name or "local")
+
+    async def reload_profiles(self) -> None:
+        """Adopt changed profiles: transports are rebuilt on next use."""
+        await self.transports.reload(self.profiles.host_config(env=os.environ if self.read_env else None))
+
+    async def start(self) -> None:
+        await self.monitor.start()
+
+    async def close(self) -> None:
+        await self.monitor.stop()
+        await self.transports.close()
+        self.store.close()

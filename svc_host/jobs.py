@@ -1,0 +1,158 @@
+"""Single jobs for every interface: submit and record, read status from the store, logs, cancel.
+
+REST, MCP and the CLI all go through these functions, so a job submitted from one is seen the same way
+from the others.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from svc_host.context import Host
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.submission import JobDefinition
+from svc_host.errors import InvalidStateError, NotFoundError
+from svc_host.store import jobs as job_repo
+from svc_host.store.tables import JobRecord
+from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
+
+
+async def submit(host: Host, definition: JobDefinition, *, transport: str, source: str) -> JobRecord:
+    """Render, submit, record (state PENDING) and tell the monitor; returns the stored record."""
+    rendered = host.plugins.renderer("default").render(definition)
+    job_id = await host.transport(transport).submit(rendered)
+    stdout_path, stderr_path = rendered.log_paths_for(job_id)
+    if isinstance(definition.command, list):
+        command = list(definition.command)
+    elif definition.command is not None:
+        command = [definition.command]
+    else:
+        command = []
+    record = await host.store.run(
+        job_repo.add_job,
+        transport=transport,
+        job_id=job_id,
+        name=definition.name,
+        source=source,
+        resources=definition.resources.model_dump(),
+        command=command,
+        env_var_names=list(definition.environment.env_vars),
+        work_dir=definition.work_dir,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+    )
+    host.monitor.poke(transport)
+    return record
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A job as the interfaces show it: the stored record when svc submitted it, else the scheduler's word."""
+
+    status: JobStatus
+    record: JobRecord | None
+
+    @property
+    def command(self) -> list[str]:
+        return list(json.loads(self.record.command)) if self.record else []
+
+
+async def status(host: Host, transport: str, job_id: str) -> JobView:
+    """The job's current status; tracked jobs come from the store after a (coalesced) monitor refresh."""
+    record = await host.store.run(job_repo.find_job, transport, job_id)
+    if record is not None:
+        if not JobState(record.state).is_terminal:
+            await host.monitor.refresh(transport)
+            record = await host.store.run(job_repo.find_job, transport, job_id) or record
+        return JobView(status=status_of(record), record=record)
+    found = await host.transport(transport).describe(job_id)
+    if found is None:
+        raise NotFoundError(f"job {job_id} not found on transport {transport!r}")
+    return JobView(status=found, record=None)
+
+
+def status_of(record: JobRecord) -> JobStatus:
+    """The stored record in the shape transports report."""
+    return JobStatus(
+        job_id=record.job_id,
+        state=JobState(record.state),
+        raw_state=record.raw_state,
+        name=record.name,
+        partition=record.partition,
+        nodes=record.nodes,
+        gpus=record.gpus,
+        elapsed_seconds=record.elapsed_seconds,
+        exit_code=record.exit_code,
+        stdout_path=record.stdout_path,
+        stderr_path=record.stderr_path,
+    )
+
+
+async def cancel(host: Host, transport: str, job_id: str) -> JobStatus:
+    """Cancel a pending or running job; a finished one is an ``InvalidStateError``."""
+    view = await status(host, transport, job_id)
+    if view.status.state.is_terminal:
+        raise InvalidStateError(f"job {job_id} already ended ({view.status.raw_state}); nothing to cancel")
+    await host.transport(transport).cancel([job_id])
+    host.monitor.poke(transport)
+    return view.status
+
+
+@dataclass(frozen=True)
+class JobLogs:
+    stdout: LogChunk | None
+    stderr: LogChunk | None
+
+
+async def logs(
+    host: Host,
+    transport: str,
+    job_id: str,
+    *,
+    stdout_offset: int = 0,
+    stderr_offset: int = 0,
+    limit: int = LOG_CHUNK_LIMIT,
+    job_name: str | None = None,
+    log_dir: str = "logs",
+) -> JobLogs:
+    """Both logs of a job from byte offsets, using the paths recorded at submit (or the scheduler's)."""
+    view = await status(host, transport, job_id)
+    stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
+    if not stdout_path and job_name:
+        stem = JobDefinition(name=job_name, command="true").file_stem
+        stdout_path, stderr_path = f"{log_dir}/{stem}-{job_id}.out", f"{log_dir}/{stem}-{job_id}.err"
+    target = host.transport(transport)
+    out = await target.read_log(stdout_path, offset=stdout_offset, limit=limit) if stdout_path else None
+    err = None
+    if stderr_path and stderr_path != stdout_path:
+        err = await target.read_log(stderr_path, offset=stderr_offset, limit=limit)
+    return JobLogs(stdout=out, stderr=err)
+
+
+def history_view(record: JobRecord) -> dict[str, Any]:
+    """One history row: what was submitted where, by which interface, and how it ended (no secret values)."""
+    return {
+        "id": record.id,
+        "job_id": record.job_id,
+        "name": record.name,
+        "transport": record.transport,
+        "source": record.source,
+        "status": record.state,
+        "raw_state": record.raw_state,
+        "exit_code": record.exit_code,
+        "partition": record.partition,
+        "nodes": record.nodes,
+        "gpus": record.gpus,
+        "resources": json.loads(record.resources),
+        "command": json.loads(record.command),
+        "env_var_names": json.loads(record.env_var_names),
+        "work_dir": record.work_dir,
+        "stdout_path": record.stdout_path,
+        "stderr_path": record.stderr_path,
+        "submitted_at": record.submitted_at.isoformat(),
+        "started_at": record.started_at.isoformat() if record.started_at else None,
+        "ended_at": record.ended_at.isoformat() if record.ended_at else None,
+        "elapsed_seconds": record.elapsed_seconds,
+    }

@@ -1,0 +1,13 @@
+"""The host's own MCP tools, registered through ``svc_mcp_tools`` like any plugin's."""
+
+from __future__ import annotations
+
+from svc_host import hookimpl
+from svc_host.plugin_types import ToolSpec
+
+
+@hookimpl
+def svc_mcp_tools() -> list[ToolSpec]:
+    from svc_host.mcp import tools_config, tools_jobs
+
+    return [*tools_jobs.TOOLS, *tools_config.TOOLS]

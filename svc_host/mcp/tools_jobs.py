@@ -1,0 +1,213 @@
+"""MCP tools for single jobs and resources: submit_job, list_jobs, get_job_status, cancel_job,
+get_job_logs, get_resources (shapes exactly as the MCP spec)."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from svc_host import jobs
+from svc_host.domain.jobs import JobStatus
+from svc_host.domain.submission import Environment, JobDefinition, Resources
+from svc_host.errors import InvalidRequestError
+from svc_host.mcp.context import LOCAL, host_of, transport_name
+from svc_host.mcp.results import tool_result
+from svc_host.plugin_types import ToolSpec
+
+JOB_ID = re.compile(r"^\d+(_\d+)?$")
+
+
+def _job_id(job_id: str) -> str:
+    job_id = job_id.strip()
+    if not JOB_ID.match(job_id):
+        raise InvalidRequestError(f"job_id must be digits or '<id>_<index>' for an array task, got {job_id!r}")
+    return job_id
+
+
+def _summary(job: JobStatus) -> dict[str, Any]:
+    return {
+        "name": job.name or "",
+        "job_id": job.job_id,
+        "status": job.state.value,
+        "partition": job.partition or "",
+        "nodes": str(job.nodes) if job.nodes is not None else "",
+    }
+
+
+@tool_result
+async def submit_job(
+    ctx: Context,
+    command: str,
+    name: str = "job",
+    nodes: int = 1,
+    gpus_per_node: int = 0,
+    ntasks_per_node: int = 1,
+    cpus_per_task: int = 1,
+    memory_per_node: str | None = None,
+    time_limit: str | None = None,
+    partition: str | None = None,
+    nodelist: str | None = None,
+    conda: str | None = None,
+    venv: str | None = None,
+    env_vars: dict[str, str] | None = None,
+    log_dir: str = "logs",
+    work_dir: str | None = None,
+    transport: str | None = None,
+) -> dict[str, Any]:
+    host = host_of(ctx)
+    target = transport_name(transport)
+    host.transport(target)  # an unknown transport is the first thing to report
+    if work_dir is None:
+        if target != LOCAL:
+            raise InvalidRequestError(
+                f"work_dir is required with transport={target!r}: give a directory on the cluster"
+            )
+        work_dir = os.getcwd()
+    definition = JobDefinition(
+        name=name,
+        command=command,
+        resources=Resources(
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            ntasks_per_node=ntasks_per_node,
+            cpus_per_task=cpus_per_task,
+            memory_per_node=memory_per_node,
+            time_limit=time_limit,
+            partition=partition,
+            nodelist=nodelist,
+        ),
+        environment=Environment(conda=conda, venv=venv, env_vars=env_vars or {}),
+        log_dir=log_dir,
+        work_dir=work_dir,
+    )
+    record = await jobs.submit(host, definition, transport=target, source="mcp")
+    return {
+        "job_id": record.job_id,
+        "name": record.name,
+        "status": record.state,
+        "partition": record.partition or "",
+        "nodes": str(record.nodes or 1),
+        "transport": target,
+        "stdout_path": record.stdout_path,
+        "stderr_path": record.stderr_path,
+    }
+
+
+@tool_result
+async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any]:
+    host = host_of(ctx)
+    target = transport_name(transport)
+    if target == LOCAL:
+        user = getpass.getuser()
+    else:
+        user = host.transports.config.profiles[target].username if target in host.transports.config.profiles else None
+    queue = await host.transport(target).queue(user=user or None)
+    return {"jobs": [_summary(job) for job in queue], "count": len(queue)}
+
+
+@tool_result
+async def get_job_status(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
+    view = await jobs.status(host_of(ctx), transport_name(transport), _job_id(job_id))
+    return _summary(view.status)
+
+
+@tool_result
+async def cancel_job(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
+    job_id = _job_id(job_id)
+    before = await jobs.cancel(host_of(ctx), transport_name(transport), job_id)
+    return {"job_id": job_id, "message": f"cancelled job {job_id} (was {before.state.value})"}
+
+
+@tool_result
+async def get_job_logs(
+    ctx: Context, job_id: str, job_name: str | None = None, transport: str | None = None
+) -> dict[str, Any]:
+    job_id = _job_id(job_id)
+    found = await jobs.logs(host_of(ctx), transport_name(transport), job_id, job_name=job_name)
+    chunks = [chunk for chunk in (found.stdout, found.stderr) if chunk is not None]
+    return {
+        "job_id": job_id,
+        "stdout": found.stdout.content if found.stdout else "",
+        "stderr": found.stderr.content if found.stderr else "",
+        "log_files": [chunk.path for chunk in chunks if chunk.exists],
+    }
+
+
+@tool_result
+async def get_resources(ctx: Context, partition: str | None = None, transport: str | None = None) -> dict[str, Any]:
+    host = host_of(ctx)
+    target = transport_name(transport)
+    cluster = host.transport(target)
+    if target != LOCAL:
+        snapshots = await cluster.resources(partition)
+        if partition is not None and not snapshots:
+            raise InvalidRequestError(f"partition {partition!r} not found on {target!r}")
+        return {"partition": partition, "resources": [snap.model_dump(mode="json") for snap in snapshots]}
+    if partition is None:
+        snap = await cluster.resources_total()
+    else:
+        found = await cluster.resources(partition)
+        if not found:
+            raise InvalidRequestError(f"partition {partition!r} not found")
+        snap = found[0]
+    metrics = snap.model_dump(mode="json", exclude={"timestamp", "has_available_gpus"})
+    return metrics
+
+
+TOOLS = [
+    ToolSpec(
+        name="submit_job",
+        function=submit_job,
+        description=(
+            "Submit a shell command as a Slurm batch job and return its job_id (a string). Resources default "
+            "to 1 node, 0 GPUs (CPU-only), 1 task, 1 CPU; time_limit like '4:00:00' or '1-00:00:00'. Logs go "
+            "to log_dir (relative to work_dir) as <name>-<job_id>.out/.err. Without transport the job runs on "
+            "the local scheduler in the server's current directory; with transport (an SSH profile name, see "
+            "list_ssh_profiles) work_dir is required and is a directory on the cluster."
+        ),
+    ),
+    ToolSpec(
+        name="list_jobs",
+        function=list_jobs,
+        description="List the current user's pending and running jobs (name, job_id, status, partition, nodes).",
+        read_only=True,
+    ),
+    ToolSpec(
+        name="get_job_status",
+        function=get_job_status,
+        description=(
+            "Get one job's status (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, "
+            "NODE_FAIL, ...). job_id is a string: digits, or '<id>_<index>' for an array task."
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="cancel_job",
+        function=cancel_job,
+        description="Cancel a pending or running job. Fails if the job already ended.",
+        destructive=True,
+    ),
+    ToolSpec(
+        name="get_job_logs",
+        function=get_job_logs,
+        description=(
+            "Read a job's stdout and stderr (up to 256 KiB each). log_files lists the files found. Pass "
+            "job_name to help find the logs of a job the scheduler has already forgotten."
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="get_resources",
+        function=get_resources,
+        description=(
+            "GPU and node availability. Locally: one object with totals for the partition (or the whole "
+            "cluster when partition is omitted). With transport: a 'resources' list with one entry per "
+            "partition (or just the one asked for)."
+        ),
+        read_only=True,
+    ),
+]

@@ -1,0 +1,125 @@
+"""The one status loop: per transport, one batched scheduler query per tick for every tracked job.
+
+The monitor reads the live jobs of a transport from the store, asks the transport for all of them at
+once (squeue for live jobs, sacct for finished ones), writes transitions and emits ``job.status_changed``.
+The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
+changes. A loop ends when its transport has no live job left and starts again on the next ``poke``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from svc_host.errors import SvcError
+from svc_host.plugin_types import Event
+from svc_host.store import jobs as job_repo
+from svc_host.store.database import Store
+from svc_host.transport_registry import TransportRegistry
+
+log = logging.getLogger(__name__)
+
+
+class Monitor:
+    """Refreshes every tracked job of every transport; REST, MCP and the CLI read what it stores."""
+
+    def __init__(
+        self,
+        store: Store,
+        transports: TransportRegistry,
+        emit: Callable[[Event], None],
+        *,
+        min_interval: float = 1.0,
+        max_interval: float = 10.0,
+    ) -> None:
+        self.store = store
+        self.transports = transports
+        self.emit = emit
+        self.min_interval = min_interval
+        self.max_interval = max_interval
+        self._loops: dict[str, asyncio.Task[None]] = {}
+        self._refreshing: dict[str, asyncio.Task[list[job_repo.StateChange]]] = {}
+        self._last_tick: dict[str, float] = {}
+        self._wake: dict[str, asyncio.Event] = {}
+        self.ticks: dict[str, int] = {}
+
+    async def start(self) -> None:
+        """Pick up every job left live in the store (e.g. after a restart)."""
+        for transport in await self.store.run(job_repo.live_transports):
+            self.poke(transport)
+
+    def poke(self, transport: str) -> None:
+        """Something changed on ``transport`` (a submit, a cancel): refresh soon and reset the backoff."""
+        self._wake.setdefault(transport, asyncio.Event()).set()
+        loop = self._loops.get(transport)
+        if loop is None or loop.done():
+            self._loops[transport] = asyncio.create_task(self._run(transport), name=f"svc-monitor-{transport}")
+
+    async def refresh(self, transport: str, *, max_age: float = 1.0) -> None:
+        """Make the stored states of ``transport`` at most ``max_age`` seconds old.
+
+        Concurrent callers share one tick, so a burst of status requests costs one scheduler query.
+        """
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._last_tick.get(transport, -max_age - 1) <= max_age:
+            return
+        running = self._refreshing.get(transport)
+        if running is None or running.done():
+            running = asyncio.ensure_future(self.tick(transport))
+            self._refreshing[transport] = running
+        await asyncio.shield(running)
+
+    async def tick(self, transport: str) -> list[job_repo.StateChange]:
+        """One refresh of every live job of ``transport``: one batched query, transitions, events."""
+        live = await self.store.run(job_repo.live_jobs, transport)
+        if not live:
+            return []
+        statuses = await self.transports.get(transport).statuses([record.job_id for record in live])
+        changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
+        self.ticks[transport] = self.ticks.get(transport, 0) + 1
+        self._last_tick[transport] = asyncio.get_running_loop().time()
+        for change in changes:
+            self.emit(
+                Event(
+                    name="job.status_changed",
+                    payload={
+                        "transport": change.transport,
+                        "job_id": change.job_id,
+                        "name": change.name,
+                        "from": change.from_state,
+                        "to": change.to_state,
+                        "raw_state": change.raw_state,
+                        "exit_code": change.exit_code,
+                    },
+                )
+            )
+        return changes
+
+    async def _run(self, transport: str) -> None:
+        wake = self._wake.setdefault(transport, asyncio.Event())
+        interval = self.min_interval
+        while True:
+            wake.clear()
+            try:
+                changes = await self.tick(transport)
+            except SvcError as exc:  # a scheduler hiccup is retried on the next tick, never fatal
+                log.warning("monitor tick on %s failed: %s", transport, exc)
+                changes = []
+            except Exception:
+                log.exception("monitor tick on %s crashed", transport)
+                changes = []
+            if not await self.store.run(job_repo.live_jobs, transport):
+                return
+            interval = self.min_interval if changes else min(interval * 2, self.max_interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), timeout=interval)
+            if wake.is_set():
+                interval = self.min_interval
+
+    async def stop(self) -> None:
+        loops, self._loops = list(self._loops.values()), {}
+        for task in loops:
+            task.cancel()
+        await asyncio.gather(*loops, return_exceptions=True)

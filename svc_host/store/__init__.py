@@ -1,0 +1,1 @@
+"""Persistence: SQLModel tables, schema migrations and the ``Store`` facade (SQLite by default)."""

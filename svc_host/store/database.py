@@ -1,0 +1,65 @@
+"""The ``Store``: one engine, migrations on open, and repository calls run off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from sqlalchemy import Engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session, create_engine
+
+from svc_host.errors import ConfigError
+from svc_host.store.migrations import migrate
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Store:
+    """A database reached through SQLAlchemy (``sqlite:///...`` by default, any URL via SVC_DATABASE_URL)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = _engine(url)
+        with self.engine.begin() as conn:
+            self.schema_version = migrate(conn)
+
+    def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a repository function in one transaction (committed when it returns)."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            result = fn(session, *args, **kwargs)
+            session.commit()
+            return result
+
+    async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``call`` in a worker thread, so the event loop never waits on the database."""
+        return await asyncio.to_thread(self.call, fn, *args, **kwargs)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises several kinds for a malformed URL
+        raise ConfigError(f"SVC_DATABASE_URL is not a database URL: {exc}") from exc
+    connect_args: dict[str, Any] = {}
+    if parsed.get_backend_name() == "sqlite":
+        connect_args = {"check_same_thread": False, "timeout": 30}
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    engine = create_engine(url, connect_args=connect_args)
+    if parsed.get_backend_name() == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+    return engine

@@ -1,0 +1,203 @@
+"""Repository functions for jobs: record a submission, apply what the monitor saw, read history."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.store.tables import JobRecord, JobTransition
+
+LIVE_STATES = [state.value for state in JobState if not state.is_terminal]
+
+
+def utc(moment: datetime | None) -> datetime | None:
+    """Databases hand naive datetimes back; every stored time is UTC."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One transition the monitor recorded, for events."""
+
+    transport: str
+    job_id: str
+    name: str
+    from_state: str
+    to_state: str
+    raw_state: str
+    exit_code: int | None
+
+
+def add_job(
+    session: Session,
+    *,
+    transport: str,
+    job_id: str,
+    name: str,
+    source: str,
+    resources: Mapping[str, object],
+    command: Sequence[str],
+    env_var_names: Sequence[str] = (),
+    work_dir: str | None = None,
+    stdout_path: str | None = None,
+    stderr_path: str | None = None,
+    now: datetime | None = None,
+) -> JobRecord:
+    """Record a job right after the scheduler accepted it (state PENDING)."""
+    moment = _aware(now or datetime.now(UTC))
+    record = JobRecord(
+        transport=transport,
+        job_id=job_id,
+        name=name,
+        source=source,
+        state=JobState.PENDING.value,
+        raw_state="PENDING",
+        partition=_str_or_none(resources.get("partition")),
+        nodes=_int_or_none(resources.get("nodes")),
+        gpus=(_int_or_none(resources.get("gpus_per_node")) or 0) * (_int_or_none(resources.get("nodes")) or 1),
+        resources=json.dumps(dict(resources), sort_keys=True),
+        command=json.dumps(list(command)),
+        env_var_names=json.dumps(sorted(env_var_names)),
+        work_dir=work_dir,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        submitted_at=moment,
+        updated_at=moment,
+    )
+    session.add(record)
+    session.flush()
+    session.add(JobTransition(job_pk=record.id, from_state=None, to_state=record.state, raw_state="submitted", at=moment))
+    return record
+
+
+def find_job(session: Session, transport: str, job_id: str) -> JobRecord | None:
+    """The latest record of a job id on a transport (ids may repeat after a scheduler reset)."""
+    query = (
+        select(JobRecord)
+        .where(JobRecord.transport == transport, JobRecord.job_id == job_id)
+        .order_by(col(JobRecord.id).desc())
+    )
+    return session.exec(query).first()
+
+
+def live_jobs(session: Session, transport: str | None = None) -> list[JobRecord]:
+    """Jobs not yet in a terminal state, the monitor's work list."""
+    query = select(JobRecord).where(col(JobRecord.state).in_(LIVE_STATES))
+    if transport is not None:
+        query = query.where(JobRecord.transport == transport)
+    return list(session.exec(query.order_by(col(JobRecord.id))))
+
+
+def live_transports(session: Session) -> list[str]:
+    query = select(JobRecord.transport).where(col(JobRecord.state).in_(LIVE_STATES)).distinct()
+    return sorted(session.exec(query))
+
+
+def apply_statuses(
+    session: Session, transport: str, statuses: Mapping[str, JobStatus], now: datetime | None = None
+) -> list[StateChange]:
+    """Write what the scheduler reported for live jobs; returns the transitions it recorded."""
+    moment = _aware(now or datetime.now(UTC))
+    changes: list[StateChange] = []
+    for record in live_jobs(session, transport):
+        status = statuses.get(record.job_id)
+        if status is None:
+            continue
+        before = record.state
+        record.raw_state = status.raw_state
+        record.exit_code = status.exit_code if status.exit_code is not None else record.exit_code
+        record.elapsed_seconds = status.elapsed_seconds if status.elapsed_seconds is not None else record.elapsed_seconds
+        record.partition = status.partition or record.partition
+        record.nodes = status.nodes or record.nodes
+        record.gpus = status.gpus if status.gpus is not None else record.gpus
+        record.stdout_path = record.stdout_path or status.stdout_path
+        record.stderr_path = record.stderr_path or status.stderr_path
+        if status.state.value != before:
+            record.state = status.state.value
+            record.updated_at = moment
+            if status.state is JobState.RUNNING and record.started_at is None:
+                record.started_at = moment
+            if status.state.is_terminal:
+                record.ended_at = moment
+            session.add(
+                JobTransition(job_pk=record.id, from_state=before, to_state=record.state, raw_state=status.raw_state, at=moment)
+            )
+            changes.append(
+                StateChange(transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code)
+            )
+        session.add(record)
+    return changes
+
+
+def transitions(session: Session, job_pk: int) -> list[JobTransition]:
+    query = select(JobTransition).where(JobTransition.job_pk == job_pk).order_by(col(JobTransition.id))
+    return list(session.exec(query))
+
+
+def history(
+    session: Session,
+    *,
+    limit: int = 100,
+    offset: int = 0,
+    transport: str | None = None,
+    state: str | None = None,
+    source: str | None = None,
+) -> list[JobRecord]:
+    """Most recent submissions first."""
+    query = select(JobRecord)
+    if transport is not None:
+        query = query.where(JobRecord.transport == transport)
+    if state is not None:
+        query = query.where(JobRecord.state == state)
+    if source is not None:
+        query = query.where(JobRecord.source == source)
+    return list(session.exec(query.order_by(col(JobRecord.id).desc()).offset(offset).limit(limit)))
+
+
+def history_stats(session: Session, *, since: datetime | None = None, until: datetime | None = None) -> dict[str, float | int]:
+    """Totals per outcome and the mean runtime of finished jobs submitted in ``[since, until)``."""
+    query = select(JobRecord.state, func.count(), func.avg(JobRecord.elapsed_seconds)).group_by(JobRecord.state)
+    if since is not None:
+        query = query.where(JobRecord.submitted_at >= _aware(since))
+    if until is not None:
+        query = query.where(JobRecord.submitted_at < _aware(until))
+    total = completed = failed = cancelled = 0
+    runtime_sum, runtime_n = 0.0, 0
+    for state, count, avg in session.exec(query):
+        total += count
+        if state == JobState.COMPLETED.value:
+            completed += count
+        elif state == JobState.CANCELLED.value:
+            cancelled += count
+        elif JobState(state).is_terminal:
+            failed += count
+        if avg is not None and JobState(state).is_terminal:
+            runtime_sum += float(avg) * count
+            runtime_n += count
+    return {
+        "total": total,
+        "completed": completed,
+        "failed": failed,
+        "cancelled": cancelled,
+        "avg_runtime_seconds": round(runtime_sum / runtime_n, 1) if runtime_n else 0.0,
+    }
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None

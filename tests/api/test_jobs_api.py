@@ -1,0 +1,145 @@
+"""REST "Jobs", "Resources" and "History" against the dev cluster, every status code the spec names."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
+
+
+def script(body: str) -> str:
+    return f"#!/bin/bash\n#SBATCH --partition=debug\n{body}\n"
+
+
+async def submit(client: httpx.AsyncClient, body: str, **extra: Any) -> dict[str, Any]:
+    response = await client.post("/api/jobs", json={"script_content": script(body), **extra})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+async def wait_for(client: httpx.AsyncClient, job_id: int, wanted: set[str]) -> dict[str, Any]:
+    for _ in range(120):
+        body = (await client.get(f"/api/jobs/{job_id}")).json()
+        if body["status"] in wanted:
+            return dict(body)
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"job {job_id} never reached {wanted}: {body}")
+
+
+async def test_submit_returns_201_pending_job(api_client: httpx.AsyncClient, svc_paths: Any) -> None:
+    body = await submit(api_client, "echo hi", name="display", job_name="rest-job")
+    assert set(body) == {"name", "job_id", "status", "depends_on", "command", "resources"}
+    assert isinstance(body["job_id"], int)
+    assert (body["name"], body["status"], body["depends_on"], body["resources"]) == ("rest-job", "PENDING", [], {})
+    done = await wait_for(api_client, body["job_id"], {"COMPLETED", "FAILED"})
+    assert done["status"] == "COMPLETED"
+    assert done["exit_code"] == 0
+    assert [step["to"] for step in done["transitions"]][-1] == "COMPLETED"
+    assert done["source"] == "web"
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        ({"name": "x"}, "body.script_content: Field required"),
+        ({"script_content": ""}, "body.script_content: String should have at least 1 character"),
+        ({"script_content": "true", "nodes": 2}, "body.nodes: Extra inputs are not permitted"),
+    ],
+)
+async def test_submit_validation_is_422_detail(api_client: httpx.AsyncClient, payload: dict[str, Any], detail: str) -> None:
+    response = await api_client.post("/api/jobs", json=payload)
+    assert response.status_code == 422
+    assert response.json() == {"detail": detail}
+
+
+async def test_list_form_of_the_queue(api_client: httpx.AsyncClient) -> None:
+    job = await submit(api_client, "sleep 60", job_name="listed")
+    await wait_for(api_client, job["job_id"], {"RUNNING"})
+    listed = {row["job_id"]: row for row in (await api_client.get("/api/jobs")).json()}
+    row = listed[job["job_id"]]
+    assert row["name"] == "listed"
+    assert row["status"] == "RUNNING"
+    assert row["partition"] == "debug"
+    assert (row["nodes"], row["gpus"]) == (1, 0)
+    assert row["resources"]["partition"] == "debug"
+    hours, minutes, seconds = row["elapsed_time"].split(":")
+    assert hours.isdigit()
+    assert len(minutes) == len(seconds) == 2
+    assert (await api_client.delete(f"/api/jobs/{job['job_id']}")).status_code == 204
+
+
+async def test_status_codes_of_job_paths(api_client: httpx.AsyncClient) -> None:
+    for method in ("get", "delete"):
+        negative = await api_client.request(method.upper(), "/api/jobs/-3")
+        assert negative.status_code == 400
+        assert negative.json() == {"detail": "job id must be a non-negative integer, got -3"}
+    assert (await api_client.get("/api/jobs/-3/logs")).status_code == 400
+    missing = await api_client.get("/api/jobs/999999999")
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "job 999999999 not found on transport 'local'"}
+    assert (await api_client.delete("/api/jobs/999999999")).status_code == 404
+    assert (await api_client.get("/api/jobs/abc")).status_code == 422
+
+
+async def test_cancel_is_204_then_422(api_client: httpx.AsyncClient) -> None:
+    job = await submit(api_client, "sleep 120")
+    response = await api_client.delete(f"/api/jobs/{job['job_id']}")
+    assert response.status_code == 204
+    assert response.content == b""
+    assert (await wait_for(api_client, job["job_id"], {"CANCELLED"}))["raw_state"].startswith("CANCELLED")
+    again = await api_client.delete(f"/api/jobs/{job['job_id']}")
+    assert again.status_code == 422
+    assert "already ended" in again.json()["detail"]
+
+
+async def test_logs_by_offset(api_client: httpx.AsyncClient, svc_paths: Any) -> None:
+    job = await submit(api_client, "echo line-1; echo problem >&2; echo line-2")
+    await wait_for(api_client, job["job_id"], {"COMPLETED"})
+    logs = (await api_client.get(f"/api/jobs/{job['job_id']}/logs")).json()
+    assert (logs["stdout"], logs["stderr"]) == ("line-1\nline-2\n", "problem\n")
+    assert logs["stdout_offset"] == len("line-1\nline-2\n")
+    tail = (await api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": 7})).json()
+    assert tail["stdout"] == "line-2\n"
+    bad = await api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": -1})
+    assert bad.status_code == 422
+
+
+async def test_resources_per_partition(api_client: httpx.AsyncClient) -> None:
+    snapshots = (await api_client.get("/api/resources")).json()
+    by_name = {snap["partition"]: snap for snap in snapshots}
+    assert {"debug", "gpu"} <= set(by_name)
+    gpu = by_name["gpu"]
+    assert set(gpu) == {
+        "timestamp", "partition", "total_gpus", "gpus_in_use", "gpus_available", "jobs_running",
+        "nodes_total", "nodes_idle", "nodes_down", "gpu_utilization", "has_available_gpus",
+    }
+    assert gpu["total_gpus"] == 4
+    only = (await api_client.get("/api/resources", params={"partition": "gpu"})).json()
+    assert [snap["partition"] for snap in only] == ["gpu"]
+    assert (await api_client.get("/api/resources", params={"partition": "nope"})).json() == []
+
+
+async def test_history_and_stats(api_client: httpx.AsyncClient) -> None:
+    ok = await submit(api_client, "true", job_name="h-ok")
+    bad = await submit(api_client, "exit 4", job_name="h-bad")
+    await wait_for(api_client, ok["job_id"], {"COMPLETED"})
+    await wait_for(api_client, bad["job_id"], {"FAILED"})
+    rows = (await api_client.get("/api/history", params={"limit": 2})).json()
+    assert [row["name"] for row in rows] == ["h-bad", "h-ok"]
+    assert rows[0]["status"] == "FAILED"
+    assert rows[0]["exit_code"] == 4
+    assert rows[0]["source"] == "web"
+    stats = (await api_client.get("/api/history/stats", params={"from": "2000-01-01"})).json()
+    assert stats["total"] == 2
+    assert (stats["completed"], stats["failed"], stats["cancelled"]) == (1, 1, 0)
+    assert stats["avg_runtime_seconds"] >= 0
+    empty = (await api_client.get("/api/history/stats", params={"to": "2000-01-01"})).json()
+    assert empty == {"total": 0, "completed": 0, "failed": 0, "cancelled": 0, "avg_runtime_seconds": 0.0}
+    wrong = await api_client.get("/api/history/stats", params={"from": "yesterday"})
+    assert wrong.status_code == 400
+    assert wrong.json() == {"detail": "'from' must be an ISO date such as 2026-11-22, got 'yesterday'"}

@@ -1,0 +1,71 @@
+"""An isolated svc home for MCP tests and a client that spawns ``svc mcp`` over real stdio."""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+@pytest.fixture
+def svc_home(tmp_path: Path) -> dict[str, str]:
+    """Environment for a server process whose config, state and working directory are all fresh."""
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    for path in (home, work):
+        path.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        SVC_SYSTEM_CONFIG=str(tmp_path / "etc-svc-config.json"),
+        SVC_WORK=str(work),
+    )
+    return env
+
+
+@pytest.fixture
+def write_profiles(svc_home: dict[str, str]) -> Callable[[dict[str, Any]], None]:
+    def _write(data: dict[str, Any]) -> None:
+        path = Path(svc_home["XDG_CONFIG_HOME"]) / "svc" / "profiles.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+
+    return _write
+
+
+@pytest.fixture
+def mcp_factory(svc_home: dict[str, str]) -> Callable[[], Any]:
+    """``async with mcp_factory() as mcp:`` starts ``svc mcp`` over real stdio with the fresh home.
+
+    (A context manager inside the test, not a yield fixture: the client's task group must be entered and
+    left in the same task.)
+    """
+
+    @asynccontextmanager
+    async def start() -> AsyncIterator[Callable[..., Any]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        )
+        async with Client(params) as client:
+
+            async def call(tool: str, **arguments: Any) -> Any:
+                """``await mcp(tool, **arguments)`` -> the structured result; ``"__list__"`` lists the tools."""
+                if tool == "__list__":
+                    return (await client.list_tools()).tools
+                result = await client.call_tool(tool, arguments)
+                assert result.structured_content is not None, result
+                return result.structured_content
+
+            yield call
+
+    return start

@@ -1,0 +1,125 @@
+"""The monitor: one batched query per tick, transitions and events, backoff, restarts."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from svc_host import hookimpl
+from svc_host.domain.jobs import JobState
+from svc_host.errors import TransportError
+from svc_host.monitor import Monitor
+from svc_host.plugin_types import Event, TransportSpec
+from svc_host.plugins import PluginManager
+from svc_host.store import jobs as repo
+from svc_host.store.database import Store
+from svc_host.testing.fake import FakeTransport
+from svc_host.transport_registry import TransportRegistry
+
+
+@pytest.fixture
+def fake() -> FakeTransport:
+    return FakeTransport("fake")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+
+
+@pytest.fixture
+def events() -> list[Event]:
+    return []
+
+
+@pytest.fixture
+def monitor(plugin_manager: PluginManager, fake: FakeTransport, store: Store, events: list[Event]) -> Monitor:
+    plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
+    plugin_manager.register(plugin, "fake-plugin")
+    return Monitor(store, TransportRegistry(plugin_manager), events.append, min_interval=0.01, max_interval=0.05)
+
+
+async def track(fake: FakeTransport, store: Store, count: int) -> list[str]:
+    from svc_host.domain.submission import RenderedScript
+
+    ids = []
+    for _ in range(count):
+        job_id = await fake.submit(RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e"))
+        store.call(repo.add_job, transport="fake", job_id=job_id, name=f"job{job_id}", source="cli", resources={}, command=[])
+        ids.append(job_id)
+    return ids
+
+
+async def test_one_query_per_tick_for_every_tracked_job(monitor: Monitor, fake: FakeTransport, store: Store, events: list[Event]) -> None:
+    ids = await track(fake, store, 1000)
+    fake.set_state(ids[0], JobState.RUNNING)
+    fake.set_state(ids[1], JobState.FAILED, raw="FAILED", exit_code=3)
+    fake.calls.clear()
+    changes = await monitor.tick("fake")
+    assert fake.calls == ["statuses"]
+    assert {(c.job_id, c.to_state) for c in changes} == {(ids[0], "RUNNING"), (ids[1], "FAILED")}
+    failed = next(e for e in events if e.payload["job_id"] == ids[1])
+    assert failed.name == "job.status_changed"
+    assert dict(failed.payload) == {
+        "transport": "fake", "job_id": ids[1], "name": f"job{ids[1]}", "from": "PENDING", "to": "FAILED",
+        "raw_state": "FAILED", "exit_code": 3,
+    }
+
+
+async def test_a_job_the_scheduler_does_not_report_is_not_failed(monitor: Monitor, fake: FakeTransport, store: Store) -> None:
+    (job_id,) = await track(fake, store, 1)
+    del fake.jobs[job_id]  # e.g. sacct lagging right after submit, or slurmdbd down
+    assert await monitor.tick("fake") == []
+    assert store.call(repo.find_job, "fake", job_id).state == "PENDING"
+
+
+async def test_the_loop_survives_scheduler_errors_and_ends_when_nothing_is_live(
+    monitor: Monitor, fake: FakeTransport, store: Store
+) -> None:
+    (job_id,) = await track(fake, store, 1)
+    original = fake.statuses
+    failures = 0
+
+    async def flaky(ids: list[str]) -> dict[str, object]:
+        nonlocal failures
+        if failures < 2:
+            failures += 1
+            raise TransportError("squeue failed", argv=["squeue"], exit_code=1, stderr="slurm_load_jobs error")
+        return await original(ids)
+
+    fake.statuses = flaky  # type: ignore[method-assign]
+    monitor.poke("fake")
+    await asyncio.sleep(0.1)
+    fake.set_state(job_id, JobState.COMPLETED)
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if store.call(repo.find_job, "fake", job_id).state == "COMPLETED":
+            break
+    assert store.call(repo.find_job, "fake", job_id).state == "COMPLETED"
+    await asyncio.sleep(0.1)
+    assert monitor._loops["fake"].done()  # nothing live: the loop ended by itself
+    await monitor.stop()
+
+
+async def test_concurrent_refreshes_share_one_query(monitor: Monitor, fake: FakeTransport, store: Store) -> None:
+    await track(fake, store, 5)
+    fake.calls.clear()
+    await asyncio.gather(*(monitor.refresh("fake") for _ in range(20)))
+    assert fake.calls == ["statuses"]
+    await monitor.refresh("fake")  # fresh enough: no new query
+    assert fake.calls == ["statuses"]
+
+
+async def test_start_picks_up_live_jobs_left_in_the_store(monitor: Monitor, fake: FakeTransport, store: Store) -> None:
+    (job_id,) = await track(fake, store, 1)
+    fake.set_state(job_id, JobState.TIMEOUT)
+    await monitor.start()
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if store.call(repo.find_job, "fake", job_id).state == "TIMEOUT":
+            break
+    assert store.call(repo.find_job, "fake", job_id).state == "TIMEOUT"
+    await monitor.stop()

@@ -1,0 +1,120 @@
+"""The store: migrations, recording submissions and transitions, history and statistics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlmodel import SQLModel
+
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.errors import ConfigError
+from svc_host.store import jobs as repo
+from svc_host.store.database import Store
+from svc_host.store.migrations import MIGRATIONS
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+
+
+def add(store: Store, job_id: str, *, name: str = "j", source: str = "cli", when: datetime | None = None) -> None:
+    store.call(
+        repo.add_job,
+        transport="local",
+        job_id=job_id,
+        name=name,
+        source=source,
+        resources={"nodes": 2, "gpus_per_node": 2, "partition": "gpu"},
+        command=["python", "train.py"],
+        env_var_names=["WANDB_API_KEY"],
+        now=when,
+    )
+
+
+def test_a_fresh_database_is_migrated_to_the_latest_version(store: Store) -> None:
+    assert store.schema_version == len(MIGRATIONS)
+    tables = inspect(store.engine)
+    for table in SQLModel.metadata.sorted_tables:
+        db_columns = {column["name"] for column in tables.get_columns(table.name)}
+        assert db_columns == {column.name for column in table.columns}, table.name
+
+
+def test_reopening_keeps_rows_and_does_not_migrate_twice(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'svc.db'}"
+    first = Store(url)
+    add(first, "7")
+    first.close()
+    again = Store(url)
+    assert [row.job_id for row in again.call(repo.history)] == ["7"]
+    with again.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM schema_version")).scalar() == 1
+
+
+def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    with Store(url).engine.begin() as conn:  # simulate a version-0 database: nothing recorded
+        conn.execute(text("DROP TABLE job_transition"))
+        conn.execute(text("DROP TABLE job"))
+        conn.execute(text("DELETE FROM schema_version"))
+    assert Store(url).schema_version == len(MIGRATIONS)
+
+
+def test_a_bad_database_url_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="SVC_DATABASE_URL is not a database URL"):
+        Store("not a url")
+
+
+def test_submission_records_resources_and_env_names_but_no_values(store: Store) -> None:
+    add(store, "7")
+    row = store.call(repo.find_job, "local", "7")
+    assert row is not None
+    assert (row.state, row.gpus, row.partition, row.source) == ("PENDING", 4, "gpu", "cli")
+    assert row.env_var_names == '["WANDB_API_KEY"]'
+    assert row.submitted_at.tzinfo is not None
+
+
+def test_statuses_record_transitions_and_missing_jobs_stay_put(store: Store) -> None:
+    add(store, "1")
+    add(store, "2")
+    running = JobStatus(job_id="1", state=JobState.RUNNING, raw_state="RUNNING", elapsed_seconds=5)
+    changes = store.call(repo.apply_statuses, "local", {"1": running})
+    assert [(c.job_id, c.from_state, c.to_state) for c in changes] == [("1", "PENDING", "RUNNING")]
+    assert store.call(repo.find_job, "local", "2").state == "PENDING"  # not reported: unchanged
+    assert store.call(repo.apply_statuses, "local", {"1": running}) == []  # no change, no transition
+    failed = JobStatus(job_id="1", state=JobState.FAILED, raw_state="FAILED", exit_code=3, elapsed_seconds=9)
+    store.call(repo.apply_statuses, "local", {"1": failed})
+    row = store.call(repo.find_job, "local", "1")
+    assert (row.state, row.exit_code, row.elapsed_seconds) == ("FAILED", 3, 9)
+    assert row.started_at is not None
+    assert row.ended_at is not None
+    steps = [(t.from_state, t.to_state) for t in store.call(repo.transitions, row.id)]
+    assert steps == [(None, "PENDING"), ("PENDING", "RUNNING"), ("RUNNING", "FAILED")]
+    assert [r.job_id for r in store.call(repo.live_jobs, "local")] == ["2"]
+
+
+def test_history_is_newest_first_and_filters(store: Store) -> None:
+    for job_id, source in (("1", "cli"), ("2", "web"), ("3", "mcp")):
+        add(store, job_id, source=source)
+    assert [r.job_id for r in store.call(repo.history)] == ["3", "2", "1"]
+    assert [r.job_id for r in store.call(repo.history, limit=1, offset=1)] == ["2"]
+    assert [r.job_id for r in store.call(repo.history, source="web")] == ["2"]
+
+
+def test_stats_count_outcomes_in_the_window(store: Store) -> None:
+    now = datetime.now(UTC)
+    add(store, "1", when=now - timedelta(days=3))
+    for job_id in ("2", "3", "4", "5"):
+        add(store, job_id, when=now)
+    outcomes = {
+        "2": JobStatus(job_id="2", state=JobState.COMPLETED, raw_state="COMPLETED", elapsed_seconds=10),
+        "3": JobStatus(job_id="3", state=JobState.TIMEOUT, raw_state="TIMEOUT", elapsed_seconds=30),
+        "4": JobStatus(job_id="4", state=JobState.CANCELLED, raw_state="CANCELLED by 0", elapsed_seconds=2),
+    }
+    store.call(repo.apply_statuses, "local", outcomes)
+    stats = store.call(repo.history_stats, since=now - timedelta(hours=1))
+    assert stats == {"total": 4, "completed": 1, "failed": 1, "cancelled": 1, "avg_runtime_seconds": 14.0}
+    assert store.call(repo.history_stats)["total"] == 5
