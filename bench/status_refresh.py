@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from svc_host.rendering.sbatch import render_sbatch
-
 from svc_host.domain.submission import JobDefinition
+from svc_host.rendering.sbatch import render_sbatch
 from svc_host.slurm.argv import squeue_argv
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
@@ -47,9 +45,9 @@ async def main(repeat: int) -> None:
     transport = CountingTransport()
     with tempfile.TemporaryDirectory() as log_dir:
         finished = await submit_many(transport, "true", 100, log_dir)
-        while len(await transport.queue()) > 0 and any(
-            not s.state.is_terminal for s in (await transport.statuses(finished)).values()
-        ):
+        for _ in range(300):
+            if all(s.state.is_terminal for s in (await transport.statuses(finished)).values()):
+                break
             await asyncio.sleep(1)
         live = await submit_many(transport, "sleep 600", 100, log_dir)
         ids = finished + live
@@ -64,7 +62,10 @@ async def main(repeat: int) -> None:
             raw = []
             for _ in range(repeat):
                 start = time.perf_counter()
-                subprocess.run(squeue_argv(ids), capture_output=True, check=True)
+                raw_squeue = await asyncio.create_subprocess_exec(
+                    *squeue_argv(ids), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+                )
+                await raw_squeue.wait()
                 raw.append(time.perf_counter() - start)
         finally:
             await transport.cancel(live)

@@ -39,4 +39,3 @@ def create_app(host: Host | None = None) -> FastAPI:
     for router in host.plugins.routers():
         app.include_router(router)
     return app
-

@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
         if cmd_name in self.lazy_commands:
             module_name, attribute = self.lazy_commands[cmd_name].split(":")
             command = getattr(importlib.import_module(module_name), attribute)
-            assert isinstance(command, click.Command)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self.lazy_commands[cmd_name]} is not a click command")
             return command
         return super().get_command(ctx, cmd_name)

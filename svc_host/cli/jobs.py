@@ -243,7 +243,16 @@ def resources(partition: str | None, transport: str, as_json: bool) -> None:
     print_table(
         ["partition", "gpus free", "gpus total", "in use", "jobs running", "nodes", "idle", "down"],
         [
-            [s.partition, s.gpus_available, s.total_gpus, f"{s.gpu_utilization:.0%}", s.jobs_running, s.nodes_total, s.nodes_idle, s.nodes_down]
+            [
+                s.partition,
+                s.gpus_available,
+                s.total_gpus,
+                f"{s.gpu_utilization:.0%}",
+                s.jobs_running,
+                s.nodes_total,
+                s.nodes_idle,
+                s.nodes_down,
+            ]
             for s in snapshots
         ],
     )
@@ -260,7 +269,9 @@ def history(limit: int, state: str | None, source: str | None, as_json: bool) ->
     from svc_host.store import jobs as job_repo
 
     async def work(host: Host) -> list[dict[str, Any]]:
-        rows = await host.store.run(job_repo.history, limit=limit, state=state.upper() if state else None, source=source)
+        rows = await host.store.run(
+            job_repo.history, limit=limit, state=state.upper() if state else None, source=source
+        )
         return [job_service.history_view(row) for row in rows]
 
     rows = _with_host(work)
@@ -269,5 +280,8 @@ def history(limit: int, state: str | None, source: str | None, as_json: bool) ->
         return
     print_table(
         ["id", "name", "transport", "source", "status", "exit", "submitted"],
-        [[r["job_id"], r["name"], r["transport"], r["source"], r["status"], r["exit_code"], r["submitted_at"][:19]] for r in rows],
+        [
+            [r["job_id"], r["name"], r["transport"], r["source"], r["status"], r["exit_code"], r["submitted_at"][:19]]
+            for r in rows
+        ],
     )

@@ -53,7 +53,9 @@ _NODELIST = re.compile(r"^[A-Za-z0-9_.,\[\]-]+$")
 
 def _matching(value: str | None, pattern: re.Pattern[str], shape: str) -> str | None:
     if value is not None and not pattern.match(value):
-        raise ValueError(f"must look {shape}, got {value!r}" if shape.startswith("like") else f"must be {shape}, got {value!r}")
+        raise ValueError(
+            f"must look {shape}, got {value!r}" if shape.startswith("like") else f"must be {shape}, got {value!r}"
+        )
     return value
 
 

@@ -31,7 +31,7 @@ def tool_result(fn: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Await
             return failure(str(exc))
         except ValidationError as exc:
             return failure(describe_validation(exc.errors()))
-        except Exception as exc:  # noqa: BLE001 - an agent gets a message, the log gets the traceback
+        except Exception as exc:
             log.exception("tool %s failed", fn.__name__)
             return failure(f"internal error in {fn.__name__}: {type(exc).__name__}: {exc}")
 

@@ -101,10 +101,10 @@ async def submit_job(
 async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any]:
     host = host_of(ctx)
     target = transport_name(transport)
-    if target == LOCAL:
-        user = getpass.getuser()
-    else:
-        user = host.transports.config.profiles[target].username if target in host.transports.config.profiles else None
+    profiles = host.transports.config.profiles
+    user: str | None = getpass.getuser() if target == LOCAL else None
+    if target in profiles:
+        user = profiles[target].username or None
     queue = await host.transport(target).queue(user=user or None)
     return {"jobs": [_summary(job) for job in queue], "count": len(queue)}
 
@@ -154,8 +154,7 @@ async def get_resources(ctx: Context, partition: str | None = None, transport: s
         if not found:
             raise InvalidRequestError(f"partition {partition!r} not found")
         snap = found[0]
-    metrics = snap.model_dump(mode="json", exclude={"timestamp", "has_available_gpus"})
-    return metrics
+    return snap.model_dump(mode="json", exclude={"timestamp", "has_available_gpus"})
 
 
 TOOLS = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -36,7 +37,7 @@ class Store:
 
     async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``call`` in a worker thread, so the event loop never waits on the database."""
-        return await asyncio.to_thread(self.call, fn, *args, **kwargs)
+        return await asyncio.to_thread(functools.partial(self.call, fn, *args, **kwargs))
 
     def close(self) -> None:
         self.engine.dispose()
@@ -45,7 +46,7 @@ class Store:
 def _engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
-    except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises several kinds for a malformed URL
+    except Exception as exc:
         raise ConfigError(f"SVC_DATABASE_URL is not a database URL: {exc}") from exc
     connect_args: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":

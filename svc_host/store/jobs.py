@@ -78,7 +78,9 @@ def add_job(
     )
     session.add(record)
     session.flush()
-    session.add(JobTransition(job_pk=record.id, from_state=None, to_state=record.state, raw_state="submitted", at=moment))
+    session.add(
+        JobTransition(job_pk=_pk(record), from_state=None, to_state=record.state, raw_state="submitted", at=moment)
+    )
     return record
 
 
@@ -118,7 +120,9 @@ def apply_statuses(
         before = record.state
         record.raw_state = status.raw_state
         record.exit_code = status.exit_code if status.exit_code is not None else record.exit_code
-        record.elapsed_seconds = status.elapsed_seconds if status.elapsed_seconds is not None else record.elapsed_seconds
+        record.elapsed_seconds = (
+            status.elapsed_seconds if status.elapsed_seconds is not None else record.elapsed_seconds
+        )
         record.partition = status.partition or record.partition
         record.nodes = status.nodes or record.nodes
         record.gpus = status.gpus if status.gpus is not None else record.gpus
@@ -132,10 +136,14 @@ def apply_statuses(
             if status.state.is_terminal:
                 record.ended_at = moment
             session.add(
-                JobTransition(job_pk=record.id, from_state=before, to_state=record.state, raw_state=status.raw_state, at=moment)
+                JobTransition(
+                    job_pk=_pk(record), from_state=before, to_state=record.state, raw_state=status.raw_state, at=moment
+                )
             )
             changes.append(
-                StateChange(transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code)
+                StateChange(
+                    transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code
+                )
             )
         session.add(record)
     return changes
@@ -166,7 +174,9 @@ def history(
     return list(session.exec(query.order_by(col(JobRecord.id).desc()).offset(offset).limit(limit)))
 
 
-def history_stats(session: Session, *, since: datetime | None = None, until: datetime | None = None) -> dict[str, float | int]:
+def history_stats(
+    session: Session, *, since: datetime | None = None, until: datetime | None = None
+) -> dict[str, float | int]:
     """Totals per outcome and the mean runtime of finished jobs submitted in ``[since, until)``."""
     query = select(JobRecord.state, func.count(), func.avg(JobRecord.elapsed_seconds)).group_by(JobRecord.state)
     if since is not None:
@@ -201,3 +211,9 @@ def _str_or_none(value: object) -> str | None:
 
 def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) else None
+
+
+def _pk(record: JobRecord) -> int:
+    if record.id is None:
+        raise ValueError("job record has no id yet; flush the session first")
+    return record.id

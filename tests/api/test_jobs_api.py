@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -51,7 +50,9 @@ async def test_submit_returns_201_pending_job(api_client: httpx.AsyncClient, svc
         ({"script_content": "true", "nodes": 2}, "body.nodes: Extra inputs are not permitted"),
     ],
 )
-async def test_submit_validation_is_422_detail(api_client: httpx.AsyncClient, payload: dict[str, Any], detail: str) -> None:
+async def test_submit_validation_is_422_detail(
+    api_client: httpx.AsyncClient, payload: dict[str, Any], detail: str
+) -> None:
     response = await api_client.post("/api/jobs", json=payload)
     assert response.status_code == 422
     assert response.json() == {"detail": detail}
@@ -115,8 +116,17 @@ async def test_resources_per_partition(api_client: httpx.AsyncClient) -> None:
     assert {"debug", "gpu"} <= set(by_name)
     gpu = by_name["gpu"]
     assert set(gpu) == {
-        "timestamp", "partition", "total_gpus", "gpus_in_use", "gpus_available", "jobs_running",
-        "nodes_total", "nodes_idle", "nodes_down", "gpu_utilization", "has_available_gpus",
+        "timestamp",
+        "partition",
+        "total_gpus",
+        "gpus_in_use",
+        "gpus_available",
+        "jobs_running",
+        "nodes_total",
+        "nodes_idle",
+        "nodes_down",
+        "gpu_utilization",
+        "has_available_gpus",
     }
     assert gpu["total_gpus"] == 4
     only = (await api_client.get("/api/resources", params={"partition": "gpu"})).json()

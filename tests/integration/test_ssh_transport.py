@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from svc_host.rendering.sbatch import render_sbatch
 
 from svc_host.domain.jobs import JobState
 from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import TransportError
+from svc_host.rendering.sbatch import render_sbatch
 from svc_host.testing.waiting import wait_for_state
 from svc_plugin_ssh.transport import SSHTransport
 

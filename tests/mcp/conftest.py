@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from contextlib import asynccontextmanager
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 

@@ -48,12 +48,16 @@ async def track(fake: FakeTransport, store: Store, count: int) -> list[str]:
     ids = []
     for _ in range(count):
         job_id = await fake.submit(RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e"))
-        store.call(repo.add_job, transport="fake", job_id=job_id, name=f"job{job_id}", source="cli", resources={}, command=[])
+        store.call(
+            repo.add_job, transport="fake", job_id=job_id, name=f"job{job_id}", source="cli", resources={}, command=[]
+        )
         ids.append(job_id)
     return ids
 
 
-async def test_one_query_per_tick_for_every_tracked_job(monitor: Monitor, fake: FakeTransport, store: Store, events: list[Event]) -> None:
+async def test_one_query_per_tick_for_every_tracked_job(
+    monitor: Monitor, fake: FakeTransport, store: Store, events: list[Event]
+) -> None:
     ids = await track(fake, store, 1000)
     fake.set_state(ids[0], JobState.RUNNING)
     fake.set_state(ids[1], JobState.FAILED, raw="FAILED", exit_code=3)
@@ -64,12 +68,19 @@ async def test_one_query_per_tick_for_every_tracked_job(monitor: Monitor, fake: 
     failed = next(e for e in events if e.payload["job_id"] == ids[1])
     assert failed.name == "job.status_changed"
     assert dict(failed.payload) == {
-        "transport": "fake", "job_id": ids[1], "name": f"job{ids[1]}", "from": "PENDING", "to": "FAILED",
-        "raw_state": "FAILED", "exit_code": 3,
+        "transport": "fake",
+        "job_id": ids[1],
+        "name": f"job{ids[1]}",
+        "from": "PENDING",
+        "to": "FAILED",
+        "raw_state": "FAILED",
+        "exit_code": 3,
     }
 
 
-async def test_a_job_the_scheduler_does_not_report_is_not_failed(monitor: Monitor, fake: FakeTransport, store: Store) -> None:
+async def test_a_job_the_scheduler_does_not_report_is_not_failed(
+    monitor: Monitor, fake: FakeTransport, store: Store
+) -> None:
     (job_id,) = await track(fake, store, 1)
     del fake.jobs[job_id]  # e.g. sacct lagging right after submit, or slurmdbd down
     assert await monitor.tick("fake") == []

@@ -128,7 +128,9 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
     )
     if record is not None and record.id is not None:
         rows = await host.store.run(transitions, record.id)
-        body["transitions"] = [{"from": r.from_state, "to": r.to_state, "raw_state": r.raw_state, "at": r.at.isoformat()} for r in rows]
+        body["transitions"] = [
+            {"from": r.from_state, "to": r.to_state, "raw_state": r.raw_state, "at": r.at.isoformat()} for r in rows
+        ]
     if record is not None:
         body["resources"] = json.loads(record.resources)
     return body
@@ -151,7 +153,12 @@ async def job_logs(
 ) -> dict[str, Any]:
     """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail)."""
     found = await jobs.logs(
-        host, host.server_transport_name(), _check_id(job_id), stdout_offset=stdout_offset, stderr_offset=stderr_offset, limit=limit
+        host,
+        host.server_transport_name(),
+        _check_id(job_id),
+        stdout_offset=stdout_offset,
+        stderr_offset=stderr_offset,
+        limit=limit,
     )
     out, err = found.stdout, found.stderr
     return {

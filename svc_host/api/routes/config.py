@@ -1,0 +1,225 @@
+"""``/api/config``: the layered configuration, its files, the server's ``SVC_*`` variables, and project configs."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Body, HTTPException
+
+from svc_host.api.deps import HostDep
+from svc_host.config import (
+    SvcConfig,
+    config_paths,
+    init_project_config,
+    load_config,
+    project_config_file,
+    read_project_config,
+    reset_user_config,
+    save_user_config,
+    write_project_config,
+)
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount
+from svc_host.errors import InvalidRequestError, NotFoundError
+
+router = APIRouter(prefix="/api/config", tags=["config"])
+
+JsonObject = Annotated[dict[str, Any], Body()]
+"""A partial configuration; validated by ``svc_host.config`` so errors name the field (422)."""
+
+ENV_DESCRIPTIONS = {
+    "SVC_SSH_PROFILE": "SSH profile the server uses (default: the current profile)",
+    "SVC_SSH_HOSTNAME": "direct SSH hostname; defines the profile 'env' and makes it current",
+    "SVC_SSH_USERNAME": "direct SSH username (with SVC_SSH_HOSTNAME)",
+    "SVC_SSH_KEY": "path to the SSH private key (with SVC_SSH_HOSTNAME)",
+    "SVC_SSH_PORT": "SSH port (with SVC_SSH_HOSTNAME; default 22)",
+    "SVC_TRANSPORT": "transport the REST API uses (default: the current SSH profile, else local)",
+    "SVC_DATABASE_URL": "SQLAlchemy URL of the job store (default: SQLite in the state directory)",
+    "SVC_DISABLE_PLUGINS": "comma-separated plugin names not to load",
+    "SVC_PLUGINS_STRICT": "1 makes a plugin that fails to load fatal",
+    "SVC_SYSTEM_CONFIG": "path of the system configuration file (default /etc/svc/config.json)",
+    "CHAT_WEBHOOK_URL": "chat webhook that receives status notifications",
+}
+"""Descriptions of the variables the server knows; ``SVC_<FIELD>[__<FIELD>]`` variables override config keys."""
+
+SECRET_PREFIXES = ("SVC_ENVIRONMENT__ENV_VARS",)
+"""Variables whose whole value is redacted: job environment variables often carry API tokens."""
+
+REDACTED = "<redacted>"
+_SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "WEBHOOK", "CREDENTIAL", "AUTH")
+_SECRET_VALUE = re.compile(r"^(xox[abposr]-|gh[pousr]_|github_pat_|sk-|AKIA)|hooks?[./]|webhook", re.IGNORECASE)
+
+
+def _env(host: Host) -> Mapping[str, str] | None:
+    return os.environ if host.read_env else None
+
+
+def _write_failed(exc: OSError) -> HTTPException:
+    return HTTPException(status_code=500, detail=f"could not write the configuration: {exc.strerror or exc}")
+
+
+# -- the layered configuration ------------------------------------------------------------------------
+
+
+@router.get("")
+def get_config(host: HostDep) -> dict[str, Any]:
+    """The merged configuration: system, then user, then project file, then ``SVC_*`` variables."""
+
+    return load_config(host.paths, env=_env(host)).model_dump(mode="json")
+
+
+@router.put("")
+def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
+    """Lay a full or partial configuration over the user file; returns the merged configuration."""
+
+    try:
+        return save_user_config(host.paths, body, env=_env(host)).model_dump(mode="json")
+    except OSError as exc:
+        raise _write_failed(exc) from None
+
+
+@router.get("/paths")
+def get_config_paths(host: HostDep) -> list[dict[str, Any]]:
+    """The configuration files (system, user, both project candidates) and whether each exists."""
+
+    return config_paths(host.paths)
+
+
+@router.post("/reset")
+def reset_config(host: HostDep) -> dict[str, Any]:
+    """Overwrite the user file with the default configuration; returns the merged configuration."""
+
+    try:
+        return reset_user_config(host.paths, env=_env(host)).model_dump(mode="json")
+    except OSError as exc:
+        raise _write_failed(exc) from None
+
+
+# -- the server's environment -------------------------------------------------------------------------
+
+
+@router.get("/env")
+def get_env() -> list[dict[str, str]]:
+    """``SVC_*`` and ``CHAT_WEBHOOK_URL`` variables of the server process; secret-looking values are redacted."""
+    return [
+        {"name": name, "value": mask_env_value(name, value), "description": describe_env_var(name)}
+        for name, value in sorted(os.environ.items())
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL"
+    ]
+
+
+def mask_env_value(name: str, value: str) -> str:
+    """``<redacted>`` for keys, tokens, passwords, webhooks and URLs with credentials; the value otherwise."""
+    upper = name.upper()
+    if upper.startswith(SECRET_PREFIXES) or any(word in upper for word in _SECRET_NAME_WORDS):
+        return REDACTED
+    if _SECRET_VALUE.search(value):
+        return REDACTED
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return REDACTED
+    if parts.scheme and (parts.username or parts.password or "@" in parts.netloc or parts.query):
+        return REDACTED
+    return value
+
+
+def describe_env_var(name: str) -> str:
+    """What a variable does; ``""`` for one svc does not know."""
+    if name in ENV_DESCRIPTIONS:
+        return ENV_DESCRIPTIONS[name]
+
+    keys = name.removeprefix("SVC_").lower().split("__")
+    if name.startswith("SVC_") and keys[0] in SvcConfig.model_fields:
+        return f"overrides configuration key {'.'.join(keys)}"
+    return ""
+
+
+# -- project configurations ---------------------------------------------------------------------------
+
+
+def _current_mounts(host: Host) -> list[Mount] | None:
+    """Mounts of the server's current profile; ``None`` when no profile is active."""
+    config = host.profiles.host_config(env=_env(host))
+    if config.current_profile is None:
+        return None
+    return config.profiles[config.current_profile].mounts
+
+
+def _mount(host: Host, mount_name: str) -> Mount:
+    mounts = _current_mounts(host)
+    if mounts is None:
+        raise InvalidRequestError(
+            "no active SSH profile; activate one with POST /api/config/ssh/profiles/{name}/activate"
+        )
+    for mount in mounts:
+        if mount.name == mount_name:
+            return mount
+    raise NotFoundError(f"mount {mount_name!r} not found in the active SSH profile")
+
+
+def _project_response(mount: Mount, path: Path, exists: bool, config: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "mount_name": mount.name,
+        "local_path": mount.local,
+        "config_path": str(path),
+        "exists": exists,
+        "config": config,
+    }
+
+
+@router.get("/projects")
+def list_projects(host: HostDep) -> list[dict[str, Any]]:
+    """One entry per mount of the current profile; empty when no profile is active."""
+
+    entries = []
+    for mount in _current_mounts(host) or []:
+        path = project_config_file(Path(mount.local))
+        entries.append(
+            {
+                "mount_name": mount.name,
+                "local_path": mount.local,
+                "remote_path": mount.remote,
+                "config_exists": path.is_file(),
+                "config_path": str(path),
+            }
+        )
+    return entries
+
+
+@router.get("/projects/{mount_name}")
+def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
+    """The project config file in the mount's local directory, as stored (partial)."""
+
+    mount = _mount(host, mount_name)
+    project = read_project_config(Path(mount.local))
+    return _project_response(mount, project.path, project.exists, project.config)
+
+
+@router.put("/projects/{mount_name}")
+def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, Any]:
+    """Replace the mount's project config with ``body`` (a full or partial configuration)."""
+
+    mount = _mount(host, mount_name)
+    try:
+        project = write_project_config(Path(mount.local), body)
+    except OSError as exc:
+        raise _write_failed(exc) from None
+    return _project_response(mount, project.path, project.exists, project.config)
+
+
+@router.post("/projects/{mount_name}/init")
+def init_project(host: HostDep, mount_name: str) -> dict[str, Any]:
+    """Create ``.svc.json`` in the mount's local directory with example values."""
+
+    mount = _mount(host, mount_name)
+    try:
+        project = init_project_config(Path(mount.local))
+    except OSError as exc:
+        raise _write_failed(exc) from None
+    return _project_response(mount, project.path, project.exists, project.config)

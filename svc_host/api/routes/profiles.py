@@ -1,0 +1,86 @@
+"""``/api/config/ssh/profiles``: SSH profiles and their mounts. Every change makes the transports follow."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Body
+from starlette.concurrency import run_in_threadpool
+
+from svc_host.api.deps import HostDep
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount, SSHProfile
+
+router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
+
+T = TypeVar("T")
+
+
+class ProfileCreate(SSHProfile):
+    """A new profile: ``name`` plus the SSH profile fields; ``hostname`` (or an ``ssh_host`` alias) is required."""
+
+    name: str
+
+
+async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:
+    """Run a store change off the event loop (it fsyncs), then rebuild transports from the new profiles."""
+    result = await run_in_threadpool(work, *args)
+    await host.reload_profiles()
+    return result
+
+
+def _profile_json(profile: SSHProfile) -> dict[str, Any]:
+    return profile.model_dump(mode="json")
+
+
+@router.get("")
+def list_profiles(host: HostDep) -> dict[str, Any]:
+    """``{current, profiles}`` as the server sees them (``SVC_SSH_*`` applied); ``current`` is ``""`` for none."""
+    config = host.profiles.host_config(env=os.environ if host.read_env else None)
+    return {
+        "current": config.current_profile or "",
+        "profiles": {name: _profile_json(profile) for name, profile in sorted(config.profiles.items())},
+    }
+
+
+@router.post("")
+async def create_profile(host: HostDep, body: ProfileCreate) -> dict[str, Any]:
+    """Create a profile (409 if the name exists, 422 for an invalid name or missing hostname)."""
+    profile = SSHProfile.model_validate(body.model_dump(exclude={"name"}))
+    return _profile_json(await _change(host, host.profiles.create, body.name, profile))
+
+
+@router.put("/{name}")
+async def update_profile(host: HostDep, name: str, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+    """Apply hostname, username, key_filename, port, description, ssh_host, proxy_jump and env_vars."""
+    return _profile_json(await _change(host, host.profiles.update, name, body))
+
+
+@router.delete("/{name}")
+async def delete_profile(host: HostDep, name: str) -> dict[str, bool]:
+    """Delete a profile and its mounts."""
+    await _change(host, host.profiles.delete, name)
+    return {"ok": True}
+
+
+@router.post("/{name}/activate")
+async def activate_profile(host: HostDep, name: str) -> dict[str, bool]:
+    """Make the profile current (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` still win where set)."""
+    await _change(host, host.profiles.activate, name)
+    return {"ok": True}
+
+
+@router.post("/{name}/mounts")
+async def add_mount(host: HostDep, name: str, body: Mount) -> dict[str, Any]:
+    """Add a mount; its local directory must exist and is stored resolved."""
+    mount = await _change(host, host.profiles.add_mount, name, body)
+    return mount.model_dump(mode="json")
+
+
+@router.delete("/{name}/mounts/{mount_name}")
+async def remove_mount(host: HostDep, name: str, mount_name: str) -> dict[str, bool]:
+    """Remove a mount (its local files are left alone)."""
+    await _change(host, host.profiles.remove_mount, name, mount_name)
+    return {"ok": True}

@@ -1,0 +1,171 @@
+"""``svc config show|set|paths|reset``: the layered configuration (system -> user -> project -> SVC_* env)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from svc_host.paths import SvcPaths
+
+JSON_HELP = "Print JSON instead of a table (for scripts)."
+
+
+class InputError(click.ClickException):
+    """A bad argument: one line on stderr and exit 2, like a usage error but without the usage text."""
+
+    exit_code = 2
+
+
+def _paths() -> SvcPaths:
+    from svc_host.paths import SvcPaths
+
+    return SvcPaths.from_env()
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"resources": {"nodes": 1}}`` -> ``[("resources.nodes", 1)]``; dict leaves such as env_vars stay whole."""
+    from pydantic import BaseModel
+
+    from svc_host.config import SvcConfig
+
+    rows: list[tuple[str, Any]] = []
+    sections = {
+        name
+        for name, field in SvcConfig.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+    }
+    for key, value in data.items():
+        if not prefix and key in sections and isinstance(value, dict):
+            rows += _flatten(value, f"{key}.")
+        else:
+            rows.append((prefix + key, value))
+    return rows
+
+
+def _lookup(data: dict[str, Any], key: str) -> Any:
+    value: Any = data
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def config_keys() -> list[str]:
+    """Every key ``svc config set`` accepts (``environment.env_vars.NAME`` sets one variable)."""
+    from svc_host.config import SvcConfig
+
+    return [key for key, _ in _flatten(SvcConfig().model_dump(mode="json"))]
+
+
+def partial_for(key: str, value: str, user_env_vars: dict[str, str]) -> dict[str, Any]:
+    """The partial configuration that sets ``key`` to ``value`` (``null`` clears an optional value).
+
+    ``environment.env_vars`` takes a JSON object; ``environment.env_vars.NAME VALUE`` sets one variable
+    of the user file's ``env_vars``.
+    """
+    import json
+
+    keys = config_keys()
+    head, _, name = key.partition("environment.env_vars.")
+    if not head and name:
+        if "." in name:
+            raise InputError(f"environment variable names may not contain '.': {name!r}")
+        env_vars = dict(user_env_vars)
+        if value == "null":
+            env_vars.pop(name, None)
+        else:
+            env_vars[name] = value
+        return {"environment": {"env_vars": env_vars}}
+    if key not in keys:
+        raise InputError(f"unknown configuration key {key!r}; choose one of: {', '.join(keys)}")
+    parsed: Any = None if value == "null" else value
+    if key == "environment.env_vars":
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            raise InputError(f'{key} takes a JSON object such as \'{{"HF_HOME": "/data/hf"}}\'') from None
+    section, _, field = key.rpartition(".")
+    return {section: {field: parsed}} if section else {field: parsed}
+
+
+@click.group()
+def config() -> None:
+    """Show and change the configuration (system -> user -> project file -> SVC_* variables)."""
+
+
+@config.command()
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def show(as_json: bool) -> None:
+    """Show the merged configuration as this shell sees it."""
+    import os
+
+    from svc_host.cli.output import print_json, print_table
+    from svc_host.config import load_config
+
+    merged = load_config(_paths(), env=os.environ).model_dump(mode="json")
+    if as_json:
+        print_json(merged)
+        return
+    rows = [[key, "null" if value is None else json_text(value)] for key, value in _flatten(merged)]
+    print_table(["key", "value"], rows)
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+def set_value(key: str, value: str) -> None:
+    """Set KEY (e.g. resources.partition) to VALUE in the user config file; 'null' clears a value."""
+    import os
+
+    from svc_host.config import read_user_config, save_user_config, validate_layer
+
+    paths = _paths()
+    user_env_vars = read_user_config(paths).get("environment", {}).get("env_vars", {})
+    merged = save_user_config(paths, partial_for(key, value, user_env_vars), env=os.environ).model_dump(mode="json")
+    click.echo(f"{key} = {value} (saved to {paths.user_config})")
+    if key == "environment.env_vars":
+        return
+    saved = validate_layer(read_user_config(paths)).model_dump(mode="json")
+    if _lookup(merged, key) != _lookup(saved, key):
+        click.echo(
+            f"note: the project config or an SVC_* variable overrides {key}; in effect: {_lookup(merged, key)!r}",
+            err=True,
+        )
+
+
+@config.command()
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def paths(as_json: bool) -> None:
+    """List the configuration files, lowest precedence first, and whether each exists."""
+    from svc_host.cli.output import print_json, print_table
+    from svc_host.config import config_paths
+
+    entries = config_paths(_paths())
+    if as_json:
+        print_json(entries)
+        return
+    print_table(
+        ["source", "path", "exists"], [[e["source"], e["path"], "yes" if e["exists"] else "no"] for e in entries]
+    )
+
+
+@config.command()
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def reset(yes: bool) -> None:
+    """Overwrite the user config file with the default configuration."""
+    import os
+
+    from svc_host.config import reset_user_config
+
+    paths = _paths()
+    if not yes:
+        click.confirm(f"Overwrite {paths.user_config} with the defaults?", abort=True)
+    reset_user_config(paths, env=os.environ)
+    click.echo(f"reset {paths.user_config} to the default configuration")

@@ -1,0 +1,171 @@
+"""``svc profile list|add|use|remove`` and ``svc profile mount add|remove``: SSH profiles and their mounts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from svc_host.profiles import ProfileStore
+
+
+def _store() -> ProfileStore:
+    from svc_host.paths import SvcPaths
+    from svc_host.profiles import ProfileStore
+
+    return ProfileStore(SvcPaths.from_env().profiles_file)
+
+
+def _usage_error(exc: ValidationError) -> click.ClickException:
+    from svc_host.cli.config import InputError
+    from svc_host.config import describe_validation_error
+
+    return InputError(describe_validation_error(exc))
+
+
+@click.group()
+def profile() -> None:
+    """Manage SSH profiles (how to reach a cluster) and their mounts."""
+
+
+@profile.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table (for scripts).")
+def list_profiles(as_json: bool) -> None:
+    """List profiles; the current one (after SVC_SSH_PROFILE / SVC_SSH_HOSTNAME) is marked '*'."""
+    import os
+
+    from svc_host.cli.output import print_json, print_table
+
+    config = _store().host_config(env=os.environ)
+    rows: list[dict[str, Any]] = [
+        {"name": name, "is_current": name == config.current_profile, **item.model_dump(mode="json")}
+        for name, item in sorted(config.profiles.items())
+    ]
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ["", "name", "target", "mounts", "description"],
+        [
+            [
+                "*" if row["is_current"] else "",
+                row["name"],
+                _target(row),
+                ", ".join(f"{m['name']} ({m['local']} -> {m['remote']})" for m in row["mounts"]),
+                row["description"],
+            ]
+            for row in rows
+        ],
+    )
+
+
+def _target(row: dict[str, Any]) -> str:
+    host = row["ssh_host"] or row["hostname"]
+    user = f"{row['username']}@" if row["username"] else ""
+    return f"{user}{host}:{row['port']}" + (f" via {row['proxy_jump']}" if row["proxy_jump"] else "")
+
+
+@profile.command()
+@click.argument("name")
+@click.option("--hostname", help="Login node to connect to (required unless --ssh-host is given).")
+@click.option("--username", help="Remote user name.")
+@click.option("--key", "key_filename", help="Path to the private key (stored as given; ~ is expanded when used).")
+@click.option("--port", type=int, default=22, show_default=True)
+@click.option("--ssh-host", help="Host alias from ~/.ssh/config.")
+@click.option("--proxy-jump", help="Jump host, e.g. user@bastion.")
+@click.option("--known-hosts", help="known_hosts file to check the host key against.")
+@click.option("--description", default="", help="What this profile is for.")
+def add(
+    name: str,
+    *,
+    hostname: str | None,
+    username: str | None,
+    key_filename: str | None,
+    port: int,
+    ssh_host: str | None,
+    proxy_jump: str | None,
+    known_hosts: str | None,
+    description: str,
+) -> None:
+    """Add the SSH profile NAME."""
+    from pydantic import ValidationError
+
+    from svc_host.domain.profiles import SSHProfile
+
+    try:
+        new = SSHProfile(
+            hostname=hostname or "",
+            username=username or "",
+            key_filename=key_filename or "",
+            port=port,
+            description=description,
+            ssh_host=ssh_host,
+            proxy_jump=proxy_jump,
+            known_hosts=known_hosts,
+        )
+    except ValidationError as exc:
+        raise _usage_error(exc) from None
+    _store().create(name, new)
+    click.echo(f"added profile {name!r}; make it current with: svc profile use {name}")
+
+
+@profile.command()
+@click.argument("name")
+def use(name: str) -> None:
+    """Make NAME the current profile."""
+    import os
+
+    _store().activate(name)
+    click.echo(f"current profile: {name}")
+    for variable in ("SVC_SSH_PROFILE", "SVC_SSH_HOSTNAME"):
+        if os.environ.get(variable):
+            click.echo(f"note: {variable} is set in this shell and takes precedence", err=True)
+
+
+@profile.command()
+@click.argument("name")
+def remove(name: str) -> None:
+    """Remove the profile NAME and its mounts (local files are left alone)."""
+    store = _store()
+    mounts = len(store.get(name).mounts)
+    store.delete(name)
+    click.echo(f"removed profile {name!r} and its {mounts} mount(s)")
+
+
+@profile.group()
+def mount() -> None:
+    """Manage a profile's mounts (a local directory and its directory on the cluster)."""
+
+
+@mount.command("add")
+@click.argument("profile_name", metavar="PROFILE")
+@click.argument("name")
+@click.argument("local")
+@click.argument("remote")
+def mount_add(profile_name: str, name: str, local: str, remote: str) -> None:
+    """Add mount NAME to PROFILE: the existing directory LOCAL is kept in sync with REMOTE."""
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from svc_host.domain.profiles import Mount
+
+    local_path = Path(local).expanduser()
+    try:
+        new = Mount(name=name, local=str(local_path.absolute()), remote=remote)
+    except ValidationError as exc:
+        raise _usage_error(exc) from None
+    added = _store().add_mount(profile_name, new)
+    click.echo(f"added mount {name!r} to profile {profile_name!r}: {added.local} -> {added.remote}")
+
+
+@mount.command("remove")
+@click.argument("profile_name", metavar="PROFILE")
+@click.argument("name")
+def mount_remove(profile_name: str, name: str) -> None:
+    """Remove mount NAME from PROFILE (local files are left alone)."""
+    _store().remove_mount(profile_name, name)
+    click.echo(f"removed mount {name!r} from profile {profile_name!r}")

@@ -1,0 +1,314 @@
+"""Layered configuration: system file -> user file -> project file -> ``SVC_*`` environment.
+
+Each layer is a partial ``SvcConfig`` validated on its own, so a bad value is reported with the file (or
+variable) and the field it is in. Later layers override single fields: a user file holding only
+``{"resources": {"partition": "gpu"}}`` changes the partition and nothing else. ``environment.env_vars``
+is merged per variable across layers; a write through ``save_user_config`` replaces the user file's
+``env_vars`` as a whole so that a variable can be removed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
+from pydantic_settings.sources.utils import parse_env_vars
+
+from svc_host.domain.submission import Environment, Resources
+from svc_host.errors import ConfigError, ConflictError, describe_validation
+from svc_host.files import write_json_atomic
+from svc_host.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
+
+LayerSource = Literal["system", "user", "project", "env"]
+
+ENV_PREFIX = "SVC_"
+ENV_NESTED_DELIMITER = "__"
+
+PROJECT_EXAMPLE: dict[str, Any] = {
+    "resources": {
+        "nodes": 1,
+        "gpus_per_node": 1,
+        "ntasks_per_node": 1,
+        "cpus_per_task": 4,
+        "memory_per_node": "16G",
+        "time_limit": "01:00:00",
+    },
+    "environment": {"env_vars": {}},
+    "log_dir": "logs",
+}
+"""What ``init_project_config`` writes: a starting point that validates and runs a one-GPU job for an hour."""
+
+
+class Notifications(BaseModel):
+    """Where status changes are announced."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chat_webhook_url: str | None = None
+
+
+class SvcConfig(BaseModel):
+    """The configuration object of the specs (REST "SvcConfig", MCP "Configuration")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resources: Resources = Field(default_factory=Resources)
+    environment: Environment = Field(default_factory=Environment)
+    notifications: Notifications = Field(default_factory=Notifications)
+    log_dir: str = Field(default="logs", min_length=1)
+    work_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigLayer:
+    """One partial configuration and where it came from (a file path, or ``environment``)."""
+
+    source: LayerSource
+    origin: str
+    data: dict[str, Any]
+
+
+# -- reading -------------------------------------------------------------------------------------------
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, ``None`` if there is no such file; anything else is a ``ConfigError``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def describe_validation_error(exc: ValidationError, *, where: str = "") -> str:
+    """``<where>: a.b: message; c: message`` — one clause per problem, fields as dotted paths."""
+    detail = describe_validation(exc.errors())
+    return f"{where}: {detail}" if where else detail
+
+
+def merge_layer(
+    base: Mapping[str, Any], over: Mapping[str, Any], *, model: type[BaseModel] = SvcConfig
+) -> dict[str, Any]:
+    """``over`` laid on ``base``: nested models merge field by field, dict fields merge key by key."""
+    merged = dict(base)
+    for key, value in over.items():
+        field = model.model_fields.get(key)
+        annotation = field.annotation if field is not None else None
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                merged[key] = merge_layer(merged[key], value, model=annotation)
+                continue
+            merged[key] = {**merged[key], **value}
+            continue
+        merged[key] = value
+    return merged
+
+
+def validate_layer(data: Mapping[str, Any], *, where: str = "") -> SvcConfig:
+    """Check a partial configuration on its own (laid over the defaults); errors name ``where`` and the field."""
+    try:
+        return SvcConfig.model_validate(merge_layer(_defaults(), data))
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, where=where)) from None
+
+
+def normalize_layer(data: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
+    """The keys of ``data`` with validated values (``"4"`` becomes ``4``), ready to be written to a file."""
+    return _pick(validate_layer(data, where=where).model_dump(mode="json"), data, SvcConfig)
+
+
+def _pick(validated: Mapping[str, Any], keys: Mapping[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    picked: dict[str, Any] = {}
+    for key, value in keys.items():
+        annotation = model.model_fields[key].annotation
+        if isinstance(value, Mapping) and isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            picked[key] = _pick(validated[key], value, annotation)
+        else:
+            picked[key] = validated[key]
+    return picked
+
+
+def project_config_file(directory: Path) -> Path:
+    """The project config file of ``directory``: the first candidate that exists, else ``.svc.json``."""
+    for name in PROJECT_CONFIG_CANDIDATES:
+        if (directory / name).is_file():
+            return directory / name
+    return directory / PROJECT_CONFIG_NAME
+
+
+def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """The configuration fields set by ``SVC_*`` variables (``SVC_RESOURCES__PARTITION=gpu``, ``SVC_LOG_DIR=out``).
+
+    Variables that are not configuration fields (``SVC_SSH_*``, ``SVC_DATABASE_URL``...) are ignored; empty
+    values count as unset.
+    """
+    try:
+        return _MappingEnvSource(env)()
+    except SettingsError as exc:
+        raise ConfigError(f"environment: {exc}; dict values such as SVC_ENVIRONMENT__ENV_VARS take JSON") from None
+
+
+def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[ConfigLayer]:
+    """Every layer present, lowest precedence first, each already validated on its own."""
+    layers: list[ConfigLayer] = []
+    files: list[tuple[LayerSource, Path]] = [
+        ("system", paths.system_config),
+        ("user", paths.user_config),
+        ("project", project_config_file(paths.project_dir)),
+    ]
+    for source, path in files:
+        data = read_json_object(path)
+        if data is not None:
+            validate_layer(data, where=str(path))
+            layers.append(ConfigLayer(source, str(path), data))
+    if env is not None:
+        data = env_layer(env)
+        if data:
+            try:
+                SvcConfig.model_validate(merge_layer(_defaults(), data))
+            except ValidationError as exc:
+                raise ConfigError(_describe_env_error(exc)) from None
+            layers.append(ConfigLayer("env", "environment", data))
+    return layers
+
+
+def load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig:
+    """The effective configuration; ``env=None`` ignores ``SVC_*`` variables (the MCP server does)."""
+    merged: dict[str, Any] = {}
+    for layer in config_layers(paths, env=env):
+        merged = merge_layer(merged, layer.data)
+    return validate_layer(merged, where="merged configuration")
+
+
+def config_paths(paths: SvcPaths) -> list[dict[str, Any]]:
+    """The files that can hold configuration, lowest precedence first: ``{path, exists, source}``."""
+    entries: list[tuple[str, Path]] = [("system", paths.system_config), ("user", paths.user_config)]
+    entries += [("project", paths.project_dir / name) for name in PROJECT_CONFIG_CANDIDATES]
+    return [{"path": str(path), "exists": path.is_file(), "source": source} for source, path in entries]
+
+
+# -- writing -------------------------------------------------------------------------------------------
+
+
+def read_user_config(paths: SvcPaths) -> dict[str, Any]:
+    """The user file's own (partial) content, validated; ``{}`` when there is none."""
+    data = read_json_object(paths.user_config) or {}
+    validate_layer(data, where=str(paths.user_config))
+    return data
+
+
+def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mapping[str, str] | None = None) -> SvcConfig:
+    """Lay ``partial`` over the user file, validate, write it atomically (0600); return the effective config.
+
+    A value that fails validation names the field of ``partial``; nothing is written then.
+    """
+    partial = normalize_layer(partial)
+    current = read_json_object(paths.user_config) or {}
+    updated = merge_layer(current, partial)
+    environment = partial.get("environment")
+    if isinstance(environment, Mapping) and "env_vars" in environment:
+        updated["environment"] = {**updated["environment"], "env_vars": dict(environment["env_vars"])}
+    validate_layer(updated, where=str(paths.user_config))
+    write_json_atomic(paths.user_config, updated)
+    return load_config(paths, env=env)
+
+
+def reset_user_config(paths: SvcPaths, *, env: Mapping[str, str] | None = None) -> SvcConfig:
+    """Overwrite the user file with a complete default configuration; return the effective config.
+
+    The fresh file sets every field, so values from the system file no longer show through.
+    """
+    write_json_atomic(paths.user_config, _defaults())
+    return load_config(paths, env=env)
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """The project config file of one directory and its (partial) content."""
+
+    path: Path
+    exists: bool
+    config: dict[str, Any]
+
+
+def read_project_config(directory: Path) -> ProjectConfig:
+    """The project configuration of ``directory`` as stored (partial); ``{}`` when there is no file."""
+    path = project_config_file(directory)
+    data = read_json_object(path)
+    if data is not None:
+        validate_layer(data, where=str(path))
+    return ProjectConfig(path=path, exists=data is not None, config=data or {})
+
+
+def write_project_config(directory: Path, config: Mapping[str, Any]) -> ProjectConfig:
+    """Replace the project configuration of ``directory`` with ``config`` (partial allowed), atomically."""
+    normalized = normalize_layer(config)
+    _require_directory(directory)
+    path = project_config_file(directory)
+    write_json_atomic(path, normalized)
+    return ProjectConfig(path=path, exists=True, config=normalized)
+
+
+def init_project_config(directory: Path) -> ProjectConfig:
+    """Create ``.svc.json`` with example values; ``ConflictError`` if a project config file already exists."""
+    _require_directory(directory)
+    for name in PROJECT_CONFIG_CANDIDATES:
+        if (directory / name).exists():
+            raise ConflictError(f"project config {directory / name} already exists; edit it instead")
+    path = directory / PROJECT_CONFIG_NAME
+    write_json_atomic(path, PROJECT_EXAMPLE)
+    return ProjectConfig(path=path, exists=True, config=json.loads(json.dumps(PROJECT_EXAMPLE)))
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+def _defaults() -> dict[str, Any]:
+    return SvcConfig().model_dump(mode="json")
+
+
+def _require_directory(directory: Path) -> None:
+    if not directory.is_dir():
+        raise ConfigError(f"project directory {directory} does not exist; create it or fix the mount's local path")
+
+
+def _describe_env_error(exc: ValidationError) -> str:
+    clauses = []
+    for error in exc.errors():
+        loc = [str(part) for part in error.get("loc", ())]
+        name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(loc).upper() if loc else "SVC_*"
+        clauses.append(f"environment variable {name}: {error['msg']}")
+    return "; ".join(clauses)
+
+
+class _EnvSettings(BaseSettings, SvcConfig):
+    """The fields of ``SvcConfig`` as pydantic-settings sees them (only used to read variables)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTED_DELIMITER, env_ignore_empty=True, extra="forbid"
+    )
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source reading a given mapping instead of ``os.environ``."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._mapping = env
+        super().__init__(_EnvSettings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(self._mapping, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)

@@ -1,0 +1,240 @@
+"""SSH profiles and their mounts, persisted in one JSON file (atomic writes, mode 0600).
+
+The file is ``{"current": name | null, "profiles": {name: SSHProfile}}``. Key paths are stored as given
+(``~/.ssh/id_ed25519`` stays that way and is expanded when used); key contents are never stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from svc_host.config import describe_validation_error, read_json_object
+from svc_host.domain.profiles import PROFILE_NAME_PATTERN, HostConfig, Mount, SSHProfile
+from svc_host.errors import ConfigError, ConflictError, NotFoundError
+from svc_host.files import write_json_atomic
+
+UPDATABLE_FIELDS = frozenset(
+    {"hostname", "username", "key_filename", "port", "description", "ssh_host", "proxy_jump", "env_vars"}
+)
+"""The fields ``update`` applies (the REST spec's list); anything else in a partial update is ignored."""
+
+ENV_PROFILE = "env"
+"""The profile defined by ``SVC_SSH_HOSTNAME`` (+ ``SVC_SSH_USERNAME``, ``SVC_SSH_KEY``, ``SVC_SSH_PORT``)."""
+
+RESERVED_NAMES = frozenset({"local"})
+
+
+class ProfilesFile(BaseModel):
+    """The content of the profiles file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    current: str | None = None
+    profiles: dict[str, SSHProfile] = Field(default_factory=dict)
+
+
+def check_profile_name(name: str) -> None:
+    """A profile name doubles as a transport name: lowercase letters, digits, ``_.-``; never ``local``."""
+    if name in RESERVED_NAMES:
+        raise ConfigError(f"profile name {name!r} is reserved for the local scheduler; choose another name")
+    if not re.fullmatch(PROFILE_NAME_PATTERN, name):
+        hint = " (use lowercase)" if re.fullmatch(PROFILE_NAME_PATTERN, name.lower()) else ""
+        raise ConfigError(
+            f"invalid profile name {name!r}{hint}: use 1-64 lowercase letters, digits, '_', '.' or '-',"
+            " starting with a letter or digit"
+        )
+
+
+def resolve_mount_local(local: str) -> str:
+    """The mount's local root, ``~`` expanded and symlinks resolved; refuses what is not a safe project directory.
+
+    ``/``, the home directory and any directory containing it are refused: syncing them would copy far
+    more than a project.
+    """
+    raw = Path(local).expanduser()
+    if not raw.is_absolute():
+        raise ConfigError(f"mount local path {local!r} must be absolute (or start with ~)")
+    resolved = raw.resolve()
+    if not resolved.is_dir():
+        raise ConfigError(f"mount local path {local!r} is not an existing directory")
+    home = Path.home().resolve()
+    if resolved == Path(resolved.anchor):
+        raise ConfigError(f"mount local path {local!r} is the filesystem root; choose a project directory")
+    if resolved == home or resolved in home.parents:
+        raise ConfigError(f"mount local path {local!r} is (or contains) the home directory; choose a project directory")
+    return str(resolved)
+
+
+class ProfileStore:
+    """Reads and writes the profiles file; every change is one atomic rewrite."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    # -- reading -----------------------------------------------------------------------------------------
+
+    def load(self) -> ProfilesFile:
+        """The file's content (empty when there is no file); an invalid file is a ``ConfigError`` naming it."""
+        data = read_json_object(self.path)
+        if data is None:
+            return ProfilesFile()
+        try:
+            content = ProfilesFile.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc, where=str(self.path))) from None
+        for name in content.profiles:
+            try:
+                check_profile_name(name)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.path}: profiles: {exc}") from None
+        if content.current is not None and content.current not in content.profiles:
+            raise ConfigError(
+                f"{self.path}: current names unknown profile {content.current!r}; set it to one of"
+                f" {_choices(content.profiles)} or null"
+            )
+        return content
+
+    def list(self) -> dict[str, SSHProfile]:
+        """Every stored profile by name."""
+        return self.load().profiles
+
+    def current(self) -> str | None:
+        """The stored current profile (``svc profile use``), ignoring environment variables."""
+        return self.load().current
+
+    def get(self, name: str) -> SSHProfile:
+        """One profile; ``NotFoundError`` naming it when there is none."""
+        return self._profile(self.load(), name)
+
+    # -- writing -----------------------------------------------------------------------------------------
+
+    def create(self, name: str, profile: SSHProfile) -> SSHProfile:
+        """Add a profile; it needs a ``hostname`` or an ``ssh_host`` alias. Its mounts follow the mount rules."""
+        check_profile_name(name)
+        if not profile.hostname and not profile.ssh_host:
+            raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
+        content = self.load()
+        if name in content.profiles:
+            raise ConflictError(f"SSH profile {name!r} already exists; update it or choose another name")
+        mounts = [
+            self._checked_mount(name, profile.mounts[:index], mount) for index, mount in enumerate(profile.mounts)
+        ]
+        created = profile.model_copy(update={"mounts": mounts})
+        content.profiles[name] = created
+        self._save(content)
+        return created
+
+    def update(self, name: str, partial: Mapping[str, Any]) -> SSHProfile:
+        """Apply the ``UPDATABLE_FIELDS`` of ``partial`` to a profile (other keys are ignored)."""
+        content = self.load()
+        profile = self._profile(content, name)
+        changes = {key: value for key, value in partial.items() if key in UPDATABLE_FIELDS}
+        try:
+            updated = SSHProfile.model_validate({**profile.model_dump(), **changes})
+        except ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc, where=f"profile {name!r}")) from None
+        if not updated.hostname and not updated.ssh_host:
+            raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
+        content.profiles[name] = updated
+        self._save(content)
+        return updated
+
+    def delete(self, name: str) -> None:
+        """Remove a profile and its mounts; if it was current, no profile is current afterwards."""
+        content = self.load()
+        self._profile(content, name)
+        del content.profiles[name]
+        if content.current == name:
+            content.current = None
+        self._save(content)
+
+    def activate(self, name: str) -> None:
+        """Make ``name`` the current profile."""
+        content = self.load()
+        self._profile(content, name)
+        content.current = name
+        self._save(content)
+
+    def add_mount(self, profile_name: str, mount: Mount) -> Mount:
+        """Add a mount; the local root must be an existing project directory and is stored resolved."""
+        content = self.load()
+        profile = self._profile(content, profile_name)
+        checked = self._checked_mount(profile_name, profile.mounts, mount)
+        profile.mounts.append(checked)
+        self._save(content)
+        return checked
+
+    def remove_mount(self, profile_name: str, mount_name: str) -> None:
+        """Remove a mount by name."""
+        content = self.load()
+        profile = self._profile(content, profile_name)
+        kept = [mount for mount in profile.mounts if mount.name != mount_name]
+        if len(kept) == len(profile.mounts):
+            raise NotFoundError(
+                f"mount {mount_name!r} not found in profile {profile_name!r}; it has {_choices(profile.mounts)}"
+            )
+        profile.mounts = kept
+        self._save(content)
+
+    # -- what the host hands to transports --------------------------------------------------------------
+
+    def host_config(self, *, env: Mapping[str, str] | None) -> HostConfig:
+        """Profiles and the current one. With ``env``, ``SVC_SSH_HOSTNAME`` defines a profile named ``env``
+        that becomes current, and ``SVC_SSH_PROFILE`` selects the current profile (it wins when both are set).
+        ``env=None`` uses the file alone."""
+        content = self.load()
+        profiles = dict(content.profiles)
+        current = content.current
+        if env is not None:
+            if env.get("SVC_SSH_HOSTNAME"):
+                profiles[ENV_PROFILE] = _profile_from_env(env)
+                current = ENV_PROFILE
+            selected = env.get("SVC_SSH_PROFILE")
+            if selected:
+                if selected not in profiles:
+                    raise ConfigError(
+                        f"SVC_SSH_PROFILE names unknown SSH profile {selected!r}; choose one of {_choices(profiles)}"
+                    )
+                current = selected
+        return HostConfig(profiles=profiles, current_profile=current)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _profile(self, content: ProfilesFile, name: str) -> SSHProfile:
+        try:
+            return content.profiles[name]
+        except KeyError:
+            raise NotFoundError(
+                f"SSH profile {name!r} not found; known profiles: {_choices(content.profiles)}"
+            ) from None
+
+    def _checked_mount(self, profile_name: str, existing: Sequence[Mount], mount: Mount) -> Mount:
+        if any(other.name == mount.name for other in existing):
+            raise ConflictError(f"mount {mount.name!r} already exists in profile {profile_name!r}")
+        return mount.model_copy(update={"local": resolve_mount_local(mount.local)})
+
+    def _save(self, content: ProfilesFile) -> None:
+        write_json_atomic(self.path, content.model_dump(mode="json"))
+
+
+def _profile_from_env(env: Mapping[str, str]) -> SSHProfile:
+    port = env.get("SVC_SSH_PORT") or "22"
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"SVC_SSH_PORT must be a port number from 1 to 65535, not {port!r}")
+    return SSHProfile(
+        hostname=env["SVC_SSH_HOSTNAME"],
+        username=env.get("SVC_SSH_USERNAME") or "",
+        key_filename=env.get("SVC_SSH_KEY") or "",
+        port=int(port),
+        description="from SVC_SSH_* environment variables",
+    )
+
+
+def _choices(items: Mapping[str, Any] | Sequence[Mount]) -> str:
+    names = sorted(items) if isinstance(items, Mapping) else [mount.name for mount in items]
+    return ", ".join(repr(name) for name in names) if names else "none"

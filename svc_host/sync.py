@@ -1,0 +1,140 @@
+"""The contract every sync backend implements: copy a mount's local tree to the cluster, report what that would do.
+
+A backend is built per SSH profile by the factory of its ``SyncBackendSpec``
+(``factory(profile_name, profile) -> SyncBackend``). The host calls :meth:`SyncBackend.sync` for
+``sync_files`` and :meth:`SyncBackend.inspect` for ``inspect_mount``; the returned models are those
+tools' return objects without ``success``. Expected failures raise :class:`svc_host.errors.SyncError`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from svc_host.domain.profiles import Mount
+
+DELETED_PATHS_CAP = 1000
+"""Above this many deletions ``deleted_paths`` is omitted (``deleted_paths_omitted``); the count stays exact."""
+
+
+class StaleUnknownReason(StrEnum):
+    """Why an inspection cannot tell which uploads went stale."""
+
+    NO_RECORD = "no_record"
+    UNREADABLE_RECORD = "unreadable_record"
+    FOREIGN_RECORD = "foreign_record"
+    EXCLUDE_CHANGED = "exclude_changed"
+
+    @property
+    def message(self) -> str:
+        """The sentence shown to people and agents."""
+        return _MESSAGES[self]
+
+
+_MESSAGES = {
+    StaleUnknownReason.NO_RECORD: "nothing recorded yet: no sync of this mount has completed",
+    StaleUnknownReason.UNREADABLE_RECORD: "the upload record is unreadable (damaged, not a regular file, or a symlink)",
+    StaleUnknownReason.FOREIGN_RECORD: "the upload record is owned by another account, so it was not read",
+    StaleUnknownReason.EXCLUDE_CHANGED: "the exclude filter changed since the upload record was written; "
+    "the next sync starts a new record",
+}
+
+
+class SyncResult(BaseModel):
+    """What a sync did (or, for a dry run, would do). The ``sync_files`` return without ``success``.
+
+    ``files_transferred`` counts non-directory entries sent. ``entries_deleted`` counts files and
+    directories (a directory holding two files counts three); on a dry run both are what would happen.
+    An additive sync does not look for deletions: ``mirror_candidates_inspected`` is false and
+    ``entries_deleted`` 0 then says nothing about stale files.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str
+    mount: str
+    local: str
+    remote: str
+    dry_run: bool
+    delete: bool
+    files_transferred: int = 0
+    entries_deleted: int = 0
+    deleted_paths: list[str] = Field(default_factory=list)
+    deleted_paths_omitted: bool = False
+    mirror_candidates_inspected: bool = False
+
+
+class InspectReport(BaseModel):
+    """What syncing a mount would change. The ``inspect_mount`` return without ``success``.
+
+    Lists are capped by ``max_paths``: past the cap a list is empty and its ``_omitted`` flag set, while
+    the counts stay exact. ``stale_uploads_unknown_reason`` is the human message ('' when known);
+    ``stale_uploads_unknown_code`` is the machine-readable code and is left out of serialisation.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str
+    mount: str
+    local: str
+    remote: str
+    files_would_transfer: int = 0
+    mirror_delete_candidates: int = 0
+    mirror_delete_candidate_paths: list[str] = Field(default_factory=list)
+    mirror_delete_candidate_paths_omitted: bool = False
+    stale_uploads_known: bool = False
+    stale_uploads: int = 0
+    stale_upload_paths: list[str] = Field(default_factory=list)
+    stale_upload_paths_omitted: bool = False
+    stale_uploads_unknown_reason: str = ""
+    stale_uploads_unknown_code: StaleUnknownReason | None = Field(default=None, exclude=True)
+    effective_exclude_patterns: list[str] = Field(default_factory=list)
+
+
+def cap_paths(paths: Sequence[str], cap: int) -> tuple[list[str], bool]:
+    """``(paths, False)`` when at most ``cap`` paths, else ``([], True)``: a list is omitted, never shortened."""
+    if len(paths) > cap:
+        return [], True
+    return list(paths), False
+
+
+class SyncBackend(ABC):
+    """Copies mounts of one SSH profile to its cluster. One instance per profile, reused across calls."""
+
+    @abstractmethod
+    async def sync(
+        self,
+        mount: Mount,
+        *,
+        dry_run: bool = False,
+        delete: bool = False,
+        max_delete: int = 100,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> SyncResult:
+        """Copy ``mount.local`` to ``mount.remote``; additive unless ``delete``.
+
+        A mirror (``delete=True``) is preflighted with a dry run and refused, changing nothing, when more
+        than ``max_delete`` entries would go (``max_delete < 1`` is refused too). ``force`` takes the mount
+        over from another machine. ``progress`` receives the running count of files transferred.
+        Holds :meth:`lock` while it runs (re-entrant for a caller already holding it).
+        """
+
+    @abstractmethod
+    async def inspect(self, mount: Mount, *, max_paths: int = 1000) -> InspectReport:
+        """Report, without changing anything and without the lock, what a sync or mirror would do."""
+
+    @abstractmethod
+    def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
+        """The mount's sync lock, to hold across "sync then submit": ``async with backend.lock(m): ...``.
+
+        Serialises tasks and processes on this machine; re-entrant within the holding task, so
+        :meth:`sync` may be called while holding it.
+        """
+
+    async def close(self) -> None:  # noqa: B027  (optional hook: backends without connections need nothing)
+        """Release connections; the backend may be used again afterwards (it reconnects)."""

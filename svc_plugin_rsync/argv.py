@@ -1,0 +1,142 @@
+"""Build the rsync and ssh argv for a profile and a mount (pure).
+
+rsync starts ``ssh`` from the ``-e`` string, which it splits itself (on spaces, honouring single and
+double quotes); ``shlex.join`` output survives that split unchanged. Paths on the remote side travel
+through ``-s`` (``--secluded-args``, formerly ``--protect-args``), i.e. inside rsync's protocol, so the
+remote shell never sees them: no word splitting, no globbing, no ``$(...)``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shlex
+from collections.abc import Sequence
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.errors import SyncError
+from svc_plugin_rsync.excludes import filter_args
+from svc_plugin_rsync.itemize import OUT_FORMAT
+
+CONNECT_TIMEOUT = 15
+IO_TIMEOUT = 300
+_BAD_HOST = re.compile(r"[\s\0]")
+
+
+def remote_dir(remote: str) -> str:
+    """``mount.remote`` as a path both SFTP and rsync resolve the same way.
+
+    ``~`` and ``~/x`` become home-relative (``.``, ``x``): neither SFTP nor rsync expands a tilde. A
+    relative path starting with ``-`` gets ``./`` so no tool reads it as an option.
+    """
+    path = remote.strip()
+    if path in ("~", "~/"):
+        return "."
+    if path.startswith("~/"):
+        path = path[2:]
+    elif path.startswith("~"):
+        raise SyncError(f"remote path {remote!r}: '~user' is not supported; use an absolute path")
+    path = posixpath.normpath(path) if path else "."
+    if path.startswith("-"):
+        path = f"./{path}"
+    return path
+
+
+def _config_value(value: str) -> str:
+    """A path as an ssh ``-o`` value: double-quoted (spaces, quotes) with ``%`` doubled (ssh expands %-tokens).
+
+    ``-o IdentityFile=`` rather than ``-i``: ssh checks an ``-i`` path before expanding its %-tokens, so
+    a path holding ``%`` cannot be given there at all.
+    """
+    if '"' in value or "\\" in value:
+        raise SyncError(f"path {value!r} contains a double quote or backslash, which ssh options cannot carry")
+    return '"' + value.replace("%", "%%") + '"'
+
+
+def _check_word(what: str, value: str) -> str:
+    if not value or value.startswith("-") or _BAD_HOST.search(value):
+        raise SyncError(f"SSH {what} {value!r} is invalid: no spaces and no leading '-'")
+    return value
+
+
+def ssh_argv(profile: SSHProfile) -> list[str]:
+    """The ssh command (without the host) that reaches the profile's login node non-interactively.
+
+    Mirrors ``svc_plugin_ssh.connect.connect_options``: ``ssh_host`` is an alias from ``~/.ssh/config``
+    and explicit fields override it; unknown host keys are rejected unless ``accept_unknown_host``.
+    """
+    argv = [
+        "ssh",
+        "-o", "BatchMode=yes",
+        "-o", f"ConnectTimeout={CONNECT_TIMEOUT}",
+        "-o", "ServerAliveInterval=30",
+        "-o", "ServerAliveCountMax=3",
+    ]  # fmt: skip
+    if profile.ssh_host and profile.hostname:
+        argv += ["-o", f"HostName={_check_word('hostname', profile.hostname)}"]
+    if profile.username:
+        argv += ["-l", _check_word("username", profile.username)]
+    if profile.port != 22 or not profile.ssh_host:
+        argv += ["-p", str(profile.port)]
+    if profile.key_filename:
+        argv += ["-o", f"IdentityFile={_config_value(os.path.expanduser(profile.key_filename))}"]
+        argv += ["-o", "IdentitiesOnly=yes"]
+    if profile.proxy_jump:
+        argv += ["-J", _check_word("proxy_jump", profile.proxy_jump)]
+    if profile.accept_unknown_host:
+        argv += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    else:
+        if profile.known_hosts:
+            argv += ["-o", f"UserKnownHostsFile={_config_value(os.path.expanduser(profile.known_hosts))}"]
+        argv += ["-o", "StrictHostKeyChecking=yes"]
+    return argv
+
+
+def destination(profile: SSHProfile, remote: str) -> str:
+    """rsync's ``host:dir/`` for ``remote`` (IPv6 literals bracketed; the user goes to ssh as ``-l``)."""
+    host = _check_word("host", profile.ssh_host or profile.hostname)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{remote_dir(remote)}/"
+
+
+def rsync_argv(
+    profile: SSHProfile,
+    local: str,
+    remote: str,
+    *,
+    excludes: Sequence[str],
+    dry_run: bool,
+    delete: bool,
+    max_delete: int | None = None,
+    rsync: str = "rsync",
+    remote_rsync: str = "rsync",
+) -> list[str]:
+    """rsync copying the contents of directory ``local`` into ``remote``, itemizing every entry.
+
+    ``-ii`` lists unchanged entries too (the upload record needs the whole tree); ``-8`` prints UTF-8
+    names as they are. ``max_delete`` is passed to rsync as a last guard against a tree that grew
+    between svc's own preflight and the real run.
+    """
+    argv = [
+        rsync,
+        "--recursive", "--links", "--perms", "--times",
+        "-s",  # --secluded-args, named --protect-args in older rsync; the short form works with both
+        "--8-bit-output",
+        "--itemize-changes", "--itemize-changes",
+        f"--out-format={OUT_FORMAT}",
+        f"--timeout={IO_TIMEOUT}",
+        "-e", shlex.join(ssh_argv(profile)),
+    ]  # fmt: skip
+    if remote_rsync != "rsync":
+        argv.append(f"--rsync-path={remote_rsync}")
+    if dry_run:
+        argv.append("--dry-run")
+    if delete:
+        argv.append("--delete")
+        if max_delete is not None:
+            argv.append(f"--max-delete={max_delete}")
+    argv += filter_args(excludes)
+    argv += [os.path.join(os.path.abspath(local), ""), destination(profile, remote)]
+    return argv

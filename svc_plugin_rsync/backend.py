@@ -1,0 +1,314 @@
+"""``RsyncBackend``: a mount's local tree copied to the cluster with rsync over the profile's SSH."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import posixpath
+import re
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.errors import SyncError
+from svc_host.sync import DELETED_PATHS_CAP, InspectReport, SyncBackend, SyncResult, cap_paths
+from svc_plugin_rsync import manifest as manifest_rules
+from svc_plugin_rsync import owner
+from svc_plugin_rsync.argv import remote_dir, rsync_argv
+from svc_plugin_rsync.excludes import MANIFEST_NAME, OWNER_NAME, effective_excludes, exclude_hash
+from svc_plugin_rsync.inspection import build_report
+from svc_plugin_rsync.itemize import Summary, parse_line
+from svc_plugin_rsync.locking import lock_path, mount_lock
+from svc_plugin_rsync.remote import Record, RecordState, RemoteFiles
+
+log = logging.getLogger(__name__)
+
+MIN_RSYNC = (3, 0)
+_EXIT_VANISHED = 24
+_EXIT_MAX_DELETE = 25
+_EXIT_SSH = 255
+_MARKER_LIMIT = 64 * 1024
+# Variables that would change how rsync reaches or quotes for the remote behind svc's back.
+_RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNECT_PROG")
+
+
+class RsyncBackend(SyncBackend):
+    """Syncs the mounts of one SSH profile. Keeps one SSH connection for svc's own remote files.
+
+    ``extra_excludes`` maps a mount name to rsync patterns excluded on top of the defaults;
+    ``state_dir`` (default ``~/.local/state/svc``) holds the lock files and, on machines without
+    ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id; ``rsync`` is the local
+    program; ``remote_rsync`` the cluster's, a command line for the remote shell like rsync's
+    ``--rsync-path`` (operator configuration, never user input).
+    """
+
+    def __init__(
+        self,
+        profile_name: str,
+        profile: SSHProfile,
+        *,
+        extra_excludes: Mapping[str, Sequence[str]] | None = None,
+        state_dir: Path | None = None,
+        machine_id: str | None = None,
+        rsync: str = "rsync",
+        remote_rsync: str = "rsync",
+    ) -> None:
+        self.profile_name = profile_name
+        self.profile = profile
+        self.extra_excludes = dict(extra_excludes or {})
+        self.state_dir = state_dir or owner.default_state_dir()
+        self.rsync = rsync
+        self.remote_rsync = remote_rsync
+        self._machine_id = machine_id
+        self._files = RemoteFiles(profile_name, profile)
+        self._local_ok = False
+        self._remote_ok = False
+
+    # -- public API ---------------------------------------------------------------------------------
+
+    def excludes(self, mount: Mount) -> list[str]:
+        """The patterns a sync of ``mount`` never uploads nor deletes."""
+        return effective_excludes(self.extra_excludes.get(mount.name, ()))
+
+    def lock_path(self, mount: Mount) -> Path:
+        """The lock file shared with other processes of this user."""
+        return lock_path(self.state_dir / "locks", (self.profile_name, mount.name))
+
+    def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
+        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name))
+
+    @property
+    def machine_id(self) -> str:
+        if self._machine_id is None:
+            self._machine_id = owner.machine_id(self.state_dir)
+        return self._machine_id
+
+    async def sync(
+        self,
+        mount: Mount,
+        *,
+        dry_run: bool = False,
+        delete: bool = False,
+        max_delete: int = 100,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> SyncResult:
+        if max_delete < 1:
+            raise SyncError(f"max_delete must be >= 1 (got {max_delete}): it caps how many entries a mirror deletes")
+        local = self._local_dir(mount)
+        excludes = self.excludes(mount)
+        await self._check_rsync()
+        remote = remote_dir(mount.remote)
+        async with self.lock(mount):
+            marker, record = await asyncio.gather(
+                self._files.read(posixpath.join(remote, OWNER_NAME), limit=_MARKER_LIMIT),
+                self._files.read(posixpath.join(remote, MANIFEST_NAME), limit=manifest_rules.MAX_MANIFEST_BYTES),
+            )
+            claim = self._check_owner(mount, marker, force=force)
+            previous = self._previous_record(mount, record)
+
+            def argv(*, dry: bool, limit: int | None = None) -> list[str]:
+                return rsync_argv(
+                    self.profile, str(local), mount.remote, excludes=excludes, dry_run=dry, delete=delete,
+                    max_delete=limit, rsync=self.rsync, remote_rsync=self.remote_rsync,
+                )  # fmt: skip
+
+            preflight: Summary | None = None
+            if delete:
+                preflight = await self._run(argv(dry=True), progress if dry_run else None)
+                if len(preflight.deleted) > max_delete:
+                    raise SyncError(
+                        f"mirror of mount {mount.name!r} refused, nothing changed: {len(preflight.deleted)} entries "
+                        f"would be deleted on the cluster, more than max_delete={max_delete}; review them with "
+                        "inspect_mount, then raise max_delete or sync without delete"
+                    )
+            if dry_run:
+                summary = preflight if preflight is not None else await self._run(argv(dry=True), progress)
+                return self._result(mount, summary, dry_run=True, delete=delete)
+
+            await self._files.makedirs(remote)
+            if claim is not owner.Claim.OURS:
+                marker_bytes = owner.dump_marker(owner.new_marker(self.machine_id, datetime.now(UTC)))
+                await self._files.write_atomic(posixpath.join(remote, OWNER_NAME), marker_bytes)
+            summary = await self._run(argv(dry=False, limit=max_delete), progress)
+            updated = manifest_rules.merge(
+                previous,
+                listed=summary.listed,
+                deleted=summary.deleted,
+                exclude_hash=exclude_hash(excludes),
+                exclude_patterns=excludes,
+                now=datetime.now(UTC),
+                updated_by=self.machine_id,
+            )
+            await self._files.write_atomic(posixpath.join(remote, MANIFEST_NAME), manifest_rules.dump(updated))
+            return self._result(mount, summary, dry_run=False, delete=delete)
+
+    async def inspect(self, mount: Mount, *, max_paths: int = 1000) -> InspectReport:
+        if max_paths < 0:
+            raise SyncError(f"max_paths must be >= 0 (got {max_paths})")
+        local = self._local_dir(mount)
+        excludes = self.excludes(mount)
+        await self._check_rsync()
+        remote = remote_dir(mount.remote)
+        argv = rsync_argv(
+            self.profile, str(local), mount.remote, excludes=excludes, dry_run=True, delete=True,
+            rsync=self.rsync, remote_rsync=self.remote_rsync,
+        )  # fmt: skip
+        summary, record = await asyncio.gather(
+            self._run(argv, None),
+            self._files.read(posixpath.join(remote, MANIFEST_NAME), limit=manifest_rules.MAX_MANIFEST_BYTES),
+        )
+        return build_report(
+            profile=self.profile_name,
+            mount=mount,
+            summary=summary,
+            record=record,
+            excludes=excludes,
+            max_paths=max_paths,
+        )
+
+    async def close(self) -> None:
+        await self._files.close()
+
+    # -- checks -------------------------------------------------------------------------------------
+
+    def _local_dir(self, mount: Mount) -> Path:
+        path = Path(mount.local).expanduser()
+        if not path.is_dir():
+            raise SyncError(
+                f"local directory {mount.local!r} of mount {mount.name!r} does not exist or is not a directory; "
+                "create it or fix the mount"
+            )
+        return path.resolve()
+
+    async def _check_rsync(self) -> None:
+        """rsync present and recent enough here, and runnable on the cluster (checked once per instance)."""
+        if not self._local_ok:
+            exe = shutil.which(self.rsync)
+            if exe is None:
+                raise SyncError(
+                    f"rsync is not installed on this machine ({self.rsync!r} not found on PATH); install it, "
+                    "e.g. `apt install rsync`, `dnf install rsync` or `brew install rsync`"
+                )
+            proc = await asyncio.create_subprocess_exec(
+                exe, "--version", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            )
+            out, _ = await proc.communicate()
+            found = re.search(rb"rsync\s+version\s+v?(\d+)\.(\d+)", out)
+            if found is None or (int(found[1]), int(found[2])) < MIN_RSYNC:
+                first = out.decode(errors="replace").strip().splitlines()[:1]
+                raise SyncError(
+                    f"rsync on this machine is {first[0] if first else 'unknown'!r}; svc needs rsync >= 3.0 "
+                    "(openrsync lacks the options svc uses), e.g. `brew install rsync`"
+                )
+            self._local_ok = True
+        if not self._remote_ok:
+            await self._files.check_rsync(self.remote_rsync)
+            self._remote_ok = True
+
+    def _check_owner(self, mount: Mount, marker: Record, *, force: bool) -> owner.Claim:
+        where = f"mount {mount.name!r} of profile {self.profile_name!r}"
+        if marker.state is RecordState.SYMLINK and not force:
+            raise SyncError(
+                f"{where}: the owner marker {OWNER_NAME} on the cluster is a symlink, which svc does not follow; "
+                "remove it, or pass force=True to replace it"
+            )
+        parsed = owner.parse_marker(marker.data) if marker.state is RecordState.OK else None
+        claim = owner.decide(parsed, present=marker.state is not RecordState.MISSING, machine=self.machine_id)
+        if claim is owner.Claim.FOREIGN and not force:
+            who = parsed.describe() if parsed is not None else f"unknown ({marker.state.value}: {marker.detail})"
+            raise SyncError(
+                f"{where} is synced from another machine: {who}; sync from that machine, or pass force=True "
+                "to take the mount over from this one"
+            )
+        return claim
+
+    def _previous_record(self, mount: Mount, record: Record) -> manifest_rules.Manifest | None:
+        if record.state is RecordState.SYMLINK:
+            raise SyncError(
+                f"mount {mount.name!r}: the upload record {MANIFEST_NAME} on the cluster is a symlink, which svc "
+                "does not follow; remove it and sync again"
+            )
+        if record.state is not RecordState.OK:
+            if record.state is not RecordState.MISSING:
+                log.warning("upload record of mount %r not used (%s); starting a new one", mount.name, record.detail)
+            return None
+        try:
+            return manifest_rules.parse(record.data)
+        except manifest_rules.ManifestError as exc:
+            log.warning("upload record of mount %r unreadable (%s); starting a new one", mount.name, exc)
+            return None
+
+    # -- rsync --------------------------------------------------------------------------------------
+
+    async def _run(self, argv: list[str], progress: Callable[[int], None] | None) -> Summary:
+        """Run rsync, parsing its items as they stream; ``SyncError`` on failure."""
+        env = {key: value for key, value in os.environ.items() if key not in _RSYNC_ENV}
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=1 << 20,
+        )
+        assert proc.stdout is not None  # noqa: S101  (PIPE above)
+        assert proc.stderr is not None  # noqa: S101  (PIPE above)
+        stderr_task = asyncio.ensure_future(proc.stderr.read())
+        summary = Summary()
+        try:
+            async for line in proc.stdout:
+                item = parse_line(line)
+                if item is None:
+                    continue
+                summary.add(item)
+                if progress is not None and item.transferred:
+                    progress(len(summary.transferred))
+            summary.finish()
+            code = await proc.wait()
+            stderr = (await stderr_task).decode(errors="replace")
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            stderr_task.cancel()
+        if code == _EXIT_VANISHED:
+            log.warning("rsync: some local files vanished during the transfer: %s", stderr.strip()[-500:])
+        elif code != 0:
+            raise self._rsync_error(argv, code, stderr)
+        return summary
+
+    def _rsync_error(self, argv: list[str], code: int, stderr: str) -> SyncError:
+        where = f"profile {self.profile_name!r}"
+        if code in (12, 127) and ("command not found" in stderr or "No such file or directory" in stderr):
+            message = f"rsync is not available on the cluster side ({where}); install rsync there"
+        elif code == _EXIT_MAX_DELETE:
+            message = (
+                "rsync stopped deleting at max_delete: the cluster tree changed after the preflight; "
+                "the remaining deletions were skipped, inspect the mount and sync again"
+            )
+        elif code == _EXIT_SSH:
+            message = f"rsync could not reach the cluster over SSH ({where}); check host, key and known_hosts"
+        else:
+            message = f"rsync failed for {where}"
+        return SyncError(message, argv=argv, exit_code=code, stderr=stderr)
+
+    def _result(self, mount: Mount, summary: Summary, *, dry_run: bool, delete: bool) -> SyncResult:
+        paths, omitted = cap_paths(summary.deleted, DELETED_PATHS_CAP)
+        return SyncResult(
+            profile=self.profile_name,
+            mount=mount.name,
+            local=mount.local,
+            remote=mount.remote,
+            dry_run=dry_run,
+            delete=delete,
+            files_transferred=len(summary.transferred),
+            entries_deleted=len(summary.deleted),
+            deleted_paths=paths,
+            deleted_paths_omitted=omitted,
+            mirror_candidates_inspected=delete,
+        )

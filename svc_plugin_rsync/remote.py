@@ -1,0 +1,245 @@
+"""svc's own files on the remote (manifest, owner marker) over one kept-alive asyncssh connection.
+
+Reads never follow a symlink and never read a file another account owns; writes go to a temp file in
+the same directory and are renamed into place (rename replaces a symlink itself, never its target).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import posixpath
+import shlex
+import stat
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
+
+import asyncssh
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.errors import SyncError
+from svc_plugin_rsync.excludes import TEMP_SUFFIX
+from svc_plugin_ssh.connect import connect_options
+
+COMMAND_TIMEOUT = 60.0
+T = TypeVar("T")
+# The kept-alive connection died (server restart, idle drop): reconnect once.
+_CONNECTION_LOST = (
+    asyncssh.ConnectionLost,
+    asyncssh.DisconnectError,
+    asyncssh.ChannelOpenError,
+    asyncssh.SFTPConnectionLost,
+    asyncssh.SFTPNoConnection,
+    BrokenPipeError,
+    ConnectionResetError,
+)
+
+
+class RecordState(Enum):
+    MISSING = "missing"
+    OK = "ok"
+    SYMLINK = "symlink"
+    FOREIGN = "foreign"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One of svc's files as found on the remote: its state, and its bytes when ``OK``."""
+
+    state: RecordState
+    data: bytes = b""
+    detail: str = ""
+
+
+class RemoteFiles:
+    """File operations in one profile's remote home over a lazily opened, reused SSH connection."""
+
+    def __init__(self, profile_name: str, profile: SSHProfile) -> None:
+        self.profile_name = profile_name
+        self.profile = profile
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._sftp: asyncssh.SFTPClient | None = None
+        self._uid: int | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def where(self) -> str:
+        host = self.profile.ssh_host or self.profile.hostname
+        return f"{self.profile.username}@{host}".lstrip("@") + f" (profile {self.profile_name!r})"
+
+    async def _connection(self) -> asyncssh.SSHClientConnection:
+        async with self._lock:
+            if self._conn is None or self._conn.is_closed():
+                self._sftp = None
+                host, options = connect_options(self.profile)
+                try:
+                    self._conn = await asyncssh.connect(host, **options)
+                except asyncssh.HostKeyNotVerifiable as exc:
+                    raise SyncError(
+                        f"host key of {self.where} is not known; add it to the profile's known_hosts file"
+                    ) from exc
+                except asyncssh.PermissionDenied as exc:
+                    raise SyncError(f"{self.where} refused the key; check username and key_filename") from exc
+                except (OSError, asyncssh.Error) as exc:
+                    raise SyncError(f"cannot connect to {self.where}: {exc}") from exc
+            return self._conn
+
+    async def _sftp_client(self) -> asyncssh.SFTPClient:
+        conn = await self._connection()
+        async with self._lock:
+            if self._sftp is None:
+                try:
+                    self._sftp = await conn.start_sftp_client()
+                except (OSError, asyncssh.Error) as exc:
+                    raise SyncError(f"SFTP is not available on {self.where}: {exc}") from exc
+            return self._sftp
+
+    async def _drop(self) -> None:
+        async with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.abort()
+
+    async def _retrying(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run ``operation``; when the kept-alive connection turns out dead, reconnect and run it once more."""
+        for attempt in (1, 2):
+            try:
+                return await operation()
+            except _CONNECTION_LOST as exc:
+                await self._drop()
+                if attempt == 2:
+                    raise SyncError(f"connection to {self.where} lost while {what}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    async def run(self, argv: list[str]) -> asyncssh.SSHCompletedProcess:
+        """Run ``argv`` (every word quoted) on the remote."""
+        return await self._run_line(shlex.join(argv))
+
+    async def _run_line(self, line: str) -> asyncssh.SSHCompletedProcess:
+        async def operation() -> asyncssh.SSHCompletedProcess:
+            conn = await self._connection()
+            try:
+                return await conn.run(line, check=False, timeout=COMMAND_TIMEOUT)
+            except asyncssh.TimeoutError as exc:
+                raise SyncError(f"{line!r} timed out on {self.where}") from exc
+
+        return await self._retrying(f"running {line!r}", operation)
+
+    async def uid(self) -> int:
+        """The remote account's numeric uid (asked once)."""
+        if self._uid is None:
+            result = await self.run(["id", "-u"])
+            out = str(result.stdout or "").strip()
+            if result.exit_status != 0 or not out.isdigit():
+                raise SyncError(f"cannot tell the remote account's uid on {self.where}: {result.stderr!s}")
+            self._uid = int(out)
+        return self._uid
+
+    async def check_rsync(self, remote_rsync: str) -> None:
+        """Refuse with a fix when rsync cannot run on the remote.
+
+        ``remote_rsync`` is a command line for the remote shell, exactly as rsync's ``--rsync-path`` uses it.
+        """
+        result = await self._run_line(f"{remote_rsync} --version")
+        if result.exit_status != 0:
+            raise SyncError(
+                f"rsync is not available on the cluster side ({self.where}): `{remote_rsync} --version` failed; "
+                "install rsync there or ask the cluster admins for it",
+                exit_code=result.exit_status,
+                stderr=str(result.stderr or ""),
+            )
+
+    async def makedirs(self, path: str) -> None:
+        """``mkdir -p path``."""
+
+        async def operation() -> None:
+            sftp = await self._sftp_client()
+            try:
+                await sftp.makedirs(path, exist_ok=True)
+            except _CONNECTION_LOST:
+                raise
+            except (OSError, asyncssh.SFTPError) as exc:
+                raise SyncError(f"cannot create remote directory {path!r} on {self.where}: {exc}") from exc
+
+        await self._retrying(f"creating {path!r}", operation)
+
+    async def read(self, path: str, *, limit: int) -> Record:
+        """``path`` if it is a regular file owned by this account, at most ``limit`` bytes."""
+        mine = await self.uid()
+        return await self._retrying(f"reading {path!r}", lambda: self._read(path, uid=mine, limit=limit))
+
+    async def _read(self, path: str, *, uid: int, limit: int) -> Record:
+        sftp = await self._sftp_client()
+        try:
+            before = await sftp.lstat(path)
+            refused = classify(before, uid=uid, limit=limit)
+            if refused is not None:
+                return refused
+            async with sftp.open(path, "rb", encoding=None) as handle:
+                # Opening follows symlinks: make sure the file opened is the one just checked.
+                if _identity(await handle.stat()) != _identity(before):
+                    return Record(RecordState.UNREADABLE, detail="it changed while being read")
+                data = await handle.read(limit + 1)
+        except _CONNECTION_LOST:
+            raise
+        except asyncssh.SFTPNoSuchFile:
+            return Record(RecordState.MISSING)
+        except asyncssh.SFTPError as exc:
+            return Record(RecordState.UNREADABLE, detail=str(exc))
+        return Record(RecordState.OK, data=data.encode() if isinstance(data, str) else bytes(data))
+
+    async def write_atomic(self, path: str, data: bytes) -> None:
+        """Replace ``path`` with ``data``: temp file in the same directory (mode 0600), then rename."""
+        await self._retrying(f"writing {path!r}", lambda: self._write_atomic(path, data))
+
+    async def _write_atomic(self, path: str, data: bytes) -> None:
+        sftp = await self._sftp_client()
+        directory, name = posixpath.split(path)
+        tmp = posixpath.join(directory, f"{name}{TEMP_SUFFIX}{uuid.uuid4().hex[:12]}")
+        try:
+            async with sftp.open(tmp, "xb", attrs=asyncssh.SFTPAttrs(permissions=0o600)) as handle:
+                await handle.write(data)
+            try:
+                await sftp.posix_rename(tmp, path)
+            except asyncssh.SFTPOpUnsupported:
+                # Plain SFTP rename refuses to replace; mv renames over the target atomically.
+                moved = await self.run(["mv", "-f", "--", tmp, path])
+                if moved.exit_status != 0:
+                    raise asyncssh.SFTPFailure(f"mv failed: {moved.stderr!s}") from None
+        except _CONNECTION_LOST:
+            raise
+        except BaseException as exc:
+            with contextlib.suppress(OSError, asyncssh.Error):
+                await sftp.remove(tmp)
+            if isinstance(exc, OSError | asyncssh.Error):
+                raise SyncError(f"cannot write {path!r} on {self.where}: {exc}") from exc
+            raise
+
+    async def close(self) -> None:
+        async with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+            await conn.wait_closed()
+
+
+def classify(attrs: asyncssh.SFTPAttrs, *, uid: int, limit: int) -> Record | None:
+    """Why a file with ``attrs`` (from ``lstat``) must not be read, or None when it may be."""
+    mode = attrs.permissions or 0
+    if stat.S_ISLNK(mode):
+        return Record(RecordState.SYMLINK, detail="it is a symlink")
+    if not stat.S_ISREG(mode):
+        return Record(RecordState.UNREADABLE, detail="it is not a regular file")
+    if attrs.uid != uid:
+        return Record(RecordState.FOREIGN, detail=f"owned by uid {attrs.uid}, not {uid}")
+    if (attrs.size or 0) > limit:
+        return Record(RecordState.UNREADABLE, detail=f"larger than {limit} bytes")
+    return None
+
+
+def _identity(attrs: asyncssh.SFTPAttrs) -> tuple[object, ...]:
+    return (attrs.permissions, attrs.uid, attrs.size, attrs.mtime)

@@ -1,0 +1,309 @@
+"""``/api/config``, its paths, reset, env and projects endpoints: shapes and status codes of the spec."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from svc_host.api.app import create_app
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.paths import SvcPaths
+from svc_host.plugins import create_plugin_manager
+
+DEFAULTS: dict[str, Any] = {
+    "resources": {
+        "nodes": 1,
+        "gpus_per_node": 0,
+        "ntasks_per_node": 1,
+        "cpus_per_task": 1,
+        "memory_per_node": None,
+        "time_limit": None,
+        "partition": None,
+        "nodelist": None,
+    },
+    "environment": {"conda": None, "venv": None, "container": None, "env_vars": {}},
+    "notifications": {"chat_webhook_url": None},
+    "log_dir": "logs",
+    "work_dir": None,
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    return home
+
+
+@pytest.fixture
+def paths() -> SvcPaths:
+    return SvcPaths.from_env()
+
+
+@pytest.fixture
+async def host(paths: SvcPaths) -> AsyncIterator[Host]:
+    host = Host.create("web", paths=paths, plugins=create_plugin_manager(strict=True))
+    yield host
+    host.store.close()
+
+
+@pytest.fixture
+async def http(host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(host)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        yield client
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    directory = isolated / "work" / "proj"
+    directory.mkdir(parents=True)
+    return directory
+
+
+@pytest.fixture
+def with_mount(host: Host, project: Path) -> Path:
+    """An active profile ``gpu`` with mount ``code`` -> ``project``."""
+    host.profiles.create("gpu", SSHProfile(hostname="login.example.org", username="alice"))
+    host.profiles.add_mount("gpu", Mount(name="code", local=str(project), remote="/scratch/alice/code"))
+    host.profiles.activate("gpu")
+    return project
+
+
+# -- /api/config ---------------------------------------------------------------------------------------
+
+
+async def test_get_config_is_the_default_in_a_fresh_setup(http: httpx.AsyncClient) -> None:
+    response = await http.get("/api/config")
+    assert response.status_code == 200
+    assert response.json() == DEFAULTS
+
+
+async def test_get_config_merges_layers_and_the_server_environment(
+    http: httpx.AsyncClient, paths: SvcPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths.system_config.parent.mkdir(parents=True)
+    paths.system_config.write_text(json.dumps({"resources": {"partition": "sys", "nodes": 2}}))
+    paths.user_config.parent.mkdir(parents=True)
+    paths.user_config.write_text(json.dumps({"resources": {"partition": "user"}}))
+    monkeypatch.setenv("SVC_LOG_DIR", "env-logs")
+
+    body = (await http.get("/api/config")).json()
+
+    assert body["resources"]["partition"] == "user"
+    assert body["resources"]["nodes"] == 2
+    assert body["log_dir"] == "env-logs"
+
+
+async def test_get_config_with_an_invalid_file_names_file_and_field(http: httpx.AsyncClient, paths: SvcPaths) -> None:
+    paths.user_config.parent.mkdir(parents=True)
+    paths.user_config.write_text(json.dumps({"resources": {"nodes": 0}}))
+    response = await http.get("/api/config")
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": f"{paths.user_config}: resources.nodes: Input should be greater than or equal to 1"
+    }
+
+
+async def test_put_config_saves_a_partial_to_the_user_file(http: httpx.AsyncClient, paths: SvcPaths) -> None:
+    response = await http.put("/api/config", json={"resources": {"partition": "gpu", "gpus_per_node": 4}})
+
+    assert response.status_code == 200
+    assert response.json()["resources"] == {**DEFAULTS["resources"], "partition": "gpu", "gpus_per_node": 4}
+    assert json.loads(paths.user_config.read_text()) == {"resources": {"partition": "gpu", "gpus_per_node": 4}}
+    assert stat.S_IMODE(paths.user_config.stat().st_mode) == 0o600
+    assert (await http.get("/api/config")).json() == response.json()
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"resources": {"nodes": 0}}, "resources.nodes: Input should be greater than or equal to 1"),
+        ({"resources": {"gpus": 1}}, "resources.gpus: Extra inputs are not permitted"),
+        ({"log_dir": ""}, "log_dir: String should have at least 1 character"),
+        ([1, 2], "body: Input should be a valid dictionary"),
+    ],
+)
+async def test_put_config_validation_is_422_and_writes_nothing(
+    http: httpx.AsyncClient, paths: SvcPaths, body: object, detail: str
+) -> None:
+    response = await http.put("/api/config", json=body)
+    assert response.status_code == 422
+    assert response.json() == {"detail": detail}
+    assert not paths.user_config.exists()
+
+
+async def test_put_config_write_failure_is_500(http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("svc_host.config.write_json_atomic", disk_full)
+    response = await http.put("/api/config", json={"log_dir": "out"})
+    assert response.status_code == 500
+    assert response.json() == {"detail": "could not write the configuration: No space left on device"}
+
+
+async def test_config_paths_lists_every_candidate(http: httpx.AsyncClient, paths: SvcPaths) -> None:
+    await http.put("/api/config", json={"log_dir": "out"})
+    response = await http.get("/api/config/paths")
+    assert response.status_code == 200
+    assert response.json() == [
+        {"path": str(paths.system_config), "exists": False, "source": "system"},
+        {"path": str(paths.user_config), "exists": True, "source": "user"},
+        {"path": str(paths.project_dir / ".svc.json"), "exists": False, "source": "project"},
+        {"path": str(paths.project_dir / "svc.json"), "exists": False, "source": "project"},
+    ]
+
+
+async def test_reset_overwrites_the_user_file_with_defaults(http: httpx.AsyncClient, paths: SvcPaths) -> None:
+    await http.put("/api/config", json={"resources": {"partition": "gpu"}, "log_dir": "out"})
+    response = await http.post("/api/config/reset")
+    assert response.status_code == 200
+    assert response.json() == DEFAULTS
+    assert json.loads(paths.user_config.read_text()) == DEFAULTS
+    assert [p.name for p in paths.user_config.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# -- /api/config/env -----------------------------------------------------------------------------------
+
+
+async def test_env_is_empty_without_svc_variables(http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SVC_SYSTEM_CONFIG")  # the paths of the isolated setup are fixed already
+    response = await http.get("/api/config/env")
+    assert response.status_code == 200
+    assert response.json() == []
+
+
+async def test_env_lists_variables_and_never_shows_secrets(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = {
+        "SVC_SLACK_TOKEN": "xoxb-secret-token",
+        "CHAT_WEBHOOK_URL": "https://hooks.slack.com/services/T000/B000/abcdefabcdef",
+        "SVC_DATABASE_URL": "postgresql://svc:hunter2@db.example.org/svc",
+        "SVC_SSH_KEY": "/home/alice/.ssh/id_ed25519",
+        "SVC_ENVIRONMENT__ENV_VARS": '{"HF_TOKEN": "hf_abcdefghijkl"}',
+        "SVC_NOTIFICATIONS__CHAT_WEBHOOK_URL": "https://chat.example.org/x/xoxb-secret-token",
+    }
+    for name, value in {**secrets, "SVC_RESOURCES__PARTITION": "gpu", "SVC_FANCY": "1", "PATHX": "no"}.items():
+        monkeypatch.setenv(name, value)
+
+    response = await http.get("/api/config/env")
+
+    assert response.status_code == 200
+    rows = {row["name"]: row for row in response.json()}
+    assert set(rows) == {*secrets, "SVC_RESOURCES__PARTITION", "SVC_FANCY", "SVC_SYSTEM_CONFIG"}
+    for row in response.json():
+        assert set(row) == {"name", "value", "description"}
+    for value in secrets.values():
+        assert value not in response.text
+    for fragment in ("xoxb-secret-token", "hunter2", "hf_abcdefghijkl", "abcdefabcdef", "id_ed25519"):
+        assert fragment not in response.text
+    assert rows["SVC_RESOURCES__PARTITION"] == {
+        "name": "SVC_RESOURCES__PARTITION",
+        "value": "gpu",
+        "description": "overrides configuration key resources.partition",
+    }
+    assert rows["SVC_SSH_KEY"]["description"] == "path to the SSH private key (with SVC_SSH_HOSTNAME)"
+    assert rows["SVC_FANCY"] == {"name": "SVC_FANCY", "value": "1", "description": ""}
+
+
+# -- /api/config/projects ------------------------------------------------------------------------------
+
+
+async def test_projects_without_an_active_profile(http: httpx.AsyncClient) -> None:
+    assert (await http.get("/api/config/projects")).json() == []
+    for method, path in [
+        ("GET", "/api/config/projects/code"),
+        ("PUT", "/api/config/projects/code"),
+        ("POST", "/api/config/projects/code/init"),
+    ]:
+        response = await http.request(method, path, json={} if method == "PUT" else None)
+        assert response.status_code == 400, path
+        assert response.json()["detail"].startswith("no active SSH profile")
+
+
+async def test_projects_list_the_current_profiles_mounts(http: httpx.AsyncClient, with_mount: Path) -> None:
+    response = await http.get("/api/config/projects")
+    assert response.status_code == 200
+    assert response.json() == [
+        {
+            "mount_name": "code",
+            "local_path": str(with_mount),
+            "remote_path": "/scratch/alice/code",
+            "config_exists": False,
+            "config_path": str(with_mount / ".svc.json"),
+        }
+    ]
+
+
+async def test_project_config_init_get_put(http: httpx.AsyncClient, with_mount: Path) -> None:
+    empty = await http.get("/api/config/projects/code")
+    assert empty.status_code == 200
+    assert empty.json() == {
+        "mount_name": "code",
+        "local_path": str(with_mount),
+        "config_path": str(with_mount / ".svc.json"),
+        "exists": False,
+        "config": {},
+    }
+
+    created = await http.post("/api/config/projects/code/init")
+    assert created.status_code == 200
+    assert created.json()["exists"] is True
+    assert created.json()["config"]["resources"]["gpus_per_node"] == 1
+    assert json.loads((with_mount / ".svc.json").read_text()) == created.json()["config"]
+
+    again = await http.post("/api/config/projects/code/init")
+    assert again.status_code == 409
+    assert "already exists" in again.json()["detail"]
+
+    saved = await http.put("/api/config/projects/code", json={"resources": {"partition": "a100"}})
+    assert saved.status_code == 200
+    assert saved.json()["config"] == {"resources": {"partition": "a100"}}
+    assert (await http.get("/api/config/projects/code")).json()["config"] == {"resources": {"partition": "a100"}}
+    assert (await http.get("/api/config/projects")).json()[0]["config_exists"] is True
+
+
+async def test_project_config_errors(
+    http: httpx.AsyncClient, with_mount: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for method, path in [
+        ("GET", "/api/config/projects/nope"),
+        ("PUT", "/api/config/projects/nope"),
+        ("POST", "/api/config/projects/nope/init"),
+    ]:
+        response = await http.request(method, path, json={} if method == "PUT" else None)
+        assert response.status_code == 404, path
+        assert response.json() == {"detail": "mount 'nope' not found in the active SSH profile"}
+
+    invalid = await http.put("/api/config/projects/code", json={"resources": {"time_limit": "soon"}})
+    assert invalid.status_code == 422
+    assert invalid.json()["detail"].startswith("resources.time_limit: ")
+    assert not (with_mount / ".svc.json").exists()
+
+    def disk_full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("svc_host.config.write_json_atomic", disk_full)
+    failed = await http.put("/api/config/projects/code", json={"log_dir": "x"})
+    assert failed.status_code == 500
+    assert failed.json() == {"detail": "could not write the configuration: No space left on device"}

@@ -1,0 +1,227 @@
+"""``/api/config/ssh/profiles``: create, update, delete, activate, mounts; every code the spec names."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from svc_host.api.app import create_app
+from svc_host.context import Host
+from svc_host.paths import SvcPaths
+from svc_host.plugins import create_plugin_manager
+
+GPU = {
+    "name": "gpu",
+    "hostname": "login.example.org",
+    "username": "alice",
+    "key_filename": "~/.ssh/id_ed25519",
+    "port": 2222,
+    "description": "A100 cluster",
+    "ssh_host": None,
+    "proxy_jump": "alice@bastion.example.org",
+}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    return home
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[Host]:
+    host = Host.create("web", paths=SvcPaths.from_env(), plugins=create_plugin_manager(strict=True))
+    yield host
+    host.store.close()
+
+
+@pytest.fixture
+async def http(host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(host)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        yield client
+
+
+@pytest.fixture
+def project(home: Path) -> Path:
+    directory = home / "code" / "proj"
+    directory.mkdir(parents=True)
+    return directory
+
+
+async def test_no_profiles(http: httpx.AsyncClient) -> None:
+    response = await http.get("/api/config/ssh/profiles")
+    assert response.status_code == 200
+    assert response.json() == {"current": "", "profiles": {}}
+
+
+async def test_create_returns_the_profile_and_persists_it(http: httpx.AsyncClient, host: Host) -> None:
+    response = await http.post("/api/config/ssh/profiles", json=GPU)
+
+    assert response.status_code == 200
+    created = response.json()
+    expected = {k: v for k, v in GPU.items() if k != "name"}
+    assert {k: created[k] for k in expected} == expected
+    assert created["mounts"] == []
+    assert created["env_vars"] == {}
+    listed = (await http.get("/api/config/ssh/profiles")).json()
+    assert listed == {"current": "", "profiles": {"gpu": created}}
+    assert stat.S_IMODE(host.paths.profiles_file.stat().st_mode) == 0o600
+
+
+async def test_create_conflict_and_validation(http: httpx.AsyncClient) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+
+    again = await http.post("/api/config/ssh/profiles", json={**GPU, "hostname": "other"})
+    assert again.status_code == 409
+    assert again.json() == {"detail": "SSH profile 'gpu' already exists; update it or choose another name"}
+
+    for body, fragment in [
+        ({"hostname": "h"}, "body.name: Field required"),
+        ({"name": "local", "hostname": "h"}, "reserved for the local scheduler"),
+        ({"name": "GPU2", "hostname": "h"}, "invalid profile name 'GPU2' (use lowercase)"),
+        ({"name": "cpu"}, "needs a hostname"),
+        ({"name": "cpu", "hostname": "h", "port": 0}, "body.port: Input should be greater than or equal to 1"),
+        ({"name": "cpu", "hostname": "h", "colour": "red"}, "body.colour: Extra inputs are not permitted"),
+    ]:
+        response = await http.post("/api/config/ssh/profiles", json=body)
+        assert response.status_code == 422, body
+        assert fragment in response.json()["detail"]
+    assert set((await http.get("/api/config/ssh/profiles")).json()["profiles"]) == {"gpu"}
+
+
+async def test_update_applies_listed_fields(http: httpx.AsyncClient) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+
+    response = await http.put(
+        "/api/config/ssh/profiles/gpu",
+        json={"hostname": "new.example.org", "port": 22, "env_vars": {"A": "1"}, "mounts": [{"x": 1}]},
+    )
+
+    assert response.status_code == 200
+    assert response.json()["hostname"] == "new.example.org"
+    assert response.json()["port"] == 22
+    assert response.json()["env_vars"] == {"A": "1"}
+    assert response.json()["mounts"] == []
+    assert response.json()["username"] == "alice"
+
+    missing = await http.put("/api/config/ssh/profiles/nope", json={"port": 22})
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "SSH profile 'nope' not found; known profiles: 'gpu'"}
+
+    invalid = await http.put("/api/config/ssh/profiles/gpu", json={"port": "ssh"})
+    assert invalid.status_code == 422
+    assert "port: Input should be a valid integer" in invalid.json()["detail"]
+
+
+async def test_activate_makes_it_current_and_the_server_transport_follows(http: httpx.AsyncClient, host: Host) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    assert host.server_transport_name() == "local"
+
+    response = await http.post("/api/config/ssh/profiles/gpu/activate")
+
+    assert response.status_code == 200
+    assert response.json() == {"ok": True}
+    assert (await http.get("/api/config/ssh/profiles")).json()["current"] == "gpu"
+    assert host.server_transport_name() == "gpu"
+    assert "gpu" in host.transports.config.profiles
+
+    missing = await http.post("/api/config/ssh/profiles/nope/activate")
+    assert missing.status_code == 404
+
+
+async def test_delete_removes_profile_and_mounts(http: httpx.AsyncClient, host: Host, project: Path) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    await http.post("/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": str(project), "remote": "/r"})
+    await http.post("/api/config/ssh/profiles/gpu/activate")
+
+    response = await http.delete("/api/config/ssh/profiles/gpu")
+
+    assert response.status_code == 200
+    assert response.json() == {"ok": True}
+    assert (await http.get("/api/config/ssh/profiles")).json() == {"current": "", "profiles": {}}
+    assert host.server_transport_name() == "local"
+    assert json.loads(host.paths.profiles_file.read_text()) == {"current": None, "profiles": {}}
+    assert (await http.delete("/api/config/ssh/profiles/gpu")).status_code == 404
+
+
+async def test_mounts_add_and_remove(http: httpx.AsyncClient, home: Path, project: Path) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+
+    added = await http.post(
+        "/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": "~/code/proj", "remote": "/scratch/code"}
+    )
+
+    assert added.status_code == 200
+    assert added.json() == {"name": "code", "local": str(project.resolve()), "remote": "/scratch/code"}
+    profile = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
+    assert profile["mounts"] == [added.json()]
+
+    removed = await http.delete("/api/config/ssh/profiles/gpu/mounts/code")
+    assert removed.status_code == 200
+    assert removed.json() == {"ok": True}
+    assert (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]["mounts"] == []
+
+
+async def test_mount_errors(http: httpx.AsyncClient, home: Path, project: Path) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    mount = {"name": "code", "local": str(project), "remote": "/r"}
+
+    no_profile = await http.post("/api/config/ssh/profiles/nope/mounts", json=mount)
+    assert no_profile.status_code == 404
+    assert "SSH profile 'nope' not found" in no_profile.json()["detail"]
+
+    for local, fragment in [
+        (str(home / "missing"), "is not an existing directory"),
+        ("/", "is the filesystem root"),
+        (str(home), "is (or contains) the home directory"),
+    ]:
+        response = await http.post("/api/config/ssh/profiles/gpu/mounts", json={**mount, "local": local})
+        assert response.status_code == 422, local
+        assert fragment in response.json()["detail"]
+    missing_field = await http.post("/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": "/tmp"})
+    assert missing_field.status_code == 422
+    assert missing_field.json() == {"detail": "body.remote: Field required"}
+
+    assert (await http.post("/api/config/ssh/profiles/gpu/mounts", json=mount)).status_code == 200
+    assert (await http.post("/api/config/ssh/profiles/gpu/mounts", json=mount)).status_code == 409
+
+    unknown_mount = await http.delete("/api/config/ssh/profiles/gpu/mounts/data")
+    assert unknown_mount.status_code == 404
+    assert unknown_mount.json() == {"detail": "mount 'data' not found in profile 'gpu'; it has 'code'"}
+    assert (await http.delete("/api/config/ssh/profiles/nope/mounts/code")).status_code == 404
+
+
+async def test_environment_profile_is_what_the_server_sees(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    await http.post("/api/config/ssh/profiles", json={"name": "cpu", "hostname": "cpu.example.org"})
+    await http.post("/api/config/ssh/profiles/gpu/activate")
+
+    monkeypatch.setenv("SVC_SSH_PROFILE", "cpu")
+    assert (await http.get("/api/config/ssh/profiles")).json()["current"] == "cpu"
+
+    monkeypatch.delenv("SVC_SSH_PROFILE")
+    monkeypatch.setenv("SVC_SSH_HOSTNAME", "direct.example.org")
+    monkeypatch.setenv("SVC_SSH_USERNAME", "bob")
+    body = (await http.get("/api/config/ssh/profiles")).json()
+    assert body["current"] == "env"
+    assert body["profiles"]["env"]["hostname"] == "direct.example.org"
+    assert body["profiles"]["env"]["port"] == 22

@@ -1,0 +1,540 @@
+"""The rsync sync backend against the dev cluster's real loopback sshd (``scripts/devcluster up``).
+
+Runs the ``SyncBackendContract`` plus rsync-specific cases: owner marker, lock contention, hostile file
+names, a symlinked record, exclude changes, missing rsync, failing rsync, odd key paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import json
+import os
+import pwd
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.errors import SyncError
+from svc_host.sync import StaleUnknownReason, SyncResult
+from svc_host.testing.plugin import skip_or_fail
+from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+from svc_plugin_rsync.backend import RsyncBackend
+from svc_plugin_rsync.itemize import Summary
+from svc_plugin_ssh.connect import connect_options
+
+pytestmark = pytest.mark.cluster
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILE = "dev"
+
+
+@dataclass(frozen=True)
+class DevSSH:
+    host: str
+    port: int
+    user: str
+    key: str
+    known_hosts: str
+
+    def profile(self, **changes: object) -> SSHProfile:
+        fields: dict[str, object] = {
+            "hostname": self.host,
+            "username": self.user,
+            "port": self.port,
+            "key_filename": self.key,
+            "known_hosts": self.known_hosts,
+        }
+        return SSHProfile.model_validate(fields | changes)
+
+
+@pytest.fixture(scope="session")
+def dev_ssh() -> DevSSH:
+    """The dev cluster's sshd from ``scripts/devcluster env``, answering; else skip (fail under CI=true)."""
+    script = REPO / "scripts" / "devcluster"
+    if not script.exists():
+        skip_or_fail("scripts/devcluster is missing")
+    try:
+        out = subprocess.run([str(script), "env"], capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        skip_or_fail(f"`scripts/devcluster env` failed: {exc}")
+    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    try:
+        dev = DevSSH(
+            env["SVC_DEV_SSH_HOST"],
+            int(env["SVC_DEV_SSH_PORT"]),
+            env["SVC_DEV_SSH_USER"],
+            env["SVC_DEV_SSH_KEY"],
+            env["SVC_DEV_SSH_KNOWN_HOSTS"],
+        )
+    except (KeyError, ValueError) as exc:
+        skip_or_fail(f"`scripts/devcluster env` lacks SSH settings: {exc}")
+    probe = subprocess.run(
+        ["ssh", "-p", str(dev.port), "-i", dev.key, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+         "-o", f"UserKnownHostsFile={dev.known_hosts}", "-o", "StrictHostKeyChecking=yes",
+         f"{dev.user}@{dev.host}", "true"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        skip_or_fail(f"dev sshd does not answer (run scripts/devcluster up): {probe.stderr.strip()}")
+    return dev
+
+
+class RemoteShell:
+    """Test-side access to the remote account, independent of the backend under test."""
+
+    def __init__(self, conn: asyncssh.SSHClientConnection, sftp: asyncssh.SFTPClient) -> None:
+        self.conn = conn
+        self.sftp = sftp
+
+    async def run(self, *argv: str) -> asyncssh.SSHCompletedProcess:
+        return await self.conn.run(shlex.join(argv), check=False)
+
+    async def listing(self, directory: str) -> set[str]:
+        result = await self.conn.run(
+            shlex.join(["find", directory, "-mindepth", "1", "-printf", r"%y %P\0"]), check=False, encoding=None
+        )
+        stdout, stderr = _as_bytes(result.stdout), _as_bytes(result.stderr)
+        if result.exit_status != 0:
+            assert b"No such file" in stderr, stderr
+            return set()
+        entries = set()
+        for raw in stdout.split(b"\0"):
+            if raw:
+                kind, _, name = raw.decode().partition(" ")
+                entries.add(f"{name}/" if kind == "d" else name)
+        return entries
+
+    async def write(self, path: str, data: bytes) -> None:
+        parent = path.rsplit("/", 1)[0]
+        await self.sftp.makedirs(parent, exist_ok=True)
+        async with self.sftp.open(path, "wb") as handle:
+            await handle.write(data)
+
+    async def read(self, path: str) -> bytes:
+        async with self.sftp.open(path, "rb") as handle:
+            data = await handle.read()
+        return data if isinstance(data, bytes) else data.encode()
+
+
+def _as_bytes(value: bytes | str | None) -> bytes:
+    return value.encode() if isinstance(value, str) else value or b""
+
+
+@pytest.fixture
+async def shell(dev_ssh: DevSSH) -> AsyncIterator[RemoteShell]:
+    host, options = connect_options(dev_ssh.profile())
+    async with asyncssh.connect(host, **options) as conn, conn.start_sftp_client() as sftp:
+        yield RemoteShell(conn, sftp)
+
+
+@pytest.fixture
+async def remote_base(shell: RemoteShell) -> AsyncIterator[str]:
+    """A fresh directory name under the remote home (not created); removed afterwards."""
+    base = f"svc-test-{uuid.uuid4().hex[:12]}"
+    yield base
+    await shell.run("chmod", "-R", "u+w", base)
+    await shell.run("rm", "-rf", "--", base)
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+async def rsync_backend(dev_ssh: DevSSH, state_dir: Path) -> AsyncIterator[RsyncBackend]:
+    backend = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir)
+    yield backend
+    await backend.close()
+
+
+@pytest.fixture
+def test_mount(tmp_path: Path, remote_base: str) -> Mount:
+    local = tmp_path / "local"
+    local.mkdir()
+    return Mount(name="contract", local=str(local), remote=f"{remote_base}/mount")
+
+
+class TestRsyncBackendContract(SyncBackendContract):
+    @pytest.fixture
+    def backend(self, rsync_backend: RsyncBackend) -> RsyncBackend:
+        return rsync_backend
+
+    @pytest.fixture
+    def mount(self, test_mount: Mount) -> Mount:
+        return test_mount
+
+    @pytest.fixture
+    def remote_listing(self, shell: RemoteShell, test_mount: Mount) -> Callable[[], Awaitable[set[str]]]:
+        return lambda: shell.listing(test_mount.remote)
+
+    @pytest.fixture
+    def remote_write(self, shell: RemoteShell, test_mount: Mount) -> Callable[[str, bytes], Awaitable[None]]:
+        return lambda relative, data: shell.write(f"{test_mount.remote}/{relative}", data)
+
+
+# -- rsync-specific cases ----------------------------------------------------------------------------
+
+
+async def test_owner_marker_refuses_another_machine_unless_forced(
+    dev_ssh: DevSSH, rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell, state_dir: Path
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"a.txt": "a"})
+    other = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir / "other", machine_id="other-machine")
+    try:
+        await other.sync(test_mount)
+    finally:
+        await other.close()
+    (local / "b.txt").write_text("b")
+    with pytest.raises(SyncError, match=r"another machine.*force=True"):
+        await rsync_backend.sync(test_mount)
+    with pytest.raises(SyncError, match="another machine"):
+        await rsync_backend.sync(test_mount, dry_run=True)
+    assert "b.txt" not in await shell.listing(test_mount.remote)
+
+    result = await rsync_backend.sync(test_mount, force=True)
+    assert result.files_transferred == 1
+    marker = json.loads(await shell.read(f"{test_mount.remote}/.svc-owner"))
+    assert marker["machine_id"] == rsync_backend.machine_id
+    assert (await rsync_backend.sync(test_mount)).files_transferred == 0  # ours now
+
+
+async def test_hand_written_foreign_marker_is_refused(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    foreign = {"machine_id": "f" * 32, "hostname": "laptop", "user": "ada", "claimed_at": "2025-01-02T03:04:05Z"}
+    await shell.write(f"{test_mount.remote}/.svc-owner", json.dumps(foreign).encode())
+    with pytest.raises(SyncError, match="ada@laptop"):
+        await rsync_backend.sync(test_mount)
+    await shell.write(f"{test_mount.remote}/.svc-owner", b"not json")
+    with pytest.raises(SyncError, match="another machine"):
+        await rsync_backend.sync(test_mount)
+    assert (await rsync_backend.sync(test_mount, force=True)).files_transferred == 1
+
+
+_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("tag", default="?")
+
+
+class RecordingBackend(RsyncBackend):
+    """Records when each rsync run starts and ends, tagged with the caller."""
+
+    def __init__(self, *args: object, runs: list[tuple[str, float, float]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.runs = runs
+
+    async def _run(self, argv: list[str], progress: Callable[[int], None] | None) -> Summary:
+        start = time.monotonic()
+        try:
+            return await super()._run(argv, progress)
+        finally:
+            self.runs.append((_TAG.get(), start, time.monotonic()))
+
+
+async def test_concurrent_syncs_of_one_mount_serialise(
+    dev_ssh: DevSSH, test_mount: Mount, state_dir: Path, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {f"f{i}.txt": str(i) for i in range(20)})
+    runs: list[tuple[str, float, float]] = []
+    first = RecordingBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, runs=runs)
+    second = RecordingBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, runs=runs)
+
+    async def tagged(tag: str, backend: RsyncBackend) -> SyncResult:
+        _TAG.set(tag)
+        return await backend.sync(test_mount, delete=True)
+
+    try:
+        results = await asyncio.gather(tagged("A", first), tagged("B", second))
+    finally:
+        await first.close()
+        await second.close()
+    assert sorted(r.files_transferred for r in results) == [0, 20]
+    runs.sort(key=lambda run: run[1])
+    tags = "".join(tag for tag, _, _ in runs)
+    assert tags in ("AABB", "BBAA"), tags  # preflight + real run of one sync, then the other's
+    for (_, _, end), (_, start, _) in itertools.pairwise(runs):
+        assert end <= start
+    assert user_entries(await shell.listing(test_mount.remote)) == {f"f{i}.txt" for i in range(20)}
+
+
+async def test_lock_serialises_processes(rsync_backend: RsyncBackend, test_mount: Mount) -> None:
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    path = rsync_backend.lock_path(test_mount)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c",
+        "import fcntl, sys, time\n"
+        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)",
+        str(path), stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert holder.stdout is not None
+    assert await holder.stdout.readline() == b"held\n"
+    started = time.monotonic()
+    sync = asyncio.create_task(rsync_backend.sync(test_mount))
+    await asyncio.sleep(0.5)
+    assert not sync.done()  # waiting for the other process, without blocking this loop
+    await holder.wait()
+    released = time.monotonic()
+    result = await asyncio.wait_for(sync, timeout=60)
+    assert result.files_transferred == 1
+    assert released - started >= 0.9
+
+
+HOSTILE = [
+    " leading space.txt",
+    "   three leading",
+    "with space.txt",
+    "ünïcødé ✓.txt",
+    "日本語/ファイル.txt",
+    "a;b",
+    "a|b",
+    "a&b",
+    "it's",
+    'say "hi"',
+    "back\\slash",
+    "star*glob?[x]",
+    "-dash-leading",
+    "tab\tname",
+    "new\nline",
+    "\\#123 looks escaped",
+    "trailing space ",
+    "dir with space/$(id)/f;x",
+]
+
+
+async def test_hostile_names_sync_exactly_and_nothing_runs(
+    rsync_backend: RsyncBackend, tmp_path: Path, remote_base: str, shell: RemoteShell
+) -> None:
+    pwned = Path(f"/tmp/pwned-{uuid.uuid4().hex[:12]}")
+    names = [*HOSTILE, f"$(touch {pwned})", f"`touch {pwned}`", f"x; touch {pwned}"]
+    local = tmp_path / "local"
+    write_tree(local, {name: name for name in names})
+    mount = Mount(name="hostile", local=str(local), remote=f"{remote_base}/we ird $(touch {pwned}); |'\"`x`")
+    expected = {str(path.relative_to(local)) + ("/" if path.is_dir() else "") for path in local.rglob("*")}
+
+    result = await rsync_backend.sync(mount)
+    assert result.files_transferred == len(names)
+    assert user_entries(await shell.listing(mount.remote)) == expected
+    report = await rsync_backend.inspect(mount)
+    assert (report.files_would_transfer, report.mirror_delete_candidates) == (0, 0)
+    assert report.stale_uploads_known is True
+
+    doomed = [" leading space.txt", "   three leading", f"$(touch {pwned})", "new\nline", "a|b"]
+    for name in doomed:
+        (local / name).unlink()
+    stale = await rsync_backend.inspect(mount)
+    assert sorted(stale.stale_upload_paths) == sorted(doomed)
+    mirror = await rsync_backend.sync(mount, delete=True)
+    assert sorted(mirror.deleted_paths) == sorted(doomed)  # leading spaces kept
+    assert user_entries(await shell.listing(mount.remote)) == expected - set(doomed)
+    assert not pwned.exists()
+
+
+async def test_symlinked_manifest_is_refused_not_followed(
+    rsync_backend: RsyncBackend, test_mount: Mount, remote_base: str, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"a.txt": "a"})
+    await rsync_backend.sync(test_mount)
+    target = f"{remote_base}/outside.json"
+    await shell.write(target, b"precious")
+    link = f"{test_mount.remote}/.svc-manifest.json"
+    await shell.run("rm", "-f", "--", link)
+    assert (await shell.run("ln", "-s", "../outside.json", link)).exit_status == 0
+
+    (local / "b.txt").write_text("b")
+    with pytest.raises(SyncError, match="symlink"):
+        await rsync_backend.sync(test_mount)
+    assert await shell.read(target) == b"precious"
+    assert (await shell.run("test", "-L", link)).exit_status == 0
+    assert "b.txt" not in await shell.listing(test_mount.remote)  # refused before transferring
+    report = await rsync_backend.inspect(test_mount)
+    assert report.stale_uploads_known is False
+    assert report.stale_uploads_unknown_code is StaleUnknownReason.UNREADABLE_RECORD
+
+
+async def test_max_paths_omits_lists_and_keeps_counts(rsync_backend: RsyncBackend, test_mount: Mount) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"keep": "k", "s1": "1", "s2": "2", "s3": "3"})
+    await rsync_backend.sync(test_mount)
+    for name in ("s1", "s2", "s3"):
+        (local / name).unlink()
+    capped = await rsync_backend.inspect(test_mount, max_paths=2)
+    assert (capped.stale_uploads, capped.stale_upload_paths, capped.stale_upload_paths_omitted) == (3, [], True)
+    assert (capped.mirror_delete_candidates, capped.mirror_delete_candidate_paths_omitted) == (3, True)
+    full = await rsync_backend.inspect(test_mount, max_paths=3)
+    assert (full.stale_upload_paths, full.stale_upload_paths_omitted) == (["s1", "s2", "s3"], False)
+    (local / "s1").write_text("back")
+    (local / "s2").write_text("back")
+    (local / "s3").write_text("back")
+    empty = await rsync_backend.inspect(test_mount, max_paths=0)
+    assert (empty.stale_uploads, empty.stale_upload_paths_omitted, empty.mirror_delete_candidate_paths_omitted) == (
+        0,
+        False,
+        False,
+    )
+    with pytest.raises(SyncError, match="max_paths"):
+        await rsync_backend.inspect(test_mount, max_paths=-1)
+
+
+async def test_manifest_merges_across_syncs_and_forgets_mirrored_paths(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"a.txt": "a"})
+    await rsync_backend.sync(test_mount)
+    (local / "a.txt").unlink()
+    write_tree(local, {"b.txt": "b"})
+    await rsync_backend.sync(test_mount)
+    record = json.loads(await shell.read(f"{test_mount.remote}/.svc-manifest.json"))
+    assert record["paths"] == ["a.txt", "b.txt"]
+    assert (await rsync_backend.inspect(test_mount)).stale_upload_paths == ["a.txt"]
+    await rsync_backend.sync(test_mount, delete=True)
+    record = json.loads(await shell.read(f"{test_mount.remote}/.svc-manifest.json"))
+    assert record["paths"] == ["b.txt"]
+    assert (await rsync_backend.inspect(test_mount)).stale_uploads == 0
+
+
+async def test_changed_exclude_filter_makes_stale_uploads_unknown(
+    dev_ssh: DevSSH, rsync_backend: RsyncBackend, test_mount: Mount, state_dir: Path, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"a.txt": "a", "run.log": "l"})
+    await rsync_backend.sync(test_mount)
+    stricter = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, extra_excludes={"contract": ["*.log"]})
+    try:
+        report = await stricter.inspect(test_mount)
+        assert report.stale_uploads_unknown_code is StaleUnknownReason.EXCLUDE_CHANGED
+        assert "exclude" in report.stale_uploads_unknown_reason
+        assert "*.log" in report.effective_exclude_patterns
+        write_tree(local, {"new.log": "n"})
+        await stricter.sync(test_mount)
+        assert "new.log" not in await shell.listing(test_mount.remote)
+        again = await stricter.inspect(test_mount)
+        assert (again.stale_uploads_known, again.stale_uploads) == (True, 0)
+    finally:
+        await stricter.close()
+
+
+async def test_foreign_owned_manifest_is_not_read(
+    dev_ssh: DevSSH, rsync_backend: RsyncBackend, test_mount: Mount
+) -> None:
+    home = Path(pwd.getpwnam(dev_ssh.user).pw_dir) if dev_ssh.host in ("127.0.0.1", "localhost") else None
+    if os.geteuid() != 0 or home is None:
+        pytest.skip("needs root on the loopback dev cluster to create a file owned by another account")
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    await rsync_backend.sync(test_mount)
+    os.chown(home / test_mount.remote / ".svc-manifest.json", 0, 0)
+    report = await rsync_backend.inspect(test_mount)
+    assert report.stale_uploads_unknown_code is StaleUnknownReason.FOREIGN_RECORD
+    assert "another account" in report.stale_uploads_unknown_reason
+
+
+async def test_missing_rsync_names_the_side(dev_ssh: DevSSH, test_mount: Mount, state_dir: Path) -> None:
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    local_missing = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, rsync="/nonexistent/rsync")
+    with pytest.raises(SyncError, match="not installed on this machine"):
+        await local_missing.sync(test_mount)
+    remote_missing = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, remote_rsync="svc-no-such-rsync")
+    try:
+        with pytest.raises(SyncError, match="cluster side"):
+            await remote_missing.inspect(test_mount)
+    finally:
+        await remote_missing.close()
+
+
+async def test_failing_rsync_reports_exit_code_and_stderr(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    # A local file where the cluster has a non-empty directory: rsync will not remove the directory.
+    write_tree(Path(test_mount.local), {"d": "a file now"})
+    await shell.write(f"{test_mount.remote}/d/job.txt", b"job output")
+    with pytest.raises(SyncError) as failed:
+        await rsync_backend.sync(test_mount)
+    assert failed.value.exit_code == 23
+    assert "(exit 23)" in str(failed.value)
+    assert "rsync failed" in str(failed.value)
+    assert "d" in failed.value.stderr_tail
+
+
+async def test_directory_replaced_by_a_file_counts_as_deleted(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"d/x": "x", "d/y": "y"})
+    await rsync_backend.sync(test_mount)
+    shutil.rmtree(local / "d")
+    (local / "d").write_text("now a file")
+    with pytest.raises(SyncError, match="3 entries"):
+        await rsync_backend.sync(test_mount, delete=True, max_delete=2)
+    result = await rsync_backend.sync(test_mount, delete=True, max_delete=3)
+    assert sorted(result.deleted_paths) == ["d/", "d/x", "d/y"]
+    assert user_entries(await shell.listing(test_mount.remote)) == {"d"}
+
+
+async def test_key_and_known_hosts_paths_with_quotes_spaces_and_percent(
+    dev_ssh: DevSSH, test_mount: Mount, tmp_path: Path, state_dir: Path, shell: RemoteShell
+) -> None:
+    odd = tmp_path / "it's a %d key dir"
+    odd.mkdir()
+    key = odd / "id key"
+    shutil.copyfile(dev_ssh.key, key)
+    key.chmod(0o600)
+    known = odd / "known hosts"
+    shutil.copyfile(dev_ssh.known_hosts, known)
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    backend = RsyncBackend(PROFILE, dev_ssh.profile(key_filename=str(key), known_hosts=str(known)), state_dir=state_dir)
+    try:
+        assert (await backend.sync(test_mount)).files_transferred == 1
+    finally:
+        await backend.close()
+    assert "a.txt" in await shell.listing(test_mount.remote)
+
+
+async def test_progress_counts_files_and_inspect_creates_nothing(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    write_tree(Path(test_mount.local), {f"d/f{i}": str(i) for i in range(5)})
+    report = await rsync_backend.inspect(test_mount)
+    assert report.files_would_transfer == 5
+    assert await shell.listing(test_mount.remote) == set()
+    seen: list[int] = []
+    await rsync_backend.sync(test_mount, progress=seen.append)
+    assert seen == [1, 2, 3, 4, 5]
+
+
+async def test_unknown_host_key_is_rejected(dev_ssh: DevSSH, test_mount: Mount, tmp_path: Path) -> None:
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    backend = RsyncBackend(PROFILE, dev_ssh.profile(known_hosts=str(empty)), state_dir=tmp_path / "s")
+    try:
+        with pytest.raises(SyncError, match="host key"):
+            await backend.sync(test_mount)
+    finally:
+        await backend.close()
+
+
+async def test_dropped_connection_is_reopened(rsync_backend: RsyncBackend, test_mount: Mount) -> None:
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    await rsync_backend.sync(test_mount)
+    conn = rsync_backend._files._conn  # the kept-alive connection, dropped as an idle timeout would
+    assert conn is not None
+    conn.abort()
+    (Path(test_mount.local) / "b.txt").write_text("b")
+    assert (await rsync_backend.sync(test_mount)).files_transferred == 1
+    assert rsync_backend._files._conn is not conn

@@ -1,0 +1,23 @@
+"""The plugin registers the ``rsync`` backend through ``svc_sync_backends``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.sync import SyncBackend
+from svc_plugin_rsync import hooks
+from svc_plugin_rsync.backend import RsyncBackend
+
+if TYPE_CHECKING:
+    from svc_host.plugins import PluginManager
+
+
+def test_rsync_backend_is_registered(plugin_manager: PluginManager, register_plugin: Callable[..., Any]) -> None:
+    register_plugin(hooks, "rsync")
+    spec = plugin_manager.sync_backend("rsync")
+    backend = spec.factory("dev", SSHProfile(hostname="h"))
+    assert isinstance(backend, RsyncBackend)
+    assert isinstance(backend, SyncBackend)
+    assert spec.description

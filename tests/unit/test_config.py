@@ -1,0 +1,237 @@
+"""Layered configuration: defaults, layer order, SVC_* overrides, errors that name file and field, safe writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from svc_host.config import (
+    config_paths,
+    init_project_config,
+    load_config,
+    read_project_config,
+    reset_user_config,
+    save_user_config,
+    write_project_config,
+)
+from svc_host.errors import ConfigError, ConflictError
+from svc_host.paths import SvcPaths
+
+SPEC_DEFAULTS = {
+    "resources": {
+        "nodes": 1,
+        "gpus_per_node": 0,
+        "ntasks_per_node": 1,
+        "cpus_per_task": 1,
+        "memory_per_node": None,
+        "time_limit": None,
+        "partition": None,
+        "nodelist": None,
+    },
+    "environment": {"conda": None, "venv": None, "container": None, "env_vars": {}},
+    "notifications": {"chat_webhook_url": None},
+    "log_dir": "logs",
+    "work_dir": None,
+}
+
+
+@pytest.fixture(autouse=True)
+def paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SvcPaths:
+    """A private HOME, XDG dirs, system file and project dir; no SVC_* variables."""
+    for name in list(os.environ):
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return SvcPaths.from_env()
+
+
+def write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def leftovers(directory: Path) -> list[str]:
+    return [p.name for p in directory.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_fresh_configuration_has_the_spec_defaults(paths: SvcPaths) -> None:
+    assert load_config(paths, env=os.environ).model_dump(mode="json") == SPEC_DEFAULTS
+
+
+def test_layers_apply_system_then_user_then_project_then_env(paths: SvcPaths) -> None:
+    write(paths.system_config, {"resources": {"partition": "sys", "nodes": 2, "gpus_per_node": 8}, "log_dir": "s"})
+    write(paths.user_config, {"resources": {"partition": "user", "nodes": 3}})
+    write(paths.project_dir / ".svc.json", {"resources": {"partition": "proj"}})
+    env = {"SVC_LOG_DIR": "from-env"}
+
+    config = load_config(paths, env=env)
+
+    assert config.resources.partition == "proj"
+    assert config.resources.nodes == 3  # user beats system; project did not touch it
+    assert config.resources.gpus_per_node == 8  # only the system file set it
+    assert config.log_dir == "from-env"
+
+
+def test_env_overrides_nested_keys_and_ignores_non_config_variables(paths: SvcPaths) -> None:
+    write(paths.project_dir / ".svc.json", {"resources": {"partition": "proj", "nodes": 2}})
+    env = {
+        "SVC_RESOURCES__PARTITION": "gpu",
+        "SVC_ENVIRONMENT__ENV_VARS": '{"HF_HOME": "/data/hf"}',
+        "SVC_SSH_HOSTNAME": "login.example.org",
+        "SVC_SSH_PORT": "2222",
+        "SVC_DATABASE_URL": "sqlite:///x.db",
+        "SVC_TRANSPORT": "local",
+        "SVC_DISABLE_PLUGINS": "rsync",
+        "SVC_PLUGINS_STRICT": "1",
+        "SVC_SYSTEM_CONFIG": "/nowhere",
+        "SVC_WORK_DIR": "",
+    }
+
+    config = load_config(paths, env=env)
+
+    assert config.resources.partition == "gpu"
+    assert config.resources.nodes == 2
+    assert config.environment.env_vars == {"HF_HOME": "/data/hf"}
+    assert config.work_dir is None  # empty means unset
+
+
+def test_env_none_ignores_the_environment(paths: SvcPaths) -> None:
+    assert load_config(paths, env=None).resources.partition is None
+    assert load_config(paths, env={"SVC_RESOURCES__PARTITION": "gpu"}).resources.partition == "gpu"
+
+
+def test_bad_env_value_names_the_variable(paths: SvcPaths) -> None:
+    with pytest.raises(ConfigError, match=r"SVC_RESOURCES__NODES: Input should be a valid integer"):
+        load_config(paths, env={"SVC_RESOURCES__NODES": "many"})
+    with pytest.raises(ConfigError, match=r"SVC_RESOURCES__PARTITON: Extra inputs are not permitted"):
+        load_config(paths, env={"SVC_RESOURCES__PARTITON": "gpu"})
+
+
+def test_project_falls_back_to_svc_json_and_dot_file_wins(paths: SvcPaths) -> None:
+    write(paths.project_dir / "svc.json", {"log_dir": "plain"})
+    assert load_config(paths, env=None).log_dir == "plain"
+    write(paths.project_dir / ".svc.json", {"log_dir": "dotted"})
+    assert load_config(paths, env=None).log_dir == "dotted"
+
+
+def test_env_vars_merge_per_variable_across_layers(paths: SvcPaths) -> None:
+    write(paths.system_config, {"environment": {"env_vars": {"A": "sys", "B": "sys"}}})
+    write(paths.user_config, {"environment": {"env_vars": {"B": "user"}}})
+    assert load_config(paths, env=None).environment.env_vars == {"A": "sys", "B": "user"}
+
+
+def test_invalid_file_names_file_and_field(paths: SvcPaths) -> None:
+    write(paths.user_config, {"resources": {"nodes": 0}})
+    with pytest.raises(ConfigError) as caught:
+        load_config(paths, env=None)
+    assert str(caught.value) == f"{paths.user_config}: resources.nodes: Input should be greater than or equal to 1"
+
+
+def test_unknown_key_in_file_is_an_error_not_ignored(paths: SvcPaths) -> None:
+    write(paths.system_config, {"resources": {"gpus": 4}})
+    with pytest.raises(ConfigError, match=rf"{paths.system_config}: resources.gpus: Extra inputs are not permitted"):
+        load_config(paths, env=None)
+
+
+def test_unparsable_json_names_file_and_line(paths: SvcPaths) -> None:
+    paths.user_config.parent.mkdir(parents=True)
+    paths.user_config.write_text('{\n  "log_dir": "x",\n  oops\n}\n')
+    with pytest.raises(ConfigError, match=rf"{paths.user_config}: invalid JSON at line 3"):
+        load_config(paths, env=None)
+
+
+def test_save_merges_into_user_file_atomically_with_mode_0600(paths: SvcPaths) -> None:
+    write(paths.user_config, {"resources": {"nodes": 2}})
+
+    merged = save_user_config(paths, {"resources": {"partition": "gpu"}})
+
+    assert merged.resources.partition == "gpu"
+    assert merged.resources.nodes == 2
+    assert json.loads(paths.user_config.read_text()) == {"resources": {"nodes": 2, "partition": "gpu"}}
+    assert stat.S_IMODE(paths.user_config.stat().st_mode) == 0o600
+    assert leftovers(paths.user_config.parent) == []
+
+
+def test_save_replaces_env_vars_so_a_variable_can_be_removed(paths: SvcPaths) -> None:
+    save_user_config(paths, {"environment": {"env_vars": {"A": "1", "B": "2"}}})
+    merged = save_user_config(paths, {"environment": {"env_vars": {"B": "2"}}})
+    assert merged.environment.env_vars == {"B": "2"}
+
+
+def test_save_rejects_invalid_values_and_leaves_the_file_untouched(paths: SvcPaths) -> None:
+    write(paths.user_config, {"resources": {"nodes": 2}})
+    before = paths.user_config.read_bytes()
+    with pytest.raises(ConfigError, match=r"^resources.gpus_per_node: Input should be greater than or equal to 0$"):
+        save_user_config(paths, {"resources": {"gpus_per_node": -1}})
+    with pytest.raises(ConfigError, match=r"colour: Extra inputs are not permitted"):
+        save_user_config(paths, {"colour": "blue"})
+    assert paths.user_config.read_bytes() == before
+
+
+def test_save_refuses_to_build_on_an_invalid_user_file(paths: SvcPaths) -> None:
+    write(paths.user_config, {"resources": {"nodes": 0}})
+    before = paths.user_config.read_bytes()
+    with pytest.raises(ConfigError, match=rf"{paths.user_config}: resources.nodes"):
+        save_user_config(paths, {"log_dir": "out"})
+    assert paths.user_config.read_bytes() == before
+
+
+def test_reset_writes_a_full_default_file(paths: SvcPaths) -> None:
+    write(paths.user_config, {"resources": {"partition": "gpu"}, "log_dir": "x"})
+    write(paths.system_config, {"resources": {"partition": "sys"}})
+
+    config = reset_user_config(paths)
+
+    assert config.model_dump(mode="json") == SPEC_DEFAULTS
+    assert json.loads(paths.user_config.read_text()) == SPEC_DEFAULTS
+    assert stat.S_IMODE(paths.user_config.stat().st_mode) == 0o600
+
+
+def test_config_paths_lists_system_user_and_both_project_names(paths: SvcPaths) -> None:
+    write(paths.user_config, {})
+    assert config_paths(paths) == [
+        {"path": str(paths.system_config), "exists": False, "source": "system"},
+        {"path": str(paths.user_config), "exists": True, "source": "user"},
+        {"path": str(paths.project_dir / ".svc.json"), "exists": False, "source": "project"},
+        {"path": str(paths.project_dir / "svc.json"), "exists": False, "source": "project"},
+    ]
+
+
+def test_project_config_read_write_init(paths: SvcPaths, tmp_path: Path) -> None:
+    directory = tmp_path / "code"
+    directory.mkdir()
+    assert read_project_config(directory).exists is False
+
+    created = init_project_config(directory)
+    assert created.path == directory / ".svc.json"
+    assert created.config["resources"]["gpus_per_node"] == 1
+    with pytest.raises(ConflictError, match=r"\.svc\.json already exists"):
+        init_project_config(directory)
+
+    written = write_project_config(directory, {"resources": {"partition": "a100"}})
+    assert json.loads(written.path.read_text()) == {"resources": {"partition": "a100"}}
+    assert read_project_config(directory).config == {"resources": {"partition": "a100"}}
+    assert leftovers(directory) == []
+
+    with pytest.raises(ConfigError, match=r"resources.time_limit"):
+        write_project_config(directory, {"resources": {"time_limit": "soon"}})
+    assert read_project_config(directory).config == {"resources": {"partition": "a100"}}
+
+
+def test_project_init_refuses_when_svc_json_exists(tmp_path: Path) -> None:
+    write(tmp_path / "svc.json", {})
+    with pytest.raises(ConflictError, match=r"svc\.json already exists"):
+        init_project_config(tmp_path)
+    assert not (tmp_path / ".svc.json").exists()
