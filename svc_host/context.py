@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from svc_host.errors import NotFoundError
 from svc_host.monitor import Monitor
 from svc_host.paths import SvcPaths
 from svc_host.plugins import PluginManager, get_plugin_manager
@@ -16,6 +17,7 @@ from svc_host.transport_registry import TransportRegistry
 
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
+    from svc_host.sync import SyncBackend
 
 Source = Literal["web", "mcp", "cli"]
 
@@ -33,8 +35,10 @@ class Host:
     store: Store
     source: Source
     read_env: bool = True
+    sync_backend_name: str = "rsync"
     transports: TransportRegistry = field(init=False)
     monitor: Monitor = field(init=False)
+    _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         env = os.environ if self.read_env else None
@@ -76,14 +80,33 @@ class Host:
         """A transport by name (``None`` or ``local`` is the local scheduler)."""
         return self.transports.get(name or "local")
 
+    def sync_backend(self, profile_name: str) -> SyncBackend:
+        """The sync backend of one SSH profile (one per profile, kept until profiles change)."""
+        if profile_name not in self._sync_backends:
+            profiles = self.transports.config.profiles
+            if profile_name not in profiles:
+                raise NotFoundError(
+                    f"SSH profile {profile_name!r} not found; known: {', '.join(sorted(profiles)) or 'none'}"
+                )
+            spec = self.plugins.sync_backend(self.sync_backend_name)
+            self._sync_backends[profile_name] = spec.factory(profile_name, profiles[profile_name])
+        return self._sync_backends[profile_name]
+
     async def reload_profiles(self) -> None:
-        """Adopt changed profiles: transports are rebuilt on next use."""
+        """Adopt changed profiles: transports and sync backends are rebuilt on next use."""
+        await self._close_sync_backends()
         await self.transports.reload(self.profiles.host_config(env=os.environ if self.read_env else None))
+
+    async def _close_sync_backends(self) -> None:
+        backends, self._sync_backends = list(self._sync_backends.values()), {}
+        for backend in backends:
+            await backend.close()
 
     async def start(self) -> None:
         await self.monitor.start()
 
     async def close(self) -> None:
         await self.monitor.stop()
+        await self._close_sync_backends()
         await self.transports.close()
         self.store.close()
