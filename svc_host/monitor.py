@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from svc_host.errors import SvcError
 from svc_host.plugin_types import Event
@@ -44,6 +44,11 @@ class Monitor:
         self._last_tick: dict[str, float] = {}
         self._wake: dict[str, asyncio.Event] = {}
         self.ticks: dict[str, int] = {}
+        self._listeners: list[Callable[[list[job_repo.StateChange]], Awaitable[None]]] = []
+
+    def add_listener(self, listener: Callable[[list[job_repo.StateChange]], Awaitable[None]]) -> None:
+        """Call ``listener`` with the transitions of every tick that recorded some (e.g. the workflow engine)."""
+        self._listeners.append(listener)
 
     async def start(self) -> None:
         """Pick up every job left live in the store (e.g. after a restart)."""
@@ -80,6 +85,11 @@ class Monitor:
         changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
         self._last_tick[transport] = asyncio.get_running_loop().time()
+        for listener in self._listeners if changes else ():
+            try:
+                await listener(changes)
+            except Exception:  # a listener's bug must not stop status refreshes
+                log.exception("monitor listener failed on %s", transport)
         for change in changes:
             self.emit(
                 Event(
