@@ -138,7 +138,9 @@ class SlurmTransport(Transport):
         if settled:
             for job in await self._finished_jobs(settled):
                 if job.job_id in settled:
-                    found[job.job_id] = job
+                    live = found.get(job.job_id)
+                    # Right after the end sacct may still call the job "allocation"; squeue knows its name.
+                    found[job.job_id] = job.model_copy(update={"name": live.name}) if live and live.name else job
         return {job_id: found[job_id] for job_id in ids if job_id in found}
 
     async def _squeue_jobs(self, ids: list[str]) -> list[JobStatus]:
