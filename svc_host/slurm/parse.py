@@ -7,6 +7,7 @@ and the line: nothing is dropped silently.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -30,6 +31,7 @@ _PARENS = re.compile(r"\([^)]*\)")
 _T = TypeVar("_T")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
 def parse_duration(text: str) -> int | None:
     """Seconds in one of Slurm's time forms; ``None`` when Slurm says there is no such time.
 
@@ -56,6 +58,7 @@ def parse_duration(text: str) -> int | None:
     return minutes * 60 + seconds
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
 def format_time_limit(text: str) -> str | None:
     """Spell a time limit as ``[D-]HH:MM:SS`` or ``UNLIMITED``, whichever command printed it; ``None`` if unset."""
     if text.strip().upper() in _UNLIMITED:
@@ -68,6 +71,7 @@ def format_time_limit(text: str) -> str | None:
     return f"{days}-{clock}" if days else clock
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
 def gpus_in_gres(text: str) -> int:
     """GPUs in a GRES string: ``gpu:4``, ``gpu:tesla:4(S:0)``, ``gres/gpu:2``, ``gres:gpu``.
 
@@ -83,6 +87,7 @@ def gpus_in_gres(text: str) -> int:
     return total
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
 def gpus_in_tres(text: str) -> int:
     """GPUs in a TRES string such as ``cpu=2,mem=1G,node=1,gres/gpu=4,gres/gpu:tesla=4``.
 

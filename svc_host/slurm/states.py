@@ -21,6 +21,7 @@ Choices that are not one-to-one, and why:
 
 from __future__ import annotations
 
+import functools
 import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
@@ -69,6 +70,7 @@ SLURM_STATES: Final[Mapping[str, JobState]] = MappingProxyType(
 """Every Slurm job state, long name and short code, mapped to one canonical state."""
 
 
+@functools.lru_cache(maxsize=1024)  # pure, and a queue repeats the same few states
 def normalize_state(raw: str) -> JobState:
     """Map any Slurm job state to svc's canonical state; anything unrecognised is UNKNOWN.
 

@@ -94,6 +94,16 @@ def find_job(session: Session, transport: str, job_id: str) -> JobRecord | None:
     return session.exec(query).first()
 
 
+def live_commands(session: Session, transport: str) -> dict[str, list[str]]:
+    """The recorded command of every job svc tracks as live on ``transport``, by job id."""
+    query = (
+        select(JobRecord.job_id, JobRecord.command)
+        .where(JobRecord.transport == transport, col(JobRecord.state).in_(LIVE_STATES))
+        .order_by(col(JobRecord.id))
+    )
+    return {job_id: json.loads(command) for job_id, command in session.exec(query)}
+
+
 def live_jobs(session: Session, transport: str | None = None) -> list[JobRecord]:
     """Jobs not yet in a terminal state, the monitor's work list."""
     query = select(JobRecord).where(col(JobRecord.state).in_(LIVE_STATES))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from svc_host import jobs
@@ -15,7 +17,7 @@ from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidRequestError
 from svc_host.formatting import clock
-from svc_host.store.tables import JobRecord
+from svc_host.store import jobs as job_repo
 from svc_host.transport import LOG_CHUNK_LIMIT
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
@@ -37,7 +39,7 @@ def _check_id(job_id: int) -> str:
     return str(job_id)
 
 
-def _list_form(job: JobStatus, record: JobRecord | None) -> dict[str, Any]:
+def _list_form(job: JobStatus, command: list[str] | None) -> dict[str, Any]:
     nodes = job.nodes or 1
     gpus = job.gpus or 0
     return {
@@ -45,7 +47,7 @@ def _list_form(job: JobStatus, record: JobRecord | None) -> dict[str, Any]:
         "job_id": int(job.job_id) if job.job_id.isdigit() else job.job_id,
         "status": job.state.value,
         "depends_on": [],
-        "command": json.loads(record.command) if record else [],
+        "command": command or [],
         "resources": {
             "nodes": nodes,
             "gpus_per_node": gpus // nodes if nodes else gpus,
@@ -59,20 +61,31 @@ def _list_form(job: JobStatus, record: JobRecord | None) -> dict[str, Any]:
     }
 
 
-@router.get("")
-async def list_jobs(host: HostDep) -> list[dict[str, Any]]:
+class JobListItem(BaseModel):
+    """A job in the list form of the REST spec."""
+
+    name: str
+    job_id: int | str
+    status: str
+    depends_on: list[str]
+    command: list[str]
+    resources: dict[str, Any]
+    partition: str
+    nodes: int
+    gpus: int
+    elapsed_time: str
+
+
+@router.get("", response_model=list[JobListItem])
+async def list_jobs(host: HostDep) -> JSONResponse:
     """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted."""
     transport = host.server_transport_name()
-    queue = await host.transport(transport).queue()
-    records = await host.store.run(_records_for, transport, [job.job_id for job in queue])
-    return [_list_form(job, records.get(job.job_id)) for job in queue]
-
-
-def _records_for(session: Any, transport: str, job_ids: list[str]) -> dict[str, JobRecord]:
-    from sqlmodel import col, select
-
-    query = select(JobRecord).where(JobRecord.transport == transport, col(JobRecord.job_id).in_(job_ids))
-    return {record.job_id: record for record in session.exec(query)}
+    # The store is read while squeue runs: jobs in the queue are the ones svc still tracks as live.
+    queue, commands = await asyncio.gather(
+        host.transport(transport).queue(), host.store.run(job_repo.live_commands, transport)
+    )
+    # Built as plain JSON: the queue can hold thousands of jobs and the generic encoder costs more than squeue.
+    return JSONResponse([_list_form(job, commands.get(job.job_id)) for job in queue])
 
 
 @router.post("", status_code=201)
@@ -108,7 +121,7 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
     from svc_host.store.jobs import transitions
 
     job, record = view.status, view.record
-    body = _list_form(job, record)
+    body = _list_form(job, json.loads(record.command) if record else None)
     body.update(
         {
             "raw_state": job.raw_state,
