@@ -7,9 +7,11 @@ transport plugin only says how a command runs and how a file is read (locally, o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -91,6 +93,11 @@ class Transport(ABC):
     @abstractmethod
     async def resources_total(self) -> ResourceSnapshot:
         """Availability of the whole cluster, each node counted once (partition ``all``)."""
+
+    def pooled(self, size: int) -> AbstractAsyncContextManager[Transport]:
+        """A transport for a burst of concurrent work (a sweep) using at most ``size`` sessions, released
+        when the context exits. Transports without sessions return themselves."""
+        return contextlib.nullcontext(self)
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
         """Release connections; the transport may be used again afterwards (it reconnects)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
@@ -13,6 +13,9 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import TransportError
 from svc_host.transport import CommandResult, SlurmTransport
 from svc_plugin_ssh.connect import connect_options
+
+if TYPE_CHECKING:
+    from svc_plugin_ssh.pool import SessionPool
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -27,6 +30,16 @@ class SSHTransport(SlurmTransport):
         self._conn: asyncssh.SSHClientConnection | None = None
         self._sftp: asyncssh.SFTPClient | None = None
         self._lock = asyncio.Lock()
+
+    @property
+    def is_connected(self) -> bool:
+        return self._conn is not None and not self._conn.is_closed()
+
+    def pooled(self, size: int) -> SessionPool:
+        """A pool of min(size, 8) sessions of this profile for a sweep; closed when the context exits."""
+        from svc_plugin_ssh.pool import SessionPool
+
+        return SessionPool(self.name, self.profile, size, timeout=self.timeout)
 
     async def connection(self) -> asyncssh.SSHClientConnection:
         """The profile's connection, opened on first use and after a drop."""
