@@ -435,7 +435,7 @@ async def test_foreign_owned_manifest_is_not_read(
 ) -> None:
     home = Path(pwd.getpwnam(dev_ssh.user).pw_dir) if dev_ssh.host in ("127.0.0.1", "localhost") else None
     if os.geteuid() != 0 or home is None:
-        pytest.skip("needs root on the loopback dev cluster to create a file owned by another account")
+        skip_or_fail("needs root on the loopback dev cluster to create a file owned by another account")
     write_tree(Path(test_mount.local), {"a.txt": "a"})
     await rsync_backend.sync(test_mount)
     os.chown(home / test_mount.remote / ".svc-manifest.json", 0, 0)

@@ -19,6 +19,7 @@ from svc_host.domain.submission import Environment, JobDefinition, RenderedScrip
 from svc_host.errors import RenderError
 from svc_host.rendering import hooks
 from svc_host.rendering.sbatch import render_sbatch, sbatch_word, sbatch_words, template_environment
+from svc_host.testing.plugin import skip_or_fail
 
 BASH = shutil.which("bash") or "/bin/bash"
 HOSTILE_NAME = "a|b $(touch pwned) \"q\" 'x' ünï # hetjob \\ `id`"
@@ -168,8 +169,10 @@ def test_unmatched_quote_is_refused_like_sbatch_does() -> None:
         sbatch_words("--job-name=it's")
 
 
-@pytest.mark.skipif(shutil.which("sbatch") is None, reason="sbatch is not installed")
+@pytest.mark.cluster
 def test_real_sbatch_reads_the_directives_back_verbatim(tmp_path: Path) -> None:
+    if shutil.which("sbatch") is None:
+        skip_or_fail("sbatch is not installed (scripts/devcluster up installs it)")
     # `-Q` with `-v` makes sbatch stop right after parsing the script, before it contacts any controller.
     conf = tmp_path / "slurm.conf"
     conf.write_text(
