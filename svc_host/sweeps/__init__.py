@@ -1,0 +1,1 @@
+"""Parameter sweeps: a workflow expanded over a matrix of arguments; every cell is an ordinary run."""

@@ -1,0 +1,76 @@
+"""The sweep spec and its expansion into cells (pure).
+
+``matrix`` maps an axis to a non-empty list of scalars; the cells are the cartesian product in axis order,
+each cell's args being the sweep's args with the cell's values laid over them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from svc_host.errors import InvalidRequestError, describe_validation
+from svc_host.workflows.templating import python_problems
+
+MAX_CELLS = 1000
+Scalar = str | int | float | bool
+
+
+class SweepSpec(BaseModel):
+    """``{matrix, fail_fast, max_parallel}`` as in the MCP spec."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    matrix: dict[str, list[Scalar]]
+    fail_fast: bool = False
+    max_parallel: int = Field(default=4, ge=1)
+
+    @field_validator("matrix", mode="before")
+    @classmethod
+    def _scalars_only(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        if not value:
+            raise ValueError("needs at least one axis")
+        for axis, values in value.items():
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"axis {axis!r} must be a non-empty list of values")
+            for index, item in enumerate(values):
+                if isinstance(item, dict | list | tuple) or item is None:
+                    raise ValueError(f"axis {axis!r} value {index} must be a string, number or boolean, got {item!r}")
+        return value
+
+    @property
+    def cell_count(self) -> int:
+        return math.prod(len(values) for values in self.matrix.values())
+
+
+def parse_sweep(raw: Any) -> SweepSpec:
+    """Validate a sweep spec; errors use the spec's messages (``sweep.matrix must be a mapping``,
+    ``invalid sweep spec: <detail>``, the ``python:`` message) and a clear one past 1,000 cells."""
+    if not isinstance(raw, Mapping):
+        raise InvalidRequestError("invalid sweep spec: expected an object with 'matrix'")
+    if "matrix" in raw and not isinstance(raw["matrix"], Mapping):
+        raise InvalidRequestError("sweep.matrix must be a mapping")
+    problems = python_problems("sweep.matrix", raw.get("matrix", {}), ())
+    if problems:
+        raise InvalidRequestError("; ".join(problems))
+    try:
+        spec = SweepSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid sweep spec: {describe_validation(exc.errors())}") from None
+    if spec.cell_count > MAX_CELLS:
+        raise InvalidRequestError(
+            f"invalid sweep spec: the matrix has {spec.cell_count} cells; at most {MAX_CELLS} are allowed"
+        )
+    return spec
+
+
+def expand(spec: SweepSpec, args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every cell's arguments, in axis order (the last axis varies fastest)."""
+    axes = list(spec.matrix)
+    return [{**args, **dict(zip(axes, values, strict=True))} for values in itertools.product(*spec.matrix.values())]
