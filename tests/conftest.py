@@ -15,18 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test runs in its own directory with its own svc config and state (never the user's)."""
-    base = tmp_path_factory.mktemp("svc-env")
-    for key in [key for key in os.environ if key.startswith("SVC_")]:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs with its own HOME, XDG dirs and system config file, in ``tmp_path / "work"``,
+    with no SVC_* variables: nothing of the real user's svc setup is read or written."""
+    for key in [key for key in os.environ if key.startswith("SVC_") or key == "CHAT_WEBHOOK_URL"]:
         monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
-    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(base / "etc" / "config.json"))
-    work = base / "work"
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+    work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    return work
+    return home
 
 
 @pytest.fixture(scope="session")

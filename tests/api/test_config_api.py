@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,22 +36,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
-    (tmp_path / "cwd").mkdir()
-    monkeypatch.chdir(tmp_path / "cwd")
-    return home
-
-
 @pytest.fixture
 def paths() -> SvcPaths:
     return SvcPaths.from_env()
@@ -73,8 +56,8 @@ async def http(host: Host) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-def project(isolated: Path) -> Path:
-    directory = isolated / "work" / "proj"
+def project(home: Path) -> Path:
+    directory = home.parent / "work" / "proj"
     directory.mkdir(parents=True)
     return directory
 

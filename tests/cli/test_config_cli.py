@@ -13,20 +13,10 @@ import pytest
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """The process environment of an isolated user: own HOME, XDG dirs and system file, no SVC_* variables."""
-    home = tmp_path / "home"
-    home.mkdir()
+def env(home: Path, tmp_path: Path) -> dict[str, str]:
+    """The isolated environment of tests/conftest.py for a child process, working in a project directory."""
     (tmp_path / "project").mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SVC_") and k != "CHAT_WEBHOOK_URL"}
-    return {
-        **clean,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "SVC_SYSTEM_CONFIG": str(tmp_path / "etc" / "config.json"),
-        "COLUMNS": "250",  # rich wraps table cells to the terminal width
-    }
+    return {**os.environ, "COLUMNS": "250"}  # rich wraps table cells to the terminal width
 
 
 @pytest.fixture

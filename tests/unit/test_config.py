@@ -40,17 +40,8 @@ SPEC_DEFAULTS = {
 
 
 @pytest.fixture(autouse=True)
-def paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SvcPaths:
-    """A private HOME, XDG dirs, system file and project dir; no SVC_* variables."""
-    for name in list(os.environ):
-        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+def paths(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SvcPaths:
+    """The isolated setup of tests/conftest.py, working in a project directory."""
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -13,21 +12,6 @@ from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, ConflictError, NotFoundError
 from svc_host.paths import SvcPaths
 from svc_host.profiles import ProfileStore
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
-    monkeypatch.chdir(tmp_path)
-    return home
 
 
 @pytest.fixture
