@@ -16,21 +16,10 @@ from mcp.client.stdio import StdioServerParameters
 
 
 @pytest.fixture
-def svc_home(tmp_path: Path) -> dict[str, str]:
-    """Environment for a server process whose config, state and working directory are all fresh."""
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    for path in (home, work):
-        path.mkdir()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        SVC_SYSTEM_CONFIG=str(tmp_path / "etc-svc-config.json"),
-        SVC_WORK=str(work),
-    )
-    return env
+def svc_home(home: Path) -> dict[str, str]:
+    """The environment of tests/conftest.py's isolated user for the server process; ``SVC_WORK`` is the
+    directory the server runs in (a test helper variable, not an svc setting)."""
+    return {**os.environ, "SVC_WORK": os.getcwd()}
 
 
 @pytest.fixture
