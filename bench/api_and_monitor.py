@@ -98,9 +98,8 @@ async def main(repeat: int) -> None:
     print(f"GET /api/jobs with {queued} queued jobs: p50 {api50 * 1000:.1f} ms, p95 {api95 * 1000:.1f} ms")
     print(f"raw squeue of the same queue:       p50 {sq50 * 1000:.1f} ms, p95 {sq95 * 1000:.1f} ms")
     print(f"ratio p50: {api50 / sq50:.2f}x (goal <= 1.3x)")
-    print(
-        f"monitor tick over {len(submitted)} tracked jobs: {len(tick_commands)} command(s) ({' + '.join(tick_commands)}), {tick * 1000:.0f} ms"
-    )
+    used, count = " + ".join(tick_commands), len(tick_commands)
+    print(f"monitor tick over {len(submitted)} tracked jobs: {count} command(s) ({used}), {tick * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -99,3 +99,18 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> str:
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts) or "invalid input"
+
+
+class WorkflowError(SvcError):
+    """A workflow file or request is invalid; ``problems`` lists every problem found, each with its location.
+
+    One problem is the whole message; several are counted and joined with ``; ``.
+    """
+
+    def __init__(self, problems: Sequence[str], *, subject: str = "workflow") -> None:
+        self.problems = list(problems) or ["invalid workflow"]
+        if len(self.problems) == 1:
+            message = self.problems[0]
+        else:
+            message = f"{subject} has {len(self.problems)} problems: " + "; ".join(self.problems)
+        super().__init__(message)

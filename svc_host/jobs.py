@@ -64,8 +64,9 @@ async def status(host: Host, transport: str, job_id: str) -> JobView:
     record = await host.store.run(job_repo.find_job, transport, job_id)
     if record is not None:
         if not JobState(record.state).is_terminal:
-            await host.monitor.refresh(transport)
-            record = await host.store.run(job_repo.find_job, transport, job_id) or record
+            changes = await host.monitor.refresh(transport)
+            if any(change.job_id == job_id for change in changes):
+                record = await host.store.run(job_repo.find_job, transport, job_id) or record
         return JobView(status=status_of(record), record=record)
     found = await host.transport(transport).describe(job_id)
     if found is None:

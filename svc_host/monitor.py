@@ -62,26 +62,27 @@ class Monitor:
         if loop is None or loop.done():
             self._loops[transport] = asyncio.create_task(self._run(transport), name=f"svc-monitor-{transport}")
 
-    async def refresh(self, transport: str, *, max_age: float = 1.0) -> None:
-        """Make the stored states of ``transport`` at most ``max_age`` seconds old.
+    async def refresh(self, transport: str, *, max_age: float = 1.0) -> list[job_repo.StateChange]:
+        """Make the stored states of ``transport`` at most ``max_age`` seconds old; returns the transitions
+        the refresh recorded (none when the store was fresh enough).
 
         Concurrent callers share one tick, so a burst of status requests costs one scheduler query.
         """
         loop = asyncio.get_running_loop()
         if loop.time() - self._last_tick.get(transport, -max_age - 1) <= max_age:
-            return
+            return []
         running = self._refreshing.get(transport)
         if running is None or running.done():
             running = asyncio.ensure_future(self.tick(transport))
             self._refreshing[transport] = running
-        await asyncio.shield(running)
+        return await asyncio.shield(running)
 
     async def tick(self, transport: str) -> list[job_repo.StateChange]:
         """One refresh of every live job of ``transport``: one batched query, transitions, events."""
-        live = await self.store.run(job_repo.live_jobs, transport)
+        live = await self.store.run(job_repo.live_job_ids, transport)
         if not live:
             return []
-        statuses = await self.transports.get(transport).statuses([record.job_id for record in live])
+        statuses = await self.transports.get(transport).statuses(live)
         changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
         self._last_tick[transport] = asyncio.get_running_loop().time()
@@ -120,7 +121,7 @@ class Monitor:
             except Exception:
                 log.exception("monitor tick on %s crashed", transport)
                 changes = []
-            if not await self.store.run(job_repo.live_jobs, transport):
+            if not await self.store.run(job_repo.live_job_ids, transport):
                 return
             interval = self.min_interval if changes else min(interval * 2, self.max_interval)
             with contextlib.suppress(TimeoutError):

@@ -12,17 +12,24 @@ from svc_host.errors import (
     PluginError,
     RenderError,
     SvcError,
+    SyncError,
     TransportError,
+    WorkflowError,
 )
+from svc_host.mounts import FileTooLargeError, PathForbiddenError
 
 _STATUS: tuple[tuple[type[SvcError], int], ...] = (
     (NotFoundError, 404),
+    (PathForbiddenError, 403),
+    (FileTooLargeError, 413),
     (ConflictError, 409),
     (InvalidRequestError, 400),
     (InvalidStateError, 422),
     (ConfigError, 422),
+    (WorkflowError, 422),
     (NotConfiguredError, 503),
     (TransportError, 502),
+    (SyncError, 502),
     (RenderError, 500),
     (PluginError, 503),
 )

@@ -9,6 +9,15 @@ from svc_host import hookimpl
 
 @hookimpl
 def svc_api_routers() -> list[Any]:
-    from svc_host.api.routes import config, history, jobs, plugins, profiles, resources
+    from svc_host.api.routes import config, files, history, jobs, plugins, profiles, resources, workflows
 
-    return [plugins.router, jobs.router, resources.router, history.router, config.router, profiles.router]
+    return [
+        plugins.router,
+        jobs.router,
+        resources.router,
+        history.router,
+        config.router,
+        profiles.router,
+        files.router,
+        workflows.router,
+    ]

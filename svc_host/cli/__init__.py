@@ -22,6 +22,10 @@ COMMANDS = {
     "profile": "svc_host.cli.profiles:profile",
     "resources": "svc_host.cli.jobs:resources",
     "history": "svc_host.cli.jobs:history",
+    "flow": "svc_host.cli.flow:flow",
+    "sync": "svc_host.cli.sync:sync",
+    "inspect": "svc_host.cli.sync:inspect",
+    "files": "svc_host.cli.sync:files",
 }
 
 

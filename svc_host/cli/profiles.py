@@ -1,4 +1,4 @@
-"""``svc profile list|add|use|remove`` and ``svc profile mount add|remove``: SSH profiles and their mounts."""
+"""``svc profile list|add|use|remove|test`` and ``svc profile mount add|remove``: SSH profiles and their mounts."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import click
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+    from svc_host.context import Host
     from svc_host.profiles import ProfileStore
 
 
@@ -133,6 +134,51 @@ def remove(name: str) -> None:
     mounts = len(store.get(name).mounts)
     store.delete(name)
     click.echo(f"removed profile {name!r} and its {mounts} mount(s)")
+
+
+@profile.command("test")
+@click.argument("name")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds in all.")
+def test_profile(name: str, timeout: float) -> None:
+    """Connect to profile NAME over SSH and run sinfo; say in one line what works or what is wrong."""
+    import asyncio
+
+    from svc_host.cli.jobs import _with_host
+    from svc_host.errors import NotFoundError, TransportError
+
+    async def work(host: Host) -> str | None:
+        profiles = host.transports.config.profiles
+        if name not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            raise NotFoundError(f"SSH profile {name!r} not found; known profiles: {known}")
+        try:
+            snapshots = await asyncio.wait_for(host.transport(name).resources(), timeout)
+        except TimeoutError:
+            click.echo(
+                f"timeout: no answer from {name!r} within {timeout:g}s; check host, port and proxy_jump", err=True
+            )
+            return None
+        except TransportError as exc:
+            click.echo(_diagnosis(name, exc), err=True)
+            return None
+        return ", ".join(snapshot.partition for snapshot in snapshots) or "none"
+
+    partitions = _with_host(work)
+    if partitions is None:
+        raise SystemExit(1)
+    click.echo(f"ok: {name!r} answers; sinfo lists partitions: {partitions}")
+
+
+def _diagnosis(name: str, exc: Exception) -> str:
+    """One line for a failed ``svc profile test``: the SSH transport's own messages name host key and key problems."""
+    from svc_host.errors import TransportError
+
+    message = next((line.strip() for line in str(exc).splitlines() if line.strip()), "failed without a message")
+    if isinstance(exc, TransportError) and exc.exit_code == 127:
+        return f"no sinfo: the login node of {name!r} has no `sinfo` on the PATH of a non-interactive shell"
+    if isinstance(exc.__cause__, TimeoutError):
+        return f"timeout: {message}"
+    return message
 
 
 @profile.group()

@@ -60,6 +60,9 @@ def _engine(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
             cursor = dbapi_conn.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
+            # With WAL, NORMAL keeps the database consistent through a crash of svc and only skips the fsync
+            # per commit (a power cut may lose the last transitions, which the next tick records again).
+            cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
 

@@ -112,6 +112,12 @@ def live_jobs(session: Session, transport: str | None = None) -> list[JobRecord]
     return list(session.exec(query.order_by(col(JobRecord.id))))
 
 
+def live_job_ids(session: Session, transport: str) -> list[str]:
+    """The ids of the live jobs of ``transport`` (what one monitor tick asks the scheduler about)."""
+    query = select(JobRecord.job_id).where(JobRecord.transport == transport, col(JobRecord.state).in_(LIVE_STATES))
+    return list(session.exec(query.order_by(col(JobRecord.id))))
+
+
 def live_transports(session: Session) -> list[str]:
     query = select(JobRecord.transport).where(col(JobRecord.state).in_(LIVE_STATES)).distinct()
     return sorted(session.exec(query))

@@ -1,0 +1,128 @@
+"""Benchmark: p50 latency of MCP ``get_job_status`` logic over SSH vs a raw ``squeue`` on the same warm connection.
+
+Needs the dev cluster (``scripts/devcluster up``). Builds a ``Host`` in a temporary svc home whose profile
+``dev`` is the dev cluster's loopback sshd, then times ``svc_host.jobs.status`` (what the tool calls):
+
+* for a live job svc submitted and tracks (the store, after a monitor refresh: one squeue), with the
+  refresh cache expired before every call (the monitor's background loop is stopped so it cannot serve
+  the answer), and back to back (the coalesced case: calls within a second share one refresh);
+* for a finished job svc never saw (``scontrol show job`` through ``describe``);
+
+against ``transport.run(squeue ...)`` over the same kept-alive asyncssh connection. Goal: <= 1.3x.
+
+    python bench/get_job_status_ssh.py [--repeat 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from svc_host import jobs
+from svc_host.context import Host
+from svc_host.domain.profiles import SSHProfile
+from svc_host.domain.submission import JobDefinition, Resources
+from svc_host.paths import SvcPaths
+from svc_host.slurm.argv import squeue_argv
+from svc_host.transport import SlurmTransport
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE = "dev"
+
+
+def dev_profile() -> SSHProfile:
+    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
+    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    return SSHProfile(
+        hostname=env["SVC_DEV_SSH_HOST"],
+        port=int(env["SVC_DEV_SSH_PORT"]),
+        username=env["SVC_DEV_SSH_USER"],
+        key_filename=env["SVC_DEV_SSH_KEY"],
+        known_hosts=env["SVC_DEV_SSH_KNOWN_HOSTS"],
+    )
+
+
+async def p50(repeat: int, call: Callable[[], Awaitable[Any]], *, pause: float = 0.0) -> float:
+    samples = []
+    for _ in range(repeat):
+        if pause:
+            await asyncio.sleep(pause)
+        start = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"gave up waiting for {what}")
+        await asyncio.sleep(0.5)
+
+
+async def main(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as home:
+        paths = SvcPaths(
+            system_config=Path(home) / "etc.json",
+            user_config_dir=Path(home) / "config",
+            state_dir=Path(home) / "state",
+            project_dir=Path(home),
+        )
+        host = Host.create("mcp", paths=paths, read_env=False)
+        host.profiles.create(PROFILE, dev_profile())
+        await host.reload_profiles()
+        transport = host.transport(PROFILE)
+        assert isinstance(transport, SlurmTransport)
+        work_dir = f"svc-bench-{uuid.uuid4().hex[:12]}"
+        resources = Resources(partition="debug")
+        live_id = ""
+        try:
+            # untracked and finished: submitted behind svc's back, so the store has no row for it
+            rendered = host.plugins.renderer("default").render(
+                JobDefinition(name="bench-done", command="true", work_dir=work_dir, resources=resources)
+            )
+            done_id = await transport.submit(rendered)
+
+            async def finished() -> bool:
+                found = await transport.describe(done_id)
+                return found is not None and found.state.is_terminal
+
+            await wait_until(finished, f"job {done_id} to finish")
+
+            live = JobDefinition(name="bench-live", command="sleep 600", work_dir=work_dir, resources=resources)
+            live_id = (await jobs.submit(host, live, transport=PROFILE, source="mcp")).job_id
+            await host.monitor.stop()  # no background tick may answer for the measured calls
+
+            await jobs.status(host, PROFILE, live_id)  # warm: connection, SQLite, imports
+            tracked = await p50(repeat, lambda: jobs.status(host, PROFILE, live_id), pause=1.05)
+            coalesced = await p50(repeat, lambda: jobs.status(host, PROFILE, live_id))
+            untracked = await p50(repeat, lambda: jobs.status(host, PROFILE, done_id))
+            raw = await p50(repeat, lambda: transport.run(squeue_argv([live_id])))
+            state = (await jobs.status(host, PROFILE, live_id)).status.state.value
+        finally:
+            if live_id:
+                await transport.cancel([live_id])
+            await transport.run(["rm", "-rf", "--", work_dir])
+            await host.close()
+    print(f"tracked live job {live_id} ({state}), untracked finished job {done_id}; {repeat} samples each")
+    print(f"get_job_status, tracked live, refresh each call: {tracked * 1000:7.1f} ms p50")
+    print(f"get_job_status, tracked live, back to back:      {coalesced * 1000:7.1f} ms p50 (coalesced refresh)")
+    print(f"get_job_status, untracked finished:              {untracked * 1000:7.1f} ms p50 (scontrol)")
+    print(f"raw squeue on the same warm connection:          {raw * 1000:7.1f} ms p50")
+    print(f"ratio tracked / raw:   {tracked / raw:.2f}x (goal <= 1.3x)")
+    print(f"ratio untracked / raw: {untracked / raw:.2f}x (goal <= 1.3x)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=30)
+    asyncio.run(main(parser.parse_args().repeat))

@@ -1,0 +1,179 @@
+"""``/api/files``: the server's mounts, browse and read under a mount's local root, sync (REST spec "Files and mounts").
+
+The server's profile is its current one (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` applied). No answer of
+these endpoints carries a local path, except ``/mounts/config`` and the mount echoed by ``POST /mounts``,
+which the spec defines with their local directory; error details have local paths replaced by placeholders.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
+
+from svc_host.api.deps import HostDep
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
+from svc_host.mounts import clean_relative, find_mount, list_directory, read_file
+from svc_host.profiles import ProfileStore
+
+router = APIRouter(prefix="/api/files", tags=["files"])
+
+NO_PROFILE = (
+    "no SSH profile is configured on the server; create one (POST /api/config/ssh/profiles) and activate it, "
+    "or start the server with SVC_SSH_PROFILE or SVC_SSH_HOSTNAME"
+)
+
+
+class SyncRequest(BaseModel):
+    """POST /api/files/sync: the mount of the server's profile to copy to the cluster (additively)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mount: str
+
+
+def _server_profile(host: Host) -> tuple[str, SSHProfile] | None:
+    config = host.transports.config
+    name = config.current_profile
+    if name is None or name not in config.profiles:
+        return None
+    return name, config.profiles[name]
+
+
+def _configured_profile(host: Host) -> tuple[str, SSHProfile]:
+    found = _server_profile(host)
+    if found is None:
+        raise NotConfiguredError(NO_PROFILE)
+    return found
+
+
+def _browsable_mount(host: Host, name: str) -> Mount:
+    """Browse and read answer 404 (not 503) when the server has no profile."""
+    found = _server_profile(host)
+    if found is None:
+        raise NotFoundError(f"Mount '{name}' not found: {NO_PROFILE}")
+    return find_mount(host.transports.config.profiles, found[0], name)
+
+
+def scrub(message: str, placeholders: dict[str, str]) -> str:
+    """``message`` with every given local path replaced by its placeholder (longest paths first)."""
+    for path in sorted((path for path in placeholders if len(path) > 1), key=len, reverse=True):
+        message = message.replace(path, placeholders[path])
+    return message
+
+
+def _local_placeholders(profile: SSHProfile | None, mount: Mount | None) -> dict[str, str]:
+    found: dict[str, str] = {}
+    if profile is not None:
+        for path, label in ((profile.key_filename, "<SSH_KEY_PATH>"), (profile.known_hosts, "<KNOWN_HOSTS_PATH>")):
+            if path:
+                found[path] = found[os.path.expanduser(path)] = label
+    if mount is not None:
+        found[mount.local] = found[os.path.realpath(os.path.expanduser(mount.local))] = "<LOCAL_PATH>"
+    found[os.path.expanduser("~")] = "~"
+    return found
+
+
+def decode_text(data: bytes, where: str) -> str:
+    """File content as text: a NUL byte means binary (400); other invalid UTF-8 becomes U+FFFD."""
+    if b"\0" in data:
+        raise InvalidRequestError(f"{where} is not a text file (binary content)")
+    return data.decode("utf-8", errors="replace")
+
+
+# -- mounts -------------------------------------------------------------------------------------------------
+
+
+@router.get("/mounts")
+def list_mounts(host: HostDep) -> list[dict[str, str]]:
+    """Name and cluster directory of every mount of the server's profile; never the local directory."""
+    found = _server_profile(host)
+    return [{"name": mount.name, "remote": mount.remote} for mount in (found[1].mounts if found else [])]
+
+
+@router.get("/mounts/config")
+def list_mount_config(host: HostDep) -> list[dict[str, Any]]:
+    """Every mount of the server's profile with its local directory."""
+    found = _server_profile(host)
+    return [mount.model_dump(mode="json") for mount in (found[1].mounts if found else [])]
+
+
+def _add_mount(store: ProfileStore, profile_name: str, mount: Mount) -> Mount:
+    if profile_name not in store.list():
+        raise ConfigError(
+            f"the server's SSH profile {profile_name!r} comes from SVC_SSH_* variables and is not stored, so it "
+            "cannot keep mounts; store it (POST /api/config/ssh/profiles) and select it with SVC_SSH_PROFILE"
+        )
+    try:
+        return store.add_mount(profile_name, mount)
+    except ConfigError as exc:
+        raise ConfigError(scrub(str(exc), {repr(mount.local): "<LOCAL_PATH>", mount.local: "<LOCAL_PATH>"})) from None
+
+
+@router.post("/mounts")
+async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
+    """Add a mount to the server's profile: 409 name taken, 422 invalid, 503 no profile."""
+    profile_name, _ = _configured_profile(host)
+    created = await run_in_threadpool(_add_mount, host.profiles, profile_name, body)
+    await host.reload_profiles()
+    return created.model_dump(mode="json")
+
+
+@router.delete("/mounts/{mount_name}")
+async def delete_mount(host: HostDep, mount_name: str) -> dict[str, str]:
+    """Remove a mount of the server's profile (its files are left alone): 404 unknown, 503 no profile."""
+    profile_name, _ = _configured_profile(host)
+    find_mount(host.transports.config.profiles, profile_name, mount_name)
+    await run_in_threadpool(host.profiles.remove_mount, profile_name, mount_name)
+    await host.reload_profiles()
+    return {"status": "deleted", "name": mount_name}
+
+
+# -- browse and read ----------------------------------------------------------------------------------------
+
+
+@router.get("/browse")
+def browse(
+    host: HostDep,
+    mount: str = Query(description="Mount name in the server's profile."),
+    path: str = Query("", description="Directory relative to the mount root; the root by default."),
+) -> dict[str, Any]:
+    """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed."""
+    found = _browsable_mount(host, mount)
+    entries = list_directory(found, path)
+    return {"entries": [entry.as_json() for entry in entries], "remote_prefix": found.remote, "mount_name": found.name}
+
+
+@router.get("/read")
+def read(
+    host: HostDep,
+    mount: str = Query(description="Mount name in the server's profile."),
+    path: str | None = Query(None, description="File relative to the mount root."),
+) -> dict[str, str]:
+    """A text file of the mount (at most 1 MB); binary files (with NUL bytes) are refused with 400."""
+    if not path:
+        raise InvalidRequestError("path is required: the file to read, relative to the mount root")
+    found = _browsable_mount(host, mount)
+    shown = clean_relative(path)
+    content = decode_text(read_file(found, shown), f"{shown!r} in mount {found.name!r}")
+    return {"content": content, "path": shown, "mount": found.name}
+
+
+# -- sync ---------------------------------------------------------------------------------------------------
+
+
+@router.post("/sync")
+async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, str]:
+    """Copy a mount to the cluster, additively: 404 unknown mount, 502 sync failed (rsync missing too), 503."""
+    profile_name, profile = _configured_profile(host)
+    mount = find_mount(host.transports.config.profiles, profile_name, body.mount)
+    try:
+        await host.sync_backend(profile_name).sync(mount)
+    except SyncError as exc:
+        raise SyncError(scrub(str(exc), _local_placeholders(profile, mount))) from None
+    return {"status": "synced", "mount": mount.name}

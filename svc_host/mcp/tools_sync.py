@@ -1,0 +1,85 @@
+"""MCP tools for mounts: sync_files and inspect_mount (shapes exactly as the MCP spec).
+
+Both need an explicit SSH profile as ``transport`` (no current-profile fallback, ``local`` rejected) and
+work only on mounts registered in that profile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount
+from svc_host.errors import InvalidRequestError
+from svc_host.mcp.context import LOCAL, host_of
+from svc_host.mcp.results import tool_result
+from svc_host.mounts import find_mount
+from svc_host.plugin_types import ToolSpec
+
+
+def _mount(host: Host, transport: str, mount: str) -> Mount:
+    if not transport.strip():
+        raise InvalidRequestError(
+            "transport is required: the SSH profile whose mount to use (see list_ssh_profiles); "
+            "there is no current-profile fallback"
+        )
+    if transport == LOCAL:
+        raise InvalidRequestError(
+            "transport='local' is the scheduler on this machine, which has no mounts to sync; pass the name of an "
+            "SSH profile (see list_ssh_profiles)"
+        )
+    return find_mount(host.transports.config.profiles, transport, mount)
+
+
+@tool_result
+async def sync_files(
+    ctx: Context,
+    transport: str,
+    mount: str,
+    dry_run: bool = False,
+    delete: bool = False,
+    max_delete: int = 100,
+) -> dict[str, Any]:
+    host = host_of(ctx)
+    found = _mount(host, transport, mount)
+    result = await host.sync_backend(transport).sync(found, dry_run=dry_run, delete=delete, max_delete=max_delete)
+    return result.model_dump(mode="json")
+
+
+@tool_result
+async def inspect_mount(ctx: Context, transport: str, mount: str, max_paths: int = 1000) -> dict[str, Any]:
+    host = host_of(ctx)
+    found = _mount(host, transport, mount)
+    report = await host.sync_backend(transport).inspect(found, max_paths=max_paths)
+    return report.model_dump(mode="json")
+
+
+TOOLS = [
+    ToolSpec(
+        name="inspect_mount",
+        function=inspect_mount,
+        description=(
+            "Report, without changing anything, what sync_files would do for a mount of an SSH profile "
+            "(transport is required; 'local' has no mounts): files_would_transfer, mirror_delete_candidates "
+            "(cluster files missing locally: job outputs as well as leftovers, for human review, not a delete "
+            "list), stale uploads (uploaded by svc, since deleted locally; stale_uploads_known false means "
+            "undetermined, with the reason) and the exclude patterns. Takes no lock, so it may be slightly "
+            "stale. Lists are omitted past max_paths (the _omitted flag is set); counts stay exact."
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="sync_files",
+        function=sync_files,
+        description=(
+            "Copy a registered mount's local directory to the cluster of an SSH profile with rsync (transport "
+            "is required; 'local' has no mounts). Additive by default: nothing on the cluster is deleted. "
+            "delete=true mirrors (deletes cluster files missing locally, excluded paths spared) and is refused, "
+            "changing nothing, when more than max_delete (>= 1) files and directories would go; run "
+            "inspect_mount or dry_run=true first. A mount synced from another machine is refused."
+        ),
+        destructive=True,
+    ),
+]
