@@ -73,3 +73,56 @@ async def test_hostile_job_name_is_submitted_verbatim(transport: SSHTransport) -
     assert done.name == name
     assert not Path(marker).exists()
     await transport.run(["rm", "-rf", "--", job_dir])
+
+
+def write_ssh_config(home: Path, dev_profile: SSHProfile) -> None:
+    """A user's ~/.ssh/config naming the dev cluster ``devalias`` (and how to reach 127.0.0.1 as a jump host)."""
+    ssh = home / ".ssh"
+    ssh.mkdir(mode=0o700, exist_ok=True)
+    (ssh / "config").write_text(
+        f"Host devalias\n  HostName {dev_profile.hostname}\n  Port {dev_profile.port}\n  User {dev_profile.username}\n"
+        f"  IdentityFile {dev_profile.key_filename}\n  UserKnownHostsFile {dev_profile.known_hosts}\n\n"
+        f"Host {dev_profile.hostname}\n  IdentityFile {dev_profile.key_filename}\n"
+        f"  UserKnownHostsFile {dev_profile.known_hosts}\n"
+    )
+
+
+async def test_ssh_host_resolves_through_the_users_ssh_config(home: Path, dev_profile: SSHProfile) -> None:
+    write_ssh_config(home, dev_profile)
+    transport = SSHTransport("alias", SSHProfile(ssh_host="devalias"))
+    try:
+        result = await transport.run(["whoami"])
+    finally:
+        await transport.close()
+    assert result.stdout == "svcdev\n"
+
+
+async def test_proxy_jump_reaches_the_cluster_through_a_jump_host(home: Path, dev_profile: SSHProfile) -> None:
+    write_ssh_config(home, dev_profile)
+    jump = f"{dev_profile.username}@{dev_profile.hostname}:{dev_profile.port}"
+    before = connections_to(dev_profile.port)
+    direct = SSHTransport("direct", dev_profile)
+    jumped = SSHTransport("jumped", dev_profile.model_copy(update={"proxy_jump": jump}))
+    try:
+        assert (await direct.run(["true"])).exit_code == 0
+        assert connections_to(dev_profile.port) - before == 1  # one TCP connection to sshd
+        await direct.close()
+        result = await jumped.run(["whoami"])
+        # ours to the jump host, plus the jump host's forwarded connection on to the target
+        assert connections_to(dev_profile.port) - before == 2
+    finally:
+        await direct.close()
+        await jumped.close()
+    assert result.stdout == "svcdev\n"
+
+
+def connections_to(port: int) -> int:
+    """Established TCP connections on this machine whose remote end is ``port`` (client sides only)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                    count += 1
+    return count
