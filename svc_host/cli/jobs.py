@@ -76,10 +76,17 @@ def _job_rows(jobs: list[JobStatus]) -> list[list[Any]]:
 @click.option("--env", "env_pairs", multiple=True, metavar="KEY=VALUE", help="Environment variable (repeatable).")
 @click.option("--log-dir", default="logs", show_default=True, help="Where Slurm writes the job's logs.")
 @click.option("--work-dir", help="Working directory of the job.")
+@click.option("--mount", "-m", help="A mount of the --transport profile: work and log dirs are relative to its root.")
 @transport_option
 @json_option
 def submit(
-    command: tuple[str, ...], script_file: Any, env_pairs: tuple[str, ...], transport: str, as_json: bool, **fields: Any
+    command: tuple[str, ...],
+    script_file: Any,
+    env_pairs: tuple[str, ...],
+    mount: str | None,
+    transport: str,
+    as_json: bool,
+    **fields: Any,
 ) -> None:
     """Submit COMMAND (or --script FILE) as a batch job and print its id."""
     from pydantic import ValidationError
@@ -113,7 +120,23 @@ def submit(
         raise click.UsageError(describe_validation(exc.errors())) from None
     from svc_host import jobs as job_service
 
-    record = _with_host(lambda host: job_service.submit(host, definition, transport=transport, source="cli"))
+    async def work(host: Host) -> Any:
+        if mount is not None:
+            from svc_host.mounts import cluster_paths
+
+            where = cluster_paths(
+                host.transports.config.profiles,
+                transport,
+                mount,
+                work_dir=definition.work_dir,
+                log_dir=definition.log_dir,
+            )
+            translated = definition.model_copy(update={"work_dir": where.work_dir, "log_dir": where.job_log_dir})
+        else:
+            translated = definition
+        return await job_service.submit(host, translated, transport=transport, source="cli")
+
+    record = _with_host(work)
     if as_json:
         print_json(
             {"job_id": record.job_id, "name": record.name, "stdout": record.stdout_path, "stderr": record.stderr_path}

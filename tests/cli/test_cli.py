@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from svc_host import __version__
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.paths import SvcPaths
 
 
 def svc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -101,3 +103,30 @@ def test_status_of_an_unknown_job_fails(slurm_cluster: None) -> None:
     result = svc("status", "999999999")
     assert result.returncode == 1
     assert "unknown job id(s): 999999999" in result.stderr
+
+
+@pytest.mark.cluster
+def test_submit_with_a_mount_runs_under_the_mounts_cluster_root(dev_profile: SSHProfile, tmp_path: Path) -> None:
+    import uuid
+
+    from svc_host.profiles import ProfileStore
+
+    remote = f"svc-cli-mount-{uuid.uuid4().hex[:6]}"
+    local = tmp_path / "project"
+    local.mkdir()
+    store = ProfileStore(SvcPaths.from_env().profiles_file)
+    store.create("dev", dev_profile)
+    store.add_mount("dev", Mount(name="proj", local=str(local), remote=remote))
+    submitted = svc("submit", "-t", "dev", "-m", "proj", "--work-dir", "run1", "--json", "--", "pwd")
+    assert submitted.returncode == 0, submitted.stderr
+    job = json.loads(submitted.stdout)
+    assert job["stdout"] == f"{remote}/run1/../logs/job-{job['job_id']}.out"  # logs at the mount root
+    for _ in range(60):
+        if json.loads(svc("status", "-t", "dev", job["job_id"], "--json").stdout)[0]["state"] == "COMPLETED":
+            break
+        subprocess.run(["sleep", "0.5"], check=True)
+    logs = svc("logs", "-t", "dev", job["job_id"])
+    assert logs.stdout.rstrip().endswith(f"/{remote}/run1")
+    svc_run = svc("submit", "-t", "dev", "-m", "nope", "true")
+    assert svc_run.returncode == 1
+    assert svc_run.stderr.strip() == "error: Mount 'nope' not found in profile 'dev'"
