@@ -48,6 +48,52 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX ix_job_transition_job_pk ON job_transition (job_pk)",
     ),
+    # 2: workflow runs and their jobs
+    (
+        """CREATE TABLE IF NOT EXISTS workflow_run (
+            id VARCHAR NOT NULL PRIMARY KEY,
+            workflow_name VARCHAR NOT NULL,
+            yaml_path VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            started_at TIMESTAMP NOT NULL,
+            completed_at TIMESTAMP,
+            updated_at TIMESTAMP NOT NULL,
+            error VARCHAR,
+            args VARCHAR NOT NULL,
+            selection VARCHAR NOT NULL,
+            transport VARCHAR NOT NULL,
+            mount VARCHAR,
+            sync_mounts VARCHAR NOT NULL,
+            triggered_by VARCHAR NOT NULL,
+            sweep_id INTEGER,
+            owner VARCHAR,
+            lease_until TIMESTAMP
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_workflow_name ON workflow_run (workflow_name)",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_status ON workflow_run (status)",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_sweep_id ON workflow_run (sweep_id)",
+        """CREATE TABLE IF NOT EXISTS workflow_run_job (
+            id INTEGER PRIMARY KEY,
+            run_id VARCHAR NOT NULL REFERENCES workflow_run (id),
+            name VARCHAR NOT NULL,
+            position INTEGER NOT NULL,
+            depends_on VARCHAR NOT NULL,
+            definition VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            job_id VARCHAR,
+            job_pk INTEGER,
+            job_ids VARCHAR NOT NULL,
+            attempt INTEGER NOT NULL,
+            retries_left INTEGER NOT NULL,
+            retry_delay INTEGER NOT NULL,
+            next_retry_at TIMESTAMP,
+            submitting_since TIMESTAMP,
+            error VARCHAR,
+            updated_at TIMESTAMP NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_job_run_id ON workflow_run_job (run_id)",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_job_job_id ON workflow_run_job (job_id)",
+    ),
 )
 
 

@@ -51,3 +51,69 @@ class JobTransition(SQLModel, table=True):
     to_state: str
     raw_state: str
     at: datetime
+
+
+class WorkflowRunRecord(SQLModel, table=True):
+    """One run of a workflow: what was asked, where, by whom, and how it stands.
+
+    ``owner``/``lease_until`` say which engine (one per svc process) drives the run; another engine takes
+    a run over only once its lease has run out (see ``svc_host.workflows.engine``).
+    """
+
+    __tablename__ = "workflow_run"
+
+    id: str = Field(primary_key=True)
+    """A UUID."""
+    workflow_name: str = Field(index=True)
+    yaml_path: str
+    status: str = Field(index=True)
+    """``pending`` (a sweep cell not launched yet), ``syncing``, ``submitting``, ``running``, ``completed``,
+    ``failed`` or ``cancelled``."""
+    started_at: datetime
+    completed_at: datetime | None = None
+    updated_at: datetime
+    error: str | None = None
+    args: str = "{}"
+    """The resolved arguments (file args with the caller's laid over them) as JSON."""
+    selection: str = "{}"
+    """``from_job``/``to_job``/``single_job`` as JSON."""
+    transport: str
+    mount: str | None = None
+    sync_mounts: str = "[]"
+    """Names of the mounts synced before submitting, as JSON."""
+    triggered_by: str
+    """``web``, ``cli``, ``mcp`` or ``schedule``."""
+    sweep_id: int | None = Field(default=None, index=True)
+    owner: str | None = None
+    lease_until: datetime | None = None
+
+
+class WorkflowRunJob(SQLModel, table=True):
+    """One job of a run: its rendered definition, its current scheduler job and its retry state."""
+
+    __tablename__ = "workflow_run_job"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="workflow_run.id", index=True)
+    name: str
+    position: int
+    """Index in the run's topological order."""
+    depends_on: str = "[]"
+    """The kept dependencies as JSON ``["afterok:prep", ...]``."""
+    definition: str
+    """The ``JobDefinition`` (without ``dependency``) as JSON: enough to submit it again after a restart."""
+    status: str
+    """``WAITING``, ``SUBMITTING``, ``RETRYING``, ``SKIPPED`` or a canonical job state."""
+    job_id: str | None = Field(default=None, index=True)
+    """The scheduler id of the current attempt."""
+    job_pk: int | None = None
+    """The ``job`` row of the current attempt."""
+    job_ids: str = "[]"
+    """Scheduler ids of every attempt, oldest first, as JSON."""
+    attempt: int = 0
+    retries_left: int = 0
+    retry_delay: int = 60
+    next_retry_at: datetime | None = None
+    submitting_since: datetime | None = None
+    error: str | None = None
+    updated_at: datetime

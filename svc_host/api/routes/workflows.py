@@ -1,0 +1,247 @@
+"""``/api/workflows``: workflow files (list, get, validate, upload, create, delete), runs and cancel.
+
+Files live in one directory (``svc_host.workflows.files.workflows_dir``); requests name workflows, never
+paths. Status codes beyond the spec's: upload answers 422 for a bad filename or an invalid workflow (413
+over 1 MB) and 200 ``{status: 'uploaded', ...}`` on success, replacing a file of the same name; a run
+takes an optional JSON body (``args``, ``from_job``, ``to_job``, ``single_job``, ``transport``, ``mount``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from svc_host.api.deps import HostDep
+from svc_host.context import Host
+from svc_host.errors import NotFoundError, WorkflowError
+from svc_host.workflows import views
+from svc_host.workflows.engine import engine_of
+from svc_host.workflows.files import WorkflowDirectory, check_filename, check_name, check_size, workflows_dir
+from svc_host.workflows.load import check_document, check_workflow
+from svc_host.workflows.prepare import RunRequest
+from svc_host.workflows.source import YamlSyntaxError, parse
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Start the engine with the server (it takes over runs a previous server left) and stop it first."""
+    engine = await engine_of(app.state.host)
+    yield
+    await engine.close()
+
+
+router = APIRouter(prefix="/api/workflows", tags=["workflows"], lifespan=_lifespan)
+
+
+def _directory(host: Host) -> WorkflowDirectory:
+    return WorkflowDirectory(workflows_dir(host.paths))
+
+
+class ValidateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    yaml: str
+
+
+class UploadBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    yaml: str
+    filename: str
+
+
+class CreateBody(BaseModel):
+    """The spec's ``name`` and ``jobs``, plus the file's optional ``args`` and ``default_project``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    jobs: list[dict[str, Any]]
+    args: dict[str, Any] | None = None
+    default_project: str | None = None
+
+
+class RunBody(BaseModel):
+    """Optional: what to run of the workflow, with which arguments, where (default: the server's transport)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: dict[str, Any] | None = None
+    from_job: str | None = None
+    to_job: str | None = None
+    single_job: str | None = None
+    transport: str | None = None
+    mount: str | None = None
+
+
+def _summary(name: str, text: str) -> dict[str, Any]:
+    workflow, problems = check_workflow(text)
+    entry: dict[str, Any] = {"name": name, "workflow_name": None, "job_count": 0, "job_names": [], "valid": False}
+    if workflow is not None:
+        entry.update(
+            workflow_name=workflow.name,
+            job_count=len(workflow.jobs),
+            job_names=[job.name for job in workflow.jobs],
+        )
+    entry["valid"] = workflow is not None and not problems
+    if problems:
+        entry["errors"] = problems
+    return entry
+
+
+@router.get("")
+async def list_workflows(host: HostDep) -> list[dict[str, Any]]:
+    """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name."""
+
+    def scan() -> list[dict[str, Any]]:
+        directory = _directory(host)
+        found = []
+        for name in directory.names():
+            try:
+                found.append(_summary(name, directory.read(name)))
+            except (NotFoundError, WorkflowError):
+                continue  # vanished or unreadable meanwhile
+            except OSError:
+                continue
+        return found
+
+    return await asyncio.to_thread(scan)
+
+
+@router.post("/validate")
+async def validate(body: ValidateBody) -> dict[str, Any]:
+    """``{valid: true}`` or ``{valid: false, errors}`` (every problem, with its line)."""
+    _, problems = await asyncio.to_thread(check_workflow, body.yaml)
+    return {"valid": False, "errors": problems} if problems else {"valid": True}
+
+
+@router.post("/upload")
+async def upload(body: UploadBody, host: HostDep) -> dict[str, Any]:
+    """Save a workflow file (replacing one of the same name): 413 over 1 MB, 422 bad filename or workflow."""
+    name = check_filename(body.filename)
+    check_size(body.yaml)
+    workflow, problems = await asyncio.to_thread(check_workflow, body.yaml)
+    if problems or workflow is None:
+        raise WorkflowError(problems)
+    extension = "." + body.filename.rpartition(".")[2]
+    await asyncio.to_thread(_directory(host).write, name, body.yaml, extension=extension, overwrite=True)
+    return {
+        "status": "uploaded",
+        "name": name,
+        "filename": f"{name}{extension}",
+        "workflow_name": workflow.name,
+        "job_count": len(workflow.jobs),
+        "job_names": [job.name for job in workflow.jobs],
+    }
+
+
+@router.post("/create")
+async def create(body: CreateBody, host: HostDep) -> dict[str, Any]:
+    """Write ``<name>.yaml`` from structured jobs: 200 Workflow; 409 exists; 422 invalid."""
+    import yaml
+
+    check_name(body.name)
+    document: dict[str, Any] = {"name": body.name}
+    if body.args:
+        document["args"] = body.args
+    if body.default_project is not None:
+        document["default_project"] = body.default_project
+    document["jobs"] = body.jobs
+    workflow, problems = check_document(document)
+    if problems or workflow is None:
+        raise WorkflowError(problems)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    await asyncio.to_thread(_directory(host).write, body.name, text, overwrite=False)
+    return views.created(workflow)
+
+
+@router.get("/runs")
+async def list_runs(
+    host: HostDep,
+    limit: int = Query(100, ge=1, le=500, description="At most this many runs, newest first."),
+    offset: int = Query(0, ge=0),
+    status: str | None = Query(None, description="Only runs in this status."),
+    workflow: str | None = Query(None, description="Only runs of this workflow name."),
+    sweep_id: int | None = Query(None, description="Only the cells of this sweep."),
+) -> list[dict[str, Any]]:
+    """Workflow runs, newest first (job statuses as last stored by the monitor)."""
+    engine = await engine_of(host)
+    found = await engine.runs(limit=limit, offset=offset, status=status, workflow_name=workflow, sweep_id=sweep_id)
+    return [views.run_view(snap) for snap in found]
+
+
+@router.get("/runs/{run_id}")
+async def get_run(run_id: str, host: HostDep) -> dict[str, Any]:
+    """One run with live job statuses (refreshed by one batched scheduler query when jobs are live)."""
+    engine = await engine_of(host)
+    return views.run_view(await engine.get(run_id, refresh=True))
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel_run(run_id: str, host: HostDep) -> dict[str, Any]:
+    """Cancel a run: 200 ``{status: 'cancelled', run_id, warnings?}``; 404; 422 already terminal."""
+    engine = await engine_of(host)
+    warnings = await engine.cancel(run_id)
+    body: dict[str, Any] = {"status": "cancelled", "run_id": run_id}
+    if warnings:
+        body["warnings"] = warnings
+    return body
+
+
+@router.get("/{name}")
+async def get_workflow(name: str, host: HostDep) -> dict[str, Any]:
+    """A workflow with its jobs (as ``get_workflow``), ``raw_yaml``, and ``valid``/``errors``."""
+    text = await asyncio.to_thread(_directory(host).read, name)
+    workflow, problems = await asyncio.to_thread(check_workflow, text)
+    if workflow is not None:
+        body = views.detail(workflow, text)
+    else:
+        body = {"name": _raw_name(text), "args": {}, "default_project": None, "jobs": [], "raw_yaml": text}
+    body["filename"] = name
+    body["valid"] = not problems
+    if problems:
+        body["errors"] = problems
+    return body
+
+
+def _raw_name(text: str) -> str | None:
+    try:
+        data = parse(text).data
+    except YamlSyntaxError:
+        return None
+    return str(data["name"]) if isinstance(data, dict) and "name" in data else None
+
+
+@router.delete("/{name}")
+async def delete_workflow(name: str, host: HostDep) -> dict[str, Any]:
+    """Delete a workflow file: 200 ``{status: 'deleted', name}``; 404; 422 invalid name."""
+    await asyncio.to_thread(_directory(host).delete, name)
+    return {"status": "deleted", "name": name}
+
+
+@router.post("/{name}/run", status_code=202)
+async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) -> JSONResponse:
+    """Run a workflow: sync, render, submit; 202 Workflow run (``running``). 404, 422, 500 render, 502."""
+    options = body or RunBody()
+    directory = _directory(host)
+    path = await asyncio.to_thread(directory.path, name)
+    if path is None:
+        raise NotFoundError(f"workflow {name!r} not found")
+    engine = await engine_of(host)
+    request = RunRequest(
+        yaml_path=path,
+        args=options.args,
+        from_job=options.from_job,
+        to_job=options.to_job,
+        single_job=options.single_job,
+        transport=options.transport or host.server_transport_name(),
+        mount=options.mount,
+    )
+    snap = await engine.run(request, triggered_by="web")
+    return JSONResponse(views.run_view(snap), status_code=202)

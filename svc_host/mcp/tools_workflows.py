@@ -1,0 +1,256 @@
+"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, list_workflows, get_workflow.
+
+Paths are confined to the allowed roots (the workflows directory, the server's working directory, the
+local directories of the profiles' mounts; symlinks resolved): anything else is
+``Path '<path>' is outside allowed directories``.
+
+``run_workflow`` waits at most ``wait_seconds`` (default 60) for the run to end, sending MCP progress
+notifications (jobs finished / total) while it waits, then returns the run id and the results so far
+with ``all_completed`` false; the run goes on in the background and ``run_id`` can be watched with the
+REST API or ``svc flow runs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from svc_host.context import Host
+from svc_host.errors import SvcError, WorkflowError
+from svc_host.mcp.context import host_of, transport_name
+from svc_host.mcp.results import tool_result
+from svc_host.plugin_types import ToolSpec
+from svc_host.workflows import views
+from svc_host.workflows.dag import raw_jobs
+from svc_host.workflows.engine import engine_of
+from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file
+from svc_host.workflows.load import check_document, check_workflow
+from svc_host.workflows.plan import FINAL, RUN_COMPLETED
+from svc_host.workflows.prepare import RunRequest
+from svc_host.workflows.source import YamlSyntaxError, parse
+from svc_host.workflows.store import RunSnapshot
+
+MAX_WAIT_SECONDS = 3600.0
+
+
+def _roots(host: Host) -> list[Path]:
+    return allowed_roots(host.paths, host.transports.config.profiles)
+
+
+async def _read(host: Host, yaml_path: str) -> tuple[Path, str]:
+    path = confine(yaml_path, _roots(host))
+    return path, await asyncio.to_thread(read_text, path, shown=yaml_path)
+
+
+@tool_result
+async def create_workflow(
+    ctx: Context,
+    name: str,
+    jobs: list[dict[str, Any]],
+    output_path: str,
+    args: dict[str, Any] | None = None,
+    default_project: str | None = None,
+) -> dict[str, Any]:
+    import yaml
+
+    host = host_of(ctx)
+    path = confine(output_path, _roots(host))
+    document: dict[str, Any] = {"name": name}
+    if args:
+        document["args"] = args
+    if default_project is not None:
+        document["default_project"] = default_project
+    document["jobs"] = jobs
+    workflow, problems = check_document(document)
+    if problems or workflow is None:
+        raise WorkflowError(problems)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    await asyncio.to_thread(write_workflow_file, path, text)
+    names = [job.name for job in workflow.jobs]
+    return {
+        "path": str(path),
+        "name": workflow.name,
+        "job_count": len(names),
+        "job_names": names,
+        "message": f"workflow {workflow.name!r} with {len(names)} job(s) written to {path}",
+    }
+
+
+@tool_result
+async def validate_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    _, text = await _read(host_of(ctx), yaml_path)
+    workflow, problems = await asyncio.to_thread(check_workflow, text)
+    if workflow is not None and not problems:
+        return {
+            "name": workflow.name,
+            "valid": True,
+            "job_count": len(workflow.jobs),
+            "jobs": [views.brief_job(job) for job in workflow.jobs],
+        }
+    data = _raw(text)
+    found = raw_jobs(data.get("jobs"))
+    return {
+        "name": data.get("name") if isinstance(data.get("name"), str) else None,
+        "valid": False,
+        "job_count": len(found),
+        "jobs": [
+            {"name": job.name, "depends_on": [str(d) for d in job.dependencies], "command": None} for job in found
+        ],
+        "errors": problems,
+    }
+
+
+def _raw(text: str) -> dict[str, Any]:
+    try:
+        data = parse(text).data
+    except YamlSyntaxError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@tool_result
+async def run_workflow(
+    ctx: Context,
+    yaml_path: str,
+    from_job: str | None = None,
+    to_job: str | None = None,
+    single_job: str | None = None,
+    dry_run: bool = False,
+    args: dict[str, Any] | None = None,
+    sweep: dict[str, Any] | None = None,
+    transport: str | None = None,
+    mount: str | None = None,
+    wait_seconds: float = 60.0,
+) -> dict[str, Any]:
+    if sweep is not None:
+        raise SvcError("sweeps are not available yet")
+    host = host_of(ctx)
+    path, text = await _read(host, yaml_path)
+    request = RunRequest(
+        yaml_path=path,
+        args=args,
+        from_job=from_job,
+        to_job=to_job,
+        single_job=single_job,
+        transport=transport_name(transport),
+        mount=mount,
+        text=text,
+    )
+    engine = await engine_of(host)
+    prepared = await engine.prepare(request)
+    if dry_run:
+        jobs = prepared.preview()
+        return {"dry_run": True, "workflow": prepared.workflow.name, "jobs_to_execute": jobs, "count": len(jobs)}
+    run_id = await engine.create(prepared, triggered_by="mcp")
+    await engine.launch(run_id)
+    reported: list[int] = []
+
+    async def progress(snap: RunSnapshot) -> None:
+        done = sum(1 for job in snap.jobs if snap.job_status(job) in FINAL)
+        if reported and reported[-1] == done:
+            return
+        reported.append(done)
+        await ctx.report_progress(
+            done, len(snap.jobs), f"run {run_id} {snap.run.status}: {done}/{len(snap.jobs)} jobs done"
+        )
+
+    snap = await engine.wait(run_id, min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS), progress)
+    return {
+        "workflow": snap.run.workflow_name,
+        "results": views.results(snap),
+        "all_completed": snap.run.status == RUN_COMPLETED,
+        "run_id": run_id,
+        "status": snap.run.status,
+        "run_error": snap.run.error,
+    }
+
+
+@tool_result
+async def list_workflows(ctx: Context, directory: str = ".") -> dict[str, Any]:
+    host = host_of(ctx)
+    roots = _roots(host)
+    path = confine(directory, roots)
+    if not path.is_dir():
+        raise WorkflowError([f"directory {directory!r} is not a directory"])
+    found = await asyncio.to_thread(scan, path, roots)
+    workflows = [
+        {"path": item.path, "name": item.name, "job_count": item.job_count, "job_names": item.job_names}
+        for item in found
+    ]
+    return {"workflows": workflows, "count": len(workflows)}
+
+
+@tool_result
+async def get_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    _, text = await _read(host_of(ctx), yaml_path)
+    workflow, problems = await asyncio.to_thread(check_workflow, text)
+    if problems or workflow is None:
+        raise WorkflowError(problems)
+    return views.detail(workflow, text)
+
+
+_JOB_FORMAT = (
+    "Each job: name (letters, digits, '-', '_'; unique), command (string or list) or script_path (a batch "
+    "script file; not both), depends_on (job names, optionally prefixed 'afterok:', 'after:', 'afterany:' or "
+    "'afternotok:'), retry (default 0), retry_delay (seconds, default 60), resources (nodes, gpus_per_node, "
+    "ntasks_per_node, cpus_per_task, memory_per_node, time_limit, partition, nodelist), environment (conda, "
+    "venv, container, env_vars), log_dir, work_dir. Strings may use {{ arg }} templates filled from args."
+)
+
+TOOLS = [
+    ToolSpec(
+        name="create_workflow",
+        function=create_workflow,
+        description=(
+            "Write a workflow YAML file (a DAG of jobs) to output_path (.yaml/.yml, inside the server's working "
+            "directory, the workflows directory or a mount's local directory). Replaces an existing workflow "
+            f"file, never another file. Every problem is reported at once. {_JOB_FORMAT}"
+        ),
+        destructive=True,
+    ),
+    ToolSpec(
+        name="validate_workflow",
+        function=validate_workflow,
+        description=(
+            "Check a workflow YAML file: syntax, job structure, templates, dependencies and cycles. Returns "
+            "valid, the jobs, and errors (each with its line) when invalid."
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="run_workflow",
+        function=run_workflow,
+        description=(
+            "Run a workflow: sync its mounts (with transport), submit every job in dependency order, then wait "
+            "up to wait_seconds (default 60, at most 3600) for the run to finish, sending progress "
+            "notifications. Returns workflow, results (job -> {job_id, status}), all_completed, run_id and "
+            "status; if the run is still going when the wait ends, all_completed is false and the run "
+            "continues in the background (call again with a longer wait or watch run_id elsewhere). "
+            "from_job/to_job cut the run order, single_job runs one job alone, dry_run previews the jobs "
+            "without submitting. args are merged over the file's args ('python:' values are refused). "
+            "transport is an SSH profile (default: local); mount is one of its mounts, the root for "
+            "work_dir and log_dir."
+        ),
+    ),
+    ToolSpec(
+        name="list_workflows",
+        function=list_workflows,
+        description=(
+            "Find workflow YAML files (with both 'name' and 'jobs') under a directory (default '.'), skipping "
+            "hidden directories, node_modules, .venv and __pycache__."
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="get_workflow",
+        function=get_workflow,
+        description=(
+            "Read a workflow file: name, args, default_project, every job with its resources, environment "
+            "and retries (templates filled from the file's args), and the raw YAML."
+        ),
+        read_only=True,
+    ),
+]

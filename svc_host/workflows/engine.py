@@ -1,0 +1,347 @@
+"""The one workflow engine: REST, MCP, the CLI and sweeps all run workflows through it.
+
+A run: ``syncing`` (the referenced mounts are synced, each mount's sync lock held on through the first
+submissions) -> ``submitting`` (every job rendered once, so a template problem fails the run before
+anything is submitted; then the ready jobs are submitted in topological order with ``--dependency``)
+-> ``running`` -> ``completed`` | ``failed``; ``cancelled`` from any non-terminal state. The decisions are
+the pure :func:`svc_host.workflows.plan.plan`; this module carries them out.
+
+The engine never polls the scheduler. It reacts to the monitor's transitions (``Monitor.add_listener``)
+and to its own timers (retry delays, persisted as ``next_retry_at``). Every step reads the store first,
+so a missed notification costs nothing but time: each owned run is also re-planned on the lease timer.
+
+Ownership: every svc process has one engine, and a run is driven by one engine at a time, the one
+holding its lease (``owner``/``lease_until``, renewed every ``renew_seconds``). A clean shutdown releases
+its runs; a crashed process's runs are taken over by another engine once the lease has run out (at once
+when the owner was a process on this machine that no longer exists). Servers (REST, MCP) adopt every
+orphaned run; the CLI drives only the run it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from svc_host.errors import InvalidStateError, NotFoundError, SvcError
+from svc_host.plugin_types import Event
+from svc_host.workflows import leases
+from svc_host.workflows import store as repo
+from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
+from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
+from svc_host.workflows.runner import RunDriver
+
+if TYPE_CHECKING:
+    from svc_host.context import Host
+    from svc_host.store.jobs import StateChange
+    from svc_host.workflows.store import RunSnapshot
+
+log = logging.getLogger(__name__)
+_ATTRIBUTE = "_svc_workflow_engine"
+
+
+@dataclass(frozen=True)
+class RunChange:
+    """A run changed status (what ``add_listener`` callbacks receive)."""
+
+    run_id: str
+    workflow_name: str
+    from_status: str
+    to_status: str
+    error: str | None
+    sweep_id: int | None
+
+
+RunListener = Callable[[RunChange], Awaitable[None]]
+
+
+async def engine_of(host: Host) -> WorkflowEngine:
+    """The started engine of ``host`` (made on first use; servers adopt orphaned runs, the CLI does not)."""
+    engine = vars(host).get(_ATTRIBUTE)
+    if not isinstance(engine, WorkflowEngine):
+        engine = WorkflowEngine(host, adopt_orphans=host.source != "cli")
+        vars(host)[_ATTRIBUTE] = engine
+    await engine.start()
+    return engine
+
+
+class WorkflowEngine:
+    """Creates, launches, advances, cancels and watches workflow runs of one ``Host``."""
+
+    def __init__(
+        self, host: Host, *, adopt_orphans: bool = True, lease_seconds: float = 30.0, renew_seconds: float = 10.0
+    ) -> None:
+        self.host = host
+        self.adopt_orphans = adopt_orphans
+        self.lease = timedelta(seconds=lease_seconds)
+        self.renew_seconds = renew_seconds
+        self.owner = leases.new_owner()
+        self.driver = RunDriver(host, self.owner, self._status_changed, self._notify, self._schedule)
+        self._owned: set[str] = set()
+        self._dirty: set[str] = set()
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._events: dict[str, asyncio.Event] = {}
+        self._listeners: list[RunListener] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._lease_task: asyncio.Task[None] | None = None
+        self._started = False
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Listen to the monitor, keep leases, and (servers) take over orphaned runs. Idempotent."""
+        if self._started:
+            return
+        self._started = True
+        self.host.monitor.add_listener(self._on_job_changes)
+        self._lease_task = asyncio.create_task(self._lease_loop(), name="svc-workflow-leases")
+        if self.adopt_orphans:
+            self._spawn(self._adopt())
+
+    async def close(self) -> None:
+        """Stop timers and tasks and release the runs this engine holds (another engine takes them at once)."""
+        if self._closed:
+            return
+        self._closed = True
+        for timer in self._timers.values():
+            timer.cancel()
+        tasks = [*self._tasks, *self._workers.values(), *([self._lease_task] if self._lease_task else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(Exception):  # the store may be closed already
+            await self.host.store.run(leases.release, self.owner)
+
+    def add_listener(self, listener: RunListener) -> None:
+        """Call ``listener`` on every run status change this engine makes (sweeps count cells with it)."""
+        self._listeners.append(listener)
+
+    # -- running ---------------------------------------------------------------------------------------------
+
+    async def prepare(self, request: RunRequest) -> PreparedRun:
+        """Load, validate and place a run without touching the store or the cluster (a dry run stops here)."""
+        return await asyncio.to_thread(prepare, self.host, request)
+
+    async def create(
+        self, prepared: PreparedRun, *, triggered_by: str, status: str = RUN_SYNCING, sweep_id: int | None = None
+    ) -> str:
+        """Write the run and its jobs (held by this engine); returns the run id. ``launch`` runs it."""
+        run_id = str(uuid.uuid4())
+        await self.host.store.run(
+            repo.insert_run,
+            prepared.new_run,
+            run_id=run_id,
+            status=status,
+            triggered_by=triggered_by,
+            sweep_id=sweep_id,
+            owner=self.owner,
+            lease_until=repo.now_utc() + self.lease,
+        )
+        self._owned.add(run_id)
+        return run_id
+
+    async def launch(self, run_id: str) -> RunSnapshot:
+        """Sync, render and submit a created run; ``running`` when it returns.
+
+        Raises (after marking the run ``failed``, cancelling whatever was submitted):
+            SyncError (or the sync backend's error): a mount could not be synced.
+            RenderError: a job's script could not be rendered (nothing was submitted).
+            TransportError: a submission failed.
+        """
+        await self._claim(run_id)
+        await self.driver.launch(run_id)
+        return await self.get(run_id)
+
+    async def run(self, request: RunRequest, *, triggered_by: str) -> RunSnapshot:
+        """``prepare`` + ``create`` + ``launch``."""
+        prepared = await self.prepare(request)
+        return await self.launch(await self.create(prepared, triggered_by=triggered_by))
+
+    async def cancel(self, run_id: str) -> list[str]:
+        """Cancel a run and every job it submitted; returns ``<job name>: <message>`` for jobs that could not
+        be cancelled. ``InvalidStateError`` for a terminal run, ``NotFoundError`` for an unknown one."""
+        snap = await self.get(run_id)
+        if snap.terminal or await self._set_status(run_id, RUN_CANCELLED) is None:
+            now = await self.get(run_id)
+            raise InvalidStateError(f"workflow run {run_id} is already {now.run.status}; nothing to cancel")
+        self._cancel_timer(run_id)
+        return await self.driver.cancel_jobs(run_id)
+
+    async def get(self, run_id: str, *, refresh: bool = False) -> RunSnapshot:
+        """A run as stored; ``refresh`` first brings the states of its live jobs up to date (one batched query)."""
+        snap = await self.host.store.run(repo.snapshot, run_id)
+        if snap is None:
+            raise NotFoundError(f"workflow run {run_id!r} not found")
+        if refresh and any(snap.job_status(job) in repo.LIVE_STATUSES for job in snap.jobs if job.job_id):
+            with contextlib.suppress(SvcError):
+                await self.host.monitor.refresh(snap.run.transport)
+                snap = await self.host.store.run(repo.snapshot, run_id) or snap
+        return snap
+
+    async def runs(self, **filters: object) -> list[RunSnapshot]:
+        """Runs, newest first (``limit``, ``offset``, ``status``, ``workflow_name``, ``sweep_id``)."""
+        return await self.host.store.run(repo.snapshots, **filters)  # type: ignore[arg-type]
+
+    async def wait(
+        self,
+        run_id: str,
+        timeout: float,
+        on_update: Callable[[RunSnapshot], Awaitable[None]] | None = None,
+    ) -> RunSnapshot:
+        """Return once the run is terminal or ``timeout`` seconds passed, calling ``on_update`` on each change.
+
+        Woken by this engine's changes; re-reads the store every 5 s for runs another process drives.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        while True:
+            event = self._events.setdefault(run_id, asyncio.Event())
+            snap = await self.get(run_id)
+            if on_update is not None:
+                await on_update(snap)
+            remaining = deadline - loop.time()
+            if snap.terminal or remaining <= 0:
+                return snap
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), min(remaining, 5.0))
+
+    # -- reacting --------------------------------------------------------------------------------------------
+
+    def kick(self, run_id: str) -> None:
+        """Re-plan a run soon (coalesced: one pass at a time per run, and one more if kicked meanwhile)."""
+        if self._closed:
+            return
+        self._dirty.add(run_id)
+        worker = self._workers.get(run_id)
+        if worker is None or worker.done():
+            self._workers[run_id] = asyncio.create_task(self._work(run_id), name=f"svc-workflow-{run_id[:8]}")
+
+    async def _work(self, run_id: str) -> None:
+        try:
+            while run_id in self._dirty:
+                self._dirty.discard(run_id)
+                try:
+                    await self.driver.advance(run_id)
+                except Exception:  # a bug or an unreachable store must not kill the worker silently
+                    log.exception("advancing workflow run %s failed", run_id)
+        finally:
+            if self._workers.get(run_id) is asyncio.current_task():
+                del self._workers[run_id]
+
+    async def _on_job_changes(self, changes: list[StateChange]) -> None:
+        by_transport: dict[str, list[str]] = {}
+        for change in changes:
+            by_transport.setdefault(change.transport, []).append(change.job_id)
+        for transport, job_ids in by_transport.items():
+            for run_id in await self.host.store.run(repo.runs_for_jobs, transport, job_ids):
+                if run_id in self._owned:
+                    self.kick(run_id)
+
+    def _schedule(self, run_id: str, delay: float) -> None:
+        self._cancel_timer(run_id)
+        self._timers[run_id] = asyncio.get_running_loop().call_later(max(0.0, delay), self.kick, run_id)
+
+    def _cancel_timer(self, run_id: str) -> None:
+        timer = self._timers.pop(run_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _notify(self, run_id: str) -> None:
+        event = self._events.pop(run_id, None)
+        if event is not None:
+            event.set()
+
+    async def _set_status(self, run_id: str, status: str, error: str | None = None) -> str | None:
+        before = await self.host.store.run(repo.set_run_status, run_id, status, error=error)
+        if before is not None:
+            await self._status_changed(run_id, before, status)
+        return before
+
+    async def _status_changed(self, run_id: str, before: str, after: str) -> None:
+        snap = await self.host.store.run(repo.snapshot, run_id)
+        if snap is None:
+            return
+        run = snap.run
+        if after in RUN_TERMINAL:
+            self._cancel_timer(run_id)
+            self.driver.forget(run_id)
+        change = RunChange(run_id, run.workflow_name, before, after, run.error, run.sweep_id)
+        self.host.plugins.emit(
+            Event(
+                name="workflow_run.status_changed",
+                payload={
+                    "id": run_id,
+                    "workflow_name": run.workflow_name,
+                    "from": before,
+                    "to": after,
+                    "error": run.error,
+                    "sweep_id": run.sweep_id,
+                    "triggered_by": run.triggered_by,
+                },
+            )
+        )
+        for listener in self._listeners:
+            try:
+                await listener(change)
+            except Exception:  # one listener's bug must not stop the run
+                log.exception("workflow run listener failed on %s", run_id)
+        self._notify(run_id)
+
+    # -- ownership -------------------------------------------------------------------------------------------
+
+    async def _claim(self, run_id: str) -> None:
+        until = repo.now_utc() + self.lease
+        if not await self.host.store.run(leases.claim, run_id, self.owner, until):
+            snap = await self.get(run_id)
+            if snap.terminal:
+                raise InvalidStateError(f"workflow run {run_id} is already {snap.run.status}")
+            raise InvalidStateError(f"workflow run {run_id} is driven by another svc process ({snap.run.owner})")
+        self._owned.add(run_id)
+
+    async def _lease_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.renew_seconds)
+            try:
+                held = await self.host.store.run(leases.renew, self.owner, repo.now_utc() + self.lease)
+                self._owned = set(held)
+                for run_id in held:
+                    self.kick(run_id)  # the safety net for transitions another process recorded
+                if self.adopt_orphans:
+                    await self._adopt()
+            except Exception:
+                log.exception("renewing workflow run leases failed")
+
+    async def _adopt(self) -> None:
+        for run_id, owner in await self.host.store.run(leases.orphaned_runs, dead_owner=leases.owner_is_dead):
+            until = repo.now_utc() + self.lease
+            if await self.host.store.run(leases.claim, run_id, self.owner, until, steal_from=owner):
+                log.info("taking over workflow run %s (was held by %s)", run_id, owner or "nobody")
+                self._owned.add(run_id)
+                self._spawn(self.driver.resume(run_id))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("workflow engine task failed")
+
+        task = asyncio.create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+async def close_engine(host: Host) -> None:
+    """Close ``host``'s engine if it has one (before ``host.close()``; test fixtures use it)."""
+    engine = vars(host).pop(_ATTRIBUTE, None)
+    if isinstance(engine, WorkflowEngine):
+        await engine.close()

@@ -1,0 +1,379 @@
+"""Repository functions for workflow runs (each runs in one transaction through ``Store.run``/``call``).
+
+Compare-and-set updates (``begin_submit``, ``set_run_status``, ``claim``) make every decision that must
+happen once (a submission, a terminal state, taking a run over) safe against a second engine on the same
+database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from svc_host.domain.submission import JobDefinition
+from svc_host.store import jobs as job_repo
+from svc_host.store.jobs import utc
+from svc_host.store.tables import JobRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.workflows.model import Dependency
+from svc_host.workflows.plan import (
+    LIVE,
+    RUN_TERMINAL,
+    SUBMITTING,
+    WAITING,
+    JobView,
+    Update,
+)
+
+LIVE_STATUSES = frozenset(state.value for state in LIVE)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """A job row to create with its run."""
+
+    name: str
+    dependencies: Sequence[Dependency]
+    definition: JobDefinition
+    retry: int
+    retry_delay: int
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run row to create (see ``prepare.PreparedRun.new_run``)."""
+
+    workflow_name: str
+    yaml_path: str
+    args: Mapping[str, Any]
+    selection: Mapping[str, Any]
+    transport: str
+    mount: str | None
+    sync_mounts: Sequence[str]
+    jobs: Sequence[NewJob]
+
+
+def insert_run(
+    session: Session,
+    run: NewRun,
+    *,
+    run_id: str,
+    status: str,
+    triggered_by: str,
+    sweep_id: int | None = None,
+    owner: str | None = None,
+    lease_until: datetime | None = None,
+    now: datetime | None = None,
+) -> WorkflowRunRecord:
+    """Create a run and its jobs (``WAITING``). Sweeps call this for every cell inside their own transaction."""
+    moment = now or now_utc()
+    record = WorkflowRunRecord(
+        id=run_id,
+        workflow_name=run.workflow_name,
+        yaml_path=run.yaml_path,
+        status=status,
+        started_at=moment,
+        updated_at=moment,
+        args=json.dumps(dict(run.args), sort_keys=True, default=str),
+        selection=json.dumps(dict(run.selection), sort_keys=True),
+        transport=run.transport,
+        mount=run.mount,
+        sync_mounts=json.dumps(list(run.sync_mounts)),
+        triggered_by=triggered_by,
+        sweep_id=sweep_id,
+        owner=owner,
+        lease_until=lease_until,
+    )
+    session.add(record)
+    session.flush()
+    for position, job in enumerate(run.jobs):
+        session.add(
+            WorkflowRunJob(
+                run_id=run_id,
+                name=job.name,
+                position=position,
+                depends_on=json.dumps([str(d) for d in job.dependencies]),
+                definition=job.definition.model_dump_json(exclude={"dependency"}),
+                status=WAITING,
+                retries_left=job.retry,
+                retry_delay=job.retry_delay,
+                updated_at=moment,
+            )
+        )
+    return record
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """A run, its jobs in order and the ``job`` rows of their current attempts, read in one transaction."""
+
+    run: WorkflowRunRecord
+    jobs: list[WorkflowRunJob]
+    records: dict[int, JobRecord]
+
+    def record_of(self, job: WorkflowRunJob) -> JobRecord | None:
+        return self.records.get(job.job_pk) if job.job_pk is not None else None
+
+    def job_status(self, job: WorkflowRunJob) -> str:
+        """What the interfaces show: the monitor's state while the row says live, else the row's status."""
+        record = self.record_of(job)
+        if job.status in LIVE_STATUSES and record is not None:
+            return record.state
+        return job.status
+
+    def views(self) -> list[JobView]:
+        views = []
+        for job in self.jobs:
+            record = self.record_of(job)
+            views.append(
+                JobView(
+                    name=job.name,
+                    dependencies=tuple(Dependency.parse(entry) for entry in json.loads(job.depends_on)),
+                    status=job.status,
+                    record_state=record.state if record is not None else None,
+                    job_id=job.job_id,
+                    retries_left=job.retries_left,
+                    retry_delay=job.retry_delay,
+                    next_retry_at=utc(job.next_retry_at),
+                    attempt=job.attempt,
+                    exit_code=record.exit_code if record is not None else None,
+                    error=job.error,
+                )
+            )
+        return views
+
+    @property
+    def terminal(self) -> bool:
+        return self.run.status in RUN_TERMINAL
+
+
+def snapshot(session: Session, run_id: str) -> RunSnapshot | None:
+    run = session.get(WorkflowRunRecord, run_id)
+    if run is None:
+        return None
+    return _snapshots(session, [run])[0]
+
+
+def snapshots(
+    session: Session,
+    *,
+    limit: int = 200,
+    offset: int = 0,
+    status: str | None = None,
+    workflow_name: str | None = None,
+    sweep_id: int | None = None,
+) -> list[RunSnapshot]:
+    """Runs, newest first."""
+    query = select(WorkflowRunRecord)
+    if status is not None:
+        query = query.where(WorkflowRunRecord.status == status)
+    if workflow_name is not None:
+        query = query.where(WorkflowRunRecord.workflow_name == workflow_name)
+    if sweep_id is not None:
+        query = query.where(WorkflowRunRecord.sweep_id == sweep_id)
+    query = query.order_by(col(WorkflowRunRecord.started_at).desc(), col(WorkflowRunRecord.id)).offset(offset)
+    return _snapshots(session, list(session.exec(query.limit(limit))))
+
+
+def _snapshots(session: Session, runs: list[WorkflowRunRecord]) -> list[RunSnapshot]:
+    ids = [run.id for run in runs]
+    jobs: dict[str, list[WorkflowRunJob]] = {run_id: [] for run_id in ids}
+    if ids:
+        query = select(WorkflowRunJob).where(col(WorkflowRunJob.run_id).in_(ids)).order_by(col(WorkflowRunJob.position))
+        for job in session.exec(query):
+            jobs[job.run_id].append(job)
+    pks = [job.job_pk for rows in jobs.values() for job in rows if job.job_pk is not None]
+    records: dict[int, JobRecord] = {}
+    for start in range(0, len(pks), 500):
+        chunk = pks[start : start + 500]
+        records.update({r.id: r for r in session.exec(select(JobRecord).where(col(JobRecord.id).in_(chunk))) if r.id})
+    return [RunSnapshot(run=run, jobs=jobs[run.id], records=records) for run in runs]
+
+
+StatusHook = Callable[[Session, WorkflowRunRecord, str], None]
+_status_hooks: list[StatusHook] = []
+
+
+def on_status_change(hook: StatusHook) -> None:
+    """Call ``hook(session, run, old_status)`` inside the transaction of every run status change (sweeps
+    keep their cell counters exact with it: the counter update commits together with the change, or not at
+    all). Hooks must only touch the session."""
+    if hook not in _status_hooks:
+        _status_hooks.append(hook)
+
+
+def set_run_status(
+    session: Session,
+    run_id: str,
+    status: str,
+    *,
+    error: str | None = None,
+    only_from: Collection[str] | None = None,
+    now: datetime | None = None,
+) -> str | None:
+    """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the old status,
+    or None when nothing changed."""
+    run = session.get(WorkflowRunRecord, run_id)
+    if run is None or run.status in RUN_TERMINAL or run.status == status:
+        return None
+    if only_from is not None and run.status not in only_from:
+        return None
+    before = run.status
+    moment = now or now_utc()
+    run.status = status
+    run.updated_at = moment
+    if error is not None:
+        run.error = error
+    if status in RUN_TERMINAL:
+        run.completed_at = moment
+    session.add(run)
+    for hook in _status_hooks:
+        hook(session, run, before)
+    return before
+
+
+def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], now: datetime | None = None) -> None:
+    moment = now or now_utc()
+    if not updates:
+        return
+    query = select(WorkflowRunJob).where(WorkflowRunJob.run_id == run_id, col(WorkflowRunJob.name).in_(list(updates)))
+    for job in session.exec(query):
+        change = updates[job.name]
+        if job.status == SUBMITTING:  # a submission in flight decides this row itself
+            continue
+        job.status = change.status
+        if change.retries_left is not None:
+            job.retries_left = change.retries_left
+        job.next_retry_at = change.next_retry_at
+        if change.error is not None:
+            job.error = change.error
+        job.updated_at = moment
+        session.add(job)
+
+
+def begin_submit(session: Session, job_row: int, expected: str, now: datetime | None = None) -> int | None:
+    """Mark a job ``SUBMITTING`` (the crash marker) if it is still ``expected``; returns the new attempt."""
+    moment = now or now_utc()
+    result = session.execute(
+        update(WorkflowRunJob)
+        .where(col(WorkflowRunJob.id) == job_row, col(WorkflowRunJob.status) == expected)
+        .values(status=SUBMITTING, attempt=WorkflowRunJob.attempt + 1, submitting_since=moment, updated_at=moment)
+    )
+    if getattr(result, "rowcount", 0) != 1:
+        return None
+    job = session.get(WorkflowRunJob, job_row)
+    return job.attempt if job is not None else None
+
+
+def finish_submit(
+    session: Session,
+    job_row: int,
+    *,
+    transport: str,
+    job_id: str,
+    definition: JobDefinition,
+    stdout_path: str | None,
+    stderr_path: str | None,
+    now: datetime | None = None,
+) -> str:
+    """Record an accepted submission: a ``job`` row (source ``workflow``, tracked by the monitor) and the
+    run's job row ``PENDING`` with the new id, in one transaction. Returns the run's status (a run
+    cancelled meanwhile must cancel this job too)."""
+    moment = now or now_utc()
+    job = session.get(WorkflowRunJob, job_row)
+    if job is None:
+        raise LookupError(f"workflow job row {job_row} vanished")
+    record = job_repo.add_job(
+        session,
+        transport=transport,
+        job_id=job_id,
+        name=definition.name,
+        source="workflow",
+        resources=definition.resources.model_dump(),
+        command=_command_words(definition),
+        env_var_names=list(definition.environment.env_vars),
+        work_dir=definition.work_dir,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        now=moment,
+    )
+    job.status = "PENDING"
+    job.job_id = job_id
+    job.job_pk = record.id
+    job.job_ids = json.dumps([*json.loads(job.job_ids), job_id])
+    job.submitting_since = None
+    job.next_retry_at = None
+    job.updated_at = moment
+    session.add(job)
+    run = session.get(WorkflowRunRecord, job.run_id)
+    return run.status if run is not None else ""
+
+
+def abort_submit(
+    session: Session,
+    job_row: int,
+    *,
+    status: str,
+    undo_attempt: bool = False,
+    retries_left: int | None = None,
+    next_retry_at: datetime | None = None,
+    error: str | None = None,
+    now: datetime | None = None,
+) -> None:
+    """Leave ``SUBMITTING`` without a job: back to where it was (``undo_attempt``), retry later, or final."""
+    job = session.get(WorkflowRunJob, job_row)
+    if job is None or job.status != SUBMITTING:
+        return
+    job.status = status
+    if undo_attempt:
+        job.attempt = max(0, job.attempt - 1)
+    if retries_left is not None:
+        job.retries_left = retries_left
+    job.next_retry_at = next_retry_at
+    job.submitting_since = None
+    job.error = error
+    job.updated_at = now or now_utc()
+    session.add(job)
+
+
+def _command_words(definition: JobDefinition) -> list[str]:
+    if isinstance(definition.command, list):
+        return list(definition.command)
+    if definition.command is not None:
+        return [definition.command]
+    return []
+
+
+def cancel_unsubmitted(session: Session, run_id: str, status: str, now: datetime | None = None) -> None:
+    """Give every job that never reached the scheduler (or waits for a retry) a final ``status``."""
+    moment = now or now_utc()
+    session.execute(
+        update(WorkflowRunJob)
+        .where(col(WorkflowRunJob.run_id) == run_id, col(WorkflowRunJob.status).in_([WAITING, "RETRYING"]))
+        .values(status=status, next_retry_at=None, updated_at=moment)
+    )
+
+
+def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) -> set[str]:
+    """The runs (not terminal) whose current attempts include one of ``job_ids`` on ``transport``."""
+    if not job_ids:
+        return set()
+    query = (
+        select(WorkflowRunJob.run_id)
+        .join(WorkflowRunRecord, col(WorkflowRunRecord.id) == col(WorkflowRunJob.run_id))
+        .where(
+            col(WorkflowRunJob.job_id).in_(list(job_ids)),
+            WorkflowRunRecord.transport == transport,
+            col(WorkflowRunRecord.status).not_in([*RUN_TERMINAL]),
+        )
+    )
+    return set(session.exec(query))

@@ -1,0 +1,209 @@
+"""Submitting one workflow job so that a crash can never submit it twice.
+
+Before sbatch runs, the job's row is set to ``SUBMITTING`` (attempt N) in its own transaction, and the
+script carries ``#SBATCH --comment=svc-wf:<run id>:<job>:<N>``. The accepted job id is written together
+with its ``job`` row in one transaction. A process killed in between leaves ``SUBMITTING`` behind; the
+engine that takes the run over asks the scheduler (one ``squeue --name=<job>`` listing comments) whether
+a job with that marker exists, adopts it if so, and otherwise puts the job back to be submitted again.
+Slurm keeps a job's comment while it is pending or running and for ``MinJobAge`` (300 s by default)
+after it ends; a job that ended and was purged in that window would be submitted again (see the docs).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from svc_host.domain.submission import JobDefinition, RenderedScript
+from svc_host.errors import SvcError
+from svc_host.transport import SlurmTransport, Transport
+from svc_host.workflows import store as repo
+from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
+
+if TYPE_CHECKING:
+    from svc_host.context import Host
+    from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
+
+log = logging.getLogger(__name__)
+
+MARKER_PREFIX = "svc-wf"
+
+
+def marker(run_id: str, job: str, attempt: int) -> str:
+    return f"{MARKER_PREFIX}:{run_id}:{job}:{attempt}"
+
+
+def with_marker(script: RenderedScript, value: str) -> RenderedScript:
+    """The script with a ``--comment`` directive right after its shebang line (so inside the directive block)."""
+    first, newline, rest = script.text.partition("\n")
+    line = f"#SBATCH --comment={value}\n"
+    text = f"{first}{newline}{line}{rest}" if first.startswith("#!") else f"#!/bin/bash\n{line}{script.text}"
+    return script.model_copy(update={"text": text})
+
+
+def dependency_flag(edges: Sequence[tuple[str, str | None]]) -> str | None:
+    """``[("afterok", "12"), ("afterany", "13"), ("afterok", "14")]`` -> ``afterok:12:14,afterany:13``."""
+    grouped: dict[str, list[str]] = {}
+    for kind, job_id in edges:
+        grouped.setdefault(kind, [])
+        if job_id is not None and job_id not in grouped[kind]:
+            grouped[kind].append(job_id)
+    return ",".join(f"{kind}:{':'.join(ids)}" for kind, ids in grouped.items()) or None
+
+
+def lookup_argv(job_name: str) -> list[str]:
+    """squeue listing id and comment of every job (any state slurmctld still holds) named ``job_name``."""
+    return ["squeue", "--noheader", "--all", "--states=all", f"--name={job_name}", "--Format=JobArrayID:0|,Comment:0"]
+
+
+def parse_lookup(output: str) -> dict[str, str]:
+    """``{comment: job id}`` from :func:`lookup_argv` output."""
+    found: dict[str, str] = {}
+    for line in output.splitlines():
+        job_id, sep, comment = line.strip().partition("|")
+        if sep and job_id.strip():
+            found[comment.strip()] = job_id.strip()
+    return found
+
+
+def can_look_up(transport: Transport) -> bool:
+    return isinstance(transport, SlurmTransport)
+
+
+async def find_submitted(transport: Transport, job_name: str, value: str) -> str | None:
+    """The id of the job carrying marker ``value``, or None. Raises ``TransportError`` if squeue fails."""
+    if not isinstance(transport, SlurmTransport):
+        raise TypeError(f"transport {type(transport).__name__} cannot list job comments")
+    return parse_lookup(await transport.check(lookup_argv(job_name))).get(value)
+
+
+class RunCancelled(Exception):
+    """The run was cancelled while one of its jobs was being submitted (that job has been cancelled too)."""
+
+
+class Submitter:
+    """Submits, settles and cancels the jobs of runs (one per engine)."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.in_flight: set[int] = set()
+        """Job rows this process is submitting right now (a ``SUBMITTING`` row not in here was left by a crash)."""
+
+    async def submit(
+        self, run: WorkflowRunRecord, job: WorkflowRunJob, dependency: str | None, expected: str
+    ) -> str | None:
+        """Submit one job (see ``submission``); None when another step changed the row first."""
+        definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
+        rendered = self.host.plugins.renderer("default").render(definition)
+        if job.id is None or expected not in (WAITING, RETRYING):
+            return None
+        attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
+        if attempt is None:
+            return None
+        value = marker(run.id, job.name, attempt)
+        transport = self.host.transport(run.transport)
+        self.in_flight.add(job.id)
+        try:
+            try:
+                job_id = await transport.submit(with_marker(rendered, value))
+            except SvcError:
+                found = await self._find(transport, job.name, value)  # a timeout may hide an accepted job
+                if found is None:
+                    raise
+                job_id = found
+            stdout, stderr = rendered.log_paths_for(job_id)
+            status = await self.host.store.run(
+                repo.finish_submit,
+                job.id,
+                transport=run.transport,
+                job_id=job_id,
+                definition=definition,
+                stdout_path=stdout,
+                stderr_path=stderr,
+            )
+        finally:
+            self.in_flight.discard(job.id)
+        if status == RUN_CANCELLED:
+            await self.scancel(run.transport, [(job.name, job_id)])
+            raise RunCancelled
+        return job_id
+
+    async def _find(self, transport: Transport, name: str, value: str) -> str | None:
+        if not can_look_up(transport):
+            return None
+        try:
+            return await find_submitted(transport, name, value)
+        except SvcError as exc:
+            log.warning("could not check whether job %s was accepted: %s", name, exc)
+            return None
+
+    async def failed_attempt(self, job: WorkflowRunJob, exc: SvcError, *, retry: bool) -> None:
+        if job.id is None:
+            return
+        error = f"submission failed: {exc}"
+        if retry and job.retries_left > 0:
+            due = repo.now_utc() + timedelta(seconds=job.retry_delay)
+            left = job.retries_left - 1
+            await self.host.store.run(
+                repo.abort_submit, job.id, status=RETRYING, retries_left=left, next_retry_at=due, error=error
+            )
+        else:
+            await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
+
+    async def reconcile(self, run: WorkflowRunRecord, job: WorkflowRunJob) -> None:
+        """Settle a ``SUBMITTING`` row left by a process that died during sbatch."""
+        if job.id is None:
+            return
+        transport = self.host.transport(run.transport)
+        value = marker(run.id, job.name, job.attempt)
+        if not can_look_up(transport):
+            error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"
+            await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
+            return
+        try:
+            found = await find_submitted(transport, job.name, value)
+        except SvcError as exc:
+            log.warning("run %s: cannot check job %s yet: %s", run.id, job.name, exc)
+            return
+        if found is None:
+            again = RETRYING if job.attempt > 1 else WAITING
+            due = repo.now_utc() if again == RETRYING else None
+            await self.host.store.run(repo.abort_submit, job.id, status=again, undo_attempt=True, next_retry_at=due)
+            log.info("run %s: job %s was not accepted before the restart; it will be submitted", run.id, job.name)
+            return
+        definition = JobDefinition.model_validate_json(job.definition)
+        stdout, stderr = self.host.plugins.renderer("default").render(definition).log_paths_for(found)
+        status = await self.host.store.run(
+            repo.finish_submit,
+            job.id,
+            transport=run.transport,
+            job_id=found,
+            definition=definition,
+            stdout_path=stdout,
+            stderr_path=stderr,
+        )
+        log.info("run %s: adopted job %s (%s) submitted before the restart", run.id, job.name, found)
+        self.host.monitor.poke(run.transport)
+        if status == RUN_CANCELLED:
+            await self.scancel(run.transport, [(job.name, found)])
+
+    async def scancel(self, transport_name: str, jobs: list[tuple[str, str]]) -> list[str]:
+        """Cancel jobs in one scancel; when that fails, one by one to say which failed (``<name>: <message>``)."""
+        jobs = [(name, job_id) for name, job_id in jobs if job_id]
+        if not jobs:
+            return []
+        transport = self.host.transport(transport_name)
+        warnings: list[str] = []
+        try:
+            await transport.cancel([job_id for _, job_id in jobs])
+        except SvcError:
+            for name, job_id in jobs:
+                try:
+                    await transport.cancel([job_id])
+                except SvcError as exc:
+                    warnings.append(f"{name}: {exc}")
+        self.host.monitor.poke(transport_name)
+        return warnings

@@ -1,0 +1,139 @@
+"""Workflow ``args``: checked for ``python:`` values, then substituted into job fields by a sandboxed Jinja2.
+
+Nothing a user writes is ever evaluated as Python. ``args`` values are data: a value starting with
+``python:`` (a convention of older tools that ran it through ``eval``) is refused wherever it appears.
+Templates (``{{ lr }}``) in the jobs are rendered by Jinja2's ``SandboxedEnvironment`` with
+``StrictUndefined``: an unknown variable is an error, and attribute tricks such as
+``{{ ''.__class__ }}`` are refused by the sandbox.
+
+Templates are for substitution, so only a small, cheap part of Jinja is accepted: variables, item and
+attribute lookup, literals, ``~``/``+``/``-`` and arithmetic on numbers, comparisons, ``and``/``or``/``not``,
+``x if c else y``, ``{% if %}`` and the filters in :data:`FILTERS`. Calls, loops, macros, ``**`` and
+string repetition are refused before rendering: a template can neither escape the sandbox nor make the
+server build huge strings or loop for hours.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from svc_host.workflows.source import Path, dotted
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
+PYTHON_PREFIX = "python:"
+_MARKERS = ("{{", "{%", "{#")
+
+
+def python_problems(source: str, value: Any, path: Path = ()) -> list[str]:
+    """The spec's message for every string starting with ``python:`` in ``value`` (nested anywhere).
+
+    ``<source> at '<path>' contains 'python:' prefix which is not allowed: '<value>'``
+    """
+    problems: list[str] = []
+    if isinstance(value, str):
+        if value.lstrip().lower().startswith(PYTHON_PREFIX):
+            problems.append(
+                f"{source} at '{dotted(path)}' contains '{PYTHON_PREFIX}' prefix which is not allowed: '{value}'"
+            )
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            problems += python_problems(source, item, (*path, str(key)))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            problems += python_problems(source, item, (*path, index))
+    return problems
+
+
+FILTERS = frozenset(
+    {"default", "d", "lower", "upper", "title", "capitalize", "trim", "string", "int", "float", "abs", "round",
+     "length", "count", "first", "last", "join", "replace", "basename", "dirname", "tojson", "min", "max"}
+)  # fmt: skip
+"""The filters a template may use (``basename``/``dirname`` are svc's own)."""
+_NUMBER_LIMIT = 10**18
+
+
+@functools.cache
+def args_environment() -> SandboxedEnvironment:
+    """The sandbox args are rendered in (no loader, no autoescape: these are shell words, not HTML)."""
+    import posixpath
+
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class _ArgsSandbox(SandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "/", "//", "%"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (left, right))
+            if not numbers or any(abs(v) > _NUMBER_LIMIT for v in (left, right)):
+                raise _Refused(f"'{operator}' is only for numbers up to 10**18 in workflow templates")
+            return super().call_binop(context, operator, left, right)
+
+    environment = _ArgsSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    environment.globals.clear()  # no range(), lipsum(), cycler...: only the args are in scope
+    environment.filters["basename"] = posixpath.basename
+    environment.filters["dirname"] = posixpath.dirname
+    return environment
+
+
+class _Refused(Exception):
+    """A template uses something workflow templates may not."""
+
+
+def _check_template(text: str) -> None:
+    """Refuse what :data:`FILTERS` and the module docstring do not allow."""
+    from jinja2 import nodes
+
+    allowed = (
+        nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Const, nodes.Getattr, nodes.Getitem,
+        nodes.Filter, nodes.Concat, nodes.CondExpr, nodes.Compare, nodes.Operand, nodes.And, nodes.Or, nodes.Not,
+        nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Neg, nodes.Pos, nodes.If,
+        nodes.List, nodes.Tuple, nodes.Keyword, nodes.Test,
+    )  # fmt: skip
+    tree = args_environment().parse(text)
+    for node in tree.find_all(nodes.Node):
+        if not isinstance(node, allowed):
+            raise _Refused(f"{type(node).__name__.lower()} is not allowed in workflow templates")
+        if isinstance(node, nodes.Filter) and node.name not in FILTERS:
+            raise _Refused(f"filter {node.name!r} is not allowed; use one of: {', '.join(sorted(FILTERS))}")
+        if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+            raise _Refused(f"attribute {node.attr!r} is not allowed")
+
+
+def render_value(text: str, args: Mapping[str, Any]) -> str:
+    """Render one string; ``ValueError`` with a short reason when the template is wrong or unsafe."""
+    if not any(marker in text for marker in _MARKERS):
+        return text
+    from jinja2 import TemplateError
+    from jinja2.exceptions import SecurityError
+
+    try:
+        _check_template(text)
+        return args_environment().from_string(text).render(dict(args))
+    except _Refused as exc:
+        raise ValueError(f"template refused: {exc}") from None
+    except SecurityError as exc:
+        raise ValueError(f"template refused by the sandbox: {exc}") from None
+    except TemplateError as exc:
+        raise ValueError(f"template error: {exc.message or type(exc).__name__}") from None
+    except (ArithmeticError, TypeError, ValueError, LookupError, OverflowError, MemoryError) as exc:
+        raise ValueError(f"template error: {type(exc).__name__}: {exc}") from None
+
+
+def render_tree(value: Any, args: Mapping[str, Any], path: Path, problem: Callable[[Path, str], None]) -> Any:
+    """``value`` with every string rendered; a string that fails is kept as written and reported."""
+    if isinstance(value, str):
+        try:
+            return render_value(value, args)
+        except ValueError as exc:
+            problem(path, str(exc))
+            return value
+    if isinstance(value, dict):
+        return {key: render_tree(item, args, (*path, key), problem) for key, item in value.items()}
+    if isinstance(value, list):
+        return [render_tree(item, args, (*path, index), problem) for index, item in enumerate(value)]
+    return value

@@ -1,0 +1,102 @@
+"""Workflows and runs in the shapes the specs give them (REST, MCP and the CLI's ``--json`` share these)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from svc_host.domain.submission import Environment, Resources
+from svc_host.workflows.model import Workflow, WorkflowJob
+from svc_host.workflows.store import RunSnapshot
+
+_JOB_RESOURCES = ("nodes", "gpus_per_node", "partition", "time_limit")
+
+
+def _iso(moment: Any) -> str | None:
+    from svc_host.store.jobs import utc
+
+    aware = utc(moment)
+    return aware.isoformat() if aware is not None else None
+
+
+def run_view(snap: RunSnapshot) -> dict[str, Any]:
+    """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status."""
+    run = snap.run
+    return {
+        "id": run.id,
+        "workflow_name": run.workflow_name,
+        "started_at": _iso(run.started_at),
+        "completed_at": _iso(run.completed_at),
+        "status": run.status,
+        "job_ids": {job.name: job.job_id for job in snap.jobs if job.job_id is not None},
+        "job_statuses": {job.name: snap.job_status(job) for job in snap.jobs},
+        "error": run.error,
+        "triggered_by": run.triggered_by,
+        "transport": run.transport,
+        "mount": run.mount,
+        "args": json.loads(run.args),
+        "selection": json.loads(run.selection),
+        "sweep_id": run.sweep_id,
+    }
+
+
+def results(snap: RunSnapshot) -> dict[str, dict[str, str | None]]:
+    """MCP ``run_workflow``'s ``results``: job name -> ``{job_id, status}``."""
+    return {job.name: {"job_id": job.job_id, "status": snap.job_status(job)} for job in snap.jobs}
+
+
+def rest_job(job: WorkflowJob) -> dict[str, Any]:
+    """A workflow job as the REST "Job" of a create response: not submitted, status ``UNKNOWN``."""
+    given = job.resources.model_fields_set
+    return {
+        "name": job.name,
+        "job_id": None,
+        "status": "UNKNOWN",
+        "depends_on": list(job.depends_on),
+        "command": job.command_words,
+        "resources": {field: getattr(job.resources, field) if field in given else None for field in _JOB_RESOURCES},
+    }
+
+
+def created(workflow: Workflow) -> dict[str, Any]:
+    """The REST "Workflow (create response)"."""
+    return {"name": workflow.name, "jobs": [rest_job(job) for job in workflow.jobs]}
+
+
+def full_job(job: WorkflowJob) -> dict[str, Any]:
+    """A job as ``get_workflow`` shows it: all eight resource fields, the environment, retries."""
+    resources: Resources = job.resources
+    environment: Environment = job.environment
+    shown: dict[str, Any] = {
+        "name": job.name,
+        "depends_on": list(job.depends_on),
+        "retry": job.retry,
+        "retry_delay": job.retry_delay,
+        "command": job.command,
+        "resources": resources.model_dump(mode="json"),
+        "environment": environment.model_dump(mode="json", include={"conda", "venv", "env_vars"}),
+    }
+    if job.script_path is not None:
+        shown["script_path"] = job.script_path
+    if environment.container is not None:
+        shown["environment"]["container"] = environment.container
+    for field in ("log_dir", "work_dir"):
+        if getattr(job, field) is not None:
+            shown[field] = getattr(job, field)
+    return shown
+
+
+def detail(workflow: Workflow, raw_yaml: str) -> dict[str, Any]:
+    """``get_workflow``'s return (without ``success``)."""
+    return {
+        "name": workflow.name,
+        "args": workflow.args,
+        "default_project": workflow.default_project,
+        "jobs": [full_job(job) for job in workflow.jobs],
+        "raw_yaml": raw_yaml,
+    }
+
+
+def brief_job(job: WorkflowJob) -> dict[str, Any]:
+    """``{name, depends_on, command}`` (``validate_workflow``'s jobs)."""
+    return {"name": job.name, "depends_on": list(job.depends_on), "command": job.command}
