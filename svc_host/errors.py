@@ -26,8 +26,10 @@ class SlurmParseError(SvcError):
     """Scheduler output did not have the expected shape."""
 
 
-class TransportError(SvcError):
-    """A scheduler command failed; carries the argv, the exit code and the tail of stderr."""
+class CommandError(SvcError):
+    """A command failed; carries the argv, the exit code and the tail of stderr (its last lines end the message)."""
+
+    tail_lines = 1
 
     def __init__(
         self,
@@ -43,32 +45,20 @@ class TransportError(SvcError):
         detail = message
         if exit_code is not None:
             detail += f" (exit {exit_code})"
-        if self.stderr_tail.strip():
-            detail += f": {self.stderr_tail.strip().splitlines()[-1]}"
-        super().__init__(detail)
-
-
-class SyncError(SvcError):
-    """A mount could not be synced or inspected; carries the argv, exit code and stderr tail of a failed command."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        argv: Sequence[str] = (),
-        exit_code: int | None = None,
-        stderr: str = "",
-    ) -> None:
-        self.argv = list(argv)
-        self.exit_code = exit_code
-        self.stderr_tail = stderr[-2000:]
-        detail = message
-        if exit_code is not None:
-            detail += f" (exit {exit_code})"
-        tail = [line for line in self.stderr_tail.splitlines() if line.strip()][-3:]
+        tail = [line.strip() for line in self.stderr_tail.splitlines() if line.strip()][-self.tail_lines :]
         if tail:
-            detail += ": " + " | ".join(line.strip() for line in tail)
+            detail += ": " + " | ".join(tail)
         super().__init__(detail)
+
+
+class TransportError(CommandError):
+    """A scheduler command failed (or could not be run at all)."""
+
+
+class SyncError(CommandError):
+    """A mount could not be synced or inspected."""
+
+    tail_lines = 3
 
 
 class NotFoundError(SvcError):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.domain.profiles import Mount, SSHProfile, cluster_root
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
 
 MAX_READ_BYTES = 1024 * 1024
@@ -96,7 +96,7 @@ def cluster_paths(
             "translation: work_dir and log_dir are used as given on this machine)"
         )
     found = find_mount(profiles, transport, mount)
-    root = _remote_root(found.remote)
+    root = cluster_root(found.remote)  # the Mount model already refused the forms it cannot express
     work = root if work_dir is None else _place(found, root, work_dir, "work_dir")
     log = _place(found, root, log_dir, "log_dir")
     if posixpath.isabs(log):
@@ -106,18 +106,6 @@ def cluster_paths(
     else:
         job_log = _relative(log, work)
     return ClusterPaths(work_dir=work, log_dir=log, job_log_dir=job_log)
-
-
-def _remote_root(remote: str) -> str:
-    """``mount.remote`` normalised; ``~`` and ``~/x`` become login-relative (``.``, ``x``)."""
-    path = remote.strip()
-    if path in ("~", "~/"):
-        return "."
-    if path.startswith("~/"):
-        path = path[2:]
-    elif path.startswith("~"):
-        raise InvalidRequestError(f"remote path {remote!r} of a mount: '~user' is not supported; use an absolute path")
-    return posixpath.normpath(path) if path else "."
 
 
 def _place(mount: Mount, root: str, path: str, what: str) -> str:

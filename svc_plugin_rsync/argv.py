@@ -9,12 +9,11 @@ remote shell never sees them: no word splitting, no globbing, no ``$(...)``.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import shlex
 from collections.abc import Sequence
 
-from svc_host.domain.profiles import SSHProfile
+from svc_host.domain.profiles import SSHProfile, cluster_root
 from svc_host.errors import SyncError
 from svc_plugin_rsync.excludes import filter_args
 from svc_plugin_rsync.itemize import OUT_FORMAT
@@ -25,22 +24,11 @@ _BAD_HOST = re.compile(r"[\s\0]")
 
 
 def remote_dir(remote: str) -> str:
-    """``mount.remote`` as a path both SFTP and rsync resolve the same way.
-
-    ``~`` and ``~/x`` become home-relative (``.``, ``x``): neither SFTP nor rsync expands a tilde. A
-    relative path starting with ``-`` gets ``./`` so no tool reads it as an option.
-    """
-    path = remote.strip()
-    if path in ("~", "~/"):
-        return "."
-    if path.startswith("~/"):
-        path = path[2:]
-    elif path.startswith("~"):
-        raise SyncError(f"remote path {remote!r}: '~user' is not supported; use an absolute path")
-    path = posixpath.normpath(path) if path else "."
-    if path.startswith("-"):
-        path = f"./{path}"
-    return path
+    """``mount.remote`` as rsync and SFTP take it (see ``svc_host.domain.profiles.cluster_root``)."""
+    try:
+        return cluster_root(remote)
+    except ValueError as exc:
+        raise SyncError(str(exc)) from None
 
 
 def _config_value(value: str) -> str:

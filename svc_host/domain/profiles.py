@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import posixpath
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 """Profile names double as transport names: lowercase, and never ``local``."""
@@ -17,6 +19,29 @@ class Mount(BaseModel):
     name: str = Field(pattern=MOUNT_NAME_PATTERN)
     local: str = Field(min_length=1)
     remote: str = Field(min_length=1)
+
+    @field_validator("remote")
+    @classmethod
+    def _no_other_users_home(cls, value: str) -> str:
+        cluster_root(value)
+        return value
+
+
+def cluster_root(remote: str) -> str:
+    """A mount's ``remote`` as a path that commands, SFTP and rsync all resolve the same way.
+
+    ``~`` and ``~/x`` become relative to the login directory (``.``, ``x``): neither SFTP nor rsync expands a
+    tilde. A relative path starting with ``-`` gets ``./`` so no tool reads it as an option.
+    """
+    path = remote.strip()
+    if path in ("~", "~/"):
+        return "."
+    if path.startswith("~/"):
+        path = path[2:]
+    elif path.startswith("~"):
+        raise ValueError(f"remote path {remote!r}: '~user' is not supported; use an absolute path or '~/dir'")
+    path = posixpath.normpath(path) if path else "."
+    return f"./{path}" if path.startswith("-") else path
 
 
 class SSHProfile(BaseModel):
