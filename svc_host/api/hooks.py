@@ -9,7 +9,7 @@ from svc_host import hookimpl
 
 @hookimpl
 def svc_api_routers() -> list[Any]:
-    from svc_host.api.routes import config, files, history, jobs, plugins, profiles, resources, workflows
+    from svc_host.api.routes import config, files, history, jobs, plugins, profiles, resources, sweeps, workflows
 
     return [
         plugins.router,
@@ -20,4 +20,5 @@ def svc_api_routers() -> list[Any]:
         profiles.router,
         files.router,
         workflows.router,
+        sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
     ]

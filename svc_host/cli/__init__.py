@@ -23,6 +23,7 @@ COMMANDS = {
     "resources": "svc_host.cli.jobs:resources",
     "history": "svc_host.cli.jobs:history",
     "flow": "svc_host.cli.flow:flow",
+    "sweep": "svc_host.cli.sweep:sweep",
     "sync": "svc_host.cli.sync:sync",
     "inspect": "svc_host.cli.sync:inspect",
     "files": "svc_host.cli.sync:files",

@@ -8,7 +8,6 @@ while the jobs already in Slurm go on regardless.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,18 +29,10 @@ json_option = click.option("--json", "as_json", is_flag=True, help=json_option_h
 
 
 def _with_engine(work: Callable[[Host, WorkflowEngine], Awaitable[T]]) -> T:
-    from svc_host.context import Host
-    from svc_host.workflows.engine import close_engine, engine_of
+    """With the sweep orchestrator too: a sweep cell cancelled here updates its sweep at once."""
+    from svc_host.cli.sweep import with_orchestrator
 
-    async def run() -> T:
-        host = Host.create("cli")
-        try:
-            return await work(host, await engine_of(host))
-        finally:
-            await close_engine(host)
-            await host.close()
-
-    return asyncio.run(run())
+    return with_orchestrator(lambda host, orchestrator: work(host, orchestrator.engine))
 
 
 @click.group()
@@ -94,7 +85,16 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--dry-run", is_flag=True, help="Show what would be submitted; submit nothing.")
 @click.option("--transport", "-t", default="local", show_default=True, help="SSH profile name or 'local'.")
 @click.option("--mount", "-m", help="Mount of the profile: the root of work_dir and log_dir (needs --transport).")
-@click.option("--detach", is_flag=True, help="Print the run id once submitted instead of watching.")
+@click.option("--detach", is_flag=True, help="Print the run (or sweep) id once submitted instead of watching.")
+@click.option(
+    "--sweep",
+    "sweep_pairs",
+    multiple=True,
+    metavar="NAME=V1,V2",
+    help="Run as a sweep: one cell per combination of values (repeatable, one axis each; values are strings).",
+)
+@click.option("--max-parallel", type=click.IntRange(min=1), help="Sweep: at most this many cells at once [4].")
+@click.option("--fail-fast", is_flag=True, help="Sweep: launch no new cell once a cell failed.")
 @json_option
 def run(
     file: Path,
@@ -106,9 +106,12 @@ def run(
     transport: str,
     mount: str | None,
     detach: bool,
+    sweep_pairs: tuple[str, ...],
+    max_parallel: int | None,
+    fail_fast: bool,
     as_json: bool,
 ) -> None:
-    """Run the workflow in FILE and watch its jobs until the run ends."""
+    """Run the workflow in FILE and watch its jobs until the run ends (with --sweep: its cells)."""
     from svc_host.workflows.prepare import RunRequest
     from svc_host.workflows.views import run_view
 
@@ -121,6 +124,18 @@ def run(
         transport=transport,
         mount=mount,
     )
+    if sweep_pairs:
+        from svc_host.cli.sweep import matrix_of, run_sweep
+
+        if dry_run:
+            raise click.UsageError("--dry-run previews a plain run; a sweep always executes (drop one of them)")
+        raw: dict[str, Any] = {"matrix": matrix_of(sweep_pairs), "fail_fast": fail_fast}
+        if max_parallel is not None:
+            raw["max_parallel"] = max_parallel
+        run_sweep(request, raw, detach=detach, as_json=as_json)
+        return
+    if max_parallel is not None or fail_fast:
+        raise click.UsageError("--max-parallel and --fail-fast need --sweep")
     started: list[str] = []
 
     async def work(_: Host, engine: WorkflowEngine) -> RunSnapshot | None:

@@ -8,6 +8,11 @@ local directories of the profiles' mounts; symlinks resolved): anything else is
 notifications (jobs finished / total) while it waits, then returns the run id and the results so far
 with ``all_completed`` false; the run goes on in the background and ``run_id`` can be watched with the
 REST API or ``svc flow runs``.
+
+With ``sweep`` it blocks until every cell has ended (``wait_seconds`` does not apply), sending a progress
+notification (cells ended / cell_count) on every change and at least every 10 s, so a client that resets its
+timeout on progress keeps waiting. ``dry_run`` with ``sweep`` is refused: a dry run previews a plain run and
+a sweep always executes.
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from svc_host.context import Host
-from svc_host.errors import SvcError, WorkflowError
+from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
+from svc_host.store.tables import SweepRunRecord
+from svc_host.sweeps.cells import SweepRequest
+from svc_host.sweeps.matrix import parse_sweep
+from svc_host.sweeps.orchestrator import orchestrator_of
+from svc_host.sweeps.views import mcp_result
 from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
-from svc_host.workflows.engine import engine_of
 from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.plan import FINAL, RUN_COMPLETED
@@ -34,6 +43,7 @@ from svc_host.workflows.source import YamlSyntaxError, parse
 from svc_host.workflows.store import RunSnapshot
 
 MAX_WAIT_SECONDS = 3600.0
+SWEEP_HEARTBEAT_SECONDS = 10.0
 
 
 def _roots(host: Host) -> list[Path]:
@@ -125,8 +135,14 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    spec = None
     if sweep is not None:
-        raise SvcError("sweeps are not available yet")
+        if dry_run:
+            raise InvalidRequestError(
+                "dry_run cannot be combined with sweep: dry_run previews a plain run and a sweep always "
+                "executes; drop one of them"
+            )
+        spec = parse_sweep(sweep)
     host = host_of(ctx)
     path, text = await _read(host, yaml_path)
     request = RunRequest(
@@ -139,7 +155,9 @@ async def run_workflow(
         mount=mount,
         text=text,
     )
-    engine = await engine_of(host)
+    if spec is not None:
+        return await _run_sweep(ctx, host, SweepRequest(run=request, spec=spec, source="mcp"))
+    engine = (await orchestrator_of(host)).engine  # with its orchestrator: this server also takes over sweeps
     prepared = await engine.prepare(request)
     if dry_run:
         jobs = prepared.preview()
@@ -166,6 +184,30 @@ async def run_workflow(
         "status": snap.run.status,
         "run_error": snap.run.error,
     }
+
+
+async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[str, Any]:
+    orchestrator = await orchestrator_of(host)
+    sweep = await orchestrator.submit(request)
+    if sweep.id is None:
+        raise LookupError("the sweep row got no id")
+    ended = -1
+    beats = 0
+
+    async def progress(now: SweepRunRecord) -> None:
+        nonlocal ended, beats
+        done = now.cells_completed + now.cells_failed + now.cells_cancelled
+        beats = beats + 1 if done == ended else 0
+        ended = done
+        # Progress must grow with every notification: heartbeats creep towards the next whole cell.
+        await ctx.report_progress(
+            done + beats / (beats + 1),
+            now.cell_count,
+            f"sweep {now.id} {now.status}: {done}/{now.cell_count} cells ended ({now.cells_completed} completed, "
+            f"{now.cells_failed} failed, {now.cells_cancelled} cancelled), {now.cells_running} running",
+        )
+
+    return mcp_result(await orchestrator.wait(sweep.id, progress, heartbeat=SWEEP_HEARTBEAT_SECONDS))
 
 
 @tool_result
@@ -232,7 +274,11 @@ TOOLS = [
             "from_job/to_job cut the run order, single_job runs one job alone, dry_run previews the jobs "
             "without submitting. args are merged over the file's args ('python:' values are refused). "
             "transport is an SSH profile (default: local); mount is one of its mounts, the root for "
-            "work_dir and log_dir."
+            "work_dir and log_dir. sweep {matrix: {arg: [values...]}, fail_fast (default false), max_parallel "
+            "(default 4)} runs one cell per combination of values (at most 1000), at most max_parallel at "
+            "once, and blocks until every cell has ended (progress notifications: cells ended / cell_count); "
+            "it returns sweep_run_id, status, cell_count, cells_completed, cells_failed, cells_cancelled. "
+            "fail_fast stops launching cells after the first failure; dry_run cannot be combined with sweep."
         ),
     ),
     ToolSpec(

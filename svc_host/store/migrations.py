@@ -94,6 +94,37 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_workflow_run_job_run_id ON workflow_run_job (run_id)",
         "CREATE INDEX IF NOT EXISTS ix_workflow_run_job_job_id ON workflow_run_job (job_id)",
     ),
+    # 3: sweeps (their cells are workflow runs with sweep_id; the cell counters are recounted by status)
+    (
+        """CREATE TABLE IF NOT EXISTS sweep_run (
+            id INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            workflow_yaml_path VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            matrix VARCHAR NOT NULL,
+            args VARCHAR NOT NULL,
+            fail_fast BOOLEAN NOT NULL,
+            max_parallel INTEGER NOT NULL,
+            cell_count INTEGER NOT NULL,
+            cells_pending INTEGER NOT NULL,
+            cells_running INTEGER NOT NULL,
+            cells_completed INTEGER NOT NULL,
+            cells_failed INTEGER NOT NULL,
+            cells_cancelled INTEGER NOT NULL,
+            submission_source VARCHAR NOT NULL,
+            transport VARCHAR NOT NULL,
+            started_at TIMESTAMP NOT NULL,
+            completed_at TIMESTAMP,
+            cancel_requested_at TIMESTAMP,
+            updated_at TIMESTAMP NOT NULL,
+            error VARCHAR,
+            owner VARCHAR,
+            lease_until TIMESTAMP
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_sweep_run_status ON sweep_run (status)",
+        "CREATE INDEX IF NOT EXISTS ix_sweep_run_started_at ON sweep_run (started_at)",
+        "CREATE INDEX IF NOT EXISTS ix_workflow_run_sweep_status ON workflow_run (sweep_id, status)",
+    ),
 )
 
 

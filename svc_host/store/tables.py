@@ -117,3 +117,41 @@ class WorkflowRunJob(SQLModel, table=True):
     submitting_since: datetime | None = None
     error: str | None = None
     updated_at: datetime
+
+
+class SweepRunRecord(SQLModel, table=True):
+    """A parameter sweep: one workflow over a matrix of arguments; its cells are ``workflow_run`` rows with
+    ``sweep_id`` set. The ``cells_*`` counters are recounted from the cells in the transaction of every cell
+    status change (``svc_host.sweeps.store``), so they always add up to ``cell_count``."""
+
+    __tablename__ = "sweep_run"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    """The workflow's name."""
+    workflow_yaml_path: str
+    status: str = Field(index=True)
+    """``pending``, ``running``, ``draining``, ``completed``, ``failed`` or ``cancelled``."""
+    matrix: str = "{}"
+    """Axis name -> list of scalar values, as JSON."""
+    args: str = "{}"
+    """The caller's arguments shared by every cell, as JSON."""
+    fail_fast: bool = False
+    max_parallel: int = 4
+    cell_count: int
+    cells_pending: int = 0
+    cells_running: int = 0
+    cells_completed: int = 0
+    cells_failed: int = 0
+    cells_cancelled: int = 0
+    submission_source: str
+    """``web``, ``mcp`` or ``cli``."""
+    transport: str
+    started_at: datetime = Field(index=True)
+    completed_at: datetime | None = None
+    cancel_requested_at: datetime | None = None
+    updated_at: datetime
+    error: str | None = None
+    owner: str | None = None
+    """The svc process launching its cells (an engine's owner name), as for workflow runs."""
+    lease_until: datetime | None = None

@@ -39,6 +39,7 @@ from svc_host.workflows.runner import RunDriver
 if TYPE_CHECKING:
     from svc_host.context import Host
     from svc_host.store.jobs import StateChange
+    from svc_host.transport import Transport
     from svc_host.workflows.store import RunSnapshot
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,14 @@ class WorkflowEngine:
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(Exception):  # the store may be closed already
             await self.host.store.run(leases.release, self.owner)
+
+    def route(self, sweep_id: int, transport: Transport | None) -> None:
+        """Submit the jobs of ``sweep_id``'s cells through ``transport`` (the sweep's pooled sessions), or
+        through the run's own transport again (``None``)."""
+        if transport is None:
+            self.driver.submitter.routes.pop(sweep_id, None)
+        else:
+            self.driver.submitter.routes[sweep_id] = transport
 
     def add_listener(self, listener: RunListener) -> None:
         """Call ``listener`` on every run status change this engine makes (sweeps count cells with it)."""

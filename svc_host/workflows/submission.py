@@ -91,6 +91,13 @@ class Submitter:
         self.host = host
         self.in_flight: set[int] = set()
         """Job rows this process is submitting right now (a ``SUBMITTING`` row not in here was left by a crash)."""
+        self.routes: dict[int, Transport] = {}
+        """Sweep id -> the transport its cells submit through (the sweep's pooled SSH sessions)."""
+
+    def transport_for(self, run: WorkflowRunRecord) -> Transport:
+        """The run's transport, or its sweep's pooled one."""
+        routed = self.routes.get(run.sweep_id) if run.sweep_id is not None else None
+        return routed if routed is not None else self.host.transport(run.transport)
 
     async def submit(
         self, run: WorkflowRunRecord, job: WorkflowRunJob, dependency: str | None, expected: str
@@ -104,7 +111,7 @@ class Submitter:
         if attempt is None:
             return None
         value = marker(run.id, job.name, attempt)
-        transport = self.host.transport(run.transport)
+        transport = self.transport_for(run)
         self.in_flight.add(job.id)
         try:
             try:
@@ -157,7 +164,7 @@ class Submitter:
         """Settle a ``SUBMITTING`` row left by a process that died during sbatch."""
         if job.id is None:
             return
-        transport = self.host.transport(run.transport)
+        transport = self.transport_for(run)
         value = marker(run.id, job.name, job.attempt)
         if not can_look_up(transport):
             error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"

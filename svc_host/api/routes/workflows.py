@@ -3,7 +3,9 @@
 Files live in one directory (``svc_host.workflows.files.workflows_dir``); requests name workflows, never
 paths. Status codes beyond the spec's: upload answers 422 for a bad filename or an invalid workflow (413
 over 1 MB) and 200 ``{status: 'uploaded', ...}`` on success, replacing a file of the same name; a run
-takes an optional JSON body (``args``, ``from_job``, ``to_job``, ``single_job``, ``transport``, ``mount``).
+takes an optional JSON body (``args``, ``from_job``, ``to_job``, ``single_job``, ``transport``, ``mount``);
+with a ``sweep`` object (``{matrix, fail_fast, max_parallel}``) the run is a sweep and the answer is 202 with
+the Sweep run (its cells are launched in the background; see ``/api/sweep_runs``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ from pydantic import BaseModel, ConfigDict
 
 from svc_host.api.deps import HostDep
 from svc_host.context import Host
-from svc_host.errors import NotFoundError, WorkflowError
+from svc_host.errors import InvalidRequestError, NotFoundError, WorkflowError
+from svc_host.sweeps.cells import SweepRequest
+from svc_host.sweeps.matrix import parse_sweep
+from svc_host.sweeps.orchestrator import orchestrator_of
+from svc_host.sweeps.views import sweep_view
 from svc_host.workflows import views
 from svc_host.workflows.engine import engine_of
 from svc_host.workflows.files import WorkflowDirectory, check_filename, check_name, check_size, workflows_dir
@@ -78,6 +84,8 @@ class RunBody(BaseModel):
     single_job: str | None = None
     transport: str | None = None
     mount: str | None = None
+    sweep: dict[str, Any] | None = None
+    """Run as a sweep: ``{matrix: {axis: [values]}, fail_fast: false, max_parallel: 4}``."""
 
 
 def _summary(name: str, text: str) -> dict[str, Any]:
@@ -227,13 +235,16 @@ async def delete_workflow(name: str, host: HostDep) -> dict[str, Any]:
 
 @router.post("/{name}/run", status_code=202)
 async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) -> JSONResponse:
-    """Run a workflow: sync, render, submit; 202 Workflow run (``running``). 404, 422, 500 render, 502."""
+    """Run a workflow: sync, render, submit; 202 Workflow run (``running``). 404, 422, 500 render, 502.
+
+    With ``sweep``: 202 Sweep run (``pending``, written with every cell); 422 for an invalid sweep spec
+    (more than 1,000 cells included) or a cell that does not validate, 502 when a mount cannot be synced.
+    """
     options = body or RunBody()
     directory = _directory(host)
     path = await asyncio.to_thread(directory.path, name)
     if path is None:
         raise NotFoundError(f"workflow {name!r} not found")
-    engine = await engine_of(host)
     request = RunRequest(
         yaml_path=path,
         args=options.args,
@@ -243,5 +254,18 @@ async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) ->
         transport=options.transport or host.server_transport_name(),
         mount=options.mount,
     )
+    if options.sweep is not None:
+        return await _start_sweep(host, request, options.sweep)
+    engine = await engine_of(host)
     snap = await engine.run(request, triggered_by="web")
     return JSONResponse(views.run_view(snap), status_code=202)
+
+
+async def _start_sweep(host: Host, request: RunRequest, raw: dict[str, Any]) -> JSONResponse:
+    try:
+        spec = parse_sweep(raw)
+    except InvalidRequestError as exc:  # a request body that does not validate: 422, like the rest of the body
+        raise WorkflowError([str(exc)]) from None
+    orchestrator = await orchestrator_of(host)
+    sweep = await orchestrator.submit(SweepRequest(run=request, spec=spec, source="web"))
+    return JSONResponse(sweep_view(sweep), status_code=202)

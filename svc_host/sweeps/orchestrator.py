@@ -1,0 +1,330 @@
+"""The sweep orchestrator: keeps at most ``max_parallel`` cells of a sweep in flight, launching the next one as
+soon as one ends, and moves the sweep through its states (``svc_host.sweeps.status``).
+
+Driven by events, never by polling: the engine's run listener (every cell status change made in this process)
+and the end of each launch wake a sweep's worker, which settles the sweep (``settle``) and fills the free slots
+with the next pending cells in matrix order. Every step reads the store first, so a missed wake-up costs only
+time; the lease timer (every 10 s) is the safety net for changes another process made.
+
+Ownership follows the engine's: one orchestrator per svc process, with the engine's owner name; a sweep's
+cells are launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
+servers (REST, MCP) take over sweeps nobody drives at start and on every lease tick, at once when the owner
+was a process on this machine that has exited. A cell is launched only from ``pending`` (the engine's claim
+and its ``pending -> syncing`` step are compare-and-sets), and a cell in flight when its process died is
+taken over by the engine like any run, its submissions made safe by their markers: after a restart no cell
+is lost and none runs twice. Over SSH a driven sweep holds one pool of min(max_parallel, 8) sessions, through
+which the engine submits its cells' jobs, closed when the sweep ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from svc_host.errors import InvalidStateError, NotFoundError, SvcError
+from svc_host.sweeps import leases
+from svc_host.sweeps import store as repo
+from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
+from svc_host.sweeps.settle import announce, settle
+from svc_host.sweeps.status import TERMINAL, stops_launching
+from svc_host.workflows.engine import RunChange, WorkflowEngine, engine_of
+from svc_host.workflows.leases import owner_is_dead
+from svc_host.workflows.store import now_utc
+
+if TYPE_CHECKING:
+    from svc_host.context import Host
+    from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
+
+log = logging.getLogger(__name__)
+_ATTRIBUTE = "_svc_sweep_orchestrator"
+POOL_LIMIT = 8
+"""At most this many SSH sessions per sweep (the spec's min(max_parallel, 8))."""
+
+
+async def orchestrator_of(host: Host) -> SweepOrchestrator:
+    """The started orchestrator of ``host`` (made on first use; servers take over orphaned sweeps)."""
+    orchestrator = vars(host).get(_ATTRIBUTE)
+    if not isinstance(orchestrator, SweepOrchestrator):
+        orchestrator = SweepOrchestrator(await engine_of(host), adopt_orphans=host.source != "cli")
+        vars(host)[_ATTRIBUTE] = orchestrator
+    await orchestrator.start()
+    return orchestrator
+
+
+async def close_orchestrator(host: Host) -> None:
+    """Close ``host``'s orchestrator if it has one (before its engine; test fixtures use it)."""
+    orchestrator = vars(host).pop(_ATTRIBUTE, None)
+    if isinstance(orchestrator, SweepOrchestrator):
+        await orchestrator.close()
+
+
+@dataclass
+class _Driven:
+    """A sweep this process launches cells of: its pool (closed when it ends) and the launches under way."""
+
+    resources: contextlib.AsyncExitStack
+    launches: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+
+class SweepOrchestrator:
+    """Starts, drives, cancels and watches the sweeps of one ``Host`` on top of its workflow engine."""
+
+    def __init__(
+        self,
+        engine: WorkflowEngine,
+        *,
+        adopt_orphans: bool = True,
+        lease_seconds: float = 30.0,
+        renew_seconds: float = 10.0,
+    ) -> None:
+        self.engine = engine
+        self.host = engine.host
+        self.owner = engine.owner
+        self.adopt_orphans = adopt_orphans
+        self.lease = timedelta(seconds=lease_seconds)
+        self.renew_seconds = renew_seconds
+        self._driven: dict[int, _Driven] = {}
+        self._dirty: set[int] = set()
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._changed: dict[int, asyncio.Event] = {}
+        self._lease_task: asyncio.Task[None] | None = None
+        self._started = False
+        self._closed = False
+
+    async def start(self) -> None:
+        """Listen to the engine, keep leases, and (servers) take over orphaned sweeps. Idempotent."""
+        if self._started:
+            return
+        self._started = True
+        self.engine.add_listener(self._on_run_change)
+        self._lease_task = asyncio.create_task(self._lease_loop(), name="svc-sweep-leases")
+
+    async def close(self, *, grace: float = 30.0) -> None:
+        """Launch no more cells, let the launches under way finish (at most ``grace`` seconds), close the pools
+        and release the sweeps held (another process takes them over at once)."""
+        if self._closed:
+            return
+        self._closed = True
+        tasks = [*self._workers.values(), *([self._lease_task] if self._lease_task else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        launches = [task for sweep in self._driven.values() for task in sweep.launches.values()]
+        if launches:
+            await asyncio.wait(launches, timeout=grace)
+            for task in launches:
+                task.cancel()
+            await asyncio.gather(*launches, return_exceptions=True)
+        driven, self._driven = list(self._driven.values()), {}
+        for sweep in driven:
+            with contextlib.suppress(Exception):
+                await sweep.resources.aclose()
+        with contextlib.suppress(Exception):  # the store may be closed already
+            await self.host.store.run(leases.release, self.owner)
+
+    # -- the interface ---------------------------------------------------------------------------------------
+
+    async def submit(self, request: SweepRequest) -> SweepRunRecord:
+        """Prepare every cell, sync the mounts once, write the sweep and its cells in one transaction, then
+        start launching (in the background). Returns the sweep as written (``pending``).
+
+        Raises what a run's ``prepare`` raises (``WorkflowError``...) and ``SyncError``; nothing is written then.
+        """
+        prepared = await asyncio.to_thread(prepare_sweep, self.host, request)
+        await sync_mounts(self.host, prepared.sweep.transport, prepared.sync_mounts)
+        sweep = await self.host.store.run(
+            repo.insert_sweep, prepared.sweep, prepared.cells, owner=self.owner, lease_until=now_utc() + self.lease
+        )
+        if sweep.id is None:
+            raise LookupError("the sweep row got no id")
+        await self._drive(sweep)
+        return sweep
+
+    async def get(self, sweep_id: int) -> SweepRunRecord:
+        sweep = await self.host.store.run(repo.get_sweep, sweep_id)
+        if sweep is None:
+            raise NotFoundError(f"sweep run {sweep_id} not found")
+        return sweep
+
+    async def sweeps(self, limit: int = repo.MAX_LISTED) -> list[SweepRunRecord]:
+        """Sweeps, newest first."""
+        return await self.host.store.run(repo.list_sweeps, limit)
+
+    async def cells(self, sweep_id: int) -> list[WorkflowRunRecord]:
+        """The cells of a sweep (``NotFoundError`` for an unknown sweep), by status, started_at, id."""
+        await self.get(sweep_id)
+        return await self.host.store.run(repo.cells, sweep_id)
+
+    async def cancel(self, sweep_id: int) -> SweepRunRecord:
+        """Cancel a sweep: ``draining`` (pending cells cancelled, running cells' jobs cancelled), then
+        ``cancelled`` once every cell has ended. Returns the sweep as the request left it; a sweep cancelled
+        before is returned as it is (the first ``cancel_requested_at`` kept). A sweep that ended without a
+        cancel is ``InvalidStateError``."""
+        outcome = await self.host.store.run(repo.request_cancel, sweep_id)
+        sweep = outcome.sweep
+        if sweep is None:
+            raise NotFoundError(f"sweep run {sweep_id} not found")
+        if outcome.left is None:
+            if sweep.cancel_requested_at is None:
+                raise InvalidStateError(f"sweep run {sweep_id} is already {sweep.status}; nothing to cancel")
+            return sweep
+        announce(self.host, sweep, outcome.left)
+        flying = await self.host.store.run(repo.cell_ids, sweep_id, repo.IN_FLIGHT)
+        await asyncio.gather(*(self._cancel_cell(run_id) for run_id in flying))
+        await self._settle(sweep_id)  # ``cancelled`` now if nothing was running
+        self.kick(sweep_id)
+        return sweep
+
+    async def launched(self, sweep_id: int) -> None:
+        """Wait until the first step of a sweep and the launches it started are done (``--detach``)."""
+        worker = self._workers.get(sweep_id)
+        if worker is not None:
+            await asyncio.wait([worker])
+        driven = self._driven.get(sweep_id)
+        if driven is not None and driven.launches:
+            await asyncio.wait(list(driven.launches.values()))
+
+    async def wait(
+        self,
+        sweep_id: int,
+        on_update: Callable[[SweepRunRecord], Awaitable[None]] | None = None,
+        *,
+        timeout: float = float("inf"),
+        heartbeat: float = 10.0,
+    ) -> SweepRunRecord:
+        """Return once the sweep is terminal (or ``timeout`` passed), calling ``on_update`` on each change and
+        at least every ``heartbeat`` seconds (progress for patient clients; a re-read for sweeps another
+        process drives)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        while True:
+            changed = self._changed.setdefault(sweep_id, asyncio.Event())
+            sweep = await self.get(sweep_id)
+            if on_update is not None:
+                await on_update(sweep)
+            remaining = deadline - loop.time()
+            if sweep.status in TERMINAL or remaining <= 0:
+                return sweep
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), min(remaining, heartbeat))
+
+    # -- driving ---------------------------------------------------------------------------------------------
+
+    async def _drive(self, sweep: SweepRunRecord) -> None:
+        """Start launching the cells of a sweep this process holds; over SSH, open its session pool."""
+        if sweep.id is None or sweep.id in self._driven:
+            return
+        resources = contextlib.AsyncExitStack()
+        try:
+            transport = self.host.transport(sweep.transport)
+            pooled = await resources.enter_async_context(transport.pooled(min(sweep.max_parallel, POOL_LIMIT)))
+        except SvcError as exc:  # e.g. a profile deleted since: the cells' launches will say what is wrong
+            log.warning("sweep %s: no session pool for transport %r: %s", sweep.id, sweep.transport, exc)
+        else:
+            if pooled is not transport:
+                self.engine.route(sweep.id, pooled)
+                resources.callback(self.engine.route, sweep.id, None)
+        self._driven[sweep.id] = _Driven(resources)
+        self.kick(sweep.id)
+
+    def kick(self, sweep_id: int) -> None:
+        """Step a sweep soon (coalesced: one step at a time per sweep, and one more if kicked meanwhile)."""
+        if self._closed:
+            return
+        self._dirty.add(sweep_id)
+        worker = self._workers.get(sweep_id)
+        if worker is None or worker.done():
+            self._workers[sweep_id] = asyncio.create_task(self._work(sweep_id), name=f"svc-sweep-{sweep_id}")
+
+    async def _work(self, sweep_id: int) -> None:
+        try:
+            while sweep_id in self._dirty:
+                self._dirty.discard(sweep_id)
+                try:
+                    await self._step(sweep_id)
+                except Exception:  # a bug or an unreachable store must not kill the worker silently
+                    log.exception("stepping sweep %s failed", sweep_id)
+        finally:
+            if self._workers.get(sweep_id) is asyncio.current_task():
+                del self._workers[sweep_id]
+
+    async def _step(self, sweep_id: int) -> None:
+        driven = self._driven.get(sweep_id)
+        sweep = await self._settle(sweep_id, set(driven.launches) if driven else ())
+        if driven is None or sweep is None:
+            return
+        if sweep.status in TERMINAL or sweep.owner != self.owner:
+            if not driven.launches:  # the pool stays until the last launch under way is done
+                del self._driven[sweep_id]
+                await driven.resources.aclose()
+            return
+        cancelled = sweep.cancel_requested_at is not None
+        if stops_launching(repo.counters(sweep), fail_fast=sweep.fail_fast, cancel_requested=cancelled):
+            return
+        for run_id in await self.host.store.run(repo.next_cells, sweep_id, set(driven.launches)):
+            task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
+            driven.launches[run_id] = task
+
+    async def _settle(self, sweep_id: int, launching: Collection[str] = ()) -> SweepRunRecord | None:
+        sweep = await settle(self.host, sweep_id, launching=launching)
+        self._notify(sweep_id)
+        return sweep
+
+    async def _launch(self, sweep_id: int, run_id: str, driven: _Driven) -> None:
+        try:
+            await self.engine.launch(run_id)
+        except InvalidStateError:
+            pass  # cancelled (drained) before it started
+        except SvcError as exc:  # the engine marked the cell failed with the reason
+            log.info("sweep %s: cell %s could not start: %s", sweep_id, run_id, exc)
+        except Exception:
+            log.exception("sweep %s: launching cell %s failed", sweep_id, run_id)
+        finally:
+            driven.launches.pop(run_id, None)
+            self.kick(sweep_id)
+
+    async def _cancel_cell(self, run_id: str) -> None:
+        try:
+            for warning in await self.engine.cancel(run_id):
+                log.warning("cell %s: %s", run_id, warning)
+        except InvalidStateError:
+            pass  # it ended meanwhile
+
+    async def _on_run_change(self, change: RunChange) -> None:
+        if change.sweep_id is not None:
+            self.kick(change.sweep_id)
+
+    def _notify(self, sweep_id: int) -> None:
+        changed = self._changed.pop(sweep_id, None)
+        if changed is not None:
+            changed.set()
+
+    # -- ownership -------------------------------------------------------------------------------------------
+
+    async def _lease_loop(self) -> None:
+        """Take over orphaned sweeps (servers) at once, then renew, re-check and adopt on every tick."""
+        while True:
+            try:
+                if self.adopt_orphans:
+                    await self._adopt()
+            except Exception:
+                log.exception("taking over sweeps failed")
+            await asyncio.sleep(self.renew_seconds)
+            try:
+                held = set(await self.host.store.run(leases.renew, self.owner, now_utc() + self.lease))
+                for sweep_id in held | set(self._driven):
+                    self.kick(sweep_id)  # the safety net for changes another process made
+            except Exception:
+                log.exception("renewing sweep leases failed")
+
+    async def _adopt(self) -> None:
+        for sweep_id, owner in await self.host.store.run(leases.orphaned, dead_owner=owner_is_dead):
+            until = now_utc() + self.lease
+            if await self.host.store.run(leases.claim, sweep_id, self.owner, until, steal_from=owner):
+                log.info("taking over sweep run %s (was held by %s)", sweep_id, owner or "nobody")
+                await self._drive(await self.get(sweep_id))

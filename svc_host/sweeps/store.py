@@ -1,0 +1,318 @@
+"""Repository functions for sweeps (each runs in one transaction through ``Store.run``/``call``).
+
+The sweep row and every cell (a ``pending`` workflow run with ``sweep_id``) are written in one transaction.
+
+The ``cells_*`` counters are recounted by one ``UPDATE sweep_run SET cells_x = (SELECT count(*) ...)`` in the
+transaction of every cell status change (an ``on_status_change`` hook of the workflow store, registered when
+this module is imported), and in every transaction of this module that changes cells. The recount runs after
+the cell's own change is written, so it holds the write lock (SQLite) or the sweep row's lock (other
+databases, ``SELECT ... FOR UPDATE`` first): it always adds up to ``cell_count`` and always matches the cells'
+real statuses. Increments (``x = x + 1``) would trust the caller's idea of the old status, which
+``set_run_status`` reads before it takes the write lock: two racing changes of one cell (a cancel and a
+completion) would both count as leaving ``running``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, or_, update
+from sqlmodel import Session, col, select
+
+from svc_host.store.tables import SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.sweeps.status import PENDING, TERMINAL, Counters
+from svc_host.workflows import store as runs
+from svc_host.workflows.plan import (
+    CANCELLED,
+    RETRYING,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+    RUN_PENDING,
+    RUN_RUNNING,
+    RUN_SUBMITTING,
+    RUN_SYNCING,
+    WAITING,
+)
+
+IN_FLIGHT = (RUN_SYNCING, RUN_SUBMITTING, RUN_RUNNING)
+COUNTED: dict[str, tuple[str, ...]] = {
+    "cells_pending": (RUN_PENDING,),
+    "cells_running": IN_FLIGHT,
+    "cells_completed": (RUN_COMPLETED,),
+    "cells_failed": (RUN_FAILED,),
+    "cells_cancelled": (RUN_CANCELLED,),
+}
+MAX_LISTED = 200
+
+
+@dataclass(frozen=True)
+class NewSweep:
+    """A sweep row to create with its cells."""
+
+    name: str
+    workflow_yaml_path: str
+    matrix: Mapping[str, Sequence[Any]]
+    args: Mapping[str, Any]
+    fail_fast: bool
+    max_parallel: int
+    submission_source: str
+    transport: str
+
+
+def counters(sweep: SweepRunRecord) -> Counters:
+    return Counters(
+        pending=sweep.cells_pending,
+        running=sweep.cells_running,
+        completed=sweep.cells_completed,
+        failed=sweep.cells_failed,
+        cancelled=sweep.cells_cancelled,
+    )
+
+
+def insert_sweep(
+    session: Session,
+    sweep: NewSweep,
+    cells: Sequence[runs.NewRun],
+    *,
+    owner: str | None = None,
+    lease_until: datetime | None = None,
+    now: datetime | None = None,
+) -> SweepRunRecord:
+    """Create the sweep (``pending``) and every cell (``pending`` runs, triggered by the sweep's source).
+
+    Cells are created in matrix order, a microsecond apart, so ``started_at`` orders the pending ones; a
+    cell's ``started_at`` becomes the time of its launch (``next_cells``).
+    """
+    moment = now or runs.now_utc()
+    record = SweepRunRecord(
+        name=sweep.name,
+        workflow_yaml_path=sweep.workflow_yaml_path,
+        status=PENDING,
+        matrix=json.dumps(dict(sweep.matrix)),
+        args=json.dumps(dict(sweep.args), sort_keys=True, default=str),
+        fail_fast=sweep.fail_fast,
+        max_parallel=sweep.max_parallel,
+        cell_count=len(cells),
+        cells_pending=len(cells),
+        submission_source=sweep.submission_source,
+        transport=sweep.transport,
+        started_at=moment,
+        updated_at=moment,
+        owner=owner,
+        lease_until=lease_until,
+    )
+    session.add(record)
+    session.flush()
+    if record.id is None:
+        raise LookupError("the sweep row got no id")
+    for position, cell in enumerate(cells):
+        runs.insert_run(
+            session,
+            cell,
+            run_id=str(uuid.uuid4()),
+            status=RUN_PENDING,
+            triggered_by=sweep.submission_source,
+            sweep_id=record.id,
+            now=moment + timedelta(microseconds=position),
+        )
+    return record
+
+
+def recount(session: Session, sweep_id: int, now: datetime | None = None) -> None:
+    """Set the counters from the cells' statuses (after writing this transaction's own changes)."""
+    session.flush()
+    session.execute(select(SweepRunRecord.id).where(SweepRunRecord.id == sweep_id).with_for_update())
+
+    def count(statuses: tuple[str, ...]) -> Any:
+        return (
+            select(func.count())
+            .select_from(WorkflowRunRecord)
+            .where(WorkflowRunRecord.sweep_id == sweep_id, col(WorkflowRunRecord.status).in_(statuses))
+            .scalar_subquery()
+        )
+
+    values: dict[str, Any] = {name: count(statuses) for name, statuses in COUNTED.items()}
+    session.execute(
+        update(SweepRunRecord)
+        .where(col(SweepRunRecord.id) == sweep_id)
+        .values(**values, updated_at=now or runs.now_utc())
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _count_cells(session: Session, run: WorkflowRunRecord, _: str) -> None:
+    if run.sweep_id is not None:
+        recount(session, run.sweep_id)
+
+
+runs.on_status_change(_count_cells)
+
+
+def get_sweep(session: Session, sweep_id: int) -> SweepRunRecord | None:
+    return session.exec(
+        select(SweepRunRecord).where(SweepRunRecord.id == sweep_id).execution_options(populate_existing=True)
+    ).first()
+
+
+def recounted(session: Session, sweep_id: int) -> SweepRunRecord | None:
+    """The sweep with its counters recounted (this also heals counters of a change made without the hook)."""
+    if get_sweep(session, sweep_id) is None:
+        return None
+    recount(session, sweep_id)
+    return get_sweep(session, sweep_id)
+
+
+def list_sweeps(session: Session, limit: int = MAX_LISTED) -> list[SweepRunRecord]:
+    """Sweeps, newest first."""
+    query = select(SweepRunRecord).order_by(col(SweepRunRecord.started_at).desc(), col(SweepRunRecord.id).desc())
+    return list(session.exec(query.limit(limit)))
+
+
+def cells(session: Session, sweep_id: int) -> list[WorkflowRunRecord]:
+    """The cells of a sweep ordered by status, started_at, id."""
+    query = (
+        select(WorkflowRunRecord)
+        .where(WorkflowRunRecord.sweep_id == sweep_id)
+        .order_by(col(WorkflowRunRecord.status), col(WorkflowRunRecord.started_at), col(WorkflowRunRecord.id))
+    )
+    return list(session.exec(query))
+
+
+def cell_ids(session: Session, sweep_id: int, statuses: Collection[str]) -> list[str]:
+    query = select(WorkflowRunRecord.id).where(
+        WorkflowRunRecord.sweep_id == sweep_id, col(WorkflowRunRecord.status).in_(list(statuses))
+    )
+    return list(session.exec(query))
+
+
+def first_failure(session: Session, sweep_id: int) -> tuple[str, str | None] | None:
+    """``(cell id, error)`` of the cell that failed first."""
+    query = (
+        select(WorkflowRunRecord)
+        .where(WorkflowRunRecord.sweep_id == sweep_id, WorkflowRunRecord.status == RUN_FAILED)
+        .order_by(col(WorkflowRunRecord.completed_at), col(WorkflowRunRecord.id))
+    )
+    found = session.exec(query.limit(1)).first()
+    return (found.id, found.error) if found is not None else None
+
+
+def next_cells(session: Session, sweep_id: int, launching: Collection[str], now: datetime | None = None) -> list[str]:
+    """The pending cells to launch now (matrix order), at most ``max_parallel`` in flight counting the cells
+    in ``launching`` that are still pending. Their ``started_at`` becomes now and any owner left by a process
+    that died while claiming them is cleared (only the sweep's owner launches cells)."""
+    sweep = session.get(SweepRunRecord, sweep_id)
+    if sweep is None:
+        return []
+    held = list(launching)
+    busy: ColumnElement[bool] = col(WorkflowRunRecord.status).in_(IN_FLIGHT)
+    if held:  # one statement: a cell moving from pending to syncing meanwhile is counted once either way
+        busy = or_(busy, and_(col(WorkflowRunRecord.id).in_(held), col(WorkflowRunRecord.status) == RUN_PENDING))
+    flying = session.exec(
+        select(func.count()).select_from(WorkflowRunRecord).where(WorkflowRunRecord.sweep_id == sweep_id, busy)
+    ).one()
+    free = sweep.max_parallel - flying
+    if free <= 0:
+        return []
+    query = (
+        select(WorkflowRunRecord.id)
+        .where(
+            WorkflowRunRecord.sweep_id == sweep_id,
+            WorkflowRunRecord.status == RUN_PENDING,
+            col(WorkflowRunRecord.id).not_in(held),
+        )
+        .order_by(col(WorkflowRunRecord.started_at), col(WorkflowRunRecord.id))
+        .limit(free)
+    )
+    chosen = list(session.exec(query))
+    moment = now or runs.now_utc()
+    for position, run_id in enumerate(chosen):  # a microsecond apart: started_at keeps the launch order
+        launched = moment + timedelta(microseconds=position)
+        session.execute(
+            update(WorkflowRunRecord)
+            .where(col(WorkflowRunRecord.id) == run_id, col(WorkflowRunRecord.status) == RUN_PENDING)
+            .values(started_at=launched, updated_at=launched, owner=None, lease_until=None)
+        )
+    return chosen
+
+
+def drain_pending(
+    session: Session, sweep_id: int, reason: str, *, keep: Collection[str] = (), now: datetime | None = None
+) -> int:
+    """Cancel every pending cell (but those in ``keep``: being launched) with ``reason`` as its error, its
+    jobs ``CANCELLED``; returns how many. Counters are recounted."""
+    moment = now or runs.now_utc()
+    query = select(WorkflowRunRecord.id).where(
+        WorkflowRunRecord.sweep_id == sweep_id,
+        WorkflowRunRecord.status == RUN_PENDING,
+        col(WorkflowRunRecord.id).not_in(list(keep)),
+    )
+    ids = list(session.exec(query))
+    if ids:
+        session.execute(
+            update(WorkflowRunJob)
+            .where(col(WorkflowRunJob.run_id).in_(ids), col(WorkflowRunJob.status).in_([WAITING, RETRYING]))
+            .values(status=CANCELLED, next_retry_at=None, updated_at=moment)
+        )
+        session.execute(
+            update(WorkflowRunRecord)
+            .where(col(WorkflowRunRecord.id).in_(ids), col(WorkflowRunRecord.status) == RUN_PENDING)
+            .values(status=RUN_CANCELLED, error=reason, completed_at=moment, updated_at=moment, owner=None)
+        )
+    recount(session, sweep_id, moment)
+    return len(ids)
+
+
+@dataclass(frozen=True)
+class CancelOutcome:
+    """What a cancel request found: the sweep after it, and the status it left (None: nothing changed)."""
+
+    sweep: SweepRunRecord | None
+    left: str | None
+
+
+def request_cancel(session: Session, sweep_id: int, now: datetime | None = None) -> CancelOutcome:
+    """The first cancel of a sweep not terminal: drain its pending cells, stamp ``cancel_requested_at``,
+    status ``draining``. Any other cancel changes nothing."""
+    moment = now or runs.now_utc()
+    sweep = get_sweep(session, sweep_id)
+    if sweep is None or sweep.cancel_requested_at is not None or sweep.status in TERMINAL:
+        return CancelOutcome(sweep, None)
+    left = sweep.status
+    drain_pending(session, sweep_id, "not started: the sweep was cancelled", now=moment)  # cells, then the sweep
+    result = session.execute(
+        update(SweepRunRecord)
+        .where(
+            col(SweepRunRecord.id) == sweep_id,
+            col(SweepRunRecord.cancel_requested_at).is_(None),
+            col(SweepRunRecord.status) == left,
+        )
+        .values(cancel_requested_at=moment, status="draining", updated_at=moment)
+        .execution_options(synchronize_session=False)
+    )
+    changed = getattr(result, "rowcount", 0) == 1
+    return CancelOutcome(get_sweep(session, sweep_id), left if changed else None)
+
+
+def move_status(
+    session: Session, sweep_id: int, before: str, after: str, *, error: str | None = None, now: datetime | None = None
+) -> bool:
+    """Compare-and-set the sweep's status (so each change is made, and announced, once)."""
+    moment = now or runs.now_utc()
+    values: dict[str, Any] = {"status": after, "updated_at": moment}
+    if after in TERMINAL:
+        values["completed_at"] = moment
+    if error is not None:
+        values["error"] = error
+    result = session.execute(
+        update(SweepRunRecord)
+        .where(col(SweepRunRecord.id) == sweep_id, col(SweepRunRecord.status) == before)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return getattr(result, "rowcount", 0) == 1

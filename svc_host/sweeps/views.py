@@ -1,0 +1,65 @@
+"""Sweeps and their cells in the shapes the specs give them (REST, MCP and the CLI's ``--json`` share these)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from svc_host.store.jobs import utc
+from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
+
+
+def _iso(moment: Any) -> str | None:
+    aware = utc(moment)
+    return aware.isoformat() if aware is not None else None
+
+
+def sweep_view(sweep: SweepRunRecord) -> dict[str, Any]:
+    """The REST "Sweep run"."""
+    return {
+        "id": sweep.id,
+        "name": sweep.name,
+        "workflow_yaml_path": sweep.workflow_yaml_path,
+        "status": sweep.status,
+        "matrix": json.loads(sweep.matrix),
+        "args": json.loads(sweep.args),
+        "fail_fast": sweep.fail_fast,
+        "max_parallel": sweep.max_parallel,
+        "cell_count": sweep.cell_count,
+        "cells_pending": sweep.cells_pending,
+        "cells_running": sweep.cells_running,
+        "cells_completed": sweep.cells_completed,
+        "cells_failed": sweep.cells_failed,
+        "cells_cancelled": sweep.cells_cancelled,
+        "submission_source": sweep.submission_source,
+        "started_at": _iso(sweep.started_at),
+        "completed_at": _iso(sweep.completed_at),
+        "cancel_requested_at": _iso(sweep.cancel_requested_at),
+        "error": sweep.error,
+    }
+
+
+def cell_view(run: WorkflowRunRecord) -> dict[str, Any]:
+    """The REST "Sweep cell": a workflow run of the sweep with its resolved args."""
+    return {
+        "id": run.id,
+        "workflow_name": run.workflow_name,
+        "status": run.status,
+        "started_at": _iso(run.started_at),
+        "completed_at": _iso(run.completed_at),
+        "args": json.loads(run.args),
+        "error": run.error,
+        "triggered_by": run.triggered_by,
+    }
+
+
+def mcp_result(sweep: SweepRunRecord) -> dict[str, Any]:
+    """``run_workflow``'s sweep shape (without ``success``)."""
+    return {
+        "sweep_run_id": sweep.id,
+        "status": sweep.status,
+        "cell_count": sweep.cell_count,
+        "cells_completed": sweep.cells_completed,
+        "cells_failed": sweep.cells_failed,
+        "cells_cancelled": sweep.cells_cancelled,
+    }
