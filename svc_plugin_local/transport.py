@@ -41,6 +41,10 @@ class LocalTransport(SlurmTransport):
             out, err = await asyncio.wait_for(
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
             )
+        except asyncio.CancelledError:
+            proc.kill()  # nobody will read its answer: do not leave the process behind
+            await asyncio.shield(proc.wait())
+            raise
         except TimeoutError as exc:
             proc.kill()
             await proc.wait()

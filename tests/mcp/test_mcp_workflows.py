@@ -195,8 +195,12 @@ async def test_run_errors_have_the_spec_messages(
         }
         script = await mcp("run_workflow", yaml_path="shell.yaml", dry_run=True)
         assert script == {"success": False, "error": "Script path '/etc/passwd' is outside allowed directories"}
-        sweep = await mcp("run_workflow", yaml_path="wf.yaml", sweep={"matrix": {"x": [1, 2]}})
-        assert sweep == {"success": False, "error": "sweeps are not available yet"}
+        sweep = await mcp("run_workflow", yaml_path="wf.yaml", sweep={"matrix": {"x": [1, 2]}}, dry_run=True)
+        assert sweep == {
+            "success": False,
+            "error": "dry_run cannot be combined with sweep: dry_run previews a plain run and a sweep always "
+            "executes; drop one of them",
+        }
         placed = await mcp("run_workflow", yaml_path="wf.yaml", transport="dev", mount="proj", dry_run=True)
         assert placed == {
             "success": True,
