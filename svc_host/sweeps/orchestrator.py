@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.sweeps import leases
 from svc_host.sweeps import store as repo
@@ -89,8 +90,7 @@ class SweepOrchestrator:
         self.lease = timedelta(seconds=lease_seconds)
         self.renew_seconds = renew_seconds
         self._driven: dict[int, _Driven] = {}
-        self._dirty: set[int] = set()
-        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._passes: KeyedWorkers[int] = KeyedWorkers(self._step, label="sweep")
         self._changed: dict[int, asyncio.Event] = {}
         self._lease_task: asyncio.Task[None] | None = None
         self._started = False
@@ -110,7 +110,7 @@ class SweepOrchestrator:
         if self._closed:
             return
         self._closed = True
-        tasks = [*self._workers.values(), *([self._lease_task] if self._lease_task else [])]
+        tasks = [*self._passes.close(), *([self._lease_task] if self._lease_task else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -182,7 +182,7 @@ class SweepOrchestrator:
 
     async def launched(self, sweep_id: int) -> None:
         """Wait until the first step of a sweep and the launches it started are done (``--detach``)."""
-        worker = self._workers.get(sweep_id)
+        worker = self._passes.worker(sweep_id)
         if worker is not None:
             await asyncio.wait([worker])
         driven = self._driven.get(sweep_id)
@@ -234,24 +234,8 @@ class SweepOrchestrator:
 
     def kick(self, sweep_id: int) -> None:
         """Step a sweep soon (coalesced: one step at a time per sweep, and one more if kicked meanwhile)."""
-        if self._closed:
-            return
-        self._dirty.add(sweep_id)
-        worker = self._workers.get(sweep_id)
-        if worker is None or worker.done():
-            self._workers[sweep_id] = asyncio.create_task(self._work(sweep_id), name=f"svc-sweep-{sweep_id}")
-
-    async def _work(self, sweep_id: int) -> None:
-        try:
-            while sweep_id in self._dirty:
-                self._dirty.discard(sweep_id)
-                try:
-                    await self._step(sweep_id)
-                except Exception:  # a bug or an unreachable store must not kill the worker silently
-                    log.exception("stepping sweep %s failed", sweep_id)
-        finally:
-            if self._workers.get(sweep_id) is asyncio.current_task():
-                del self._workers[sweep_id]
+        if not self._closed:
+            self._passes.kick(sweep_id)
 
     async def _step(self, sweep_id: int) -> None:
         driven = self._driven.get(sweep_id)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.plugin_types import Event
 from svc_host.workflows import leases
@@ -84,8 +85,7 @@ class WorkflowEngine:
         self.owner = leases.new_owner()
         self.driver = RunDriver(host, self.owner, self._status_changed, self._notify, self._schedule)
         self._owned: set[str] = set()
-        self._dirty: set[str] = set()
-        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._passes: KeyedWorkers[str] = KeyedWorkers(self.driver.advance, label="workflow run")
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._events: dict[str, asyncio.Event] = {}
         self._listeners: list[RunListener] = []
@@ -113,7 +113,7 @@ class WorkflowEngine:
         self._closed = True
         for timer in self._timers.values():
             timer.cancel()
-        tasks = [*self._tasks, *self._workers.values(), *([self._lease_task] if self._lease_task else [])]
+        tasks = [*self._tasks, *self._passes.close(), *([self._lease_task] if self._lease_task else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -225,24 +225,8 @@ class WorkflowEngine:
 
     def kick(self, run_id: str) -> None:
         """Re-plan a run soon (coalesced: one pass at a time per run, and one more if kicked meanwhile)."""
-        if self._closed:
-            return
-        self._dirty.add(run_id)
-        worker = self._workers.get(run_id)
-        if worker is None or worker.done():
-            self._workers[run_id] = asyncio.create_task(self._work(run_id), name=f"svc-workflow-{run_id[:8]}")
-
-    async def _work(self, run_id: str) -> None:
-        try:
-            while run_id in self._dirty:
-                self._dirty.discard(run_id)
-                try:
-                    await self.driver.advance(run_id)
-                except Exception:  # a bug or an unreachable store must not kill the worker silently
-                    log.exception("advancing workflow run %s failed", run_id)
-        finally:
-            if self._workers.get(run_id) is asyncio.current_task():
-                del self._workers[run_id]
+        if not self._closed:
+            self._passes.kick(run_id)
 
     async def _on_job_changes(self, changes: list[StateChange]) -> None:
         by_transport: dict[str, list[str]] = {}

@@ -267,10 +267,10 @@ def crash(orchestrator: SweepOrchestrator) -> None:
         timer.cancel()
     for task in [
         *(task for driven in orchestrator._driven.values() for task in driven.launches.values()),
-        *orchestrator._workers.values(),
+        *orchestrator._passes.close(),
         orchestrator._lease_task,
         *engine._tasks,
-        *engine._workers.values(),
+        *engine._passes.close(),
         engine._lease_task,
         *engine.host.monitor._loops.values(),
     ]:
