@@ -7,26 +7,20 @@ cancelled (only jobs this test's store knows, never anyone else's).
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlmodel import select
 
-import svc_plugin_local.hooks
 from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import InvalidRequestError, InvalidStateError
-from svc_host.paths import SvcPaths
 from svc_host.plugin_types import Event
-from svc_host.plugins import PluginManager
-from svc_host.profiles import ProfileStore
 from svc_host.store import jobs as job_repo
-from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord, SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep
 from svc_host.sweeps.matrix import parse_sweep
@@ -35,46 +29,6 @@ from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-
-@pytest.fixture
-def plugins(plugin_manager: PluginManager, register_plugin: Callable[..., None], slurm_cluster: None) -> PluginManager:
-    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
-    return plugin_manager
-
-
-@pytest.fixture
-def work() -> Path:
-    """The test's working directory (see tests/conftest.py): cells run and log here."""
-    return Path.cwd()
-
-
-@pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths) -> Iterator[Callable[[], Host]]:
-    """Hosts on one store (a second one is the restarted server); live jobs of this store are cancelled."""
-    made: list[Host] = []
-    url = f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
-
-    def make() -> Host:
-        host = Host(
-            paths=svc_paths,
-            plugins=plugins,
-            profiles=ProfileStore(svc_paths.profiles_file),
-            store=Store(url),
-            source="web",
-            read_env=False,
-        )
-        made.append(host)
-        return host
-
-    yield make
-    store = Store(url)
-    local = [record.job_id for record in store.call(job_repo.live_jobs) if record.transport == "local"]
-    if local:
-        subprocess.run(["scancel", *local], check=False, timeout=60)
-    store.close()
-    for host in made:
-        host.store.close()
 
 
 class Events:

@@ -7,25 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlmodel import select
 
-import svc_plugin_local.hooks
 from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.errors import InvalidStateError, TransportError
-from svc_host.paths import SvcPaths
 from svc_host.plugin_types import Event
-from svc_host.plugins import PluginManager
-from svc_host.profiles import ProfileStore
 from svc_host.store import jobs as job_repo
-from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord
 from svc_host.testing.waiting import wait_for_state
 from svc_host.workflows.engine import WorkflowEngine
@@ -33,45 +27,6 @@ from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import RunSnapshot
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-
-@pytest.fixture
-def plugins(plugin_manager: PluginManager, register_plugin: Callable[..., None], slurm_cluster: None) -> PluginManager:
-    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
-    return plugin_manager
-
-
-@pytest.fixture
-def work() -> Path:
-    """The test's working directory (a fresh tmp dir, see tests/conftest.py): jobs run and log here."""
-    return Path.cwd()
-
-
-@pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths) -> Iterator[Callable[[], Host]]:
-    """Hosts on one store (a second one is the restarted server); live jobs are cancelled at the end."""
-    made: list[Host] = []
-
-    def make() -> Host:
-        host = Host(
-            paths=svc_paths,
-            plugins=plugins,
-            profiles=ProfileStore(svc_paths.profiles_file),
-            store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
-            source="web",
-            read_env=False,
-        )
-        made.append(host)
-        return host
-
-    yield make
-    store = Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}")
-    live = [record.job_id for record in store.call(job_repo.live_jobs)]
-    if live:
-        subprocess.run(["scancel", *live], check=False, timeout=60)
-    store.close()
-    for host in made:
-        host.store.close()
 
 
 @pytest.fixture

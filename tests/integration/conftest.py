@@ -1,0 +1,57 @@
+"""Fixtures shared by the engine and sweep integration tests: Hosts on one store with the ``local`` transport."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import svc_plugin_local.hooks
+from svc_host.context import Host
+from svc_host.paths import SvcPaths
+from svc_host.plugins import PluginManager
+from svc_host.profiles import ProfileStore
+from svc_host.store import jobs as job_repo
+from svc_host.store.database import Store
+
+
+@pytest.fixture
+def plugins(plugin_manager: PluginManager, register_plugin: Callable[..., None], slurm_cluster: None) -> PluginManager:
+    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+    return plugin_manager
+
+
+@pytest.fixture
+def work() -> Path:
+    """The test's working directory (a fresh tmp dir, see tests/conftest.py): jobs run and log here."""
+    return Path.cwd()
+
+
+@pytest.fixture
+def make_host(plugins: PluginManager, svc_paths: SvcPaths) -> Iterator[Callable[[], Host]]:
+    """Hosts on one store (a second one is the restarted server); live local jobs of this store are cancelled."""
+    made: list[Host] = []
+    url = f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
+
+    def make() -> Host:
+        host = Host(
+            paths=svc_paths,
+            plugins=plugins,
+            profiles=ProfileStore(svc_paths.profiles_file),
+            store=Store(url),
+            source="web",
+            read_env=False,
+        )
+        made.append(host)
+        return host
+
+    yield make
+    store = Store(url)
+    local = [record.job_id for record in store.call(job_repo.live_jobs) if record.transport == "local"]
+    if local:
+        subprocess.run(["scancel", *local], check=False, timeout=60)
+    store.close()
+    for host in made:
+        host.store.close()
