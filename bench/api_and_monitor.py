@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from svc_host import jobs
 from svc_host.api.app import create_app
 from svc_host.context import Host
@@ -30,6 +28,7 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.paths import SvcPaths
 from svc_host.plugins import create_plugin_manager
 from svc_host.slurm.argv import squeue_argv
+from svc_host.testing.http import asgi_client, security_for_tests
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
@@ -70,8 +69,7 @@ async def main(repeat: int) -> None:
             for _ in range(500):
                 submitted.append((await jobs.submit(host, held, transport="local", source="web")).job_id)
             await host.monitor.stop()
-            app = create_app(host)
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b") as client:
+            async with asgi_client(create_app(host, security=security_for_tests())) as client:
                 api, squeue = [], []
                 for _ in range(repeat):
                     start = time.perf_counter()

@@ -21,14 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig
 from svc_host.paths import SvcPaths
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import create_plugin_manager
+from svc_host.testing.http import asgi_client, security_for_tests
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
@@ -76,8 +75,7 @@ async def main(layers: int, width: int, sleep: float) -> None:
         plugins = create_plugin_manager(strict=True, entry_points_too=False)
         plugins.register(CountingPlugin(), "counting-local")
         host = Host.create("web", paths=paths, plugins=plugins, read_env=False)
-        app = create_app(host)
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench") as client:
+        async with asgi_client(create_app(host, security=security_for_tests())) as client:
             text = dag(layers, width, sleep)
             assert (await client.post("/api/workflows/upload", json={"yaml": text, "filename": "dag.yaml"})).is_success
             COMMANDS.clear()

@@ -77,6 +77,10 @@ class InvalidStateError(SvcError):
     """The object is in a state that does not allow this (e.g. cancelling a finished run)."""
 
 
+class AuthenticationError(SvcError):
+    """The request did not carry the server's API token."""
+
+
 class NotConfiguredError(SvcError):
     """The server has no SSH profile (or tool) for this operation."""
 

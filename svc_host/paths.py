@@ -34,6 +34,11 @@ class SvcPaths:
         return os.environ.get("SVC_DATABASE_URL") or f"sqlite:///{self.state_dir / 'svc.db'}"
 
     @property
+    def api_token_file(self) -> Path:
+        """The token ``svc serve`` generated when ``SVC_API_TOKEN`` is not set (mode 0600)."""
+        return self.state_dir / "api-token"
+
+    @property
     def workflows_dir(self) -> Path:
         return self.state_dir / "workflows"
 

@@ -1,21 +1,41 @@
-"""FastAPI app factory. Routers come from ``svc_api_routers``; the ``SvcError`` family maps to ``{detail}``."""
+"""FastAPI app factory. Routers come from ``svc_api_routers``; every error body is ``{detail}``.
+
+The ``SvcError`` family maps to its status codes; anything unexpected is logged with its traceback and
+answered 500 with a detail that names no internals. ``SecurityMiddleware`` runs before every route.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 
 from svc_host import __version__
 from svc_host.api.errors import status_for
+from svc_host.api.middleware import SecurityMiddleware
+from svc_host.api.routes import auth
+from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.context import Host
 from svc_host.errors import SvcError, describe_validation
 
+log = logging.getLogger("svc.api")
 
-def create_app(host: Host | None = None) -> FastAPI:
+AUTH_DESCRIPTION = (
+    "Every `/api` request needs the server's API token: send `Authorization: Bearer <token>`, with the "
+    "token `svc serve` printed at start (or the value of `SVC_API_TOKEN`). In a browser, open the login "
+    "link `svc serve` printed once; the dashboard then keeps the token in an HttpOnly cookie. "
+    "Requests must name this server in `Host` (loopback names, or those given with `--allowed-host`). "
+    "See docs/security.md."
+)
+
+
+def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI:
     """Build the REST app around a ``Host`` (one made from the environment by default)."""
     host = host or Host.create("web")
 
@@ -25,8 +45,10 @@ def create_app(host: Host | None = None) -> FastAPI:
         yield
         await host.close()
 
-    app = FastAPI(title="svc", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="svc", version=__version__, lifespan=lifespan, description=AUTH_DESCRIPTION)
     app.state.host = host
+    app.state.security = security
+    app.add_middleware(SecurityMiddleware, security=security)
 
     @app.exception_handler(SvcError)
     async def svc_error(_: Request, exc: SvcError) -> JSONResponse:
@@ -36,6 +58,34 @@ def create_app(host: Host | None = None) -> FastAPI:
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": describe_validation(exc.errors())}, status_code=422)
 
+    @app.exception_handler(Exception)
+    async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"detail": "internal server error; the server log has the details"}, status_code=500)
+
+    app.include_router(auth.router)
     for router in host.plugins.routers():
         app.include_router(router)
+    app.openapi = lambda: _openapi_with_auth(app, security)  # type: ignore[method-assign]
     return app
+
+
+def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]:
+    """The generated schema plus the Bearer scheme on every token-protected operation (and its 401)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    if security.auth_required:
+        schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "The token `svc serve` printed, or SVC_API_TOKEN",
+        }
+        for path, operations in schema.get("paths", {}).items():
+            if not path.startswith("/api/") or path in PUBLIC_API_PATHS:
+                continue
+            for operation in operations.values():
+                operation["security"] = [{"bearer": []}]
+                operation.setdefault("responses", {}).setdefault("401", {"description": "missing or wrong API token"})
+    app.openapi_schema = schema
+    return schema

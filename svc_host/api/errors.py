@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from svc_host.errors import (
+    AuthenticationError,
     ConfigError,
     ConflictError,
     InvalidRequestError,
@@ -19,6 +20,7 @@ from svc_host.errors import (
 from svc_host.mounts import FileTooLargeError, PathForbiddenError
 
 _STATUS: tuple[tuple[type[SvcError], int], ...] = (
+    (AuthenticationError, 401),
     (NotFoundError, 404),
     (PathForbiddenError, 403),
     (FileTooLargeError, 413),

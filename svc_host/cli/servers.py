@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 
@@ -9,13 +12,57 @@ import click
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--log-level", default="info", show_default=True)
-def serve(host: str, port: int, log_level: str) -> None:
-    """Run the REST API (OpenAPI docs at /docs)."""
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another name this server answers to, e.g. the one a reverse proxy forwards (also SVC_ALLOWED_HOSTS=a,b).",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Another origin (https://name[:port]) allowed to change state (also SVC_ALLOWED_ORIGINS=a,b).",
+)
+@click.option("--no-auth", is_flag=True, help="Serve without a token: loopback only, with a warning.")
+def serve(
+    host: str,
+    port: int,
+    log_level: str,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    no_auth: bool,
+) -> None:
+    """Run the dashboard and the REST API (OpenAPI docs at /docs).
+
+    Every API request needs a token: SVC_API_TOKEN, or one generated and kept 0600 in the state directory.
+    On a terminal, svc serve prints a login link that carries it.
+    """
+    import logging
+
     import uvicorn
 
     from svc_host.api.app import create_app
+    from svc_host.api.launch import RedactTokenFilter, server_security, startup_lines
+    from svc_host.paths import SvcPaths
 
-    uvicorn.run(create_app(), host=host, port=port, log_level=log_level)
+    paths = SvcPaths.from_env()
+    security = server_security(
+        host,
+        no_auth=no_auth,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        env=os.environ,
+        token_file=paths.api_token_file,
+    )
+    for line in startup_lines(
+        security, bind_host=host, port=port, token_file=paths.api_token_file, to_terminal=sys.stderr.isatty()
+    ):
+        click.echo(line, err=True)
+    logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
+    uvicorn.run(create_app(security=security), host=host, port=port, log_level=log_level)
 
 
 @click.command()

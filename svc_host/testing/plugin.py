@@ -95,13 +95,12 @@ def host(plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
 
 @pytest.fixture
 async def api_client(host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the REST app built around ``host`` (in-process, no server socket)."""
-    import httpx
-
+    """An HTTP client for the REST app built around ``host`` (in-process, no server socket), sending the
+    test server's token (``svc_host.testing.http``)."""
     from svc_host.api.app import create_app
+    from svc_host.testing.http import asgi_client, security_for_tests
 
-    app = create_app(host)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as client:
+    async with asgi_client(create_app(host, security=security_for_tests())) as client:
         yield client
     await host.monitor.stop()
     await host.transports.close()

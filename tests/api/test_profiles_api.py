@@ -14,6 +14,7 @@ from svc_host.api.app import create_app
 from svc_host.context import Host
 from svc_host.paths import SvcPaths
 from svc_host.plugins import create_plugin_manager
+from svc_host.testing.http import asgi_client, security_for_tests
 
 GPU = {
     "name": "gpu",
@@ -36,8 +37,7 @@ async def host() -> AsyncIterator[Host]:
 
 @pytest.fixture
 async def http(host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(host)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+    async with asgi_client(create_app(host, security=security_for_tests())) as client:
         yield client
 
 

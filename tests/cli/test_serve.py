@@ -1,14 +1,25 @@
-"""``svc serve`` as a user starts it: a real uvicorn on a loopback port, lifespan included."""
+"""``svc serve`` as a user starts it: a real uvicorn on a loopback port, lifespan included, behind its
+Host and token checks; on a terminal it prints a login link that logs a browser in with one click."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import pytest
+
+TOKEN = "serve-test-token-0123456789"
 
 
 def free_port() -> int:
@@ -17,33 +28,134 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_serve_answers_on_loopback_and_stops_cleanly() -> None:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+def wait_until_up(base: str, server: subprocess.Popen[str]) -> None:
+    for _ in range(150):
+        if server.poll() is not None:
+            raise AssertionError(f"svc serve exited {server.returncode}")
+        try:
+            httpx.get(f"{base}/openapi.json", timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("svc serve did not answer")
+
+
+def serve(port: int, *args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), *args],
+        env={**os.environ, **(env or {})},
         text=True,
+        **kwargs,
     )
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    process = serve(
+        port, "--log-level", "warning", env={"SVC_API_TOKEN": TOKEN}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    base = f"http://127.0.0.1:{port}"
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                plugins = httpx.get(f"{base}/api/plugins", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError(
-                f"svc serve did not answer: {server.stderr.read() if server.poll() is not None else ''}"
-            )
-        assert plugins.status_code == 200
-        assert {"local", "ssh", "rsync"} <= {row["name"] for row in plugins.json()["plugins"]}
-        assert httpx.get(f"{base}/docs", timeout=5).status_code == 200
-        assert httpx.get(f"{base}/api/history", timeout=5).json() == []
+        wait_until_up(base, process)
+        yield base, process
     finally:
-        server.terminate()
-        _, err = server.communicate(timeout=30)
+        if process.poll() is None:
+            process.terminate()
+            process.communicate(timeout=30)
+
+
+def test_serve_answers_on_loopback_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
+    base, process = server
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    plugins = httpx.get(f"{base}/api/plugins", headers=auth, timeout=5)
+    assert plugins.status_code == 200
+    assert {"local", "ssh", "rsync"} <= {row["name"] for row in plugins.json()["plugins"]}
+    assert httpx.get(f"{base}/docs", timeout=5).status_code == 200
+    assert httpx.get(f"{base}/api/history", headers=auth, timeout=5).json() == []
+    process.terminate()
+    _, err = process.communicate(timeout=30)
     # uvicorn shuts down gracefully, then re-raises the signal it caught
-    assert server.returncode in (0, -signal.SIGTERM), err
+    assert process.returncode in (0, -signal.SIGTERM), err
     assert "Traceback" not in err
+
+
+def test_serve_refuses_rebinding_and_requests_without_the_token(server: tuple[str, subprocess.Popen[str]]) -> None:
+    base, _ = server
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    rebound = httpx.get(f"{base}/api/config", headers={**auth, "Host": "evil.example"}, timeout=5)
+    assert rebound.status_code == 400
+    forged = httpx.post(f"{base}/api/jobs", headers={"Host": "evil.example"}, json={"script_content": "x"}, timeout=5)
+    assert forged.status_code == 400
+    anonymous = httpx.post(f"{base}/api/jobs", json={"script_content": "#!/bin/sh\ntrue\n"}, timeout=5)
+    assert anonymous.status_code == 401
+    assert httpx.get(f"{base}/api/config", headers=auth, timeout=5).status_code == 200
+    env = httpx.get(f"{base}/api/config/env", headers=auth, timeout=5)
+    assert TOKEN not in env.text
+
+
+def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(tmp_path: Path) -> None:
+    """On a terminal (a pty, as a person runs it) svc serve prints the login link with a generated token."""
+    port = free_port()
+    primary, secondary = pty.openpty()
+    process = serve(port, stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary)
+    os.close(secondary)
+    output = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"Application startup complete" not in output and time.monotonic() < deadline:
+            try:
+                output += os.read(primary, 4096)
+            except OSError:
+                break
+        text = output.decode()
+        match = re.search(rf"svc serve: open (http://127\.0\.0\.1:{port}/\?token=(\S+))", text)
+        assert match, text
+        link, token = match.groups()
+        token_file = Path(os.environ["XDG_STATE_HOME"]) / "svc" / "api-token"
+        assert token_file.read_text().strip() == token
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+
+        with httpx.Client(timeout=5) as browser:
+            landing = browser.get(link)
+            assert landing.status_code == 303
+            assert landing.headers["location"] == "/"
+            assert browser.get(f"http://127.0.0.1:{port}/api/plugins").status_code == 200
+        time.sleep(0.3)
+        os.set_blocking(primary, False)
+        with contextlib.suppress(BlockingIOError):
+            output += os.read(primary, 65536)
+        log = output.decode()
+        assert "GET /?token=<redacted>" in log
+        assert log.count(token) == 1  # the printed link, nowhere in the access log
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        os.close(primary)
+
+
+def test_serve_refuses_no_auth_off_loopback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "svc_host", "serve", "--host", "0.0.0.0", "--no-auth"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: refusing --no-auth on 0.0.0.0: anyone who can reach that address could run jobs as you; "
+        "serve on 127.0.0.1 or drop --no-auth (docs/security.md)"
+    ]
+
+
+def test_no_auth_on_loopback_warns() -> None:
+    port = free_port()
+    process = serve(port, "--no-auth", "--log-level", "warning", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", process)
+        assert httpx.get(f"http://127.0.0.1:{port}/api/plugins", timeout=5).status_code == 200
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert "warning: --no-auth" in err

@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 from svc_host.api.app import create_app
 from svc_host.context import Host
 from svc_host.plugins import create_plugin_manager
+from svc_host.testing.http import asgi_client, security_for_tests
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -27,8 +28,7 @@ OOM = "python3 -c 'import time; block = bytearray(600 * 1024 * 1024); time.sleep
 @pytest.fixture
 async def rest(slurm_cluster: None) -> AsyncIterator[httpx.AsyncClient]:
     host = Host.create("web", plugins=create_plugin_manager(strict=True))
-    app = create_app(host)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as client:
+    async with asgi_client(create_app(host, security=security_for_tests())) as client:
         yield client
     await host.close()
 

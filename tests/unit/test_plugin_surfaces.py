@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -20,6 +19,7 @@ from svc_host.errors import PluginError
 from svc_host.mcp.server import create_server
 from svc_host.plugin_types import RendererSpec, ToolSpec
 from svc_host.plugins import PluginManager
+from svc_host.testing.http import asgi_client, security_for_tests
 
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
@@ -32,8 +32,7 @@ async def test_svc_api_routers_of_a_plugin_are_mounted(plugin_manager: PluginMan
         sys.path.remove(str(FAKE_SITE))
         sys.modules.pop("svc_fake_tools", None)
     plugin_manager.register(svc_fake_tools, "tools")
-    app = create_app(host)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://svc.test") as http:
+    async with asgi_client(create_app(host, security=security_for_tests())) as http:
         assert (await http.get("/api/fake/ping")).json() == {"pong": True}
 
 

@@ -1,0 +1,108 @@
+"""How ``svc serve`` decides its security settings and what it tells the user at start."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from svc_host.api.security import DEFAULT_MAX_BODY_BYTES, TOKEN_QUERY, ServerSecurity, is_loopback
+from svc_host.api.token_file import MIN_TOKEN_LENGTH, load_or_create_token
+from svc_host.errors import ConfigError
+
+UNSPECIFIED = frozenset({"0.0.0.0", "::", "[::]", ""})  # noqa: S104 (names of "every address", compared, never bound)
+
+
+def _listed(values: Iterable[str], env_value: str | None) -> frozenset[str]:
+    """Option values plus a comma-separated environment variable."""
+    extra = [item.strip() for item in (env_value or "").split(",")]
+    return frozenset(item for item in [*values, *extra] if item)
+
+
+def server_security(
+    bind_host: str,
+    *,
+    no_auth: bool,
+    allowed_hosts: Iterable[str],
+    allowed_origins: Iterable[str],
+    env: Mapping[str, str],
+    token_file: Path,
+) -> ServerSecurity:
+    """The settings ``svc serve --host bind_host`` runs with; refuses what would expose the cluster.
+
+    The token is ``SVC_API_TOKEN`` when set, else the one kept in ``token_file`` (created on first use).
+    A server bound to a specific non-loopback address also answers to that address.
+    """
+    loopback = is_loopback(bind_host)
+    if no_auth and not loopback:
+        raise ConfigError(
+            f"refusing --no-auth on {bind_host}: anyone who can reach that address could run jobs as you; "
+            "serve on 127.0.0.1 or drop --no-auth (docs/security.md)"
+        )
+    hosts = set(_listed(allowed_hosts, env.get("SVC_ALLOWED_HOSTS")))
+    if not loopback and bind_host not in UNSPECIFIED:
+        hosts.add(bind_host)
+    token: str | None = None
+    if not no_auth:
+        token = env.get("SVC_API_TOKEN") or load_or_create_token(token_file)
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ConfigError(f"SVC_API_TOKEN must be at least {MIN_TOKEN_LENGTH} characters long")
+    max_body = env.get("SVC_MAX_BODY_BYTES")
+    if max_body is not None and not max_body.isdigit():
+        raise ConfigError("SVC_MAX_BODY_BYTES must be a number of bytes")
+    return ServerSecurity(
+        token=token,
+        allowed_hosts=frozenset(hosts),
+        allowed_origins=_listed(allowed_origins, env.get("SVC_ALLOWED_ORIGINS")),
+        max_body_bytes=int(max_body) if max_body else DEFAULT_MAX_BODY_BYTES,
+    )
+
+
+def base_url(bind_host: str, port: int) -> str:
+    """The address to open in a browser on this machine (loopback when bound to every address)."""
+    host = "127.0.0.1" if bind_host in UNSPECIFIED else bind_host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+def startup_lines(
+    security: ServerSecurity, *, bind_host: str, port: int, token_file: Path, to_terminal: bool
+) -> list[str]:
+    """What ``svc serve`` prints at start. The login link carries the token only on a terminal: a service's
+    stderr ends up in logs, where the token must not (it then names the file that holds it)."""
+    url = base_url(bind_host, port)
+    lines: list[str] = []
+    if security.token is None:
+        lines.append(f"svc serve: dashboard at {url}")
+        lines.append(
+            "svc serve: warning: --no-auth: every program and user on this machine can use this server "
+            "(and run jobs as you)"
+        )
+    elif to_terminal:
+        lines.append(f"svc serve: open {url}?{TOKEN_QUERY}={security.token}")
+    else:
+        lines.append(f"svc serve: dashboard at {url} (log in with the token in {token_file} or SVC_API_TOKEN)")
+    if bind_host in UNSPECIFIED:
+        names = ", ".join(sorted({"localhost", "127.0.0.1", "[::1]", *security.allowed_hosts}))
+        lines.append(
+            f"svc serve: listening on every address; it answers only to Host {names} "
+            "(add names with --allowed-host; put TLS in front: docs/security.md)"
+        )
+    elif not is_loopback(bind_host):
+        lines.append("svc serve: not on loopback: put a TLS reverse proxy in front (docs/security.md)")
+    return lines
+
+
+class RedactTokenFilter(logging.Filter):
+    """Keeps a login link's token out of uvicorn's access log (``GET /?token=...``)."""
+
+    _token = re.compile(rf"([?&]{TOKEN_QUERY}=)[^&\s]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self._token.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        return True
