@@ -1,0 +1,136 @@
+// Tiny DOM helpers shared by every page: one element builder and the formatters for times, durations and sizes.
+// Plain ES module, no build step.
+
+/**
+ * h(tag, props, ...children): build an element.
+ * props: `class` (string or array), `on<Event>` handlers (onClick, oninput...), `style` (string or object),
+ * `dataset` (object), boolean attributes (true sets, false/null omits), other attributes as strings.
+ * Properties `value`, `checked`, `selected`, `disabled`, `hidden`, `htmlFor` are set as DOM properties.
+ * children: strings/numbers (text), nodes, arrays (flattened); null/undefined/false are skipped.
+ */
+export function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  if (props) {
+    for (const [key, value] of Object.entries(props)) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === 'class' || key === 'className') {
+        el.className = Array.isArray(value) ? value.filter(Boolean).join(' ') : value;
+      } else if (key === 'style') {
+        if (typeof value === 'string') el.style.cssText = value;
+        else Object.assign(el.style, value);
+      } else if (key === 'dataset') {
+        Object.assign(el.dataset, value);
+      } else if (key.startsWith('on') && typeof value === 'function') {
+        el.addEventListener(key.slice(2).toLowerCase(), value);
+      } else if (PROPS.has(key)) {
+        el[key] = value;
+      } else {
+        el.setAttribute(key, value === true ? '' : String(value));
+      }
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+const PROPS = new Set(['value', 'checked', 'selected', 'disabled', 'hidden', 'htmlFor', 'indeterminate']);
+
+/** Append children (same rules as h) to a node; returns the node. */
+export function append(node, children) {
+  for (const child of [children].flat(Infinity)) {
+    if (child === null || child === undefined || child === false || child === true) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace all of a node's children. */
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+/** A Date from an ISO string, epoch seconds or milliseconds (numbers above 1e12 are taken as ms). */
+export function toDate(value) {
+  if (value === null || value === undefined || value === '') return null;
+  if (value instanceof Date) return value;
+  if (typeof value === 'number') return new Date(value > 1e12 ? value : value * 1000);
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+});
+const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit' });
+
+/** A time in the browser's zone, e.g. "Nov 23, 2026, 19:20:01"; "—" when absent. */
+export function fmtTime(value) {
+  const d = toDate(value);
+  return d ? dateTimeFmt.format(d) : '—';
+}
+
+/** Only the clock time (browser's zone): for today's events and chart ticks. */
+export function fmtClock(value) {
+  const d = toDate(value);
+  return d ? timeFmt.format(d) : '—';
+}
+
+/** Month and day (browser's zone), for date axes. */
+export function fmtDay(value) {
+  const d = toDate(value);
+  return d ? dayFmt.format(d) : '—';
+}
+
+/** "3 min ago", "in 2 h": relative to now. */
+export function fmtAgo(value, now = Date.now()) {
+  const d = toDate(value);
+  if (!d) return '—';
+  const secs = Math.round((now - d.getTime()) / 1000);
+  const text = fmtDuration(Math.abs(secs), { coarse: true });
+  return secs >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** Seconds as "1h 02m 03s" (or "2 h" with coarse); "—" when absent. */
+export function fmtDuration(seconds, { coarse = false } = {}) {
+  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';
+  let s = Math.max(0, Math.round(seconds));
+  const d = Math.floor(s / 86400); s -= d * 86400;
+  const hr = Math.floor(s / 3600); s -= hr * 3600;
+  const m = Math.floor(s / 60); s -= m * 60;
+  if (coarse) {
+    if (d) return `${d} d`;
+    if (hr) return `${hr} h`;
+    if (m) return `${m} min`;
+    return `${s} s`;
+  }
+  const pad = (n) => String(n).padStart(2, '0');
+  if (d) return `${d}d ${pad(hr)}h ${pad(m)}m`;
+  if (hr) return `${hr}h ${pad(m)}m ${pad(s)}s`;
+  if (m) return `${m}m ${pad(s)}s`;
+  return `${s}s`;
+}
+
+/** Bytes as "1.5 MiB". */
+export function fmtBytes(bytes) {
+  if (bytes === null || bytes === undefined || Number.isNaN(bytes)) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Number(bytes);
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** A number with thousands separators, at most `digits` decimals. */
+export function fmtNumber(value, digits = 1) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '—';
+  return Number(value).toLocaleString(undefined, { maximumFractionDigits: digits });
+}
+
+/** The state badge every page uses: Slurm states as `state-X`, run/sweep statuses as `status-x`. */
+export function stateBadge(state) {
+  const s = state || 'UNKNOWN';
+  const cls = s === s.toUpperCase() ? `state-${s}` : `status-${s}`;
+  return h('span', { class: ['badge', cls] }, s);
+}
