@@ -19,4 +19,4 @@ test: install cluster lint
 	$(PYTHON) -m pytest
 
 run: install
-	svc serve
+	bash scripts/run $(ARGS)

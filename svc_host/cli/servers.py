@@ -41,6 +41,7 @@ def serve(
     On a terminal, svc serve prints a login link that carries it.
     """
     import logging
+    import socket
 
     import uvicorn
 
@@ -57,12 +58,19 @@ def serve(
         env=os.environ,
         token_file=paths.api_token_file,
     )
-    for line in startup_lines(
+    lines = startup_lines(
         security, bind_host=host, port=port, token_file=paths.api_token_file, to_terminal=sys.stderr.isatty()
-    ):
-        click.echo(line, err=True)
+    )
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # after uvicorn's own banner, so the login link is the last thing on screen
+                click.echo("\n".join(lines), err=True)
+
     logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
-    uvicorn.run(create_app(security=security), host=host, port=port, log_level=log_level)
+    config = uvicorn.Config(create_app(security=security), host=host, port=port, log_level=log_level)
+    Server(config).run()
 
 
 @click.command()

@@ -103,7 +103,7 @@ def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(t
     output = b""
     try:
         deadline = time.monotonic() + 30
-        while b"Application startup complete" not in output and time.monotonic() < deadline:
+        while not re.search(rb"svc serve: open \S+\r?\n", output) and time.monotonic() < deadline:
             try:
                 output += os.read(primary, 4096)
             except OSError:
