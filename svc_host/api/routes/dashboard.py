@@ -1,0 +1,179 @@
+"""Read-only helpers the dashboard needs beyond the spec's endpoints; any API client may use them.
+
+- ``POST /api/scripts/preview``: the batch script a job definition renders to (nothing is submitted).
+- ``GET /api/jobs/{job_id}/script``: the script Slurm keeps for a job (``scontrol write batch_script``).
+- ``POST /api/config/ssh/profiles/{name}/test``: connect and run sinfo; a failure is a result with a fix-it message.
+- ``GET /api/files/inspect``: what a sync or a mirror of a mount would change.
+- ``POST /api/files/mirror``: a mirror (deleting on the cluster what is gone locally), preflighted and capped.
+- ``GET /api/config/layers``: every configuration value with the layer it comes from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from svc_host.api.deps import HostDep
+from svc_host.api.params import MAX_JOB_ID
+from svc_host.api.routes.files import NO_PROFILE, scrub
+from svc_host.config import config_layers
+from svc_host.context import Host
+from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.domain.submission import JobDefinition
+from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
+from svc_host.mounts import find_mount
+from svc_host.transport import SlurmTransport
+
+router = APIRouter(prefix="/api", tags=["dashboard"])
+
+PROFILE_TEST_SECONDS = 20.0
+
+
+# -- scripts ----------------------------------------------------------------------------------------------
+
+
+@router.post("/scripts/preview")
+def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
+    """Render a job definition (a ``command`` or a ``script``) with the default renderer; submits nothing."""
+    rendered = host.plugins.renderer("default").render(body)
+    return {"script": rendered.text, "stdout_path": rendered.stdout_path, "stderr_path": rendered.stderr_path}
+
+
+@router.get("/jobs/{job_id}/script")
+async def job_script(host: HostDep, job_id: int) -> dict[str, str]:
+    """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
+    if job_id < 1 or job_id > MAX_JOB_ID:
+        raise InvalidRequestError(f"job id must be a positive integer, got {job_id}")
+    transport = host.transport(host.server_transport_name())
+    if not isinstance(transport, SlurmTransport):
+        raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
+    result = await transport.run(["scontrol", "write", "batch_script", str(job_id), "-"])
+    if result.exit_code != 0 or not result.stdout.strip():
+        raise NotFoundError(f"Slurm no longer keeps the batch script of job {job_id}")
+    return {"script": result.stdout}
+
+
+# -- SSH profiles -----------------------------------------------------------------------------------------
+
+
+@router.post("/config/ssh/profiles/{name}/test")
+async def test_profile(host: HostDep, name: str) -> dict[str, Any]:
+    """Connect with profile ``name`` and run sinfo: ``{ok, message, partitions}``; 404 for an unknown profile."""
+    profiles = host.transports.config.profiles
+    if name not in profiles:
+        known = ", ".join(sorted(profiles)) or "none"
+        raise NotFoundError(f"SSH profile {name!r} not found; known profiles: {known}")
+    try:
+        snapshots = await asyncio.wait_for(host.transport(name).resources(), PROFILE_TEST_SECONDS)
+    except TimeoutError:
+        message = f"no answer from {name!r} within {PROFILE_TEST_SECONDS:g}s: check hostname, port and proxy_jump"
+        return {"ok": False, "message": message, "partitions": []}
+    except TransportError as exc:
+        return {"ok": False, "message": _diagnosis(name, exc, profiles[name]), "partitions": []}
+    partitions = [snapshot.partition for snapshot in snapshots]
+    return {
+        "ok": True,
+        "message": f"{name!r} answers; sinfo lists {len(partitions)} partition(s)",
+        "partitions": partitions,
+    }
+
+
+def _diagnosis(name: str, exc: TransportError, profile: SSHProfile) -> str:
+    """The transport's first line (its messages name host key and key problems), local paths replaced."""
+    if exc.exit_code == 127:
+        return f"the login node of {name!r} has no `sinfo` on the PATH of a non-interactive shell"
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "failed without a message")
+    placeholders = {path: "<SSH_KEY_PATH>" for path in (profile.key_filename,) if path}
+    return scrub(first, placeholders)
+
+
+# -- mounts: inspect and mirror ---------------------------------------------------------------------------
+
+
+def _server_mount(host: Host, name: str) -> tuple[str, Mount]:
+    config = host.transports.config
+    profile_name = config.current_profile
+    if profile_name is None or profile_name not in config.profiles:
+        raise NotConfiguredError(NO_PROFILE)
+    return profile_name, find_mount(config.profiles, profile_name, name)
+
+
+def _without_local(data: dict[str, Any], mount: Mount) -> dict[str, Any]:
+    """A sync report minus the local directory (no answer of the files API names local paths)."""
+    data.pop("local", None)
+    return {k: scrub(v, {mount.local: "<LOCAL_PATH>"}) if isinstance(v, str) else v for k, v in data.items()}
+
+
+@router.get("/files/inspect")
+async def inspect_mount(
+    host: HostDep,
+    mount: str = Query(description="Mount name in the server's profile."),
+    max_paths: int = Query(200, ge=1, le=1000, description="List at most this many paths per list."),
+) -> dict[str, Any]:
+    """What a sync would send, what a mirror would delete, and files uploaded earlier but gone locally."""
+    profile_name, found = _server_mount(host, mount)
+    try:
+        report = await host.sync_backend(profile_name).inspect(found, max_paths=max_paths)
+    except SyncError as exc:
+        raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None
+    return _without_local(report.model_dump(mode="json"), found)
+
+
+class MirrorRequest(BaseModel):
+    """POST /api/files/mirror: ``dry_run`` lists the deletions; the real run deletes at most ``max_delete``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mount: str
+    dry_run: bool = True
+    max_delete: int = Field(default=100, ge=1, le=100_000)
+
+
+@router.post("/files/mirror")
+async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
+    """Make the cluster copy equal to the local tree. Refused (502, nothing changed) past ``max_delete``."""
+    profile_name, found = _server_mount(host, body.mount)
+    try:
+        result = await host.sync_backend(profile_name).sync(
+            found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete
+        )
+    except SyncError as exc:
+        raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None
+    return _without_local(result.model_dump(mode="json"), found)
+
+
+# -- configuration layers ---------------------------------------------------------------------------------
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and key != "env_vars":
+            flat.update(_flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+@router.get("/config/layers")
+def config_layer_values(host: HostDep) -> dict[str, Any]:
+    """``{layers: [{source, origin, keys}], values: [{key, value, source}]}``: the merged value of every key and
+    the highest layer that sets it (``default`` when none does), lowest precedence first."""
+    layers = config_layers(host.paths, env=os.environ if host.read_env else None)
+    values = _flatten(host.config().model_dump(mode="json"))
+    sources = dict.fromkeys(values, "default")
+    described = []
+    for layer in layers:
+        keys = sorted(_flatten(layer.data))
+        for key in keys:
+            sources[key] = layer.source
+        described.append({"source": layer.source, "origin": layer.origin, "keys": keys})
+    return {
+        "layers": described,
+        "values": [{"key": key, "value": values[key], "source": sources.get(key, "default")} for key in values],
+    }

@@ -1,0 +1,65 @@
+// Live updates for pages: the shared event stream (events.js) when it loads, debounced so a burst of events
+// becomes one redraw. Pages never poll the scheduler themselves.
+
+/**
+ * Call `handler(events)` at most every `wait` ms with the events of `types` that arrived meanwhile.
+ * Returns the unsubscribe function (give it back from the page's render as its cleanup).
+ */
+export function live(types, handler, { wait = 300 } = {}) {
+  let pending = [];
+  let timer = null;
+  let unsubscribe = null;
+  let stopped = false;
+  import('./events.js')
+    .then(({ subscribe }) => {
+      if (stopped) return;
+      unsubscribe = subscribe(types, (event) => {
+        pending.push(event);
+        if (timer === null) {
+          timer = setTimeout(() => {
+            timer = null;
+            const batch = pending;
+            pending = [];
+            if (!stopped) handler(batch);
+          }, wait);
+        }
+      });
+    })
+    .catch((err) => console.warn('live updates unavailable', err));
+  return () => {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+    if (unsubscribe) unsubscribe();
+  };
+}
+
+/** Resource snapshots out of a `resources.sampled` payload (an array, or {snapshots|partitions: [...]}). */
+export function snapshotsOf(payload) {
+  if (Array.isArray(payload)) return payload;
+  if (payload && Array.isArray(payload.snapshots)) return payload.snapshots;
+  if (payload && Array.isArray(payload.partitions)) return payload.partitions;
+  return null;
+}
+
+/**
+ * Fold `job.status_changed` events into job rows (by job id), in place: known rows take the new state and exit
+ * code, unknown jobs are added. Pages update from events instead of asking the scheduler again, so twenty open
+ * dashboards cost no more scheduler queries than one.
+ */
+export function applyJobEvents(rows, events) {
+  const byId = new Map(rows.map((row) => [String(row.job_id), row]));
+  for (const event of events) {
+    if (event.type !== 'job.status_changed') continue;
+    const p = event.payload || {};
+    const row = byId.get(String(p.job_id));
+    if (row) {
+      row.status = p.to;
+      if (p.exit_code !== undefined && p.exit_code !== null) row.exit_code = p.exit_code;
+    } else {
+      const added = { job_id: p.job_id, name: p.name || '', status: p.to, exit_code: p.exit_code ?? null, partition: '', gpus: 0, nodes: 1, elapsed_time: '', command: [], transport: p.transport };
+      rows.push(added);
+      byId.set(String(p.job_id), added);
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,172 @@
+// Jobs: the scheduler's queue and svc's history in one filterable, sortable table, kept live by job events.
+import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { api } from '../api.js';
+import { card, alertBox } from '../ui.js';
+import { emptyState, setQuery } from '../router.js';
+import { live, applyJobEvents } from '../live.js';
+
+const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
+const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL']);
+
+const COLUMNS = [
+  { key: 'job_id', label: 'Job', num: true, value: (r) => Number(r.job_id) || 0 },
+  { key: 'name', label: 'Name', value: (r) => (r.name || '').toLowerCase() },
+  { key: 'status', label: 'State', value: (r) => r.status || '' },
+  { key: 'partition', label: 'Partition', value: (r) => r.partition || '' },
+  { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.gpus || 0 },
+  { key: 'elapsed', label: 'Elapsed', num: true, value: (r) => r.elapsed ?? -1 },
+  { key: 'submitted_at', label: 'Submitted', value: (r) => r.submitted_at || '' },
+  { key: 'source', label: 'From', value: (r) => r.source || '' },
+];
+
+/** "1-02:03:04" / "2:03:04" / "03:04" to seconds. */
+export function clockSeconds(text) {
+  if (!text) return null;
+  let days = 0;
+  let rest = text;
+  if (rest.includes('-')) { const [d, r] = rest.split('-'); days = Number(d); rest = r; }
+  const parts = rest.split(':').map(Number);
+  if (parts.some(Number.isNaN)) return null;
+  while (parts.length < 3) parts.unshift(0);
+  return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2];
+}
+
+/** One row per job id: history rows (svc's own jobs) with the live queue's state laid over them. */
+export function mergeJobs(queue, historyRows) {
+  const rows = new Map();
+  for (const r of historyRows) {
+    rows.set(String(r.job_id), { ...r, elapsed: r.elapsed_seconds, inQueue: false });
+  }
+  for (const q of queue) {
+    const key = String(q.job_id);
+    const known = rows.get(key);
+    const elapsed = clockSeconds(q.elapsed_time);
+    if (known) Object.assign(known, { status: q.status, partition: q.partition || known.partition, elapsed, inQueue: true });
+    else rows.set(key, { ...q, elapsed, inQueue: true, source: null, submitted_at: null });
+  }
+  return [...rows.values()];
+}
+
+export async function render(root, _params, query) {
+  const state = {
+    q: query.q || '',
+    status: STATUS_FILTERS.includes(query.status) ? query.status : 'all',
+    sort: query.sort || 'submitted_at',
+    dir: query.dir === 'asc' ? 'asc' : 'desc',
+  };
+  let rows = [];
+  const error = alertBox(null);
+  const search = h('input', { type: 'search', class: 'search', placeholder: 'Filter by id, name, partition or command', 'aria-label': 'Filter jobs', value: state.q });
+  const statusSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'State filter' });
+  const count = h('span', { class: 'muted' });
+  const tbody = h('tbody');
+  const thead = h('thead');
+  const tableBox = h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'jobs-table' }, thead, tbody));
+  const emptyBox = h('div');
+
+  const statusButtons = STATUS_FILTERS.map((s) => h('button', {
+    type: 'button', dataset: { status: s },
+    onClick: () => { state.status = s; sync(); },
+  }, s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase()));
+  statusSelect.append(...statusButtons);
+
+  let searchTimer = null;
+  search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { state.q = search.value.trim(); sync(); }, 120);
+  });
+
+  function drawHead() {
+    replace(thead, h('tr', null, COLUMNS.map((c) => h('th', {
+      class: c.num ? 'num' : null,
+      'aria-sort': state.sort === c.key ? (state.dir === 'asc' ? 'ascending' : 'descending') : null,
+    }, h('button', { type: 'button', onClick: () => {
+      if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
+      else { state.sort = c.key; state.dir = c.num || c.key === 'submitted_at' ? 'desc' : 'asc'; }
+      sync();
+    } }, c.label))), h('th', null, h('span', { class: 'sr-only' }, 'Actions'))));
+  }
+
+  function visibleRows() {
+    const needle = state.q.toLowerCase();
+    const filtered = rows.filter((r) => {
+      if (state.status === 'active' && !(r.status === 'RUNNING' || r.status === 'PENDING')) return false;
+      if (state.status === 'FAILED' && !FAILED_STATES.has(r.status)) return false;
+      if (!['all', 'active', 'FAILED'].includes(state.status) && r.status !== state.status) return false;
+      if (!needle) return true;
+      return String(r.job_id).includes(needle) || (r.name || '').toLowerCase().includes(needle)
+        || (r.partition || '').toLowerCase().includes(needle) || (r.command || []).join(' ').toLowerCase().includes(needle);
+    });
+    const col = COLUMNS.find((c) => c.key === state.sort) || COLUMNS[0];
+    const sign = state.dir === 'asc' ? 1 : -1;
+    filtered.sort((a, b) => {
+      const x = col.value(a);
+      const y = col.value(b);
+      if (x < y) return -sign;
+      if (x > y) return sign;
+      return (Number(b.job_id) || 0) - (Number(a.job_id) || 0);
+    });
+    return filtered;
+  }
+
+  function rowFor(r) {
+    const failed = FAILED_STATES.has(r.status);
+    return h('tr', { dataset: { jobId: String(r.job_id) } },
+      h('td', { class: 'num' }, h('a', { href: `/jobs/${r.job_id}` }, String(r.job_id))),
+      h('td', null, r.name || h('span', { class: 'muted' }, '—')),
+      h('td', null, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null),
+      h('td', null, r.partition || ''),
+      h('td', { class: 'num' }, String(r.gpus || 0)),
+      h('td', { class: 'num' }, fmtDuration(r.elapsed)),
+      h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
+      h('td', null, r.source || ''),
+      h('td', null, failed ? h('a', { class: 'btn btn-sm btn-ghost-danger', href: `/jobs/${r.job_id}?log=stderr` }, 'Log') : null));
+  }
+
+  function draw() {
+    const visible = visibleRows();
+    statusButtons.forEach((b) => {
+      const on = b.dataset.status === state.status;
+      b.classList.toggle('active', on);
+      b.setAttribute('aria-pressed', String(on));
+    });
+    drawHead();
+    const frag = document.createDocumentFragment();
+    for (const r of visible) frag.append(rowFor(r));
+    tbody.replaceChildren(frag);
+    count.textContent = `${visible.length} of ${rows.length} jobs`;
+    tableBox.hidden = !visible.length;
+    if (visible.length) replace(emptyBox);
+    else if (!rows.length) replace(emptyBox, emptyState('No jobs yet', 'Nothing in the queue and nothing submitted through svc.', h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')));
+    else replace(emptyBox, emptyState('No job matches', 'Change the filter to see more jobs.', h('button', { type: 'button', class: 'btn', onClick: () => { state.q = ''; search.value = ''; state.status = 'all'; sync(); } }, 'Clear filters')));
+  }
+
+  function sync() {
+    setQuery({ q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
+    draw();
+  }
+
+  replace(root,
+    error,
+    card(null, [
+      h('div', { class: 'toolbar card-toolbar' }, search, statusSelect, h('span', { class: 'grow' }), count, h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')),
+      tableBox, emptyBox,
+    ], { cls: 'flush' }));
+  replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
+
+  const [queue, historyRows] = await Promise.all([
+    api('/api/jobs').catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
+    api('/api/history', { query: { limit: 1000 } }),
+  ]);
+  rows = mergeJobs(queue, historyRows);
+  performance.mark('svc-jobs-rendered-start');
+  draw();
+  performance.mark('svc-jobs-rendered');
+  root.dataset.ready = 'true';
+
+  return live(['job.status_changed'], (events) => {
+    applyJobEvents(rows, events);
+    for (const r of rows) if (r.elapsed === undefined) r.elapsed = null;
+    draw();
+  });
+}

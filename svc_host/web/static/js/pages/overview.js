@@ -1,0 +1,159 @@
+// Overview: GPU gauges per partition, my running/pending jobs, recent workflow runs and sweeps, the server.
+import { h, replace, fmtAgo, fmtNumber, stateBadge } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, statCard, gauge, alertBox } from '../ui.js';
+import { emptyState } from '../router.js';
+import { live, snapshotsOf, applyJobEvents } from '../live.js';
+
+export async function render(root) {
+  const stats = h('div', { class: 'stats' });
+  const gauges = h('div', { class: 'gauges' });
+  const jobsBox = h('div');
+  const runsBox = h('div');
+  const sweepsBox = h('div');
+  const serverBox = h('div');
+  const resourceError = alertBox(null);
+
+  replace(root,
+    stats,
+    h('div', { class: 'grid grid-main-side' },
+      card('My jobs', jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
+      card('GPUs per partition', [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
+    h('div', { class: 'grid grid-3' },
+      card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
+      card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
+      card('Server', serverBox)));
+
+  let snapshots = null;
+  let queue = null;
+  let historyStats = null;
+
+  function drawStats() {
+    const running = queue ? queue.filter((j) => j.status === 'RUNNING').length : '—';
+    const pending = queue ? queue.filter((j) => j.status === 'PENDING').length : '—';
+    const total = snapshots ? snapshots.reduce((s, p) => s + p.total_gpus, 0) : null;
+    const free = snapshots ? snapshots.reduce((s, p) => s + p.gpus_available, 0) : null;
+    replace(stats,
+      statCard('Running jobs', running, { tone: 'info', href: '/jobs?status=RUNNING' }),
+      statCard('Pending jobs', pending, { tone: 'warn', href: '/jobs?status=PENDING' }),
+      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
+      statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
+  }
+
+  function drawGauges() {
+    if (!snapshots) return;
+    if (!snapshots.length) {
+      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the transport in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
+      return;
+    }
+    replace(gauges, snapshots.map((p) => h('div', null,
+      gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs' }),
+      h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`))));
+  }
+
+  function drawJobs() {
+    const mine = queue.filter((j) => j.status === 'RUNNING' || j.status === 'PENDING').slice(0, 8);
+    if (!mine.length) {
+      replace(jobsBox, emptyState('Nothing running or pending', 'Submit a job from a form or a script; it shows up here live.', h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')));
+      return;
+    }
+    replace(jobsBox, h('table', { class: 'data' },
+      h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Name'), h('th', null, 'State'), h('th', null, 'Partition'), h('th', { class: 'num' }, 'GPUs'), h('th', { class: 'num' }, 'Elapsed'))),
+      h('tbody', null, mine.map((j) => h('tr', null,
+        h('td', null, h('a', { href: `/jobs/${j.job_id}` }, String(j.job_id))),
+        h('td', null, j.name),
+        h('td', null, stateBadge(j.status)),
+        h('td', null, j.partition),
+        h('td', { class: 'num' }, String(j.gpus)),
+        h('td', { class: 'num' }, j.elapsed_time))))));
+  }
+
+  async function loadQueue() {
+    try {
+      queue = await api('/api/jobs');
+      drawJobs();
+    } catch (err) {
+      replace(jobsBox, alertBox(err));
+    }
+    drawStats();
+  }
+
+  async function loadResources() {
+    try {
+      snapshots = await api('/api/resources');
+      resourceError.hidden = true;
+      drawGauges();
+    } catch (err) {
+      replace(gauges);
+      resourceError.hidden = false;
+      resourceError.textContent = errorText(err);
+    }
+    drawStats();
+  }
+
+  async function loadRuns() {
+    try {
+      const runs = (await api('/api/workflows/runs')) || [];
+      if (!runs.length) {
+        replace(runsBox, emptyState('No workflow runs yet', 'Write a workflow (a DAG of jobs in YAML) and run it.', h('a', { class: 'btn', href: '/workflows/new' }, 'New workflow')));
+        return;
+      }
+      replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
+        h('a', { href: `/runs/${r.id}` }, r.workflow_name), stateBadge(r.status), h('span', { class: 'muted' }, fmtAgo(r.started_at))))));
+    } catch (err) {
+      replace(runsBox, alertBox(err));
+    }
+  }
+
+  async function loadSweeps() {
+    try {
+      const sweeps = (await api('/api/sweep_runs')) || [];
+      if (!sweeps.length) {
+        replace(sweepsBox, emptyState('No sweeps yet', 'Run one workflow over a matrix of parameters.', h('a', { class: 'btn', href: '/sweeps' }, 'Start a sweep')));
+        return;
+      }
+      replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
+        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), stateBadge(s.status),
+        h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
+    } catch (err) {
+      replace(sweepsBox, alertBox(err));
+    }
+  }
+
+  async function loadServer() {
+    try {
+      const [plugins, profiles] = await Promise.all([api('/api/plugins'), api('/api/config/ssh/profiles')]);
+      const loaded = plugins.plugins.filter((p) => p.status === 'ok').length;
+      const names = Object.keys(profiles.profiles);
+      replace(serverBox,
+        h('dl', { class: 'kv' },
+          h('dt', null, 'Transport'), h('dd', null, h('strong', null, plugins.server_transport)),
+          h('dt', null, 'SSH profile'), h('dd', null, profiles.current || h('span', { class: 'muted' }, 'none')),
+          h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
+        names.length ? null : h('div', { class: 'empty-inline' },
+          h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
+          h('a', { class: 'btn btn-sm btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile')));
+    } catch (err) {
+      replace(serverBox, alertBox(err));
+    }
+  }
+
+  drawStats();
+  replace(jobsBox, h('div', { class: 'loading' }, 'Loading…'));
+  replace(gauges, h('div', { class: 'loading' }, 'Asking the scheduler…'));
+  const weekAgo = new Date(Date.now() - 7 * 86400e3).toISOString().slice(0, 10);
+  api('/api/history/stats', { query: { from: weekAgo } }).then((s) => { historyStats = s; drawStats(); }).catch(() => null);
+  await Promise.all([loadQueue(), loadResources(), loadRuns(), loadSweeps(), loadServer()]);
+
+  return live(['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'], (events) => {
+    const types = new Set(events.map((e) => e.type));
+    if (types.has('job.status_changed') && queue) { applyJobEvents(queue, events); drawJobs(); drawStats(); }
+    if (types.has('workflow_run.status_changed')) loadRuns();
+    if (types.has('sweep_run.status_changed')) loadSweeps();
+    const sampled = events.filter((e) => e.type === 'resources.sampled').pop();
+    if (sampled) {
+      const snaps = snapshotsOf(sampled.payload);
+      if (snaps) { snapshots = snaps; drawGauges(); drawStats(); }
+    }
+  });
+}
