@@ -11,6 +11,7 @@ from svc_host.monitor import Monitor
 from svc_host.paths import SvcPaths
 from svc_host.plugins import PluginManager, get_plugin_manager
 from svc_host.profiles import ProfileStore
+from svc_host.resource_sampler import ResourceSampler, SamplerSettings
 from svc_host.store.database import Store
 from svc_host.transport import Transport
 from svc_host.transport_registry import TransportRegistry
@@ -38,12 +39,16 @@ class Host:
     sync_backend_name: str = "rsync"
     transports: TransportRegistry = field(init=False)
     monitor: Monitor = field(init=False)
+    resource_sampler: ResourceSampler = field(init=False)
     _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         env = os.environ if self.read_env else None
         self.transports = TransportRegistry(self.plugins, self.profiles.host_config(env=env))
         self.monitor = Monitor(self.store, self.transports, self.plugins.emit)
+        self.resource_sampler = ResourceSampler(
+            self.store, self.transports, self.server_transport_name, self.plugins.emit, SamplerSettings.from_env(env)
+        )
 
     @classmethod
     def create(
@@ -104,8 +109,11 @@ class Host:
 
     async def start(self) -> None:
         await self.monitor.start()
+        if self.source == "web":  # the dashboard's resource history: one sampler per server, not per MCP session
+            self.resource_sampler.start()
 
     async def close(self) -> None:
+        await self.resource_sampler.stop()
         await self.monitor.stop()
         await self._close_sync_backends()
         await self.transports.close()

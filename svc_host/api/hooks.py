@@ -1,15 +1,30 @@
-"""The host's own REST routers, registered through ``svc_api_routers`` like any plugin's."""
+"""The host's own REST routers, registered through ``svc_api_routers`` like any plugin's, and the relay of every
+event to the dashboard's event stream (``svc_event``, like any observer)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svc_host import hookimpl
+
+if TYPE_CHECKING:
+    from svc_host.plugin_types import Event
 
 
 @hookimpl
 def svc_api_routers() -> list[Any]:
-    from svc_host.api.routes import config, files, history, jobs, plugins, profiles, resources, sweeps, workflows
+    from svc_host.api.routes import (
+        config,
+        events,
+        files,
+        history,
+        jobs,
+        plugins,
+        profiles,
+        resources,
+        sweeps,
+        workflows,
+    )
 
     return [
         plugins.router,
@@ -21,4 +36,12 @@ def svc_api_routers() -> list[Any]:
         files.router,
         workflows.router,
         sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
+        events.router,
     ]
+
+
+@hookimpl
+def svc_event(event: Event) -> None:
+    from svc_host.events import event_hub
+
+    event_hub().publish(event)

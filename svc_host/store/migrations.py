@@ -125,6 +125,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_sweep_run_started_at ON sweep_run (started_at)",
         "CREATE INDEX IF NOT EXISTS ix_workflow_run_sweep_status ON workflow_run (sweep_id, status)",
     ),
+    # 4: GPU use per partition over time (the dashboard's resource history; pruned by age and row count)
+    (
+        """CREATE TABLE IF NOT EXISTS resource_sample (
+            id INTEGER PRIMARY KEY,
+            transport VARCHAR NOT NULL,
+            partition VARCHAR NOT NULL,
+            at TIMESTAMP NOT NULL,
+            total_gpus INTEGER NOT NULL,
+            gpus_in_use INTEGER NOT NULL,
+            jobs_running INTEGER NOT NULL,
+            nodes_total INTEGER NOT NULL,
+            nodes_idle INTEGER NOT NULL,
+            nodes_down INTEGER NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_resource_sample_at ON resource_sample (at)",
+        "CREATE INDEX IF NOT EXISTS ix_resource_sample_transport_at ON resource_sample (transport, at)",
+    ),
 )
 
 

@@ -155,3 +155,22 @@ class SweepRunRecord(SQLModel, table=True):
     owner: str | None = None
     """The svc process launching its cells (an engine's owner name), as for workflow runs."""
     lease_until: datetime | None = None
+
+class ResourceSample(SQLModel, table=True):
+    """GPU use of one partition at one moment, as the resource sampler saw it (``svc_host.resource_sampler``).
+
+    Kept for a bounded time (``SVC_RESOURCE_HISTORY_DAYS``) and row count; free GPUs are ``total - in use``.
+    """
+
+    __tablename__ = "resource_sample"
+
+    id: int | None = Field(default=None, primary_key=True)
+    transport: str
+    partition: str
+    at: datetime = Field(index=True)
+    total_gpus: int
+    gpus_in_use: int
+    jobs_running: int
+    nodes_total: int
+    nodes_idle: int
+    nodes_down: int

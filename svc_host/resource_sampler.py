@@ -1,0 +1,166 @@
+"""GPU use per partition over time: one resources query per interval, stored (bounded) and announced.
+
+The server's Host runs one sampler: every ``interval`` seconds it asks the server's transport for the
+per-partition snapshot (one sinfo and one squeue, whatever the number of open dashboards), stores a row per
+partition, prunes rows past ``keep_days`` (and past ``max_rows``), and emits ``resources.sampled`` so open
+dashboards update their gauges without asking the scheduler themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from svc_host.domain.resources import ResourceSnapshot
+from svc_host.errors import ConfigError, SvcError
+from svc_host.plugin_types import Event
+from svc_host.store import resource_samples as repo
+from svc_host.store.database import Store
+from svc_host.store.tables import ResourceSample
+from svc_host.transport_registry import TransportRegistry
+
+log = logging.getLogger(__name__)
+
+MAX_POINTS = 720
+"""Points per partition a history answer holds at most; longer ranges are averaged into time buckets."""
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    interval: float = 60.0
+    """Seconds between samples (``SVC_RESOURCE_SAMPLE_SECONDS``; 0 turns sampling off)."""
+    keep_days: float = 7.0
+    """How long samples are kept (``SVC_RESOURCE_HISTORY_DAYS``)."""
+    max_rows: int = 500_000
+    """A hard bound on stored samples, whatever the number of partitions."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None) -> SamplerSettings:
+        env = env or {}
+        return cls(
+            interval=_number(env, "SVC_RESOURCE_SAMPLE_SECONDS", cls.interval, minimum=0),
+            keep_days=_number(env, "SVC_RESOURCE_HISTORY_DAYS", cls.keep_days, minimum=0.01),
+        )
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum:g}, not {raw!r}")
+    return value
+
+
+class ResourceSampler:
+    """Samples the server transport's partitions on a fixed interval while the server runs."""
+
+    def __init__(
+        self,
+        store: Store,
+        transports: TransportRegistry,
+        transport_name: Callable[[], str],
+        emit: Callable[[Event], None],
+        settings: SamplerSettings,
+    ) -> None:
+        self.store = store
+        self.transports = transports
+        self.transport_name = transport_name
+        self.emit = emit
+        self.settings = settings
+        self._task: asyncio.Task[None] | None = None
+        self.samples_taken = 0
+
+    def start(self) -> None:
+        if self.settings.interval > 0 and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._run(), name="svc-resource-sampler")
+
+    async def sample(self) -> list[ResourceSnapshot]:
+        """Take one sample now: query, store, prune, emit; returns the snapshots."""
+        transport = self.transport_name()
+        snapshots = await self.transports.get(transport).resources()
+        before = datetime.now(UTC) - timedelta(days=self.settings.keep_days)
+        await self.store.run(_record, transport, snapshots, before, self.settings.max_rows)
+        self.samples_taken += 1
+        self.emit(
+            Event(
+                name="resources.sampled",
+                payload={"transport": transport, "partitions": [snap.model_dump(mode="json") for snap in snapshots]},
+            )
+        )
+        return snapshots
+
+    async def _run(self) -> None:
+        failing = False
+        while True:
+            try:
+                await self.sample()
+                failing = False
+            except SvcError as exc:  # no scheduler right now: try again next interval, say so once
+                if not failing:
+                    log.warning("resource sampling failed (retrying every %gs): %s", self.settings.interval, exc)
+                failing = True
+            except Exception:
+                log.exception("resource sampling crashed")
+            await asyncio.sleep(self.settings.interval)
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _record(
+    session: Any, transport: str, snapshots: Sequence[ResourceSnapshot], before: datetime, max_rows: int
+) -> None:
+    repo.add_samples(session, transport, snapshots)
+    repo.prune(session, before=before, max_rows=max_rows)
+
+
+def history_series(
+    samples: Sequence[ResourceSample], *, since: datetime, until: datetime, max_points: int = MAX_POINTS
+) -> list[dict[str, Any]]:
+    """Samples grouped by partition, each a list of points ``{timestamp, total_gpus, gpus_in_use, jobs_running,
+    nodes_down}`` oldest first; past ``max_points`` per partition, equal time buckets are averaged."""
+    by_partition: dict[str, list[ResourceSample]] = {}
+    for row in samples:
+        by_partition.setdefault(row.partition, []).append(row)
+    bucket = max((until - since) / max_points, timedelta(seconds=1))
+    series = []
+    for partition in sorted(by_partition):
+        rows = by_partition[partition]
+        points = [_point([row]) for row in rows] if len(rows) <= max_points else _bucketed(rows, since, bucket)
+        series.append({"partition": partition, "points": points})
+    return series
+
+
+def _bucketed(rows: list[ResourceSample], since: datetime, bucket: timedelta) -> list[dict[str, Any]]:
+    groups: dict[int, list[ResourceSample]] = {}
+    for row in rows:
+        groups.setdefault(int((row.at - since) / bucket), []).append(row)
+    return [_point(group) for _, group in sorted(groups.items())]
+
+
+def _point(rows: list[ResourceSample]) -> dict[str, Any]:
+    def mean(name: str) -> float:
+        total: float = sum(getattr(row, name) for row in rows)
+        return round(total / len(rows), 2)
+
+    return {
+        "timestamp": rows[-1].at.isoformat(),
+        "total_gpus": mean("total_gpus"),
+        "gpus_in_use": mean("gpus_in_use"),
+        "jobs_running": mean("jobs_running"),
+        "nodes_down": mean("nodes_down"),
+    }

@@ -1,0 +1,184 @@
+"""``GET /api/events`` on a real socket: transitions reach every open stream, a stalled reader holds up
+nobody, and twenty open streams cost the scheduler what one costs (the streams only relay the monitor's tick)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from types import SimpleNamespace
+
+import httpx
+import pytest
+
+from svc_host import hookimpl
+from svc_host.api.app import create_app
+from svc_host.context import Host
+from svc_host.domain.jobs import JobState
+from svc_host.domain.submission import RenderedScript
+from svc_host.plugin_types import Event, TransportSpec
+from svc_host.store import jobs as job_repo
+from svc_host.testing.fake import FakeTransport
+from svc_host.testing.http import TEST_API_TOKEN, security_for_tests
+from svc_host.testing.live_server import live_server
+from svc_host.testing.sse import SseMessage, sse_messages
+
+AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
+
+
+@pytest.fixture
+def fake(register_plugin: Callable[..., None]) -> FakeTransport:
+    transport = FakeTransport("fake")
+    register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: transport)])))
+    return transport
+
+
+@pytest.fixture
+async def base_url(host: Host) -> AsyncIterator[str]:
+    host.monitor.min_interval, host.monitor.max_interval = 0.05, 0.2
+    async with live_server(create_app(host, security=security_for_tests())) as url:
+        yield url
+
+
+async def submit(fake: FakeTransport, host: Host, count: int) -> list[str]:
+    ids = []
+    for _ in range(count):
+        job_id = await fake.submit(RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e"))
+        await host.store.run(
+            job_repo.add_job,
+            transport="fake",
+            job_id=job_id,
+            name=f"job{job_id}",
+            source="web",
+            resources={},
+            command=[],
+        )
+        ids.append(job_id)
+    return ids
+
+
+class Reader:
+    """One open stream, collecting what it receives in the background (as a dashboard tab would)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.messages: list[SseMessage] = []
+        self.awaited: set[str] = set()
+        self.all_finished = asyncio.Event()
+        self.task = asyncio.create_task(self._read(response))
+
+    async def _read(self, response: httpx.Response) -> None:
+        async for message in sse_messages(response):
+            self.messages.append(message)
+            if self.awaited and self.awaited <= self.finished():
+                self.all_finished.set()
+
+    def finished(self) -> set[str]:
+        return {
+            m.json()["payload"]["job_id"]
+            for m in self.messages
+            if m.event == "job.status_changed" and m.json()["payload"]["to"] == "COMPLETED"
+        }
+
+
+async def open_streams(stack: AsyncExitStack, client: httpx.AsyncClient, count: int) -> list[Reader]:
+    readers = []
+    for _ in range(count):
+        response = await stack.enter_async_context(client.stream("GET", "/api/events", headers=AUTH))
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        readers.append(Reader(response))
+    return readers
+
+
+async def watch_jobs_finish(host: Host, fake: FakeTransport, base_url: str, streams: int) -> tuple[int, list[Reader]]:
+    """Open ``streams`` streams, run 3 jobs to completion under the monitor; returns the scheduler calls made."""
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(httpx.AsyncClient(base_url=base_url, timeout=10))
+        readers = await open_streams(stack, client, streams)
+        calls_before = len(fake.calls)
+        ids = await submit(fake, host, 3)
+        for reader in readers:
+            reader.awaited = set(ids)
+        host.monitor.poke("fake")
+        for state in (JobState.RUNNING, JobState.COMPLETED):
+            await asyncio.sleep(0.3)
+            for job_id in ids:
+                fake.set_state(job_id, state)
+        await asyncio.wait_for(asyncio.gather(*(reader.all_finished.wait() for reader in readers)), 10)
+        for reader in readers:
+            reader.task.cancel()
+        return len(fake.calls) - calls_before - 3, readers  # minus the 3 submits
+
+
+async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_query(
+    host: Host, fake: FakeTransport, base_url: str
+) -> None:
+    one, _ = await watch_jobs_finish(host, fake, base_url, streams=1)
+    ticks_before = host.monitor.ticks.get("fake", 0)
+    twenty, readers = await watch_jobs_finish(host, fake, base_url, streams=20)
+    assert len(readers) == 20
+    # every scheduler call came from a monitor tick: one batched query per tick, whatever the number of streams
+    assert twenty == host.monitor.ticks["fake"] - ticks_before
+    assert set(fake.calls) == {"submit", "statuses"}
+    assert twenty <= one + 2, (one, twenty)  # the same job story costs the same ticks (timing leaves a little slack)
+
+
+async def test_event_frames_carry_ids_names_and_the_payload(host: Host, fake: FakeTransport, base_url: str) -> None:
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=10) as client,
+        client.stream("GET", "/api/events", params={"types": "sweep_run.status_changed"}, headers=AUTH) as response,
+    ):
+        host.plugins.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
+        host.plugins.emit(
+            Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"})
+        )
+        messages = sse_messages(response)
+        message = await asyncio.wait_for(anext(messages), 5)
+    assert message.event == "sweep_run.status_changed"
+    assert message.id is not None
+    assert message.json()["payload"] == {"id": 3, "from": "running", "to": "draining"}
+    assert message.json()["name"] == "sweep_run.status_changed"
+
+
+async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(host: Host, base_url: str) -> None:
+    big = "x" * 2000
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=10) as client,
+        client.stream("GET", "/api/events", headers=AUTH),  # opened, never read: its socket buffers fill up
+        client.stream("GET", "/api/events", headers=AUTH) as reading,
+    ):
+        started = time.perf_counter()
+        for n in range(3000):
+            host.plugins.emit(
+                Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big})
+            )
+        host.plugins.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        emitting = time.perf_counter() - started
+        seen = []
+        async for message in sse_messages(reading):
+            seen.append(message.event)
+            if message.event == "sweep_run.status_changed":
+                break
+    assert emitting < 3.0
+    assert "sweep_run.status_changed" in seen
+
+
+async def test_a_reconnect_with_last_event_id_replays_what_was_missed(host: Host, base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
+        async with client.stream("GET", "/api/events", headers=AUTH) as first:
+            host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
+            seen = await asyncio.wait_for(anext(sse_messages(first)), 5)
+        host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
+        async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
+            replayed = await asyncio.wait_for(anext(sse_messages(again)), 5)
+        async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:
+            told = await asyncio.wait_for(anext(sse_messages(stale)), 5)
+    assert replayed.json()["payload"] == {"id": "r1", "to": "completed"}
+    assert told.event == "resync"
+
+
+async def test_the_stream_needs_the_token(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
+        refused = await client.get("/api/events")
+    assert refused.status_code == 401

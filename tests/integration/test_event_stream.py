@@ -1,0 +1,93 @@
+"""The event stream of a real ``svc serve`` on the dev cluster: a real job's transitions arrive as they happen,
+and the server stops promptly on SIGTERM with the stream still open (it must not wait for the browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from svc_host.testing.sse import sse_messages
+
+pytestmark = [pytest.mark.cluster]
+
+TOKEN = "event-stream-test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def server(slurm_cluster: None) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
+        env={**os.environ, "SVC_API_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            if process.poll() is not None:
+                raise AssertionError(f"svc serve exited {process.returncode}: {process.communicate()[1]}")
+            try:
+                httpx.get(f"{base}/openapi.json", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=30)
+
+
+async def test_a_real_jobs_transitions_stream_live_and_sigterm_ends_open_streams(
+    server: tuple[str, subprocess.Popen[str]],
+) -> None:
+    base, process = server
+    seen: list[str] = []
+    async with (
+        httpx.AsyncClient(base_url=base, headers=AUTH, timeout=30) as client,
+        client.stream("GET", "/api/events", params={"types": "job.status_changed"}) as stream,
+    ):
+        assert stream.status_code == 200
+        submitted = await client.post(
+            "/api/jobs", json={"script_content": "#!/bin/bash\n#SBATCH --job-name=sse-live\nsleep 2\n"}
+        )
+        assert submitted.status_code == 201, submitted.text
+        job_id = submitted.json()["job_id"]
+
+        async def until_completed() -> None:
+            async for message in sse_messages(stream):
+                payload = message.json()["payload"]
+                if payload["job_id"] == job_id:
+                    seen.append(payload["to"])
+                    if payload["to"] == "COMPLETED":
+                        return
+
+        await asyncio.wait_for(until_completed(), 90)
+        assert seen[-1] == "COMPLETED"
+        assert "RUNNING" in seen or seen == ["COMPLETED"]  # a 2 s job can end between two ticks
+
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.to_thread(process.communicate, timeout=30)
+        stopped_in = time.monotonic() - started
+    assert process.returncode in (0, -signal.SIGTERM), err
+    assert stopped_in < 5, f"svc serve took {stopped_in:.1f}s to stop with an event stream open"
+    assert "Traceback" not in err
