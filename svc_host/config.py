@@ -23,6 +23,7 @@ from svc_host.domain.submission import Environment, Resources
 from svc_host.errors import ConfigError, ConflictError, describe_validation
 from svc_host.files import write_json_atomic
 from svc_host.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
+from svc_host.secrets import keep_redacted
 
 LayerSource = Literal["system", "user", "project", "env"]
 
@@ -214,10 +215,11 @@ def read_user_config(paths: SvcPaths) -> dict[str, Any]:
 def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mapping[str, str] | None = None) -> SvcConfig:
     """Lay ``partial`` over the user file, validate, write it atomically (0600); return the effective config.
 
-    A value that fails validation names the field of ``partial``; nothing is written then.
+    A value that fails validation names the field of ``partial``; nothing is written then. A secret sent
+    back as ``<redacted>`` (as GET showed it) keeps the stored value.
     """
-    partial = normalize_layer(partial)
     current = read_json_object(paths.user_config) or {}
+    partial = normalize_layer(keep_redacted(partial, current))
     updated = merge_layer(current, partial)
     environment = partial.get("environment")
     if isinstance(environment, Mapping) and "env_vars" in environment:
@@ -255,10 +257,16 @@ def read_project_config(directory: Path) -> ProjectConfig:
 
 
 def write_project_config(directory: Path, config: Mapping[str, Any]) -> ProjectConfig:
-    """Replace the project configuration of ``directory`` with ``config`` (partial allowed), atomically."""
-    normalized = normalize_layer(config)
-    _require_directory(directory)
+    """Replace the project configuration of ``directory`` with ``config`` (partial allowed), atomically.
+
+    A secret sent back as ``<redacted>`` keeps the value of the file being replaced."""
     path = project_config_file(directory)
+    try:
+        stored = read_json_object(path) or {}
+    except ConfigError:
+        stored = {}  # a broken file is being replaced; it has nothing to keep
+    normalized = normalize_layer(keep_redacted(config, stored))
+    _require_directory(directory)
     write_json_atomic(path, normalized)
     return ProjectConfig(path=path, exists=True, config=normalized)
 

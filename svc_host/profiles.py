@@ -2,12 +2,17 @@
 
 The file is ``{"current": name | null, "profiles": {name: SSHProfile}}``. Key paths are stored as given
 (``~/.ssh/id_ed25519`` stays that way and is expanded when used); key contents are never stored.
+Every change reads, modifies and rewrites the file under an exclusive ``flock`` on ``<file>.lock``, so
+``svc serve``, ``svc mcp`` and CLI commands changing profiles at the same time lose nothing.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,19 @@ ENV_PROFILE = "env"
 """The profile defined by ``SVC_SSH_HOSTNAME`` (+ ``SVC_SSH_USERNAME``, ``SVC_SSH_KEY``, ``SVC_SSH_PORT``)."""
 
 RESERVED_NAMES = frozenset({"local"})
+
+UNKNOWN_HOST_REFUSED = (
+    "accept_unknown_host cannot be set through the API: it would turn off host key checking for every "
+    "command of the profile; add the cluster's host key to known_hosts (or to the profile's known_hosts file) "
+    "instead, e.g. `ssh-keyscan -p PORT HOST >> ~/.ssh/known_hosts`"
+)
+"""The one refusal of create and update requests (REST) that ask for ``accept_unknown_host``."""
+
+
+def refuse_unknown_host(requested: object) -> None:
+    """``ConfigError`` when an API request asks to accept unknown host keys (the profiles file still may)."""
+    if requested is True:
+        raise ConfigError(UNKNOWN_HOST_REFUSED)
 
 
 class ProfilesFile(BaseModel):
@@ -75,6 +93,7 @@ class ProfileStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
 
     # -- reading -----------------------------------------------------------------------------------------
 
@@ -115,71 +134,77 @@ class ProfileStore:
 
     def create(self, name: str, profile: SSHProfile) -> SSHProfile:
         """Add a profile; it needs a ``hostname`` or an ``ssh_host`` alias. Its mounts follow the mount rules."""
-        check_profile_name(name)
-        if not profile.hostname and not profile.ssh_host:
-            raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
-        content = self.load()
-        if name in content.profiles:
-            raise ConflictError(f"SSH profile {name!r} already exists; update it or choose another name")
-        mounts = [
-            self._checked_mount(name, profile.mounts[:index], mount) for index, mount in enumerate(profile.mounts)
-        ]
-        created = profile.model_copy(update={"mounts": mounts})
-        content.profiles[name] = created
-        self._save(content)
-        return created
+        with self._locked():
+            check_profile_name(name)
+            if not profile.hostname and not profile.ssh_host:
+                raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
+            content = self.load()
+            if name in content.profiles:
+                raise ConflictError(f"SSH profile {name!r} already exists; update it or choose another name")
+            mounts = [
+                self._checked_mount(name, profile.mounts[:index], mount) for index, mount in enumerate(profile.mounts)
+            ]
+            created = profile.model_copy(update={"mounts": mounts})
+            content.profiles[name] = created
+            self._save(content)
+            return created
 
     def update(self, name: str, partial: Mapping[str, Any]) -> SSHProfile:
         """Apply the ``UPDATABLE_FIELDS`` of ``partial`` to a profile (other keys are ignored)."""
-        content = self.load()
-        profile = self._profile(content, name)
-        changes = {key: value for key, value in partial.items() if key in UPDATABLE_FIELDS}
-        try:
-            updated = SSHProfile.model_validate({**profile.model_dump(), **changes})
-        except ValidationError as exc:
-            raise ConfigError(describe_validation_error(exc, where=f"profile {name!r}")) from None
-        if not updated.hostname and not updated.ssh_host:
-            raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
-        content.profiles[name] = updated
-        self._save(content)
-        return updated
+        with self._locked():
+            content = self.load()
+            profile = self._profile(content, name)
+            changes = {key: value for key, value in partial.items() if key in UPDATABLE_FIELDS}
+            try:
+                updated = SSHProfile.model_validate({**profile.model_dump(), **changes})
+            except ValidationError as exc:
+                raise ConfigError(describe_validation_error(exc, where=f"profile {name!r}")) from None
+            if not updated.hostname and not updated.ssh_host:
+                raise ConfigError(f"profile {name!r} needs a hostname (or an ssh_host alias from ~/.ssh/config)")
+            content.profiles[name] = updated
+            self._save(content)
+            return updated
 
     def delete(self, name: str) -> None:
         """Remove a profile and its mounts; if it was current, no profile is current afterwards."""
-        content = self.load()
-        self._profile(content, name)
-        del content.profiles[name]
-        if content.current == name:
-            content.current = None
-        self._save(content)
+        with self._locked():
+            content = self.load()
+            self._profile(content, name)
+            del content.profiles[name]
+            if content.current == name:
+                content.current = None
+            self._save(content)
 
     def activate(self, name: str) -> None:
         """Make ``name`` the current profile."""
-        content = self.load()
-        self._profile(content, name)
-        content.current = name
-        self._save(content)
+        with self._locked():
+            content = self.load()
+            self._profile(content, name)
+            content.current = name
+            self._save(content)
 
     def add_mount(self, profile_name: str, mount: Mount) -> Mount:
         """Add a mount; the local root must be an existing project directory and is stored resolved."""
-        content = self.load()
-        profile = self._profile(content, profile_name)
-        checked = self._checked_mount(profile_name, profile.mounts, mount)
-        profile.mounts.append(checked)
-        self._save(content)
-        return checked
+        with self._locked():
+            content = self.load()
+            profile = self._profile(content, profile_name)
+            checked = self._checked_mount(profile_name, profile.mounts, mount)
+            profile.mounts.append(checked)
+            self._save(content)
+            return checked
 
     def remove_mount(self, profile_name: str, mount_name: str) -> None:
         """Remove a mount by name."""
-        content = self.load()
-        profile = self._profile(content, profile_name)
-        kept = [mount for mount in profile.mounts if mount.name != mount_name]
-        if len(kept) == len(profile.mounts):
-            raise NotFoundError(
-                f"mount {mount_name!r} not found in profile {profile_name!r}; it has {_choices(profile.mounts)}"
-            )
-        profile.mounts = kept
-        self._save(content)
+        with self._locked():
+            content = self.load()
+            profile = self._profile(content, profile_name)
+            kept = [mount for mount in profile.mounts if mount.name != mount_name]
+            if len(kept) == len(profile.mounts):
+                raise NotFoundError(
+                    f"mount {mount_name!r} not found in profile {profile_name!r}; it has {_choices(profile.mounts)}"
+                )
+            profile.mounts = kept
+            self._save(content)
 
     # -- what the host hands to transports --------------------------------------------------------------
 
@@ -217,6 +242,17 @@ class ProfileStore:
         if any(other.name == mount.name for other in existing):
             raise ConflictError(f"mount {mount.name!r} already exists in profile {profile_name!r}")
         return mount.model_copy(update={"local": resolve_mount_local(mount.local)})
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the exclusive lock across a read-modify-write; closing the descriptor releases it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def _save(self, content: ProfilesFile) -> None:
         write_json_atomic(self.path, content.model_dump(mode="json"))

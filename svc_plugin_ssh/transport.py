@@ -68,10 +68,14 @@ class SSHTransport(SlurmTransport):
             raise TransportError(f"cannot connect to {where} for profile {self.name!r}: {exc}") from exc
 
     def command_line(self, argv: Sequence[str]) -> str:
-        """The argv as one remote command line: every word quoted, profile env vars set with ``env``."""
+        """The argv as one remote command line: every word quoted, profile env vars set with ``env``.
+
+        The keys are POSIX names (the profile model refuses others) and ``--`` ends ``env``'s options, so no
+        key or value can become an option or a command; ``shlex.join`` keeps every value one literal word.
+        """
         words = list(argv)
         if self.profile.env_vars:
-            words = ["env", *(f"{k}={v}" for k, v in sorted(self.profile.env_vars.items())), *words]
+            words = ["env", "--", *(f"{k}={v}" for k, v in sorted(self.profile.env_vars.items())), *words]
         return shlex.join(words)
 
     async def run(

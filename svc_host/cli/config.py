@@ -97,13 +97,15 @@ def config() -> None:
 @config.command()
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def show(as_json: bool) -> None:
-    """Show the merged configuration as this shell sees it."""
+    """Show the merged configuration as this shell sees it (environment variable values and the webhook
+    URL shown as <redacted>: they are in the files)."""
     import os
 
     from svc_host.cli.output import print_json, print_table
     from svc_host.config import load_config
+    from svc_host.secrets import mask_config
 
-    merged = load_config(_paths(), env=os.environ).model_dump(mode="json")
+    merged = mask_config(load_config(_paths(), env=os.environ).model_dump(mode="json"))
     if as_json:
         print_json(merged)
         return
@@ -125,11 +127,13 @@ def set_value(key: str, value: str) -> None:
     import os
 
     from svc_host.config import read_user_config, save_user_config, validate_layer
+    from svc_host.secrets import REDACTED
 
     paths = _paths()
     user_env_vars = read_user_config(paths).get("environment", {}).get("env_vars", {})
     merged = save_user_config(paths, partial_for(key, value, user_env_vars), env=os.environ).model_dump(mode="json")
-    click.echo(f"{key} = {value} (saved to {paths.user_config})")
+    secret = key.startswith("environment.env_vars") or key == "notifications.chat_webhook_url"
+    click.echo(f"{key} = {REDACTED if secret else value} (saved to {paths.user_config})")
     if key == "environment.env_vars":
         return
     saved = validate_layer(read_user_config(paths)).model_dump(mode="json")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 """Profile names double as transport names: lowercase, and never ``local``."""
 MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A POSIX variable name: the only kind of key a profile's ``env_vars`` may hold."""
 
 
 class Mount(BaseModel):
@@ -22,9 +25,36 @@ class Mount(BaseModel):
 
     @field_validator("remote")
     @classmethod
-    def _no_other_users_home(cls, value: str) -> str:
-        cluster_root(value)
+    def _a_project_directory(cls, value: str) -> str:
+        check_remote(value)
         return value
+
+
+def check_remote(remote: str) -> None:
+    """Refuse a mount ``remote`` that a mirror could wipe more than a project from.
+
+    A mirror deletes what is not in the local directory, so the remote root may not be the login directory
+    (``~``, ``.``, ``$HOME``), ``/``, ``/home`` or a home directory ``/home/<user>``, nor climb with ``..``.
+    Raises ``ValueError`` (pydantic reports it as a validation error naming ``remote``).
+    """
+    path = remote.strip()
+    if "\0" in path:
+        raise ValueError("remote path contains a NUL byte")
+    if "$" in path:
+        raise ValueError(
+            f"remote path {remote!r} contains '$': variables such as $HOME are not expanded; "
+            "use '~/dir' or an absolute path"
+        )
+    if ".." in path.split("/"):
+        raise ValueError(f"remote path {remote!r} contains '..'; give the directory itself")
+    root = cluster_root(path)
+    parts = [part for part in root.split("/") if part not in ("", ".")]
+    if not parts:
+        what = "the filesystem root" if root.startswith("/") else "your home directory on the cluster"
+        raise ValueError(f"remote path {remote!r} is {what}; choose a project directory below it, e.g. '~/project'")
+    if root.startswith("/") and parts[0] == "home" and len(parts) <= 2:
+        what = "the directory of all homes" if len(parts) == 1 else "a home directory"
+        raise ValueError(f"remote path {remote!r} is {what}; choose a project directory below it")
 
 
 def cluster_root(remote: str) -> str:
@@ -61,6 +91,20 @@ class SSHProfile(BaseModel):
     accept_unknown_host: bool = False
     mounts: list[Mount] = Field(default_factory=list)
     env_vars: dict[str, str] = Field(default_factory=dict)
+    """Set with ``env`` before every remote command: keys must be POSIX names, values are passed quoted."""
+
+    @field_validator("env_vars")
+    @classmethod
+    def _posix_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, item in value.items():
+            if not ENV_NAME.fullmatch(key):
+                raise ValueError(
+                    f"env_vars key {key!r} is not a variable name: use letters, digits and '_', "
+                    "not starting with a digit"
+                )
+            if "\0" in item:
+                raise ValueError(f"env_vars value of {key!r} contains a NUL byte")
+        return value
 
 
 class HostConfig(BaseModel):

@@ -9,17 +9,20 @@ from mcp.server.mcpserver import Context
 from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
+from svc_host.secrets import mask_config
 
 
 @tool_result
 async def get_config(ctx: Context) -> dict[str, Any]:
     config = host_of(ctx).config()
-    return {
-        "resources": config.resources.model_dump(mode="json"),
-        "environment": config.environment.model_dump(mode="json", include={"conda", "venv", "env_vars"}),
-        "log_dir": config.log_dir,
-        "work_dir": config.work_dir,
-    }
+    return mask_config(
+        {
+            "resources": config.resources.model_dump(mode="json"),
+            "environment": config.environment.model_dump(mode="json", include={"conda", "venv", "env_vars"}),
+            "log_dir": config.log_dir,
+            "work_dir": config.work_dir,
+        }
+    )
 
 
 @tool_result
@@ -47,7 +50,8 @@ TOOLS = [
         function=get_config,
         description=(
             "Read the job defaults from svc's configuration files (system, user, project): resources, "
-            "environment, log_dir, work_dir. submit_job parameters override them."
+            "environment, log_dir, work_dir. submit_job parameters override them. Environment variable values "
+            "are shown as '<redacted>' (they often hold tokens)."
         ),
         read_only=True,
     ),

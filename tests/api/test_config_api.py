@@ -209,6 +209,85 @@ async def test_env_lists_variables_and_never_shows_secrets(
     assert rows["SVC_FANCY"] == {"name": "SVC_FANCY", "value": "1", "description": ""}
 
 
+async def test_the_api_token_is_never_shown(http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVC_API_TOKEN", "plain-looking-token-value-1234")
+    monkeypatch.setenv("SVC_MY_PASSWORD", "hunter2")
+    response = await http.get("/api/config/env")
+    rows = {row["name"]: row["value"] for row in response.json()}
+    assert rows["SVC_API_TOKEN"] == "<redacted>"
+    assert rows["SVC_MY_PASSWORD"] == "<redacted>"
+    assert "plain-looking-token-value-1234" not in response.text
+    assert "hunter2" not in response.text
+
+
+# -- secrets in the configuration ----------------------------------------------------------------------
+
+WEBHOOK = "https://hooks.slack.com/services/T000/B000/abcdefabcdef"
+
+
+async def test_config_responses_mask_env_values_and_the_webhook_like_the_env_listing(
+    http: httpx.AsyncClient, paths: SvcPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = {"environment": {"env_vars": {"HF_TOKEN": "hf_abcdefghijkl", "PLAIN": "visible?"}},
+            "notifications": {"chat_webhook_url": WEBHOOK}}  # fmt: skip
+    put = await http.put("/api/config", json=body)
+    monkeypatch.setenv("SVC_ENVIRONMENT__ENV_VARS", '{"FROM_ENV": "env-secret-value"}')
+    got = await http.get("/api/config")
+
+    for response in (put, got):
+        assert response.status_code == 200
+        for secret in ("hf_abcdefghijkl", "visible?", "abcdefabcdef", "env-secret-value"):
+            assert secret not in response.text
+    assert got.json()["environment"]["env_vars"] == {
+        "HF_TOKEN": "<redacted>",
+        "PLAIN": "<redacted>",
+        "FROM_ENV": "<redacted>",
+    }
+    assert got.json()["notifications"]["chat_webhook_url"] == "<redacted>"
+    env_rows = {row["name"]: row["value"] for row in (await http.get("/api/config/env")).json()}
+    assert env_rows["SVC_ENVIRONMENT__ENV_VARS"] == "<redacted>"
+    # the stored values are intact
+    stored = json.loads(paths.user_config.read_text())
+    assert stored["environment"]["env_vars"] == {"HF_TOKEN": "hf_abcdefghijkl", "PLAIN": "visible?"}
+
+
+async def test_saving_back_what_get_showed_keeps_the_secrets(
+    http: httpx.AsyncClient, paths: SvcPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = {
+        "environment": {"env_vars": {"HF_TOKEN": "hf_abcdefghijkl"}},
+        "notifications": {"chat_webhook_url": WEBHOOK},
+    }
+    await http.put("/api/config", json=body)
+    shown = (await http.get("/api/config")).json()
+    shown["log_dir"] = "out"
+    shown["environment"]["env_vars"]["NEW"] = "1"
+
+    saved = await http.put("/api/config", json=shown)
+
+    assert saved.status_code == 200
+    stored = json.loads(paths.user_config.read_text())
+    assert stored["environment"]["env_vars"] == {"HF_TOKEN": "hf_abcdefghijkl", "NEW": "1"}
+    assert stored["notifications"]["chat_webhook_url"] == WEBHOOK
+    assert stored["log_dir"] == "out"
+    assert "<redacted>" not in paths.user_config.read_text()
+
+
+async def test_project_configs_are_masked_and_saving_them_back_keeps_the_secrets(
+    http: httpx.AsyncClient, with_mount: Path
+) -> None:
+    config = {"environment": {"env_vars": {"WANDB_API_KEY": "0123456789abcdef"}}, "log_dir": "logs"}
+    put = await http.put("/api/config/projects/code", json=config)
+    got = await http.get("/api/config/projects/code")
+    for response in (put, got):
+        assert response.status_code == 200
+        assert response.json()["config"]["environment"]["env_vars"] == {"WANDB_API_KEY": "<redacted>"}
+    again = await http.put("/api/config/projects/code", json=got.json()["config"])
+    assert again.status_code == 200
+    stored = json.loads((with_mount / ".svc.json").read_text())
+    assert stored["environment"]["env_vars"] == {"WANDB_API_KEY": "0123456789abcdef"}
+
+
 # -- /api/config/projects ------------------------------------------------------------------------------
 
 

@@ -208,3 +208,44 @@ async def test_environment_profile_is_what_the_server_sees(
     assert body["current"] == "env"
     assert body["profiles"]["env"]["hostname"] == "direct.example.org"
     assert body["profiles"]["env"]["port"] == 22
+
+
+async def test_accept_unknown_host_is_refused_by_create_and_update_alike(http: httpx.AsyncClient) -> None:
+    created = await http.post("/api/config/ssh/profiles", json={**GPU, "accept_unknown_host": True})
+    assert created.status_code == 422
+    assert (await http.get("/api/config/ssh/profiles")).json()["profiles"] == {}
+
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    updated = await http.put(
+        "/api/config/ssh/profiles/gpu", json={"hostname": "x.example.org", "accept_unknown_host": True}
+    )
+    assert updated.status_code == 422
+    assert updated.json() == created.json()
+    assert "accept_unknown_host cannot be set through the API" in updated.json()["detail"]
+    stored = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
+    assert (stored["hostname"], stored["accept_unknown_host"]) == ("login.example.org", False)
+
+    explicit_false = await http.put("/api/config/ssh/profiles/gpu", json={"accept_unknown_host": False, "port": 22})
+    assert explicit_false.status_code == 200
+
+
+async def test_hostile_env_var_keys_and_mount_remotes_are_422_and_change_nothing(
+    http: httpx.AsyncClient, project: Path
+) -> None:
+    hostile = {"-Secho INJECTED #": "1"}
+    created = await http.post("/api/config/ssh/profiles", json={**GPU, "env_vars": hostile})
+    assert created.status_code == 422
+    assert "is not a variable name" in created.json()["detail"]
+
+    await http.post("/api/config/ssh/profiles", json={**GPU, "env_vars": {"OK": "$(id)"}})
+    updated = await http.put("/api/config/ssh/profiles/gpu", json={"env_vars": hostile})
+    assert updated.status_code == 422
+    assert "profile 'gpu': env_vars: " in updated.json()["detail"]
+
+    for remote in ["~", "/", "/home/alice", "$HOME/x", "proj/../.."]:
+        mount = {"name": "code", "local": str(project), "remote": remote}
+        response = await http.post("/api/config/ssh/profiles/gpu/mounts", json=mount)
+        assert response.status_code == 422, remote
+        assert response.json()["detail"].startswith("body.remote: "), remote
+    stored = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
+    assert (stored["env_vars"], stored["mounts"]) == ({"OK": "$(id)"}, [])

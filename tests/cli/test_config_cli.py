@@ -60,7 +60,9 @@ def test_show_json_is_the_default_configuration(env: dict[str, str]) -> None:
 def test_set_writes_the_user_file_and_show_reflects_it(env: dict[str, str], user_config: Path) -> None:
     assert run(env, "config", "set", "resources.partition", "gpu").returncode == 0
     assert run(env, "config", "set", "resources.gpus_per_node", "4").returncode == 0
-    assert run(env, "config", "set", "environment.env_vars.HF_HOME", "/data/hf").returncode == 0
+    secret = run(env, "config", "set", "environment.env_vars.HF_HOME", "/data/hf")
+    assert secret.returncode == 0
+    assert "/data/hf" not in secret.stdout + secret.stderr
 
     assert json.loads(user_config.read_text()) == {
         "resources": {"partition": "gpu", "gpus_per_node": 4},
@@ -70,10 +72,11 @@ def test_set_writes_the_user_file_and_show_reflects_it(env: dict[str, str], user
     shown = json.loads(run(env, "config", "show", "--json").stdout)
     assert shown["resources"]["partition"] == "gpu"
     assert shown["resources"]["gpus_per_node"] == 4
-    assert shown["environment"]["env_vars"] == {"HF_HOME": "/data/hf"}
+    assert shown["environment"]["env_vars"] == {"HF_HOME": "<redacted>"}
     table = run(env, "config", "show").stdout
     assert "resources.partition" in table
     assert "gpu" in table
+    assert "/data/hf" not in table
 
     assert run(env, "config", "set", "resources.partition", "null").returncode == 0
     assert json.loads(run(env, "config", "show", "--json").stdout)["resources"]["partition"] is None
@@ -178,3 +181,28 @@ def test_unsafe_mount_roots_are_refused(env: dict[str, str], profiles_file: Path
     assert result.returncode == 1
     assert message in one_line_error(result)
     assert json.loads(profiles_file.read_text())["profiles"]["gpu"]["mounts"] == []
+
+
+@pytest.mark.parametrize("remote", ["~", "/", "/home/alice", "$HOME", "code/../.."])
+def test_mount_remotes_a_mirror_could_wipe_a_home_from_are_refused(
+    env: dict[str, str], profiles_file: Path, remote: str
+) -> None:
+    project = Path(env["HOME"]) / "code"
+    project.mkdir()
+    assert run(env, "profile", "add", "gpu", "--hostname", "h").returncode == 0
+    result = run(env, "profile", "mount", "add", "gpu", "m", str(project), remote)
+    assert result.returncode == 2
+    assert one_line_error(result).startswith("Error: remote: ")
+    assert json.loads(profiles_file.read_text())["profiles"]["gpu"]["mounts"] == []
+
+
+def test_a_profiles_file_with_a_hostile_env_key_is_one_line_naming_the_file(
+    env: dict[str, str], profiles_file: Path
+) -> None:
+    profiles_file.parent.mkdir(parents=True, exist_ok=True)
+    profiles_file.write_text(
+        json.dumps({"profiles": {"gpu": {"hostname": "h", "env_vars": {"-Secho INJECTED #": ""}}}})
+    )
+    result = run(env, "profile", "list")
+    assert result.returncode == 1
+    assert one_line_error(result).startswith(f"error: {profiles_file}: profiles.gpu.env_vars: ")

@@ -75,6 +75,33 @@ async def test_hostile_job_name_is_submitted_verbatim(transport: SSHTransport) -
     await transport.run(["rm", "-rf", "--", job_dir])
 
 
+async def test_profile_env_values_reach_commands_as_data_never_as_code(dev_profile: SSHProfile) -> None:
+    marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
+    hostile = f"$(touch {marker}); `touch {marker}` | touch {marker} # 'q' \"d\"\nnext line"
+    transport = SSHTransport("dev", dev_profile.model_copy(update={"env_vars": {"SVC_T": hostile, "B_2": "x y"}}))
+    try:
+        result = await transport.run(["printenv", "SVC_T"])
+        other = await transport.run(["printenv", "B_2"])
+    finally:
+        await transport.close()
+    assert (result.exit_code, result.stdout) == (0, hostile + "\n")
+    assert other.stdout == "x y\n"
+    assert not Path(marker).exists()
+
+
+async def test_a_hostile_env_key_is_refused_and_never_becomes_a_command(dev_profile: SSHProfile) -> None:
+    with pytest.raises(ValueError, match="is not a variable name"):
+        SSHProfile.model_validate({**dev_profile.model_dump(), "env_vars": {"-Secho INJECTED #": "x"}})
+    # Even a profile built without validation cannot turn the env prefix into another command.
+    unchecked = dev_profile.model_copy(update={"env_vars": {"-Secho INJECTED #": "x"}})
+    transport = SSHTransport("dev", unchecked)
+    try:
+        result = await transport.run(["echo", "ran"])
+    finally:
+        await transport.close()
+    assert "INJECTED" not in result.stdout + result.stderr
+
+
 def write_ssh_config(home: Path, dev_profile: SSHProfile) -> None:
     """A user's ~/.ssh/config naming the dev cluster ``devalias`` (and how to reach 127.0.0.1 as a jump host)."""
     ssh = home / ".ssh"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,16 @@ async def test_config_and_profiles_without_any_setup(mcp_factory: Callable[[], A
             "work_dir": None,
         }
         assert await mcp("list_ssh_profiles") == {"success": True, "profiles": [], "current": "", "count": 0}
+
+
+async def test_get_config_masks_environment_values(svc_home: dict[str, str], mcp_factory: Callable[[], Any]) -> None:
+    user_file = Path(svc_home["XDG_CONFIG_HOME"]) / "svc" / "config.json"
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    user_file.write_text(json.dumps({"environment": {"env_vars": {"HF_TOKEN": "hf_abcdefghijkl"}}}))
+    async with mcp_factory() as mcp:
+        config = await mcp("get_config")
+    assert config["environment"]["env_vars"] == {"HF_TOKEN": "<redacted>"}
+    assert "hf_abcdefghijkl" not in json.dumps(config)
 
 
 async def test_ssh_transport_through_a_profile(

@@ -96,7 +96,7 @@ def test_translation_onto_an_absolute_remote_root(
     [
         ("proj", None, "logs", ("proj", "proj/logs", "logs")),
         ("~/proj/", "exp/a", "logs", ("proj/exp/a", "proj/logs", "../../logs")),
-        ("~", "exp", "exp/logs", ("exp", "exp/logs", "logs")),
+        ("~/proj", "exp", "exp/logs", ("proj/exp", "proj/exp/logs", "logs")),
         ("proj", "exp", "/abs/logs", ("proj/exp", "/abs/logs", "/abs/logs")),
         # an absolute work_dir outside the mount: a relative log_dir stays relative to it
         ("proj", "/scratch/run", "logs", ("/scratch/run", "proj/logs", "logs")),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, ConflictError, NotFoundError
 from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.profiles import UNKNOWN_HOST_REFUSED, ProfileStore, refuse_unknown_host
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def test_create_persists_with_mode_0600_and_no_temp_files(store: ProfileStore) -
     assert on_disk["current"] is None
     assert on_disk["profiles"]["gpu"]["hostname"] == "login.example.org"
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
-    assert [p.name for p in store.path.parent.iterdir()] == ["profiles.json"]
+    assert sorted(p.name for p in store.path.parent.iterdir()) == ["profiles.json", "profiles.json.lock"]
 
 
 def test_create_refuses_an_existing_name(store: ProfileStore) -> None:
@@ -226,3 +228,111 @@ def test_svc_ssh_hostname_defines_the_env_profile(store: ProfileStore) -> None:
     # The MCP server passes no environment: only the file counts.
     assert store.host_config(env=None).current_profile == "a"
     assert "env" not in store.host_config(env=None).profiles
+
+
+# -- concurrent writers --------------------------------------------------------------------------------------
+
+ADD_MANY = """
+import sys
+from pathlib import Path
+from svc_host.domain.profiles import SSHProfile
+from svc_host.profiles import ProfileStore
+
+store = ProfileStore(Path(sys.argv[1]))
+for index in range(int(sys.argv[3])):
+    store.create(f"{sys.argv[2]}-{index}", SSHProfile(hostname="login.example.org"))
+"""
+
+
+def test_processes_adding_profiles_at_the_same_time_lose_nothing(store: ProfileStore) -> None:
+    writers, each = 4, 15
+    procs = [
+        subprocess.Popen([sys.executable, "-c", ADD_MANY, str(store.path), f"w{writer}", str(each)])
+        for writer in range(writers)
+    ]
+    assert [proc.wait(timeout=120) for proc in procs] == [0] * writers
+
+    assert sorted(store.list()) == sorted(f"w{w}-{i}" for w in range(writers) for i in range(each))
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.lock_path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in store.path.parent.iterdir()) == ["profiles.json", "profiles.json.lock"]
+
+
+# -- env_vars keys ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["-Secho INJECTED #", "A B", "1ABC", "A=B", "", "A;ls", "PATH\n"])
+def test_env_var_keys_must_be_posix_names(store: ProfileStore, key: str) -> None:
+    with pytest.raises(ValueError, match=r"env_vars key .* is not a variable name"):
+        cluster(env_vars={key: "x"})
+    store.create("gpu", cluster())
+    with pytest.raises(ConfigError, match=r"profile 'gpu': env_vars: .*is not a variable name"):
+        store.update("gpu", {"env_vars": {key: "x"}})
+    assert store.get("gpu").env_vars == {}
+
+
+def test_env_var_values_may_hold_anything_but_nul(store: ProfileStore) -> None:
+    hostile = "$(touch /tmp/x); `id` | rm -rf ~ #\n'\""
+    assert cluster(env_vars={"_OK9": hostile}).env_vars == {"_OK9": hostile}
+    with pytest.raises(ValueError, match="env_vars value of 'A' contains a NUL byte"):
+        cluster(env_vars={"A": "a\0b"})
+
+
+def test_a_profiles_file_with_a_hostile_env_key_is_refused_naming_it(store: ProfileStore) -> None:
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text(json.dumps({"profiles": {"gpu": {"hostname": "h", "env_vars": {"-Secho X #": "1"}}}}))
+    with pytest.raises(ConfigError, match=rf"^{store.path}: profiles.gpu.env_vars: .*is not a variable name"):
+        store.host_config(env=None)
+
+
+# -- accept_unknown_host over the API ----------------------------------------------------------------------------
+
+
+def test_accepting_unknown_hosts_is_refused_with_one_message() -> None:
+    with pytest.raises(ConfigError) as caught:
+        refuse_unknown_host(True)
+    assert str(caught.value) == UNKNOWN_HOST_REFUSED
+    refuse_unknown_host(False)
+    refuse_unknown_host(None)
+
+
+# -- mount remotes ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("remote", "message"),
+    [
+        ("~", "is your home directory on the cluster"),
+        ("~/", "is your home directory on the cluster"),
+        (".", "is your home directory on the cluster"),
+        ("./", "is your home directory on the cluster"),
+        ("$HOME", "variables such as \\$HOME are not expanded"),
+        ("${HOME}/code", "variables such as \\$HOME are not expanded"),
+        ("/", "is the filesystem root"),
+        ("//", "is the filesystem root"),
+        ("/home", "is the directory of all homes"),
+        ("/home/alice", "is a home directory"),
+        ("/home/alice/", "is a home directory"),
+        ("/home//alice/.", "is a home directory"),
+        ("..", "contains '..'"),
+        ("~/..", "contains '..'"),
+        ("proj/../..", "contains '..'"),
+        ("/scratch/alice/../bob", "contains '..'"),
+        ("~bob/code", "'~user' is not supported"),
+    ],
+)
+def test_mount_remotes_that_a_mirror_could_wipe_a_home_from_are_refused(
+    store: ProfileStore, project: Path, remote: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        Mount(name="code", local=str(project), remote=remote)
+    store.path.parent.mkdir(parents=True)
+    mount = {"name": "code", "local": str(project), "remote": remote}
+    store.path.write_text(json.dumps({"profiles": {"gpu": {"hostname": "h", "mounts": [mount]}}}))
+    with pytest.raises(ConfigError, match=rf"^{store.path}: profiles.gpu.mounts.0.remote: "):
+        store.list()
+
+
+@pytest.mark.parametrize("remote", ["~/code", "code", "/home/alice/code", "/scratch/alice", "/r", "-odd/dir"])
+def test_project_directories_are_fine_remotes(project: Path, remote: str) -> None:
+    assert Mount(name="code", local=str(project), remote=remote).remote == remote

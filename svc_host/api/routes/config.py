@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Body, HTTPException
 
@@ -26,6 +24,7 @@ from svc_host.config import (
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
+from svc_host.secrets import mask_config, mask_env_value
 
 router = APIRouter(prefix="/api/config", tags=["config"])
 
@@ -44,15 +43,9 @@ ENV_DESCRIPTIONS = {
     "SVC_PLUGINS_STRICT": "1 makes a plugin that fails to load fatal",
     "SVC_SYSTEM_CONFIG": "path of the system configuration file (default /etc/svc/config.json)",
     "CHAT_WEBHOOK_URL": "chat webhook that receives status notifications",
+    "SVC_API_TOKEN": "API token of svc serve (always shown redacted)",
 }
 """Descriptions of the variables the server knows; ``SVC_<FIELD>[__<FIELD>]`` variables override config keys."""
-
-SECRET_PREFIXES = ("SVC_ENVIRONMENT__ENV_VARS",)
-"""Variables whose whole value is redacted: job environment variables often carry API tokens."""
-
-REDACTED = "<redacted>"
-_SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "WEBHOOK", "CREDENTIAL", "AUTH")
-_SECRET_VALUE = re.compile(r"^(xox[abposr]-|gh[pousr]_|github_pat_|sk-|AKIA)|hooks?[./]|webhook", re.IGNORECASE)
 
 
 def _env(host: Host) -> Mapping[str, str] | None:
@@ -68,9 +61,12 @@ def _write_failed(exc: OSError) -> HTTPException:
 
 @router.get("")
 def get_config(host: HostDep) -> dict[str, Any]:
-    """The merged configuration: system, then user, then project file, then ``SVC_*`` variables."""
+    """The merged configuration: system, then user, then project file, then ``SVC_*`` variables.
 
-    return load_config(host.paths, env=_env(host)).model_dump(mode="json")
+    Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
+    ``<redacted>`` keeps what is stored."""
+
+    return mask_config(load_config(host.paths, env=_env(host)).model_dump(mode="json"))
 
 
 @router.put("")
@@ -78,7 +74,7 @@ def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
     """Lay a full or partial configuration over the user file; returns the merged configuration."""
 
     try:
-        return save_user_config(host.paths, body, env=_env(host)).model_dump(mode="json")
+        return mask_config(save_user_config(host.paths, body, env=_env(host)).model_dump(mode="json"))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -95,7 +91,7 @@ def reset_config(host: HostDep) -> dict[str, Any]:
     """Overwrite the user file with the default configuration; returns the merged configuration."""
 
     try:
-        return reset_user_config(host.paths, env=_env(host)).model_dump(mode="json")
+        return mask_config(reset_user_config(host.paths, env=_env(host)).model_dump(mode="json"))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -105,28 +101,13 @@ def reset_config(host: HostDep) -> dict[str, Any]:
 
 @router.get("/env")
 def get_env() -> list[dict[str, str]]:
-    """``SVC_*`` and ``CHAT_WEBHOOK_URL`` variables of the server process; secret-looking values are redacted."""
+    """``SVC_*`` and ``CHAT_WEBHOOK_URL`` variables of the server process; secret-looking values are redacted
+    (``SVC_API_TOKEN`` always)."""
     return [
         {"name": name, "value": mask_env_value(name, value), "description": describe_env_var(name)}
         for name, value in sorted(os.environ.items())
         if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL"
     ]
-
-
-def mask_env_value(name: str, value: str) -> str:
-    """``<redacted>`` for keys, tokens, passwords, webhooks and URLs with credentials; the value otherwise."""
-    upper = name.upper()
-    if upper.startswith(SECRET_PREFIXES) or any(word in upper for word in _SECRET_NAME_WORDS):
-        return REDACTED
-    if _SECRET_VALUE.search(value):
-        return REDACTED
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return REDACTED
-    if parts.scheme and (parts.username or parts.password or "@" in parts.netloc or parts.query):
-        return REDACTED
-    return value
 
 
 def describe_env_var(name: str) -> str:
@@ -169,7 +150,7 @@ def _project_response(mount: Mount, path: Path, exists: bool, config: dict[str, 
         "local_path": mount.local,
         "config_path": str(path),
         "exists": exists,
-        "config": config,
+        "config": mask_config(config),
     }
 
 

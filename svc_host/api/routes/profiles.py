@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from svc_host.api.deps import HostDep
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.profiles import refuse_unknown_host
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
 
@@ -47,14 +48,20 @@ def list_profiles(host: HostDep) -> dict[str, Any]:
 
 @router.post("")
 async def create_profile(host: HostDep, body: ProfileCreate) -> dict[str, Any]:
-    """Create a profile (409 if the name exists, 422 for an invalid name or missing hostname)."""
+    """Create a profile (409 if the name exists, 422 for an invalid name or missing hostname).
+
+    ``accept_unknown_host: true`` is refused (422) like in an update: host key checking stays on over the API."""
+    refuse_unknown_host(body.accept_unknown_host)
     profile = SSHProfile.model_validate(body.model_dump(exclude={"name"}))
     return _profile_json(await _change(host, host.profiles.create, body.name, profile))
 
 
 @router.put("/{name}")
 async def update_profile(host: HostDep, name: str, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
-    """Apply hostname, username, key_filename, port, description, ssh_host, proxy_jump and env_vars."""
+    """Apply hostname, username, key_filename, port, description, ssh_host, proxy_jump and env_vars.
+
+    Other keys are ignored, except ``accept_unknown_host: true``, refused (422) like in a create."""
+    refuse_unknown_host(body.get("accept_unknown_host"))
     return _profile_json(await _change(host, host.profiles.update, name, body))
 
 

@@ -1,0 +1,83 @@
+"""The one masking of secret values for everything svc shows: REST, MCP and the CLI.
+
+Job environment variables and the chat webhook URL are shown as ``<redacted>``, whatever they hold (they
+are where API tokens live); a server variable is redacted when its name or its value looks secret. A
+configuration sent back with ``<redacted>`` values (a dashboard saving what it was shown) keeps the
+stored values: see :func:`keep_redacted`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+REDACTED = "<redacted>"
+
+SECRET_PREFIXES = ("SVC_ENVIRONMENT__ENV_VARS",)
+"""Variables whose whole value is redacted: job environment variables often carry API tokens."""
+
+_SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "WEBHOOK", "CREDENTIAL", "AUTH")
+_SECRET_VALUE = re.compile(r"^(xox[abposr]-|gh[pousr]_|github_pat_|sk-|AKIA)|hooks?[./]|webhook", re.IGNORECASE)
+
+
+def mask_env_value(name: str, value: str) -> str:
+    """``<redacted>`` for keys, tokens, passwords, webhooks and URLs with credentials; the value otherwise.
+
+    ``SVC_API_TOKEN`` (the server's own token) is redacted by its name like every ``*TOKEN*`` variable.
+    """
+    upper = name.upper()
+    if upper.startswith(SECRET_PREFIXES) or any(word in upper for word in _SECRET_NAME_WORDS):
+        return REDACTED
+    if _SECRET_VALUE.search(value):
+        return REDACTED
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return REDACTED
+    if parts.scheme and (parts.username or parts.password or "@" in parts.netloc or parts.query):
+        return REDACTED
+    return value
+
+
+def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A (partial) configuration as JSON with every job env var value and the webhook URL redacted."""
+    masked = dict(config)
+    environment = masked.get("environment")
+    if isinstance(environment, Mapping) and isinstance(environment.get("env_vars"), Mapping):
+        env_vars = dict.fromkeys(environment["env_vars"], REDACTED)
+        masked["environment"] = {**environment, "env_vars": env_vars}
+    notifications = masked.get("notifications")
+    if isinstance(notifications, Mapping) and notifications.get("chat_webhook_url"):
+        masked["notifications"] = {**notifications, "chat_webhook_url": REDACTED}
+    return masked
+
+
+def keep_redacted(partial: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """``partial`` with every ``<redacted>`` secret replaced by the value ``stored`` holds (or dropped when
+    ``stored`` has none), so saving a configuration that was shown masked never writes ``<redacted>``."""
+    result = dict(partial)
+    environment = result.get("environment")
+    if isinstance(environment, Mapping) and isinstance(environment.get("env_vars"), Mapping):
+        known = _section(stored, "environment").get("env_vars")
+        known = known if isinstance(known, Mapping) else {}
+        env_vars = {
+            name: known[name] if value == REDACTED else value
+            for name, value in environment["env_vars"].items()
+            if value != REDACTED or name in known
+        }
+        result["environment"] = {**environment, "env_vars": env_vars}
+    notifications = result.get("notifications")
+    if isinstance(notifications, Mapping) and notifications.get("chat_webhook_url") == REDACTED:
+        kept = {key: value for key, value in notifications.items() if key != "chat_webhook_url"}
+        stored_url = _section(stored, "notifications").get("chat_webhook_url")
+        if stored_url is not None:
+            kept["chat_webhook_url"] = stored_url
+        result["notifications"] = kept
+    return result
+
+
+def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    section = data.get(name)
+    return section if isinstance(section, Mapping) else {}
