@@ -22,6 +22,7 @@ def svc_api_routers() -> list[Any]:
         plugins,
         profiles,
         resources,
+        schedules,
         sweeps,
         workflows,
     )
@@ -36,6 +37,7 @@ def svc_api_routers() -> list[Any]:
         files.router,
         workflows.router,
         sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
+        schedules.router,  # after sweeps: its scheduler stops before the orchestrator and the engine it fires
         events.router,
     ]
 

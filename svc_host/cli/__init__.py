@@ -24,6 +24,7 @@ COMMANDS = {
     "history": "svc_host.cli.jobs:history",
     "flow": "svc_host.cli.flow:flow",
     "sweep": "svc_host.cli.sweep:sweep",
+    "schedule": "svc_host.cli.schedule:schedule",
     "sync": "svc_host.cli.sync:sync",
     "inspect": "svc_host.cli.sync:inspect",
     "files": "svc_host.cli.sync:files",

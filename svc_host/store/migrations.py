@@ -142,6 +142,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_resource_sample_at ON resource_sample (at)",
         "CREATE INDEX IF NOT EXISTS ix_resource_sample_transport_at ON resource_sample (transport, at)",
     ),
+    # 5: scheduled workflow runs (svc_host/schedules)
+    (
+        """CREATE TABLE IF NOT EXISTS schedule (
+            id INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL UNIQUE,
+            spec VARCHAR NOT NULL,
+            enabled BOOLEAN NOT NULL,
+            version INTEGER NOT NULL,
+            next_fire_at TIMESTAMP,
+            last_fire_at TIMESTAMP,
+            last_outcome VARCHAR,
+            last_error VARCHAR,
+            last_run_id VARCHAR,
+            last_sweep_id INTEGER,
+            fire_count INTEGER NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            updated_at TIMESTAMP NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_schedule_next_fire_at ON schedule (next_fire_at)",
+    ),
 )
 
 

@@ -174,3 +174,29 @@ class ResourceSample(SQLModel, table=True):
     nodes_total: int
     nodes_idle: int
     nodes_down: int
+
+
+class ScheduleRecord(SQLModel, table=True):
+    """A scheduled workflow run (``svc_host.schedules``): its spec as JSON, its next fire and its last outcome.
+
+    ``version`` changes on every edit and every fire; a fire is claimed by compare-and-set on it.
+    """
+
+    __tablename__ = "schedule"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    spec: str
+    """The ``ScheduleSpec`` as JSON."""
+    enabled: bool
+    version: int = 0
+    next_fire_at: datetime | None = Field(default=None, index=True)
+    last_fire_at: datetime | None = None
+    last_outcome: str | None = None
+    """``fired``, ``skipped_missed``, ``skipped_overlap`` or ``failed``."""
+    last_error: str | None = None
+    last_run_id: str | None = None
+    last_sweep_id: int | None = None
+    fire_count: int = 0
+    created_at: datetime
+    updated_at: datetime

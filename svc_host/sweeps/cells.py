@@ -26,14 +26,14 @@ from svc_host.workflows.store import NewRun
 if TYPE_CHECKING:
     from svc_host.context import Host
 
-SOURCES = ("web", "mcp", "cli")
+SOURCES = ("web", "mcp", "cli", "schedule")
 
 
 @dataclass(frozen=True)
 class SweepRequest:
     """What a caller asks to sweep: the run request of every cell (its ``args`` are the shared args), the
-    spec, and who asks (``web``, ``mcp`` or ``cli``: the sweep's ``submission_source``, its cells'
-    ``triggered_by``)."""
+    spec, and who asks (``web``, ``mcp``, ``cli`` or ``schedule``: the sweep's ``submission_source``, its
+    cells' ``triggered_by``)."""
 
     run: RunRequest
     spec: SweepSpec

@@ -1,0 +1,145 @@
+"""REST ``/api/schedules``: create, list, show with next fires, replace, delete, fire now; and, on the dev
+cluster, a real ``svc serve`` whose scheduler fires a workflow that runs to completion."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+
+from svc_host.context import Host
+from svc_host.workflows.engine import close_engine
+
+FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a schedule\n"
+
+
+@pytest.fixture
+async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    assert (await api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})).is_success
+    yield api_client
+    await close_engine(host)
+
+
+def body(**fields: Any) -> dict[str, Any]:
+    return {"name": "nightly", "workflow": "hello", "cron": "0 3 * * *", "timezone": "Europe/Berlin", **fields}
+
+
+async def test_create_list_show_replace_delete(client: httpx.AsyncClient) -> None:
+    created = await client.post("/api/schedules", json=body(args={"lr": "0.1"}))
+    assert created.status_code == 201, created.text
+    row = created.json()
+    assert (row["name"], row["cron"], row["every"], row["enabled"], row["last_outcome"]) == (
+        "nightly",
+        "0 3 * * *",
+        None,
+        True,
+        None,
+    )
+    berlin = [datetime.fromisoformat(t).astimezone(ZoneInfo("Europe/Berlin")) for t in row["upcoming"]]
+    assert [moment.strftime("%H:%M") for moment in berlin] == ["03:00"] * 5  # local time, whatever DST does
+    assert [(later.date() - earlier.date()).days for earlier, later in itertools.pairwise(berlin)] == [1] * 4
+    assert row["next_fire_at"] == row["upcoming"][0]
+
+    listed = (await client.get("/api/schedules")).json()
+    assert [r["name"] for r in listed] == ["nightly"]
+    assert "upcoming" not in listed[0]
+    shown = (await client.get("/api/schedules/nightly", params={"upcoming": 2})).json()
+    assert shown["upcoming"] == row["upcoming"][:2]
+
+    replaced = await client.put("/api/schedules/nightly", json=body(cron=None, every=3600, enabled=False))
+    assert replaced.status_code == 200
+    assert (replaced.json()["every"], replaced.json()["next_fire_at"], replaced.json()["upcoming"]) == (3600, None, [])
+
+    assert (await client.delete("/api/schedules/nightly")).json() == {"status": "deleted", "name": "nightly"}
+    assert (await client.get("/api/schedules")).json() == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "detail"),
+    [
+        (body(workflow="nope"), 404, "workflow 'nope' not found"),
+        (body(cron="0 25 * * *"), 422, "invalid cron '0 25 * * *': Bad hour"),
+        (body(every=60), 422, "give exactly one of cron"),
+        (body(sweep={"matrix": "lr"}), 400, "sweep.matrix must be a mapping"),
+        (body(surprise=1), 422, "surprise: Extra inputs are not permitted"),
+    ],
+)
+async def test_bad_schedules_are_refused_and_nothing_is_stored(
+    client: httpx.AsyncClient, payload: dict[str, Any], status: int, detail: str
+) -> None:
+    response = await client.post("/api/schedules", json=payload)
+    assert response.status_code == status
+    assert detail in response.json()["detail"]
+    assert (await client.get("/api/schedules")).json() == []
+
+
+async def test_conflicts_and_unknown_names(client: httpx.AsyncClient) -> None:
+    assert (await client.post("/api/schedules", json=body())).status_code == 201
+    duplicate = await client.post("/api/schedules", json=body())
+    assert (duplicate.status_code, duplicate.json()) == (409, {"detail": "schedule 'nightly' already exists"})
+    assert (await client.get("/api/schedules/other")).status_code == 404
+    assert (await client.delete("/api/schedules/other")).status_code == 404
+    renamed = await client.put("/api/schedules/nightly", json=body(name="other"))
+    assert renamed.status_code == 400
+    assert (await client.get("/api/schedules/nightly", params={"upcoming": 1000})).status_code == 422
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.cluster
+def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, tmp_path: Path) -> None:
+    """A real ``svc serve`` (local transport) with a 1 s scheduler tick: a 10 s schedule fires the workflow,
+    the run is recorded ``triggered_by: schedule`` and its job completes on Slurm."""
+    token = "schedule-test-token-0123456789"
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
+        env={**os.environ, "SVC_API_TOKEN": token, "SVC_SCHEDULER_TICK": "1", "SVC_TRANSPORT": "local"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+            for _ in range(150):
+                try:
+                    http.get("/openapi.json")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            assert http.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"}).is_success
+            created = http.post("/api/schedules", json={"name": "often", "workflow": "hello", "every": 10})
+            assert created.status_code == 201, created.text
+            deadline = time.monotonic() + 60
+            run_id = None
+            while run_id is None and time.monotonic() < deadline:
+                time.sleep(0.5)
+                run_id = http.get("/api/schedules/often").json()["last_run_id"]
+            assert run_id, "the schedule did not fire within 60 s"
+            http.put("/api/schedules/often", json={"name": "often", "workflow": "hello", "every": 10, "enabled": False})
+            while time.monotonic() < deadline:
+                run = http.get(f"/api/workflows/runs/{run_id}").json()
+                if run["status"] in ("completed", "failed", "cancelled"):
+                    break
+                time.sleep(0.5)
+            assert (run["status"], run["triggered_by"]) == ("completed", "schedule"), run
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert "Traceback" not in err
