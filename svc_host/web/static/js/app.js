@@ -130,6 +130,7 @@ function start() {
 
 export function restart() {
   document.body.classList.remove('logged-out');
+  import('./events.js').then((events) => events.reconnect()).catch(() => null);
   renderCurrent();
   checkServer().then(followServer);
 }

@@ -134,3 +134,9 @@ export function stateBadge(state) {
   const cls = s === s.toUpperCase() ? `state-${s}` : `status-${s}`;
   return h('span', { class: ['badge', cls] }, s);
 }
+
+/** A 0..1 fraction as "75%". */
+export function fmtPercent(fraction) {
+  if (fraction === null || fraction === undefined || Number.isNaN(fraction)) return '—';
+  return `${Math.round(fraction * 100)}%`;
+}

@@ -149,22 +149,24 @@ export async function render(root, _params, query) {
   replace(root,
     error,
     card(null, [
-      h('div', { class: 'toolbar card-toolbar' }, search, statusSelect, h('span', { class: 'grow' }), count, h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')),
+      h('div', { class: 'toolbar card-toolbar' }, search, statusSelect, h('span', { class: 'grow' }), count),
       tableBox, emptyBox,
     ], { cls: 'flush' }));
   replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
 
-  const [queue, historyRows] = await Promise.all([
-    api('/api/jobs').catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
-    api('/api/history', { query: { limit: 1000 } }),
-  ]);
-  rows = mergeJobs(queue, historyRows);
-  performance.mark('svc-jobs-rendered-start');
-  draw();
-  performance.mark('svc-jobs-rendered');
+  async function load() {
+    const [queue, historyRows] = await Promise.all([
+      api('/api/jobs').catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
+      api('/api/history', { query: { limit: 1000 } }),
+    ]);
+    rows = mergeJobs(queue, historyRows);
+    draw();
+  }
+  await load();
   root.dataset.ready = 'true';
 
   return live(['job.status_changed'], (events) => {
+    if (events.some((e) => e.type === 'resync')) { load(); return; }
     applyJobEvents(rows, events);
     for (const r of rows) if (r.elapsed === undefined) r.elapsed = null;
     draw();

@@ -147,6 +147,7 @@ export async function render(root) {
 
   return live(['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'], (events) => {
     const types = new Set(events.map((e) => e.type));
+    if (types.has('resync')) { loadQueue(); loadResources(); loadRuns(); loadSweeps(); return; }
     if (types.has('job.status_changed') && queue) { applyJobEvents(queue, events); drawJobs(); drawStats(); }
     if (types.has('workflow_run.status_changed')) loadRuns();
     if (types.has('sweep_run.status_changed')) loadSweeps();

@@ -1,0 +1,173 @@
+// Files: the server profile's mounts, a directory browser with breadcrumbs, a file viewer, "what would sync
+// change", sync (additive) and mirror (deletions shown and confirmed first).
+import { h, replace, fmtBytes, fmtNumber } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
+import { emptyState, setQuery } from '../router.js';
+
+const ICON = { directory: '📁', file: '📄', symlink: '🔗' };
+
+export async function render(root, _params, query) {
+  const [mounts, profiles] = await Promise.all([api('/api/files/mounts'), api('/api/config/ssh/profiles')]);
+  if (!mounts.length) {
+    const hasProfile = !!profiles.current;
+    replace(root, card(null, emptyState(
+      hasProfile ? `Profile "${profiles.current}" has no mounts` : 'No SSH profile yet',
+      hasProfile
+        ? 'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.'
+        : 'Files live in mounts of the server\'s SSH profile. Create a profile (and a mount) first.',
+      h('a', { class: 'btn btn-primary', href: hasProfile ? '/settings?tab=profiles' : '/settings?tab=profiles&new=1' }, hasProfile ? 'Add a mount' : 'Create a profile'))));
+    return null;
+  }
+
+  const state = {
+    mount: mounts.some((m) => m.name === query.mount) ? query.mount : mounts[0].name,
+    path: query.path || '',
+    file: query.file || '',
+  };
+  const mountTabs = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Mount' });
+  const remote = h('span', { class: 'muted mono' });
+  const crumbs = h('nav', { class: 'breadcrumbs', 'aria-label': 'Folder' });
+  const list = h('ul', { class: 'file-list', id: 'file-list' });
+  const listError = alertBox(null);
+  const viewerTitle = h('span', null, 'No file open');
+  const viewer = h('div', { id: 'file-viewer' }, h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')));
+  const syncBox = h('div', { id: 'sync-result' });
+  const syncError = alertBox(null);
+
+  function saveQuery() { setQuery({ mount: state.mount, path: state.path, file: state.file }); }
+
+  function drawMountTabs() {
+    replace(mountTabs, mounts.map((m) => h('button', {
+      type: 'button', class: m.name === state.mount ? 'active' : null, 'aria-pressed': String(m.name === state.mount),
+      onClick: () => { state.mount = m.name; state.path = ''; state.file = ''; replace(syncBox); showError(syncError, null); drawMountTabs(); browse(); openFile(); },
+    }, m.name)));
+    remote.textContent = `→ ${mounts.find((m) => m.name === state.mount).remote}`;
+  }
+
+  function drawCrumbs() {
+    const parts = state.path ? state.path.split('/').filter(Boolean) : [];
+    const items = [h('button', { type: 'button', onClick: () => go('') }, state.mount)];
+    parts.forEach((part, i) => {
+      items.push(h('span', { class: 'sep' }, '/'));
+      const target = parts.slice(0, i + 1).join('/');
+      items.push(i === parts.length - 1 ? h('span', { 'aria-current': 'page' }, part) : h('button', { type: 'button', onClick: () => go(target) }, part));
+    });
+    replace(crumbs, items);
+  }
+
+  function go(path) { state.path = path; saveQuery(); browse(); }
+
+  async function browse() {
+    drawCrumbs();
+    replace(list, h('li', { class: 'loading' }, 'Loading…'));
+    showError(listError, null);
+    try {
+      const data = await api('/api/files/browse', { query: { mount: state.mount, path: state.path } });
+      const rows = [];
+      if (state.path) rows.push(h('li', null, h('button', { type: 'button', onClick: () => go(state.path.split('/').slice(0, -1).join('/')) }, h('span', { class: 'ficon' }, '↩'), h('span', { class: 'fname' }, '..'))));
+      for (const e of data.entries) {
+        const rel = state.path ? `${state.path}/${e.name}` : e.name;
+        const isDir = e.type === 'directory' || (e.type === 'symlink' && e.target_kind === 'directory');
+        const blocked = e.type === 'symlink' && e.accessible === false;
+        rows.push(h('li', null, h('button', {
+          type: 'button', disabled: blocked, class: rel === state.file ? 'selected' : null,
+          title: blocked ? 'a link to outside the mount: not followed' : null,
+          dataset: { name: e.name },
+          onClick: () => { if (isDir) go(rel); else { state.file = rel; saveQuery(); highlight(); openFile(); } },
+        }, h('span', { class: 'ficon', 'aria-hidden': 'true' }, ICON[e.type] || '📄'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
+        h('span', { class: 'fsize' }, e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : ''))));
+      }
+      replace(list, rows.length ? rows : h('li', { class: 'empty' }, h('p', null, 'This folder is empty.')));
+    } catch (err) {
+      replace(list);
+      showError(listError, err);
+    }
+  }
+
+  function highlight() {
+    for (const b of list.querySelectorAll('button[data-name]')) {
+      const rel = state.path ? `${state.path}/${b.dataset.name}` : b.dataset.name;
+      b.classList.toggle('selected', rel === state.file);
+    }
+  }
+
+  async function openFile() {
+    if (!state.file) {
+      viewerTitle.textContent = 'No file open';
+      replace(viewer, h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')));
+      return;
+    }
+    viewerTitle.textContent = state.file;
+    replace(viewer, h('div', { class: 'loading' }, 'Reading…'));
+    try {
+      const data = await api('/api/files/read', { query: { mount: state.mount, path: state.file } });
+      replace(viewer, h('pre', { class: 'viewer', tabindex: '0' }, data.content));
+    } catch (err) {
+      replace(viewer, alertBox(err));
+    }
+  }
+
+  function pathList(paths, omitted, count, cls = '') {
+    if (omitted) return h('p', { class: 'muted' }, `${fmtNumber(count, 0)} paths (too many to list).`);
+    if (!paths.length) return null;
+    return h('ul', { class: ['change-list', cls] }, paths.map((p) => h('li', null, p)));
+  }
+
+  async function inspect() {
+    replace(syncBox, h('div', { class: 'loading' }, 'Comparing with the cluster…'));
+    const r = await api('/api/files/inspect', { query: { mount: state.mount } });
+    replace(syncBox, h('div', { class: 'inspect' },
+      h('div', { class: 'stats compact' },
+        h('div', { class: 'stat tone-info' }, h('div', { class: 'stat-value' }, fmtNumber(r.files_would_transfer, 0)), h('div', { class: 'stat-label' }, 'files a sync would send')),
+        h('div', { class: 'stat tone-bad' }, h('div', { class: 'stat-value' }, fmtNumber(r.mirror_delete_candidates, 0)), h('div', { class: 'stat-label' }, 'a mirror would delete')),
+        h('div', { class: 'stat tone-warn' }, h('div', { class: 'stat-value' }, r.stale_uploads_known ? fmtNumber(r.stale_uploads, 0) : '?'), h('div', { class: 'stat-label' }, 'uploaded earlier, gone locally'))),
+      r.mirror_delete_candidates ? [h('h3', { class: 'sub' }, 'A mirror would delete on the cluster'), pathList(r.mirror_delete_candidate_paths, r.mirror_delete_candidate_paths_omitted, r.mirror_delete_candidates, 'deletions')] : null,
+      r.stale_uploads_known && r.stale_uploads ? [h('h3', { class: 'sub' }, 'Uploaded earlier but gone locally'), pathList(r.stale_upload_paths, r.stale_upload_paths_omitted, r.stale_uploads)] : null,
+      !r.stale_uploads_known && r.stale_uploads_unknown_reason ? h('p', { class: 'muted' }, `Stale uploads unknown: ${r.stale_uploads_unknown_reason}.`) : null));
+  }
+
+  async function sync() {
+    replace(syncBox, h('div', { class: 'loading' }, 'Syncing…'));
+    const r = await api('/api/files/sync', { method: 'POST', body: { mount: state.mount } });
+    replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Synced: mount "${r.mount}" is on the cluster (additive: nothing was deleted there).`));
+    toast(`Mount ${r.mount} synced`, 'ok');
+  }
+
+  async function mirror() {
+    replace(syncBox, h('div', { class: 'loading' }, 'Working out what a mirror would delete…'));
+    const dry = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: true, max_delete: 100000 } });
+    replace(syncBox);
+    const deletions = dry.entries_deleted;
+    const ok = await confirmDialog({
+      title: `Mirror "${state.mount}" to the cluster?`,
+      body: [
+        h('p', null, `${fmtNumber(dry.files_transferred, 0)} file(s) will be sent. `,
+          deletions ? h('strong', { class: 'exit-bad' }, `${fmtNumber(deletions, 0)} entr${deletions === 1 ? 'y' : 'ies'} will be deleted on the cluster:`) : 'Nothing will be deleted on the cluster.'),
+        deletions ? pathList(dry.deleted_paths, dry.deleted_paths_omitted, deletions, 'deletions') : null,
+      ],
+      confirmLabel: deletions ? `Mirror and delete ${deletions}` : 'Mirror', danger: deletions > 0,
+    });
+    if (!ok) return;
+    replace(syncBox, h('div', { class: 'loading' }, 'Mirroring…'));
+    // max_delete is what was shown: if more would go by now, the server refuses and changes nothing.
+    const r = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, deletions) } });
+    replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`));
+  }
+
+  const failInto = (fn) => async () => { try { await fn(); } catch (err) { replace(syncBox); throw err; } };
+  replace(root,
+    card(null, h('div', { class: 'toolbar' }, mountTabs, remote, h('span', { class: 'grow' }),
+      actionButton('What would sync change?', failInto(inspect), { errorBox: syncError }),
+      actionButton('Sync', failInto(sync), { cls: 'btn btn-primary', errorBox: syncError, busyLabel: 'Syncing…' }),
+      actionButton('Mirror…', failInto(mirror), { cls: 'btn btn-ghost-danger', errorBox: syncError, title: 'Make the cluster copy equal to the local folder (deletes there what is gone here)' })),
+    ),
+    syncError, syncBox,
+    h('div', { class: 'grid files-grid' },
+      card(crumbs, [listError, list], { cls: 'flush' }),
+      card(viewerTitle, viewer, { cls: 'flush' })));
+  drawMountTabs();
+  await browse();
+  await openFile();
+  return null;
+}

@@ -1,0 +1,99 @@
+// History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime.
+import { h, replace, fmtDuration, fmtNumber, fmtDay } from '../dom.js';
+import { api } from '../api.js';
+import { card, statCard, alertBox, showError } from '../ui.js';
+import { emptyState, setQuery } from '../router.js';
+import { loadCharts } from '../charts.js';
+
+const STATES = [
+  ['COMPLETED', 'Completed', 'var(--ok)'], ['FAILED', 'Failed', 'var(--bad)'], ['TIMEOUT', 'Timeout', 'var(--purple)'],
+  ['CANCELLED', 'Cancelled', 'var(--neutral)'], ['RUNNING', 'Running', 'var(--info)'], ['PENDING', 'Pending', 'var(--warn)'],
+];
+const HISTORY_LIMIT = 1000;
+
+function isoDay(date) {
+  const d = new Date(date.getTime() - date.getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Per local day in [from, to]: counts by state, GPU-hours and runtimes of the records submitted that day. */
+export function perDay(records, from, to) {
+  const days = [];
+  for (let d = new Date(`${from}T00:00:00`); isoDay(d) <= to; d.setDate(d.getDate() + 1)) days.push(isoDay(d));
+  const index = new Map(days.map((d, i) => [d, i]));
+  const counts = Object.fromEntries(STATES.map(([s]) => [s, days.map(() => 0)]));
+  const gpuHours = days.map(() => 0);
+  for (const r of records) {
+    const i = index.get(isoDay(new Date(r.submitted_at)));
+    if (i === undefined) continue;
+    const state = counts[r.status] ? r.status : (['NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL'].includes(r.status) ? 'FAILED' : null);
+    if (state) counts[state][i] += 1;
+    if (r.elapsed_seconds && r.gpus) gpuHours[i] += (r.gpus * r.elapsed_seconds) / 3600;
+  }
+  return { days, counts, gpuHours };
+}
+
+export async function render(root, _params, query) {
+  const today = isoDay(new Date());
+  const twoWeeks = isoDay(new Date(Date.now() - 13 * 86400e3));
+  const from = h('input', { type: 'date', value: query.from || twoWeeks, max: today, 'aria-label': 'From' });
+  const to = h('input', { type: 'date', value: query.to || today, max: today, 'aria-label': 'To' });
+  const error = alertBox(null);
+  const stats = h('div', { class: 'stats' });
+  const chartBox = h('div');
+  const gpuBox = h('div');
+  const note = h('p', { class: 'muted small' });
+  const presets = [['7 days', 6], ['14 days', 13], ['30 days', 29], ['90 days', 89]].map(([label, back]) => h('button', {
+    type: 'button', class: 'btn btn-sm', onClick: () => { from.value = isoDay(new Date(Date.now() - back * 86400e3)); to.value = today; load(); },
+  }, label));
+
+  replace(root,
+    card(null, h('form', { class: 'toolbar', onSubmit: (e) => { e.preventDefault(); load(); } },
+      h('label', { class: 'check' }, 'From ', from), h('label', { class: 'check' }, 'to ', to),
+      h('button', { type: 'submit', class: 'btn btn-primary' }, 'Show'), h('span', { class: 'grow' }), presets)),
+    error, stats,
+    h('div', { class: 'grid grid-2' }, card('Jobs per day by final state', chartBox), card('GPU-hours per day', gpuBox)),
+    note);
+
+  const charts = await loadCharts();
+
+  async function load() {
+    showError(error, null);
+    if (from.value > to.value) { showError(error, "'From' must not be after 'To'."); return; }
+    setQuery({ from: from.value === twoWeeks ? '' : from.value, to: to.value === today ? '' : to.value });
+    const [s, records] = await Promise.all([
+      api('/api/history/stats', { query: { from: from.value, to: to.value } }),
+      api('/api/history', { query: { limit: HISTORY_LIMIT } }),
+    ]).catch((err) => { showError(error, err); return [null, null]; });
+    if (!s) return;
+    const { days, counts, gpuHours } = perDay(records, from.value, to.value);
+    const totalGpuHours = gpuHours.reduce((a, b) => a + b, 0);
+    const finished = s.completed + s.failed + s.cancelled;
+    replace(stats,
+      statCard('Jobs submitted', fmtNumber(s.total, 0), { tone: 'info' }),
+      statCard('Completed', fmtNumber(s.completed, 0), { tone: 'ok', hint: finished ? `${Math.round((100 * s.completed) / finished)}% of finished` : null }),
+      statCard('Failed', fmtNumber(s.failed, 0), { tone: 'bad', hint: 'incl. timeouts and node failures', href: '/jobs?status=FAILED' }),
+      statCard('Cancelled', fmtNumber(s.cancelled, 0)),
+      statCard('Average runtime', s.avg_runtime_seconds ? fmtDuration(s.avg_runtime_seconds) : '—', { hint: 'of finished jobs' }),
+      statCard('GPU-hours', fmtNumber(totalGpuHours, 1), { tone: 'warn' }));
+    if (!s.total) {
+      replace(chartBox, emptyState('No jobs in this range', 'Pick a longer range, or submit a job.', h('a', { class: 'btn', href: '/submit' }, 'Submit a job')));
+      replace(gpuBox, emptyState('No GPU-hours in this range', 'GPU-hours add up as jobs with GPUs finish.'));
+      return;
+    }
+    const labels = days.map((d) => fmtDay(`${d}T12:00:00`));
+    const series = STATES.filter(([st]) => counts[st].some(Boolean)).map(([st, label]) => ({ name: label, values: counts[st], cls: `state-${st}` }));
+    if (charts) {
+      replace(chartBox, charts.barChart({ categories: labels, series, stacked: true, yLabel: 'jobs', height: 240 }));
+      replace(gpuBox, charts.barChart({ categories: labels, series: [{ name: 'GPU-hours', values: gpuHours.map((v) => Math.round(v * 100) / 100) }], yLabel: 'GPU-hours', height: 240 }));
+    } else {
+      replace(chartBox, h('table', { class: 'data' }, h('tbody', null, days.map((d, i) => h('tr', null, h('td', null, labels[i]), h('td', null, series.map((x) => `${x.name} ${x.values[i]}`).join(' · ')))))));
+    }
+    note.textContent = records.length >= HISTORY_LIMIT
+      ? `The per-day charts use the newest ${HISTORY_LIMIT} jobs; the totals above count every job in the range.`
+      : 'Counts by the day each job was submitted, in your time zone; GPU-hours are GPUs × elapsed time.';
+  }
+
+  await load();
+  return null;
+}

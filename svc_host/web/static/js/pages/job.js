@@ -1,0 +1,246 @@
+// One job: state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
+import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
+import { emptyState, setTitle, setQuery } from '../router.js';
+import { live } from '../live.js';
+
+const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
+const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
+const TAIL_MS = 2000;
+const CHUNK = 262144; // the API's largest log read (bytes)
+const MAX_LOG_CHARS = 2_000_000; // the browser keeps the last ~2 MB of a log; the download has all of it
+
+export async function render(root, params, query) {
+  const jobId = params.id;
+  if (!/^\d+$/.test(jobId)) {
+    replace(root, emptyState('Not a job id', `"${jobId}" is not a Slurm job id.`, h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
+    return null;
+  }
+  let job;
+  try {
+    job = await api(`/api/jobs/${jobId}`);
+  } catch (err) {
+    if (err.status === 404) {
+      replace(root, emptyState(`Job ${jobId} not found`, errorText(err), h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
+      return null;
+    }
+    throw err;
+  }
+  setTitle(`Job ${jobId}`);
+
+  const head = h('div', { class: 'job-head' });
+  const headError = alertBox(null);
+  const timeline = h('ol', { class: 'timeline' });
+  const details = h('dl', { class: 'kv' });
+  const scriptBox = h('div');
+  const log = logViewer(jobId, query.log === 'stderr' ? 'stderr' : 'stdout');
+
+  function drawHead() {
+    const failed = FAILED.has(job.status);
+    const cancel = ACTIVE.has(job.status) ? actionButton('Cancel job', async () => {
+      const ok = await confirmDialog({
+        title: `Cancel job ${jobId}?`,
+        body: [h('p', null, `"${job.name}" is ${job.status}. Slurm stops it now; this cannot be undone.`)],
+        confirmLabel: 'Cancel job', danger: true,
+      });
+      if (!ok) return;
+      await api(`/api/jobs/${jobId}`, { method: 'DELETE' });
+      toast(`Job ${jobId} cancelled`, 'ok');
+      await refresh();
+    }, { cls: 'btn btn-danger', errorBox: headError }) : null;
+    replace(head,
+      h('span', { class: 'job-name' }, job.name || `job ${jobId}`),
+      h('span', { class: 'muted mono' }, `#${jobId}`),
+      h('span', { id: 'job-state' }, stateBadge(job.status)),
+      job.exit_code !== null && job.exit_code !== undefined
+        ? h('span', { id: 'job-exit', class: failed || job.exit_code ? 'exit-bad' : 'muted' }, `exit code ${job.exit_code}${job.signal ? ` (signal ${job.signal})` : ''}`)
+        : null,
+      job.reason && job.reason !== 'None' ? h('span', { class: 'muted' }, `reason: ${job.reason}`) : null,
+      h('span', { class: 'grow' }),
+      failed ? h('button', { type: 'button', class: 'btn', onClick: () => { log.show('stderr'); log.element.scrollIntoView({ behavior: 'smooth' }); } }, 'Show stderr') : null,
+      cancel);
+  }
+
+  function drawTimeline() {
+    const items = [];
+    if (job.submitted_at) items.push({ to: 'SUBMITTED', at: job.submitted_at, note: job.source ? `via ${job.source}` : '' });
+    for (const t of job.transitions || []) items.push({ to: t.to, at: t.at, note: t.raw_state && t.raw_state !== t.to ? t.raw_state : '' });
+    if (!items.length) {
+      replace(timeline, h('li', { class: 'muted' }, 'svc did not submit this job, so it has no stored transitions.'));
+      return;
+    }
+    replace(timeline, items.map((it) => h('li', null,
+      h('span', { class: 'tl-dot' }),
+      it.to === 'SUBMITTED' ? h('strong', null, 'Submitted') : stateBadge(it.to),
+      it.note ? h('span', { class: 'muted' }, ` ${it.note}`) : null,
+      h('div', { class: 'tl-time', title: fmtTime(it.at) }, fmtTime(it.at)))));
+  }
+
+  function drawDetails() {
+    const r = job.resources || {};
+    const rows = [
+      ['Partition', job.partition || r.partition || '—'],
+      ['Nodes', String(job.nodes ?? r.nodes ?? '—')],
+      ['GPUs', `${job.gpus ?? 0}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`],
+      r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
+      r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
+      ['Time limit', job.resources?.time_limit || '—'],
+      ['Elapsed', job.elapsed_time || '—'],
+      ['Node list', job.node_list || '—'],
+      ['Started', fmtTime(job.started_at)],
+      ['Ended', fmtTime(job.ended_at)],
+      ['Transport', job.transport || '—'],
+      job.command && job.command.length ? ['Command', h('code', null, job.command.join(' '))] : null,
+      ['stdout', job.stdout_path ? h('code', null, job.stdout_path) : '—'],
+      ['stderr', job.stderr_path ? h('code', null, job.stderr_path) : '—'],
+    ].filter(Boolean);
+    replace(details, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+  }
+
+  async function loadScript() {
+    try {
+      const { script } = await api(`/api/jobs/${jobId}/script`);
+      replace(scriptBox, h('pre', { class: 'script', id: 'job-script' }, script));
+    } catch (err) {
+      replace(scriptBox, h('p', { class: 'muted' }, err.status === 404 ? `${errorText(err)}.` : errorText(err),
+        job.command && job.command.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
+    }
+  }
+
+  async function refresh() {
+    job = await api(`/api/jobs/${jobId}`);
+    drawHead(); drawTimeline(); drawDetails();
+    log.setActive(ACTIVE.has(job.status));
+  }
+
+  drawHead(); drawTimeline(); drawDetails();
+  replace(root,
+    headError,
+    card(null, head),
+    h('div', { class: 'grid grid-main-side' },
+      h('div', { class: 'col' }, log.element),
+      h('div', { class: 'col' },
+        card('Timeline', timeline),
+        card('Resources', details))),
+    card('Script', scriptBox));
+  loadScript();
+  log.setActive(ACTIVE.has(job.status));
+  log.start();
+  if (query.log) log.element.scrollIntoView();
+
+  const unsubscribe = live(['job.status_changed'], (events) => {
+    if (events.some((e) => e.type === 'resync' || String(e.payload?.job_id) === jobId)) refresh().catch((err) => toast(errorText(err), 'error'));
+  }, { wait: 100 });
+  return () => { unsubscribe(); log.stop(); };
+}
+
+/**
+ * stdout/stderr tail by byte offset: follow (auto-scroll), pause, jump to end, download. Polls the log file
+ * (not the scheduler) every 2 s while the job is active, once more when it ends.
+ */
+function logViewer(jobId, initial) {
+  const state = { stdout: { text: '', offset: 0 }, stderr: { text: '', offset: 0 } };
+  let current = initial;
+  let follow = true;
+  let paused = false;
+  let active = true;
+  let timer = null;
+  let stopped = false;
+  let finalRead = false;
+  const pre = h('pre', { class: 'log', id: 'job-log', tabindex: '0', 'aria-label': 'Job log', 'aria-live': 'off' });
+  const status = h('span', { class: 'log-status' });
+  const error = alertBox(null);
+  const tabButtons = {
+    stdout: h('button', { type: 'button', onClick: () => show('stdout') }, 'stdout'),
+    stderr: h('button', { type: 'button', onClick: () => show('stderr') }, 'stderr'),
+  };
+  const followBox = h('input', { type: 'checkbox', checked: true, onChange: (e) => { follow = e.target.checked; if (follow) toEnd(); } });
+  const pauseBtn = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => { paused = !paused; pauseBtn.textContent = paused ? 'Resume' : 'Pause'; drawStatus(); if (!paused) tick(); } }, 'Pause');
+  const endBtn = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => toEnd() }, 'Jump to end');
+  const download = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => downloadAll() }, 'Download');
+  pre.addEventListener('scroll', () => {
+    const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+    if (!atEnd && follow) { follow = false; followBox.checked = false; }
+  });
+  const element = card('Log', [
+    h('div', { class: 'toolbar card-toolbar' },
+      h('div', { class: 'segmented', role: 'group', 'aria-label': 'Log stream' }, tabButtons.stdout, tabButtons.stderr),
+      h('label', { class: 'check' }, followBox, 'Follow'), pauseBtn, endBtn, download, h('span', { class: 'grow' }), status),
+    error, pre], { cls: 'flush log-card' });
+
+  function toEnd() { pre.scrollTop = pre.scrollHeight; }
+  function drawStatus() {
+    const s = state[current];
+    status.textContent = `${fmtBytes(s.offset)} read · ${paused ? 'paused' : active ? `following, updated ${fmtClock(Date.now())}` : 'job ended'}`;
+  }
+  function draw() {
+    for (const [name, btn] of Object.entries(tabButtons)) {
+      btn.classList.toggle('active', name === current);
+      btn.setAttribute('aria-pressed', String(name === current));
+    }
+    pre.textContent = state[current].text || (state[current].offset ? '' : `(${current} is empty so far)`);
+    drawStatus();
+    if (follow) toEnd();
+  }
+  function show(which) {
+    current = which;
+    setQuery({ log: which === 'stdout' ? '' : which });
+    draw();
+  }
+  async function fetchMore() {
+    let more = true;
+    while (more && !stopped) {
+      const data = await api(`/api/jobs/${jobId}/logs`, { query: { stdout_offset: state.stdout.offset, stderr_offset: state.stderr.offset } });
+      more = false;
+      for (const which of ['stdout', 'stderr']) {
+        const chunk = data[which] || '';
+        const next = data[`${which}_offset`];
+        if (chunk) state[which].text = (state[which].text + chunk).slice(-MAX_LOG_CHARS);
+        if (next - state[which].offset >= CHUNK) more = true; // a full chunk: read on at once
+        state[which].offset = Math.max(state[which].offset, next);
+      }
+    }
+  }
+  async function tick() {
+    clearTimeout(timer);
+    if (stopped) return;
+    try {
+      await fetchMore();
+      error.hidden = true;
+    } catch (err) {
+      if (err.status !== 404) { error.hidden = false; error.textContent = errorText(err); }
+    }
+    draw();
+    if (stopped) return;
+    if (active && !paused) timer = setTimeout(tick, TAIL_MS);
+    else if (!active && !finalRead) { finalRead = true; timer = setTimeout(tick, 500); }
+  }
+  async function downloadAll() {
+    const parts = [];
+    let offset = 0;
+    for (;;) {
+      const data = await api(`/api/jobs/${jobId}/logs`, { query: { [`${current}_offset`]: offset, [`${current === 'stdout' ? 'stderr' : 'stdout'}_offset`]: 0, limit: CHUNK } });
+      const chunk = data[current] || '';
+      parts.push(chunk);
+      if (!chunk || data[`${current}_offset`] <= offset) break;
+      offset = data[`${current}_offset`];
+    }
+    const url = URL.createObjectURL(new Blob(parts, { type: 'text/plain' }));
+    const a = h('a', { href: url, download: `job-${jobId}.${current === 'stdout' ? 'out' : 'err'}` });
+    document.body.append(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 5000);
+  }
+  return {
+    element,
+    show,
+    start: () => { draw(); tick(); },
+    stop: () => { stopped = true; clearTimeout(timer); },
+    setActive: (value) => {
+      const was = active;
+      active = value;
+      if (was && !value) { finalRead = false; tick(); } else if (!was && value) tick();
+      drawStatus();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// Resources: GPU use per partition over time (the server's sampler history) and the current snapshot, live.
+import { h, replace, fmtPercent } from '../dom.js';
+import { api } from '../api.js';
+import { card, gauge, alertBox, showError } from '../ui.js';
+import { emptyState, setQuery } from '../router.js';
+import { loadCharts } from '../charts.js';
+import { live, snapshotsOf } from '../live.js';
+
+const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
+
+export async function render(root, _params, query) {
+  let hours = RANGES.some(([, v]) => String(v) === query.hours) ? Number(query.hours) : 24;
+  const error = alertBox(null);
+  const snapshotBox = h('div', { class: 'partition-grid' });
+  const gpuChart = h('div');
+  const jobsChart = h('div');
+  const rangeButtons = RANGES.map(([label, value]) => h('button', { type: 'button', dataset: { hours: String(value) }, onClick: () => { hours = value; setQuery({ hours: value === 24 ? '' : value }); loadHistory(); } }, label));
+  const subtitle = h('span', { class: 'muted' });
+  const charts = await loadCharts();
+
+  replace(root,
+    error,
+    card('Now', snapshotBox),
+    card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
+    card('Running jobs per partition', jobsChart));
+
+  function drawSnapshot(snaps) {
+    if (!snaps.length) { replace(snapshotBox, emptyState('No partitions', 'The scheduler lists no partitions.')); return; }
+    replace(snapshotBox, snaps.map((p) => h('div', { class: 'partition-card' },
+      h('div', { class: 'partition-name' }, p.partition, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
+      gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs', detail: `${p.gpus_in_use} / ${p.total_gpus} · ${fmtPercent(p.gpu_utilization)}` }),
+      gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, { label: 'Nodes busy', detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}` }),
+      h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`))));
+  }
+
+  async function loadSnapshot() {
+    try {
+      drawSnapshot(await api('/api/resources'));
+    } catch (err) {
+      showError(error, err);
+    }
+  }
+
+  async function loadHistory() {
+    rangeButtons.forEach((b) => { const on = b.dataset.hours === String(hours); b.classList.toggle('active', on); b.setAttribute('aria-pressed', String(on)); });
+    let data;
+    try {
+      data = await api('/api/resources/history', { query: { hours } });
+    } catch (err) {
+      if (err.status === 404) {
+        replace(gpuChart, emptyState('No history on this server', 'This server keeps no resource history; the snapshot above is current.'));
+        replace(jobsChart);
+        return;
+      }
+      throw err;
+    }
+    subtitle.textContent = data.interval_seconds ? `sampled every ${data.interval_seconds}s on ${data.transport}` : '';
+    const toSeries = (key) => data.series.map((s) => ({ name: s.partition, points: s.points.map((p) => [Date.parse(p.timestamp), p[key]]) }));
+    if (!data.series.length || !data.series.some((s) => s.points.length)) {
+      replace(gpuChart, emptyState('No samples yet', 'The server samples GPU use in the background; the first points appear within a minute.'));
+      replace(jobsChart);
+      return;
+    }
+    if (!charts) { replace(gpuChart, h('p', { class: 'muted' }, 'Charts could not be loaded.')); return; }
+    const maxTotal = Math.max(1, ...data.series.flatMap((s) => s.points.map((p) => p.total_gpus)));
+    replace(gpuChart, charts.lineChart({ series: toSeries('gpus_in_use'), yLabel: 'GPUs in use', height: 260, yMax: maxTotal }));
+    replace(jobsChart, charts.lineChart({ series: toSeries('jobs_running'), yLabel: 'jobs', height: 200 }));
+  }
+
+  await Promise.all([loadSnapshot(), loadHistory()]);
+  return live(['resources.sampled'], (events) => {
+    if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
+    const last = events.filter((e) => e.type === 'resources.sampled').pop();
+    const snaps = last && snapshotsOf(last.payload);
+    if (snaps) { drawSnapshot(snaps); loadHistory(); }
+  }, { wait: 1000 });
+}

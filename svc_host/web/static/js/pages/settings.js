@@ -1,0 +1,265 @@
+// Settings: configuration layers (which layer each value comes from, user values editable), SSH profiles and
+// their mounts (add, edit, activate, test, delete), and the server's SVC_* environment.
+import { h, replace } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, field, alertBox, showError, confirmDialog, actionButton, toast, tabs } from '../ui.js';
+import { emptyState, setQuery } from '../router.js';
+
+export async function render(root, _params, query) {
+  replace(root, tabs([
+    { id: 'general', label: 'Configuration', render: (panel) => configTab(panel) },
+    { id: 'profiles', label: 'SSH profiles & mounts', render: (panel) => profilesTab(panel, query.new === '1') },
+    { id: 'environment', label: 'Environment', render: (panel) => envTab(panel) },
+  ], query.tab, (id) => setQuery({ tab: id === 'general' ? '' : id })));
+  return null;
+}
+
+// -- configuration layers ---------------------------------------------------------------------------------
+
+function layerBadge(source) {
+  return h('span', { class: ['layer', `layer-${source}`] }, source);
+}
+
+function show(value) {
+  if (value === null || value === undefined) return h('span', { class: 'muted' }, 'not set');
+  if (typeof value === 'object') {
+    const entries = Object.entries(value);
+    return entries.length ? h('code', null, entries.map(([k, v]) => `${k}=${v}`).join(' ')) : h('span', { class: 'muted' }, 'none');
+  }
+  return h('code', null, String(value));
+}
+
+/** {a: {b: v}} from "a.b" and v: the partial PUT /api/config takes. */
+function nested(key, value) {
+  const parts = key.split('.');
+  const out = {};
+  let at = out;
+  parts.slice(0, -1).forEach((p) => { at[p] = {}; at = at[p]; });
+  at[parts[parts.length - 1]] = value;
+  return out;
+}
+
+function parseValue(text, previous) {
+  const t = text.trim();
+  if (t === '') return null;
+  if (typeof previous === 'number' || /^\d+$/.test(t)) return Number(t);
+  return t;
+}
+
+async function configTab(panel) {
+  panel.append(h('div', { class: 'loading' }, 'Loading…'));
+  const error = alertBox(null);
+  const [layers, paths] = await Promise.all([api('/api/config/layers'), api('/api/config/paths')]).catch((err) => { replace(panel, alertBox(err)); return [null, null]; });
+  if (!layers) return;
+  const body = h('tbody');
+  function drawRows(data) {
+    replace(body, data.values.map((v) => {
+      const editable = typeof v.value !== 'object' || v.value === null;
+      const rowError = h('div', { class: 'alert alert-error small', hidden: true });
+      const cell = h('td', { class: 'wrap' }, show(v.value), rowError);
+      const edit = editable ? h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Edit ${v.key}`, onClick: () => {
+        const input = h('input', { value: v.value ?? '', 'aria-label': v.key, placeholder: 'empty: not set' });
+        const save = async () => {
+          try {
+            await api('/api/config', { method: 'PUT', body: nested(v.key, parseValue(input.value, v.value)) });
+            toast(`${v.key} saved in your user configuration`, 'ok');
+            drawRows(await api('/api/config/layers'));
+          } catch (err) {
+            rowError.hidden = false;
+            rowError.textContent = errorText(err);
+          }
+        };
+        input.addEventListener('keydown', (e) => { if (e.key === 'Enter') save(); if (e.key === 'Escape') drawRows(data); });
+        replace(cell, h('div', { class: 'inline-edit' }, input, h('button', { type: 'button', class: 'btn btn-sm btn-primary', onClick: save }, 'Save'), h('button', { type: 'button', class: 'btn btn-sm', onClick: () => drawRows(data) }, 'Cancel')), rowError);
+        input.focus();
+      } }, 'Edit') : null;
+      return h('tr', null, h('td', null, h('code', null, v.key)), cell, h('td', null, layerBadge(v.source)), h('td', null, edit));
+    }));
+  }
+  drawRows(layers);
+  replace(panel,
+    error,
+    h('div', { class: 'grid grid-main-side' },
+      card('Job defaults', h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'config-table' },
+        h('thead', null, h('tr', null, h('th', null, 'Key'), h('th', null, 'Value'), h('th', null, 'From'), h('th', null, h('span', { class: 'sr-only' }, 'Edit')))), body)),
+      { cls: 'flush', actions: actionButton('Reset user file', async () => {
+        if (!await confirmDialog({ title: 'Reset your user configuration?', body: 'Your user file is overwritten with the defaults; system, project and SVC_* values stay.', confirmLabel: 'Reset', danger: true })) return;
+        await api('/api/config/reset', { method: 'POST' });
+        drawRows(await api('/api/config/layers'));
+      }, { cls: 'btn btn-sm', errorBox: error }) }),
+      card('Layers', [
+        h('p', { class: 'muted small' }, 'Later layers win: system, then user, then the project file, then SVC_* variables. Edits go to your user file.'),
+        h('ul', { class: 'layer-list' }, paths.map((p) => h('li', null, layerBadge(p.source), h('code', null, p.path), h('span', { class: p.exists ? 'muted' : 'muted' }, p.exists ? 'present' : 'absent')))),
+        layers.layers.some((l) => l.source === 'env') ? h('p', { class: 'small' }, layerBadge('env'), ' SVC_* variables of the server process') : null,
+      ])));
+}
+
+// -- SSH profiles ----------------------------------------------------------------------------------------
+
+const PROFILE_FIELDS = [
+  ['hostname', 'Hostname', 'login.hpc.example'], ['username', 'Username', ''], ['port', 'Port', '22'],
+  ['key_filename', 'Private key file', '~/.ssh/id_ed25519'], ['known_hosts', 'known_hosts file', '~/.ssh/known_hosts (default)'],
+  ['ssh_host', 'ssh_config Host alias', 'optional'], ['proxy_jump', 'ProxyJump', 'optional: user@bastion'], ['description', 'Description', ''],
+];
+const UPDATABLE = new Set(['hostname', 'username', 'key_filename', 'port', 'description', 'ssh_host', 'proxy_jump']);
+
+function profileForm({ name = '', profile = {}, editing = false, onDone }) {
+  const error = alertBox(null);
+  const nameInput = h('input', { name: 'name', value: name, required: true, disabled: editing, placeholder: 'hpc', pattern: '[A-Za-z0-9_-]+' });
+  const inputs = Object.fromEntries(PROFILE_FIELDS.map(([key, , placeholder]) => [key, h('input', {
+    name: key, value: profile[key] === null || profile[key] === undefined ? '' : String(profile[key]), placeholder,
+    type: key === 'port' ? 'number' : 'text', disabled: editing && !UPDATABLE.has(key),
+  })]));
+  const save = h('button', { type: 'submit', class: 'btn btn-primary' }, editing ? 'Save profile' : 'Create profile');
+  const form = h('form', {
+    class: 'profile-form',
+    onSubmit: async (event) => {
+      event.preventDefault();
+      showError(error, null);
+      const body = {};
+      for (const [key] of PROFILE_FIELDS) {
+        if (editing && !UPDATABLE.has(key)) continue;
+        const v = inputs[key].value.trim();
+        if (key === 'port') body.port = v ? Number(v) : 22;
+        else if (['ssh_host', 'proxy_jump', 'known_hosts'].includes(key)) body[key] = v || null;
+        else body[key] = v;
+      }
+      save.disabled = true;
+      try {
+        if (editing) await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}`, { method: 'PUT', body });
+        else await api('/api/config/ssh/profiles', { method: 'POST', body: { name: nameInput.value.trim(), ...body } });
+        toast(editing ? `Profile ${name} saved` : `Profile ${nameInput.value.trim()} created`, 'ok');
+        onDone(true);
+      } catch (err) {
+        showError(error, err);
+      } finally {
+        save.disabled = false;
+      }
+    },
+  },
+  h('div', { class: 'form-grid' }, field('Name', nameInput), PROFILE_FIELDS.map(([key, label]) => field(label, inputs[key]))),
+  error,
+  h('div', { class: 'form-actions' }, save, h('button', { type: 'button', class: 'btn', onClick: () => onDone(false) }, 'Cancel')));
+  setTimeout(() => (editing ? inputs.hostname : nameInput).focus(), 0);
+  return form;
+}
+
+function mountForm(profileName, onDone) {
+  const error = alertBox(null);
+  const name = h('input', { name: 'mount_name', placeholder: 'code', required: true });
+  const local = h('input', { name: 'mount_local', placeholder: '/home/me/project (on this machine)', required: true });
+  const remote = h('input', { name: 'mount_remote', placeholder: 'projects/code (on the cluster)', required: true });
+  return h('form', {
+    class: 'mount-form',
+    onSubmit: async (event) => {
+      event.preventDefault();
+      showError(error, null);
+      try {
+        await api(`/api/config/ssh/profiles/${encodeURIComponent(profileName)}/mounts`, { method: 'POST', body: { name: name.value.trim(), local: local.value.trim(), remote: remote.value.trim() } });
+        toast(`Mount ${name.value.trim()} added`, 'ok');
+        onDone(true);
+      } catch (err) {
+        showError(error, err);
+      }
+    },
+  },
+  h('div', { class: 'form-grid' }, field('Mount name', name), field('Local directory', local), field('Cluster directory', remote)),
+  error,
+  h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add mount'), h('button', { type: 'button', class: 'btn', onClick: () => onDone(false) }, 'Cancel')));
+}
+
+async function profilesTab(panel, startNew) {
+  const error = alertBox(null);
+  const list = h('div', { class: 'profile-list', id: 'profile-list' });
+  const formBox = h('div');
+  let data = null;
+
+  function newProfile() {
+    replace(formBox, card('New SSH profile', profileForm({ onDone: async (changed) => { replace(formBox); if (changed) await load(); } })));
+    formBox.scrollIntoView({ block: 'nearest' });
+  }
+
+  function profileCard(name, p) {
+    const current = data.current === name;
+    const testResult = h('div', { class: 'test-result', role: 'status' });
+    const editBox = h('div');
+    const mountBox = h('div');
+    const cardError = alertBox(null);
+    const test = actionButton('Test connection', async () => {
+      replace(testResult, h('div', { class: 'loading' }, `Connecting to ${p.hostname || p.ssh_host}…`));
+      const r = await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/test`, { method: 'POST' });
+      replace(testResult, h('div', { class: ['alert', r.ok ? 'alert-ok' : 'alert-error'] },
+        r.ok ? `Connected: ${r.message}${r.partitions.length ? ` (${r.partitions.join(', ')})` : ''}.` : `Cannot connect: ${r.message}`));
+    }, { cls: 'btn btn-sm', busyLabel: 'Testing…', errorBox: cardError });
+    const activate = current ? h('span', { class: 'badge state-COMPLETED' }, 'current') : actionButton('Activate', async () => {
+      await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/activate`, { method: 'POST' });
+      toast(`Profile ${name} is now current`, 'ok');
+      await load();
+    }, { cls: 'btn btn-sm btn-primary', errorBox: cardError });
+    const edit = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(editBox, profileForm({ name, profile: p, editing: true, onDone: async (changed) => { replace(editBox); if (changed) await load(); } })) }, 'Edit');
+    const del = actionButton('Delete', async () => {
+      if (!await confirmDialog({ title: `Delete profile "${name}"?`, body: `Its ${p.mounts.length} mount(s) go too (their local files stay).`, confirmLabel: 'Delete profile', danger: true })) return;
+      await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}`, { method: 'DELETE' });
+      await load();
+    }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError });
+    const mounts = p.mounts.length
+      ? h('table', { class: 'data compact' }, h('thead', null, h('tr', null, h('th', null, 'Mount'), h('th', null, 'Local'), h('th', null, 'Cluster'), h('th', null, ''))),
+        h('tbody', null, p.mounts.map((m) => h('tr', null, h('td', null, h('strong', null, m.name)), h('td', null, h('code', null, m.local)), h('td', null, h('code', null, m.remote)),
+          h('td', null, actionButton('Remove', async () => {
+            if (!await confirmDialog({ title: `Remove mount "${m.name}"?`, body: 'Only the mount goes; no file is deleted, here or on the cluster.', confirmLabel: 'Remove mount', danger: true })) return;
+            await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/mounts/${encodeURIComponent(m.name)}`, { method: 'DELETE' });
+            await load();
+          }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError }))))))
+      : h('p', { class: 'muted small' }, 'No mounts: add one to browse and sync a project folder.');
+    return h('div', { class: ['profile', current && 'current'], dataset: { profile: name } },
+      h('div', { class: 'profile-head' },
+        h('span', { class: 'pname' }, name), activate,
+        h('span', { class: 'muted mono' }, `${p.username ? `${p.username}@` : ''}${p.hostname || p.ssh_host}${p.port && p.port !== 22 ? `:${p.port}` : ''}`),
+        p.proxy_jump ? h('span', { class: 'muted small' }, `via ${p.proxy_jump}`) : null,
+        h('span', { class: 'grow' }), test, edit, del),
+      p.description ? h('p', { class: 'muted small' }, p.description) : null,
+      cardError, testResult, editBox,
+      h('div', { class: 'mounts' }, h('div', { class: 'mounts-head' }, h('h3', { class: 'sub' }, 'Mounts'),
+        h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(mountBox, mountForm(name, async (changed) => { replace(mountBox); if (changed) await load(); })) }, 'Add mount')),
+      mounts, mountBox));
+  }
+
+  async function load() {
+    try {
+      data = await api('/api/config/ssh/profiles');
+    } catch (err) {
+      showError(error, err);
+      return;
+    }
+    const names = Object.keys(data.profiles);
+    if (!names.length) {
+      replace(list, card(null, emptyState('No SSH profile yet', 'Without a profile the server drives the Slurm on this machine. A profile lets it reach a cluster over SSH.', h('button', { type: 'button', class: 'btn btn-primary', onClick: newProfile }, 'Create a profile'))));
+      return;
+    }
+    replace(list, names.map((n) => profileCard(n, data.profiles[n])));
+  }
+
+  replace(panel,
+    h('div', { class: 'toolbar' }, h('p', { class: 'muted grow' }, 'The current profile is the one the server uses for jobs, files and sync (unless SVC_SSH_* or SVC_TRANSPORT say otherwise).'),
+      h('button', { type: 'button', class: 'btn btn-primary', id: 'new-profile', onClick: newProfile }, 'New profile')),
+    error, formBox, list);
+  await load();
+  if (startNew) newProfile();
+}
+
+// -- environment ------------------------------------------------------------------------------------------
+
+async function envTab(panel) {
+  let entries;
+  try {
+    entries = await api('/api/config/env');
+  } catch (err) {
+    replace(panel, alertBox(err));
+    return;
+  }
+  replace(panel, card('SVC_* variables of the server process', entries.length
+    ? h('table', { class: 'data' }, h('thead', null, h('tr', null, h('th', null, 'Variable'), h('th', null, 'Value'), h('th', null, 'Meaning'))),
+      h('tbody', null, entries.map((e) => h('tr', null, h('td', null, h('code', null, e.name)), h('td', { class: 'wrap' }, h('code', null, e.value)), h('td', { class: 'wrap muted' }, e.description)))))
+    : emptyState('No SVC_* variables set', 'The server runs on its configuration files alone. Variables such as SVC_SSH_PROFILE or SVC_RESOURCES__PARTITION override them when set before `svc serve` starts.'),
+  { cls: 'flush' }));
+}

@@ -1,0 +1,160 @@
+// Submit: a resource form (partition picker from /api/resources) whose rendered script previews as you type, or
+// a pasted script. The rendered preview is exactly what is submitted.
+import { h, replace } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, field, alertBox, showError } from '../ui.js';
+import { navigate } from '../router.js';
+
+export async function render(root, _params, query) {
+  const [config, partitions] = await Promise.all([
+    api('/api/config').catch(() => null),
+    api('/api/resources').catch(() => []),
+  ]);
+  const res = config?.resources || {};
+  const envCfg = config?.environment || {};
+
+  const mode = { value: query.mode === 'script' ? 'script' : 'form' };
+  const name = h('input', { name: 'name', value: query.name || 'job', required: true, maxlength: '200' });
+  const partition = h('select', { name: 'partition' },
+    h('option', { value: '' }, 'cluster default'),
+    partitions.map((p) => h('option', { value: p.partition, selected: p.partition === res.partition }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+  const nodes = h('input', { name: 'nodes', type: 'number', min: '1', value: String(res.nodes || 1) });
+  const gpus = h('input', { name: 'gpus_per_node', type: 'number', min: '0', value: String(res.gpus_per_node || 0) });
+  const cpus = h('input', { name: 'cpus_per_task', type: 'number', min: '1', value: String(res.cpus_per_task || 1) });
+  const time = h('input', { name: 'time_limit', placeholder: 'e.g. 4:00:00', value: res.time_limit || '' });
+  const memory = h('input', { name: 'memory_per_node', placeholder: 'e.g. 16G', value: res.memory_per_node || '' });
+  const command = h('textarea', { name: 'command', rows: '3', placeholder: 'python train.py --lr 3e-4', spellcheck: 'false' }, query.command || '');
+  const script = h('textarea', { name: 'script', rows: '14', spellcheck: 'false', placeholder: '#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py' });
+  const envKind = h('select', { name: 'env_kind' },
+    h('option', { value: '' }, 'none'), h('option', { value: 'conda', selected: !!envCfg.conda }, 'conda environment'),
+    h('option', { value: 'venv', selected: !envCfg.conda && !!envCfg.venv }, 'Python venv'),
+    h('option', { value: 'container', selected: !envCfg.conda && !envCfg.venv && !!envCfg.container }, 'container image'));
+  const envValue = h('input', { name: 'env_value', placeholder: 'name, path or image', value: envCfg.conda || envCfg.venv || envCfg.container || '' });
+  const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line' },
+    Object.entries(envCfg.env_vars || {}).map(([k, v]) => `${k}=${v}`).join('\n'));
+  const workDir = h('input', { name: 'work_dir', placeholder: 'cluster directory (default: home)', value: config?.work_dir || '' });
+  const formError = alertBox(null);
+  const preview = h('pre', { class: 'script', id: 'script-preview' }, '');
+  const previewError = alertBox(null);
+  const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'submit-job' }, 'Submit job');
+
+  const modeButtons = ['form', 'script'].map((m) => h('button', { type: 'button', dataset: { mode: m }, onClick: () => { mode.value = m; drawMode(); schedulePreview(); } }, m === 'form' ? 'Command + resources' : 'Paste a script'));
+  const formOnly = h('div', { class: 'form-sections' },
+    h('div', { class: 'form-grid' },
+      field('Partition', partition, { hint: partitions.length ? 'free GPUs as of now' : 'the scheduler did not list partitions' }),
+      field('Nodes', nodes), field('GPUs per node', gpus), field('CPUs per task', cpus),
+      field('Time limit', time, { hint: 'minutes, H:MM:SS or D-HH:MM:SS' }), field('Memory per node', memory, { hint: 'e.g. 16G, 500M' })),
+    field('Command', command, { hint: 'run with bash in the work directory' }),
+    h('div', { class: 'form-grid' },
+      field('Environment', envKind), field('Name, path or image', envValue), field('Work directory', workDir)),
+    field('Environment variables', envVars, { hint: 'KEY=value per line; names must be shell identifiers' }));
+  const scriptOnly = h('div', null, field('Batch script', script, { hint: 'its own #SBATCH lines win over the resource fields' }));
+
+  function drawMode() {
+    for (const b of modeButtons) { b.classList.toggle('active', b.dataset.mode === mode.value); b.setAttribute('aria-pressed', String(b.dataset.mode === mode.value)); }
+    formOnly.hidden = mode.value !== 'form';
+    scriptOnly.hidden = mode.value !== 'script';
+  }
+
+  function parseEnvVars() {
+    const out = {};
+    for (const line of envVars.value.split('\n')) {
+      const t = line.trim();
+      if (!t || t.startsWith('#')) continue;
+      const i = t.indexOf('=');
+      if (i < 1) throw new Error(`environment variable line "${t}" is not KEY=value`);
+      out[t.slice(0, i).trim()] = t.slice(i + 1);
+    }
+    return out;
+  }
+
+  function definition() {
+    const def = { name: name.value.trim() || 'job' };
+    if (mode.value === 'script') {
+      def.script = script.value;
+      return def;
+    }
+    def.command = command.value.trim();
+    def.resources = {
+      nodes: Number(nodes.value) || 1,
+      gpus_per_node: Number(gpus.value) || 0,
+      cpus_per_task: Number(cpus.value) || 1,
+      partition: partition.value || null,
+      time_limit: time.value.trim() || null,
+      memory_per_node: memory.value.trim() || null,
+    };
+    const environment = { env_vars: parseEnvVars() };
+    if (envKind.value && envValue.value.trim()) environment[envKind.value] = envValue.value.trim();
+    def.environment = environment;
+    if (workDir.value.trim()) def.work_dir = workDir.value.trim();
+    if (config?.log_dir) def.log_dir = config.log_dir;
+    return def;
+  }
+
+  async function renderPreview() {
+    const def = definition();
+    if ((mode.value === 'form' && !def.command) || (mode.value === 'script' && !def.script.trim())) {
+      throw new Error(mode.value === 'form' ? 'Enter the command to run.' : 'Paste a batch script.');
+    }
+    return api('/api/scripts/preview', { method: 'POST', body: def });
+  }
+
+  let previewTimer = null;
+  let previewSeq = 0;
+  function schedulePreview() {
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(async () => {
+      const seq = ++previewSeq;
+      if (mode.value === 'form' ? !command.value.trim() : !script.value.trim()) {
+        preview.textContent = mode.value === 'form' ? '# The batch script appears here as you type the command.' : '# Paste a batch script on the left.';
+        showError(previewError, null);
+        return;
+      }
+      try {
+        const rendered = await renderPreview();
+        if (seq !== previewSeq) return;
+        preview.textContent = rendered.script;
+        showError(previewError, null);
+      } catch (err) {
+        if (seq !== previewSeq) return;
+        showError(previewError, errorText(err));
+      }
+    }, 350);
+  }
+
+  const form = h('form', {
+    class: 'submit-form', novalidate: true,
+    onInput: schedulePreview, onChange: schedulePreview,
+    onSubmit: async (event) => {
+      event.preventDefault();
+      showError(formError, null);
+      submitBtn.disabled = true;
+      submitBtn.textContent = 'Submitting…';
+      try {
+        const rendered = await renderPreview();
+        const job = await api('/api/jobs', { method: 'POST', body: { name: name.value.trim() || 'job', script_content: rendered.script } });
+        navigate(`/jobs/${job.job_id}`);
+      } catch (err) {
+        showError(formError, errorText(err));
+        formError.scrollIntoView({ block: 'nearest' });
+      } finally {
+        submitBtn.disabled = false;
+        submitBtn.textContent = 'Submit job';
+      }
+    },
+  },
+  h('div', { class: 'toolbar' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'How to give the job' }, modeButtons)),
+  h('div', { class: 'form-grid' }, field('Job name', name)),
+  formOnly, scriptOnly,
+  formError,
+  h('div', { class: 'form-actions' }, submitBtn, h('span', { class: 'muted' }, 'The script on the right is exactly what is submitted.')));
+
+  replace(root, h('div', { class: 'grid grid-2' },
+    card('Job', form),
+    card('Rendered script', [previewError, preview], { cls: 'sticky-card' })));
+  drawMode();
+  if (!partitions.length) showError(formError, null);
+  schedulePreview();
+  name.focus();
+  return () => clearTimeout(previewTimer);
+}
