@@ -74,8 +74,20 @@ def serve(
 
 
 @click.command()
-def mcp() -> None:
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="What reaches stderr; info shows every SSH channel (asyncssh).",
+)
+def mcp(log_level: str) -> None:
     """Serve the MCP tools over stdio (for AI agents)."""
+    import logging
+
     from svc_host.mcp.server import create_server
 
-    create_server().run("stdio")
+    server = create_server()
+    # The SDK sets the root logger to INFO when the server is built; an agent's stderr wants warnings only.
+    logging.getLogger().setLevel(log_level.upper())
+    server.run("stdio")
