@@ -64,7 +64,6 @@ def dag(layers: int, width: int, sleep: float) -> str:
 
 async def main(layers: int, width: int, sleep: float) -> None:
     from svc_host.api.app import create_app
-    from svc_host.workflows.engine import close_engine
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -99,7 +98,6 @@ async def main(layers: int, width: int, sleep: float) -> None:
                     await client.post(f"/api/workflows/runs/{run['id']}/cancel")
             ticks = host.monitor.ticks.get("local", 0) - ticks_before
             watch_commands = collections.Counter(COMMANDS)
-        await close_engine(host)
         await host.close()
     jobs = layers * width
     print(f"jobs: {jobs} ({layers} layers x {width}, each after 2 of the layer before; sleep {sleep} s)")

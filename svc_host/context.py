@@ -18,16 +18,21 @@ from svc_host.transport_registry import TransportRegistry
 
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
+    from svc_host.sweeps.orchestrator import SweepOrchestrator
     from svc_host.sync import SyncBackend
+    from svc_host.workflows.engine import WorkflowEngine
 
 Source = Literal["web", "mcp", "cli"]
 
 
 @dataclass
 class Host:
-    """Paths, plugins, profiles, transports, the store and the monitor of one process.
+    """Paths, plugins, profiles, transports, the store, the monitor and the run services of one process.
 
     ``read_env`` is False for the MCP server, which reads neither SVC_* variables nor the current profile.
+    The Host owns the long-running services (the workflow engine and the sweep orchestrator, one per process,
+    sharing one lease owner name): made on first use, started by ``start`` in servers (``svc serve``,
+    ``svc mcp``) so they take over runs and sweeps nobody drives, and closed by ``close``.
     """
 
     paths: SvcPaths
@@ -41,6 +46,8 @@ class Host:
     monitor: Monitor = field(init=False)
     resource_sampler: ResourceSampler = field(init=False)
     _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
+    _engine: WorkflowEngine | None = field(init=False, default=None)
+    _orchestrator: SweepOrchestrator | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         env = os.environ if self.read_env else None
@@ -107,13 +114,43 @@ class Host:
         for backend in backends:
             await backend.close()
 
+    async def workflow_engine(self) -> WorkflowEngine:
+        """This process's workflow engine, started (servers adopt orphaned runs, the CLI only drives its own)."""
+        if self._engine is None:
+            from svc_host.workflows.engine import WorkflowEngine
+
+            self._engine = WorkflowEngine(self, adopt_orphans=self.source != "cli")
+        await self._engine.start()
+        return self._engine
+
+    async def sweep_orchestrator(self) -> SweepOrchestrator:
+        """This process's sweep orchestrator on its workflow engine, started."""
+        if self._orchestrator is None:
+            from svc_host.sweeps.orchestrator import SweepOrchestrator
+
+            self._orchestrator = SweepOrchestrator(await self.workflow_engine(), adopt_orphans=self.source != "cli")
+        await self._orchestrator.start()
+        return self._orchestrator
+
+    async def close_services(self) -> None:
+        """Close the orchestrator, then the engine (each releases its leases); they are made again on next use."""
+        orchestrator, engine, self._orchestrator, self._engine = self._orchestrator, self._engine, None, None
+        if orchestrator is not None:
+            await orchestrator.close()
+        if engine is not None:
+            await engine.close()
+
     async def start(self) -> None:
+        """Start the monitor; a server (REST, MCP) also starts its run services."""
         await self.monitor.start()
+        if self.source != "cli":
+            await self.sweep_orchestrator()
         if self.source == "web":  # the dashboard's resource history: one sampler per server, not per MCP session
             self.resource_sampler.start()
 
     async def close(self) -> None:
         await self.resource_sampler.stop()
+        await self.close_services()
         await self.monitor.stop()
         await self._close_sync_backends()
         await self.transports.close()

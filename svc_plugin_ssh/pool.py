@@ -43,16 +43,11 @@ class SessionPool(SlurmTransport):
         self._slots.release()
 
     async def run(
-        self,
-        argv: Sequence[str],
-        *,
-        stdin: str | None = None,
-        timeout: float | None = None,
-        idempotent: bool = True,
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
         index = await self._borrow()
         try:
-            return await self._sessions[index].run(argv, stdin=stdin, timeout=timeout, idempotent=idempotent)
+            return await self._sessions[index].run(argv, stdin=stdin, timeout=timeout)
         finally:
             self._give_back(index)
 

@@ -24,7 +24,6 @@ def svc_api_routers() -> list[Any]:
         resources,
         schedules,
         sweeps,
-        workflow_preview,
         workflows,
     )
 
@@ -36,7 +35,6 @@ def svc_api_routers() -> list[Any]:
         config.router,
         profiles.router,
         files.router,
-        workflow_preview.router,
         workflows.router,
         sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
         schedules.router,  # after sweeps: its scheduler stops before the orchestrator and the engine it fires

@@ -31,16 +31,12 @@ BARS = ("pending", "running", "completed", "failed", "cancelled")
 def with_orchestrator(work: Callable[[Host, SweepOrchestrator], Awaitable[T]]) -> T:
     """Run ``work`` with a CLI host's orchestrator (and engine), closing both and the host afterwards."""
     from svc_host.context import Host
-    from svc_host.sweeps.orchestrator import close_orchestrator, orchestrator_of
-    from svc_host.workflows.engine import close_engine
 
     async def run() -> T:
         host = Host.create("cli")
         try:
-            return await work(host, await orchestrator_of(host))
+            return await work(host, await host.sweep_orchestrator())
         finally:
-            await close_orchestrator(host)
-            await close_engine(host)
             await host.close()
 
     return asyncio.run(run())

@@ -31,7 +31,6 @@ from svc_host.plugin_types import ToolSpec
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
-from svc_host.sweeps.orchestrator import orchestrator_of
 from svc_host.sweeps.views import mcp_result
 from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
@@ -157,7 +156,7 @@ async def run_workflow(
     )
     if spec is not None:
         return await _run_sweep(ctx, host, SweepRequest(run=request, spec=spec, source="mcp"))
-    engine = (await orchestrator_of(host)).engine  # with its orchestrator: this server also takes over sweeps
+    engine = await host.workflow_engine()
     prepared = await engine.prepare(request)
     if dry_run:
         jobs = prepared.preview()
@@ -187,7 +186,7 @@ async def run_workflow(
 
 
 async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[str, Any]:
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     sweep = await orchestrator.submit(request)
     if sweep.id is None:
         raise LookupError("the sweep row got no id")

@@ -40,15 +40,13 @@ class HostLauncher:
     async def launch(self, spec: ScheduleSpec) -> dict[str, Any]:
         from svc_host.sweeps.cells import SweepRequest
         from svc_host.sweeps.matrix import parse_sweep
-        from svc_host.sweeps.orchestrator import orchestrator_of
-        from svc_host.workflows.engine import engine_of
 
         request = self.request(spec)
         if spec.sweep is not None:
-            orchestrator = await orchestrator_of(self.host)
+            orchestrator = await self.host.sweep_orchestrator()
             sweep = await orchestrator.submit(SweepRequest(run=request, spec=parse_sweep(spec.sweep), source=TRIGGER))
             return {"sweep_id": sweep.id}
-        engine = await engine_of(self.host)
+        engine = await self.host.workflow_engine()
         snap = await engine.run(request, triggered_by=TRIGGER)
         return {"run_id": snap.run.id}
 

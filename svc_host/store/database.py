@@ -25,8 +25,7 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = _engine(url)
-        with self.engine.begin() as conn:
-            self.schema_version = migrate(conn)
+        self.schema_version = migrate(self.engine)
 
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a repository function in one transaction (committed when it returns)."""

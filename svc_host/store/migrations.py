@@ -1,17 +1,26 @@
 """Ordered schema migrations. A database made by any earlier version is upgraded in place on open.
 
 Each migration is plain DDL frozen at the time it was written (never generated from today's models), and
-``schema_version`` records how many have run. Append new migrations; never edit an old one.
+``schema_version`` records how many have run. Append new migrations; never change what an old one creates.
+
+A migration may be cut short (a kill, a full disk) and must then run again cleanly, so:
+
+* each one runs in its own transaction together with the write of its version row; on SQLite that transaction
+  is opened with ``BEGIN IMMEDIATE`` (the driver would otherwise run DDL outside any transaction, committed at
+  once), which also makes processes opening one database at the same time migrate one after the other;
+* every statement is safe to repeat (``CREATE TABLE IF NOT EXISTS``, ``CREATE INDEX IF NOT EXISTS``), which
+  also repairs a database an earlier svc left with tables but no version row. ``ALTER TABLE ... ADD COLUMN``
+  has no such form in SQLite: the first migration that needs one must add a check-first step to ``migrate``.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: jobs and their state transitions
     (
-        """CREATE TABLE job (
+        """CREATE TABLE IF NOT EXISTS job (
             id INTEGER PRIMARY KEY,
             transport VARCHAR NOT NULL,
             job_id VARCHAR NOT NULL,
@@ -35,10 +44,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             updated_at TIMESTAMP NOT NULL,
             elapsed_seconds INTEGER
         )""",
-        "CREATE INDEX ix_job_transport ON job (transport)",
-        "CREATE INDEX ix_job_job_id ON job (job_id)",
-        "CREATE INDEX ix_job_state ON job (state)",
-        """CREATE TABLE job_transition (
+        "CREATE INDEX IF NOT EXISTS ix_job_transport ON job (transport)",
+        "CREATE INDEX IF NOT EXISTS ix_job_job_id ON job (job_id)",
+        "CREATE INDEX IF NOT EXISTS ix_job_state ON job (state)",
+        """CREATE TABLE IF NOT EXISTS job_transition (
             id INTEGER PRIMARY KEY,
             job_pk INTEGER NOT NULL REFERENCES job (id),
             from_state VARCHAR,
@@ -46,7 +55,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             raw_state VARCHAR NOT NULL,
             at TIMESTAMP NOT NULL
         )""",
-        "CREATE INDEX ix_job_transition_job_pk ON job_transition (job_pk)",
+        "CREATE INDEX IF NOT EXISTS ix_job_transition_job_pk ON job_transition (job_pk)",
     ),
     # 2: workflow runs and their jobs
     (
@@ -165,20 +174,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def current_version(conn: Connection) -> int:
+def migrate(engine: Engine) -> int:
+    """Run every migration the database has not seen, each in its own transaction; returns the version."""
+    with engine.connect() as conn:
+        version = _locked_version(conn)
+        while version < len(MIGRATIONS):
+            for statement in MIGRATIONS[version]:
+                conn.execute(text(statement))
+            version += 1
+            conn.execute(text("DELETE FROM schema_version"))
+            conn.execute(text("INSERT INTO schema_version (version) VALUES (:v)"), {"v": version})
+            conn.commit()
+            version = _locked_version(conn)
+        conn.commit()
+    return version
+
+
+def _locked_version(conn: Connection) -> int:
+    """Open a transaction (holding SQLite's write lock) and read the version in it."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
     conn.execute(text("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"))
-    row = conn.execute(text("SELECT version FROM schema_version")).first()
-    return int(row[0]) if row else 0
-
-
-def migrate(conn: Connection) -> int:
-    """Run every migration the database has not seen, in one transaction; returns the new version."""
-    version = current_version(conn)
-    for statements in MIGRATIONS[version:]:
-        for statement in statements:
-            conn.execute(text(statement))
-    if version == 0:
-        conn.execute(text("INSERT INTO schema_version (version) VALUES (:v)"), {"v": len(MIGRATIONS)})
-    else:
-        conn.execute(text("UPDATE schema_version SET version = :v"), {"v": len(MIGRATIONS)})
-    return len(MIGRATIONS)
+    found = conn.execute(text("SELECT max(version) FROM schema_version")).scalar()
+    return int(found) if found is not None else 0

@@ -6,8 +6,9 @@ and the end of each launch wake a sweep's worker, which settles the sweep (``set
 with the next pending cells in matrix order. Every step reads the store first, so a missed wake-up costs only
 time; the lease timer (every 10 s) is the safety net for changes another process made.
 
-Ownership follows the engine's: one orchestrator per svc process, with the engine's owner name; a sweep's
-cells are launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
+Ownership follows the engine's (``svc_host.leases``): one orchestrator per svc process, made, started and
+closed by its ``Host`` (``Host.sweep_orchestrator``), with the engine's owner name; a sweep's cells are
+launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
 servers (REST, MCP) take over sweeps nobody drives at start and on every lease tick, at once when the owner
 was a process on this machine that has exited. A cell is launched only from ``pending`` (the engine's claim
 and its ``pending -> syncing`` step are compare-and-sets), and a cell in flight when its process died is
@@ -28,40 +29,21 @@ from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
-from svc_host.sweeps import leases
+from svc_host.leases import owner_is_dead
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
 from svc_host.sweeps.settle import announce, settle
 from svc_host.sweeps.status import TERMINAL, stops_launching
-from svc_host.workflows.engine import RunChange, WorkflowEngine, engine_of
-from svc_host.workflows.leases import owner_is_dead
+from svc_host.sweeps.store import SWEEP_LEASES
+from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.store import now_utc
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
     from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
 
 log = logging.getLogger(__name__)
-_ATTRIBUTE = "_svc_sweep_orchestrator"
 POOL_LIMIT = 8
 """At most this many SSH sessions per sweep (the spec's min(max_parallel, 8))."""
-
-
-async def orchestrator_of(host: Host) -> SweepOrchestrator:
-    """The started orchestrator of ``host`` (made on first use; servers take over orphaned sweeps)."""
-    orchestrator = vars(host).get(_ATTRIBUTE)
-    if not isinstance(orchestrator, SweepOrchestrator):
-        orchestrator = SweepOrchestrator(await engine_of(host), adopt_orphans=host.source != "cli")
-        vars(host)[_ATTRIBUTE] = orchestrator
-    await orchestrator.start()
-    return orchestrator
-
-
-async def close_orchestrator(host: Host) -> None:
-    """Close ``host``'s orchestrator if it has one (before its engine; test fixtures use it)."""
-    orchestrator = vars(host).pop(_ATTRIBUTE, None)
-    if isinstance(orchestrator, SweepOrchestrator):
-        await orchestrator.close()
 
 
 @dataclass
@@ -125,7 +107,7 @@ class SweepOrchestrator:
             with contextlib.suppress(Exception):
                 await sweep.resources.aclose()
         with contextlib.suppress(Exception):  # the store may be closed already
-            await self.host.store.run(leases.release, self.owner)
+            await self.host.store.run(SWEEP_LEASES.release, self.owner)
 
     # -- the interface ---------------------------------------------------------------------------------------
 
@@ -300,15 +282,15 @@ class SweepOrchestrator:
                 log.exception("taking over sweeps failed")
             await asyncio.sleep(self.renew_seconds)
             try:
-                held = set(await self.host.store.run(leases.renew, self.owner, now_utc() + self.lease))
+                held = set(await self.host.store.run(SWEEP_LEASES.renew, self.owner, now_utc() + self.lease))
                 for sweep_id in held | set(self._driven):
                     self.kick(sweep_id)  # the safety net for changes another process made
             except Exception:
                 log.exception("renewing sweep leases failed")
 
     async def _adopt(self) -> None:
-        for sweep_id, owner in await self.host.store.run(leases.orphaned, dead_owner=owner_is_dead):
+        for sweep_id, owner in await self.host.store.run(SWEEP_LEASES.orphaned, dead_owner=owner_is_dead):
             until = now_utc() + self.lease
-            if await self.host.store.run(leases.claim, sweep_id, self.owner, until, steal_from=owner):
+            if await self.host.store.run(SWEEP_LEASES.claim, sweep_id, self.owner, until, steal_from=owner):
                 log.info("taking over sweep run %s (was held by %s)", sweep_id, owner or "nobody")
                 await self._drive(await self.get(sweep_id))

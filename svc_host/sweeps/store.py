@@ -7,9 +7,8 @@ transaction of every cell status change (an ``on_status_change`` hook of the wor
 this module is imported), and in every transaction of this module that changes cells. The recount runs after
 the cell's own change is written, so it holds the write lock (SQLite) or the sweep row's lock (other
 databases, ``SELECT ... FOR UPDATE`` first): it always adds up to ``cell_count`` and always matches the cells'
-real statuses. Increments (``x = x + 1``) would trust the caller's idea of the old status, which
-``set_run_status`` reads before it takes the write lock: two racing changes of one cell (a cancel and a
-completion) would both count as leaving ``running``.
+real statuses, whatever the caller believed the old status was (``set_run_status`` is a compare-and-set, and
+the recount does not depend on it being one).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, update
 from sqlmodel import Session, col, select
 
+from svc_host.leases import Leases, table_of
 from svc_host.store.tables import SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps.status import PENDING, TERMINAL, Counters
 from svc_host.workflows import store as runs
@@ -49,6 +49,8 @@ COUNTED: dict[str, tuple[str, ...]] = {
     "cells_cancelled": (RUN_CANCELLED,),
 }
 MAX_LISTED = 200
+SWEEP_LEASES: Leases[int] = Leases(table_of(SweepRunRecord), terminal=TERMINAL)
+"""Which orchestrator launches a sweep's cells (the process's owner name, as for workflow runs)."""
 
 
 @dataclass(frozen=True)

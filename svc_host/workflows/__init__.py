@@ -2,6 +2,6 @@
 
 See ``docs/workflows.md``. The pieces, pure first: ``source`` (YAML with locations), ``templating``
 (sandboxed args), ``model``, ``load``, ``dag``, ``plan`` (the engine's decisions); then ``files`` (where
-files live), ``prepare`` (request -> run rows), ``store``/``leases`` (repository), ``submission``
+files live), ``prepare`` (request -> run rows), ``store`` (repository), ``submission``
 (crash-safe sbatch), ``runner`` (a run's steps) and ``engine`` (the one engine per process).
 """

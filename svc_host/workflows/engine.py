@@ -13,8 +13,9 @@ so a missed notification costs nothing but time: each owned run is also re-plann
 Ownership: every svc process has one engine, and a run is driven by one engine at a time, the one
 holding its lease (``owner``/``lease_until``, renewed every ``renew_seconds``). A clean shutdown releases
 its runs; a crashed process's runs are taken over by another engine once the lease has run out (at once
-when the owner was a process on this machine that no longer exists). Servers (REST, MCP) adopt every
-orphaned run; the CLI drives only the run it started.
+when the owner was a process on this machine that no longer exists; see ``svc_host.leases``). Servers
+(REST, MCP) adopt every orphaned run; the CLI drives only the run it started. The ``Host`` makes, starts and
+closes the engine of its process (``Host.workflow_engine``).
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
+from svc_host.leases import new_owner, owner_is_dead
 from svc_host.plugin_types import Event
-from svc_host.workflows import leases
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
 from svc_host.workflows.runner import RunDriver
+from svc_host.workflows.store import RUN_LEASES
 
 if TYPE_CHECKING:
     from svc_host.context import Host
@@ -44,7 +46,6 @@ if TYPE_CHECKING:
     from svc_host.workflows.store import RunSnapshot
 
 log = logging.getLogger(__name__)
-_ATTRIBUTE = "_svc_workflow_engine"
 
 
 @dataclass(frozen=True)
@@ -62,27 +63,23 @@ class RunChange:
 RunListener = Callable[[RunChange], Awaitable[None]]
 
 
-async def engine_of(host: Host) -> WorkflowEngine:
-    """The started engine of ``host`` (made on first use; servers adopt orphaned runs, the CLI does not)."""
-    engine = vars(host).get(_ATTRIBUTE)
-    if not isinstance(engine, WorkflowEngine):
-        engine = WorkflowEngine(host, adopt_orphans=host.source != "cli")
-        vars(host)[_ATTRIBUTE] = engine
-    await engine.start()
-    return engine
-
-
 class WorkflowEngine:
     """Creates, launches, advances, cancels and watches workflow runs of one ``Host``."""
 
     def __init__(
-        self, host: Host, *, adopt_orphans: bool = True, lease_seconds: float = 30.0, renew_seconds: float = 10.0
+        self,
+        host: Host,
+        *,
+        owner: str | None = None,
+        adopt_orphans: bool = True,
+        lease_seconds: float = 30.0,
+        renew_seconds: float = 10.0,
     ) -> None:
         self.host = host
         self.adopt_orphans = adopt_orphans
         self.lease = timedelta(seconds=lease_seconds)
         self.renew_seconds = renew_seconds
-        self.owner = leases.new_owner()
+        self.owner = owner or new_owner()
         self.driver = RunDriver(host, self.owner, self._status_changed, self._notify, self._schedule)
         self._owned: set[str] = set()
         self._passes: KeyedWorkers[str] = KeyedWorkers(self.driver.advance, label="workflow run")
@@ -118,7 +115,7 @@ class WorkflowEngine:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(Exception):  # the store may be closed already
-            await self.host.store.run(leases.release, self.owner)
+            await self.host.store.run(RUN_LEASES.release, self.owner)
 
     def route(self, sweep_id: int, transport: Transport | None) -> None:
         """Submit the jobs of ``sweep_id``'s cells through ``transport`` (the sweep's pooled sessions), or
@@ -291,7 +288,7 @@ class WorkflowEngine:
 
     async def _claim(self, run_id: str) -> None:
         until = repo.now_utc() + self.lease
-        if not await self.host.store.run(leases.claim, run_id, self.owner, until):
+        if not await self.host.store.run(RUN_LEASES.claim, run_id, self.owner, until):
             snap = await self.get(run_id)
             if snap.terminal:
                 raise InvalidStateError(f"workflow run {run_id} is already {snap.run.status}")
@@ -302,7 +299,7 @@ class WorkflowEngine:
         while True:
             await asyncio.sleep(self.renew_seconds)
             try:
-                held = await self.host.store.run(leases.renew, self.owner, repo.now_utc() + self.lease)
+                held = await self.host.store.run(RUN_LEASES.renew, self.owner, repo.now_utc() + self.lease)
                 self._owned = set(held)
                 for run_id in held:
                     self.kick(run_id)  # the safety net for transitions another process recorded
@@ -312,9 +309,9 @@ class WorkflowEngine:
                 log.exception("renewing workflow run leases failed")
 
     async def _adopt(self) -> None:
-        for run_id, owner in await self.host.store.run(leases.orphaned_runs, dead_owner=leases.owner_is_dead):
+        for run_id, owner in await self.host.store.run(RUN_LEASES.orphaned, dead_owner=owner_is_dead):
             until = repo.now_utc() + self.lease
-            if await self.host.store.run(leases.claim, run_id, self.owner, until, steal_from=owner):
+            if await self.host.store.run(RUN_LEASES.claim, run_id, self.owner, until, steal_from=owner):
                 log.info("taking over workflow run %s (was held by %s)", run_id, owner or "nobody")
                 self._owned.add(run_id)
                 self._spawn(self.driver.resume(run_id))
@@ -331,10 +328,3 @@ class WorkflowEngine:
         task = asyncio.create_task(guarded())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-async def close_engine(host: Host) -> None:
-    """Close ``host``'s engine if it has one (before ``host.close()``; test fixtures use it)."""
-    engine = vars(host).pop(_ATTRIBUTE, None)
-    if isinstance(engine, WorkflowEngine):
-        await engine.close()

@@ -92,12 +92,38 @@ class RunDriver:
     # -- launch ----------------------------------------------------------------------------------------------
 
     async def launch(self, run_id: str) -> None:
-        """``pending``/``syncing`` -> sync -> ``submitting`` -> render all -> submit the ready jobs -> ``running``."""
+        """``pending``/``syncing`` -> sync -> ``submitting`` -> render all -> submit the ready jobs -> ``running``.
+
+        Whatever stops a launch (an ``SvcError`` or a bug), the run ends ``failed`` with the reason before the
+        error propagates: never left ``syncing``/``submitting``.
+        """
         try:
             async with self._lock(run_id):
-                await self._launch(run_id)
+                try:
+                    await self._launch(run_id)
+                except Exception as exc:
+                    try:
+                        await self._abandon_launch(run_id, exc)
+                    except Exception:
+                        log.exception("run %s: could not mark the failed launch", run_id)
+                    raise
         finally:
             self._drop_finished(run_id)
+
+    async def _abandon_launch(self, run_id: str, exc: Exception) -> None:
+        """Fail a launch that stopped before it was done, leaving no job of it live or unknown (a job whose
+        sbatch was cut short is looked up by its marker first, then cancelled)."""
+        snap = await self._snapshot(run_id)
+        if snap is None or snap.run.status not in (RUN_PENDING, RUN_SYNCING, RUN_SUBMITTING):
+            return  # failed with its reason already, or cancelled meanwhile
+        for job in snap.jobs:
+            if job.status == SUBMITTING and job.id not in self.submitter.in_flight:
+                with contextlib.suppress(SvcError):
+                    await self.submitter.reconcile(snap.run, job)
+        message = str(exc) if isinstance(exc, SvcError) else f"launch failed: {type(exc).__name__}: {exc}"
+        await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
+        await self._move(run_id, RUN_FAILED, error=message, only_from=[RUN_PENDING, RUN_SYNCING, RUN_SUBMITTING])
+        await self.cancel_jobs(run_id)
 
     async def _launch(self, run_id: str) -> None:
         snap = await self._snapshot(run_id)

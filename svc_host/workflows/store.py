@@ -17,12 +17,14 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
+from svc_host.leases import Leases, table_of
 from svc_host.store import jobs as job_repo
 from svc_host.store.jobs import utc
 from svc_host.store.tables import JobRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import (
     LIVE,
+    RUN_PENDING,
     RUN_TERMINAL,
     SUBMITTING,
     WAITING,
@@ -31,6 +33,8 @@ from svc_host.workflows.plan import (
 )
 
 LIVE_STATUSES = frozenset(state.value for state in LIVE)
+RUN_LEASES: Leases[str] = Leases(table_of(WorkflowRunRecord), terminal=RUN_TERMINAL, idle=frozenset({RUN_PENDING}))
+"""Which engine drives a run; a pending sweep cell waits for its sweep's orchestrator, not for adoption."""
 
 
 def now_utc() -> datetime:
@@ -199,6 +203,9 @@ def _snapshots(session: Session, runs: list[WorkflowRunRecord]) -> list[RunSnaps
     return [RunSnapshot(run=run, jobs=jobs[run.id], records=records) for run in runs]
 
 
+_CAS_ATTEMPTS = 3
+"""A lost compare-and-set re-reads and tries again; the second attempt already holds the write lock."""
+
 StatusHook = Callable[[Session, WorkflowRunRecord, str], None]
 _status_hooks: list[StatusHook] = []
 
@@ -221,24 +228,41 @@ def set_run_status(
     now: datetime | None = None,
 ) -> str | None:
     """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the old status,
-    or None when nothing changed."""
-    run = session.get(WorkflowRunRecord, run_id)
-    if run is None or run.status in RUN_TERMINAL or run.status == status:
-        return None
-    if only_from is not None and run.status not in only_from:
-        return None
-    before = run.status
+    or None when nothing changed.
+
+    A compare-and-set: the ``UPDATE`` names the status it read in its ``WHERE``, so a change that another
+    transaction committed in between (a cancel racing a completion) is never overwritten. The loser re-reads
+    (now under the write lock it took with its attempt) and decides again: a terminal status is final.
+    """
     moment = now or now_utc()
-    run.status = status
-    run.updated_at = moment
-    if error is not None:
-        run.error = error
-    if status in RUN_TERMINAL:
-        run.completed_at = moment
-    session.add(run)
-    for hook in _status_hooks:
-        hook(session, run, before)
-    return before
+    for _ in range(_CAS_ATTEMPTS):
+        current: str | None = session.exec(
+            select(WorkflowRunRecord.status).where(WorkflowRunRecord.id == run_id)
+        ).first()
+        if current is None or current in RUN_TERMINAL or current == status:
+            return None
+        if only_from is not None and current not in only_from:
+            return None
+        values: dict[str, Any] = {"status": status, "updated_at": moment}
+        if error is not None:
+            values["error"] = error
+        if status in RUN_TERMINAL:
+            values["completed_at"] = moment
+        result = session.execute(
+            update(WorkflowRunRecord)
+            .where(col(WorkflowRunRecord.id) == run_id, col(WorkflowRunRecord.status) == current)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+        if getattr(result, "rowcount", 0) != 1:
+            continue
+        run = session.get(WorkflowRunRecord, run_id, populate_existing=True)
+        if run is None:
+            return None
+        for hook in _status_hooks:
+            hook(session, run, current)
+        return current
+    return None
 
 
 def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], now: datetime | None = None) -> None:

@@ -15,9 +15,7 @@ from svc_host.context import Host
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import store as repo
-from svc_host.sweeps.orchestrator import close_orchestrator
 from svc_host.workflows import store as runs
-from svc_host.workflows.engine import close_engine
 
 SWEEP_FIELDS = {
     "id", "name", "workflow_yaml_path", "status", "matrix", "args", "fail_fast", "max_parallel", "cell_count",
@@ -37,8 +35,7 @@ jobs:
 async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
     await api_client.post("/api/workflows/upload", json={"yaml": GRID, "filename": "grid.yaml"})
     yield api_client
-    await close_orchestrator(host)
-    await close_engine(host)
+    await host.close_services()
     live = [record.job_id for record in host.store.call(job_repo.live_jobs) if record.transport == "local"]
     if live:  # only this test's jobs
         await asyncio.to_thread(subprocess.run, ["scancel", *live], check=False, timeout=60)

@@ -13,7 +13,6 @@ import pytest
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.paths import SvcPaths
-from svc_host.workflows.engine import close_engine
 
 GOOD = """\
 name: pipeline
@@ -31,7 +30,7 @@ jobs:
 @pytest.fixture
 async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
     yield api_client
-    await close_engine(host)
+    await host.close_services()
 
 
 @pytest.fixture

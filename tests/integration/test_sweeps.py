@@ -7,6 +7,7 @@ cancelled (only jobs this test's store knows, never anyone else's).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from sqlmodel import select
 from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
+from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import InvalidRequestError, InvalidStateError
 from svc_host.plugin_types import Event
 from svc_host.store import jobs as job_repo
@@ -153,6 +155,41 @@ async def test_fail_fast_stops_launching(orchestrator: SweepOrchestrator, work: 
     cells = await orchestrator.cells(done.id or 0)
     drained = [cell for cell in cells if cell.status == "cancelled"]
     assert {cell.error for cell in drained} == {"not started: fail_fast stopped the sweep after a cell failed"}
+
+
+@pytest.mark.parametrize("where", ["render", "submit"])
+async def test_a_launch_that_raises_a_bug_fails_its_cell_with_the_error(
+    orchestrator: SweepOrchestrator, work: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Not an ``SvcError`` (a bug in a plugin, an OSError) while a cell's jobs are rendered or submitted: the cell
+    ends ``failed`` with the reason (not ``submitting`` forever), the others run, the counters add up and the
+    sweep ends ``failed``."""
+    host = orchestrator.host
+    real_renderer, real_submit = host.plugins.renderer("default"), host.transport("local").submit
+
+    def render(definition: JobDefinition) -> RenderedScript:
+        if "echo 2-" in str(definition.command):
+            raise RuntimeError("the plugin tripped over itself")
+        return real_renderer.render(definition)
+
+    async def submit(script: RenderedScript) -> str:
+        if "echo 2-" in script.text:
+            raise RuntimeError("the plugin tripped over itself")
+        return await real_submit(script)
+
+    if where == "render":
+        spec = dataclasses.replace(real_renderer, render=render)
+        monkeypatch.setattr(host.plugins, "renderer", lambda name="default": spec)
+    else:
+        monkeypatch.setattr(host.transport("local"), "submit", submit)
+    sweep = await orchestrator.submit(request(workflow(work, GRID), {"a": [1, 2, 3]}, max_parallel=1))
+    done = await finish(orchestrator, sweep.id, timeout=45)
+    assert (done.status, counts(done)) == ("failed", (0, 0, 2, 1, 0))
+    [failed] = [cell for cell in await orchestrator.cells(done.id or 0) if cell.status == "failed"]
+    assert failed.error == "launch failed: RuntimeError: the plugin tripped over itself"
+    assert done.error is not None
+    assert done.error.startswith("1 of 3 cells failed; first: cell ")
+    assert len(job_records(host)) == 2
 
 
 SLOW = """\

@@ -21,12 +21,7 @@ class Scripted(SlurmTransport):
         self.calls: list[list[str]] = []
 
     async def run(
-        self,
-        argv: Sequence[str],
-        *,
-        stdin: str | None = None,
-        timeout: float | None = None,
-        idempotent: bool = True,
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
     ) -> CommandResult:
         self.calls.append(list(argv))
         code, out, err = self.answers[argv[0]]

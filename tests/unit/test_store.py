@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -61,6 +65,71 @@ def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
         conn.execute(text("DROP TABLE job"))
         conn.execute(text("DELETE FROM schema_version"))
     assert Store(url).schema_version == len(MIGRATIONS)
+
+
+KILLED_MID_MIGRATION = """
+import os, signal, sys
+from sqlalchemy import event
+from svc_host.store import database, migrations
+
+# die (SIGKILL, as an OOM killer or kill -9 would) after migration 2's tables, before its version row
+migrations.MIGRATIONS = (
+    migrations.MIGRATIONS[0], (*migrations.MIGRATIONS[1], "SELECT die()"), *migrations.MIGRATIONS[2:]
+)
+make_engine = database._engine
+
+def engine_that_dies(url):
+    engine = make_engine(url)
+    die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+    event.listen(engine, "connect", lambda conn, _: conn.create_function("die", 0, die))
+    return engine
+
+database._engine = engine_that_dies
+database.Store(sys.argv[1])
+"""
+
+
+def versions(path: Path) -> tuple[list[int], set[str]]:
+    with sqlite3.connect(path) as conn:
+        rows = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return rows, tables
+
+
+def test_a_migration_killed_before_its_version_row_is_undone_and_runs_again(tmp_path: Path) -> None:
+    path = tmp_path / "svc.db"
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_MIGRATION, f"sqlite:///{path}"], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    rows, tables = versions(path)
+    assert rows == [1]  # migration 1 committed with its version row; migration 2 rolled back entirely
+    assert "job" in tables
+    assert "workflow_run" not in tables
+    store = Store(f"sqlite:///{path}")
+    assert store.schema_version == len(MIGRATIONS)
+    add(store, "7")
+    assert versions(path)[0] == [len(MIGRATIONS)]
+
+
+def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
+    """What an earlier svc left when killed mid-migration: SQLite had committed each CREATE TABLE at once."""
+    path = tmp_path / "svc.db"
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement.replace(" IF NOT EXISTS", ""))
+    store = Store(f"sqlite:///{path}")
+    assert store.schema_version == len(MIGRATIONS)
+    add(store, "7")
+
+
+def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'svc.db'}"
+    first = Store(url)
+    add(first, "7")
+    with first.engine.begin() as conn:
+        conn.execute(text("DELETE FROM schema_version"))
+    again = Store(url)
+    assert again.schema_version == len(MIGRATIONS)
+    assert [row.job_id for row in again.call(repo.history)] == ["7"]
 
 
 def test_a_bad_database_url_is_a_config_error() -> None:

@@ -7,29 +7,16 @@ ended without a cancel is 422, as for runs; a second cancel answers 202 with the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
 from svc_host.errors import NotFoundError
-from svc_host.sweeps.orchestrator import close_orchestrator, orchestrator_of
 from svc_host.sweeps.views import cell_view, sweep_view
 
-
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Start the orchestrator with the server (it takes over sweeps a previous server left); stop it before
-    the engine (this router is included after the workflows router, so its lifespan ends first)."""
-    await orchestrator_of(app.state.host)
-    yield
-    await close_orchestrator(app.state.host)
-
-
-router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"], lifespan=_lifespan)
+router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"])
 
 
 def _sweep_id(raw: str) -> int:
@@ -41,26 +28,26 @@ def _sweep_id(raw: str) -> int:
 @router.get("")
 async def list_sweeps(host: HostDep) -> list[dict[str, Any]]:
     """Sweeps, newest first (at most 200)."""
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     return [sweep_view(sweep) for sweep in await orchestrator.sweeps()]
 
 
 @router.get("/{sweep_id}")
 async def get_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
     """One sweep with its counters; 404."""
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     return sweep_view(await orchestrator.get(_sweep_id(sweep_id)))
 
 
 @router.get("/{sweep_id}/cells")
 async def get_cells(sweep_id: str, host: HostDep) -> list[dict[str, Any]]:
     """The cells of a sweep by status, started_at, id; 404."""
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     return [cell_view(cell) for cell in await orchestrator.cells(_sweep_id(sweep_id))]
 
 
 @router.post("/{sweep_id}/cancel", status_code=202)
 async def cancel_sweep(sweep_id: str, host: HostDep) -> JSONResponse:
     """Cancel a sweep: 202 with the sweep (``draining``); 404; 422 when it ended without a cancel."""
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     return JSONResponse(sweep_view(await orchestrator.cancel(_sweep_id(sweep_id))), status_code=202)

@@ -11,11 +11,9 @@ the Sweep run (its cells are launched in the background; see ``/api/sweep_runs``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
@@ -24,25 +22,14 @@ from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, NotFoundError, WorkflowError
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
-from svc_host.sweeps.orchestrator import orchestrator_of
 from svc_host.sweeps.views import sweep_view
 from svc_host.workflows import views
-from svc_host.workflows.engine import engine_of
 from svc_host.workflows.files import WorkflowDirectory, check_filename, check_name, check_size, workflows_dir
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.source import YamlSyntaxError, parse
 
-
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Start the engine with the server (it takes over runs a previous server left) and stop it first."""
-    engine = await engine_of(app.state.host)
-    yield
-    await engine.close()
-
-
-router = APIRouter(prefix="/api/workflows", tags=["workflows"], lifespan=_lifespan)
+router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
 
 def _directory(host: Host) -> WorkflowDirectory:
@@ -179,7 +166,7 @@ async def list_runs(
     sweep_id: int | None = Query(None, description="Only the cells of this sweep."),
 ) -> list[dict[str, Any]]:
     """Workflow runs, newest first (job statuses as last stored by the monitor)."""
-    engine = await engine_of(host)
+    engine = await host.workflow_engine()
     found = await engine.runs(limit=limit, offset=offset, status=status, workflow_name=workflow, sweep_id=sweep_id)
     return [views.run_view(snap) for snap in found]
 
@@ -187,14 +174,14 @@ async def list_runs(
 @router.get("/runs/{run_id}")
 async def get_run(run_id: str, host: HostDep) -> dict[str, Any]:
     """One run with live job statuses (refreshed by one batched scheduler query when jobs are live)."""
-    engine = await engine_of(host)
+    engine = await host.workflow_engine()
     return views.run_view(await engine.get(run_id, refresh=True))
 
 
 @router.post("/runs/{run_id}/cancel")
 async def cancel_run(run_id: str, host: HostDep) -> dict[str, Any]:
     """Cancel a run: 200 ``{status: 'cancelled', run_id, warnings?}``; 404; 422 already terminal."""
-    engine = await engine_of(host)
+    engine = await host.workflow_engine()
     warnings = await engine.cancel(run_id)
     body: dict[str, Any] = {"status": "cancelled", "run_id": run_id}
     if warnings:
@@ -256,7 +243,7 @@ async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) ->
     )
     if options.sweep is not None:
         return await _start_sweep(host, request, options.sweep)
-    engine = await engine_of(host)
+    engine = await host.workflow_engine()
     snap = await engine.run(request, triggered_by="web")
     return JSONResponse(views.run_view(snap), status_code=202)
 
@@ -266,6 +253,6 @@ async def _start_sweep(host: Host, request: RunRequest, raw: dict[str, Any]) -> 
         spec = parse_sweep(raw)
     except InvalidRequestError as exc:  # a request body that does not validate: 422, like the rest of the body
         raise WorkflowError([str(exc)]) from None
-    orchestrator = await orchestrator_of(host)
+    orchestrator = await host.sweep_orchestrator()
     sweep = await orchestrator.submit(SweepRequest(run=request, spec=spec, source="web"))
     return JSONResponse(sweep_view(sweep), status_code=202)

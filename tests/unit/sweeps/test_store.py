@@ -19,8 +19,8 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.store.database import Store
 from svc_host.store.jobs import utc
 from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
-from svc_host.sweeps import leases
 from svc_host.sweeps import store as repo
+from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows import store as runs
 from svc_host.workflows.plan import RUN_STATES
 
@@ -146,15 +146,15 @@ def test_status_moves_are_compare_and_set(store: Store) -> None:
 
 def test_one_owner_at_a_time(store: Store) -> None:
     sweep_id = new_sweep(store, 1)
-    assert store.call(leases.claim, sweep_id, "a", NOW + timedelta(seconds=30), NOW) is True
-    assert store.call(leases.claim, sweep_id, "b", NOW + timedelta(seconds=30), NOW) is False
-    assert store.call(leases.orphaned, NOW) == []
-    assert store.call(leases.orphaned, NOW + timedelta(seconds=31)) == [(sweep_id, "a")]
-    assert store.call(leases.orphaned, NOW, dead_owner=lambda owner: owner == "a") == [(sweep_id, "a")]
-    assert store.call(leases.claim, sweep_id, "b", NOW + timedelta(seconds=30), NOW, steal_from="a") is True
-    assert store.call(leases.renew, "b", NOW + timedelta(seconds=60)) == [sweep_id]
-    store.call(leases.release, "b")
-    assert store.call(leases.orphaned, NOW) == [(sweep_id, None)]
+    assert store.call(SWEEP_LEASES.claim, sweep_id, "a", NOW + timedelta(seconds=30), NOW) is True
+    assert store.call(SWEEP_LEASES.claim, sweep_id, "b", NOW + timedelta(seconds=30), NOW) is False
+    assert store.call(SWEEP_LEASES.orphaned, NOW) == []
+    assert store.call(SWEEP_LEASES.orphaned, NOW + timedelta(seconds=31)) == [(sweep_id, "a")]
+    assert store.call(SWEEP_LEASES.orphaned, NOW, dead_owner=lambda owner: owner == "a") == [(sweep_id, "a")]
+    assert store.call(SWEEP_LEASES.claim, sweep_id, "b", NOW + timedelta(seconds=30), NOW, steal_from="a") is True
+    assert store.call(SWEEP_LEASES.renew, "b", NOW + timedelta(seconds=60)) == [sweep_id]
+    store.call(SWEEP_LEASES.release, "b")
+    assert store.call(SWEEP_LEASES.orphaned, NOW) == [(sweep_id, None)]
 
 
 # -- concurrency --------------------------------------------------------------------------------------------

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from svc_host import leases
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.store.database import Store
-from svc_host.workflows import leases
 from svc_host.workflows import store as repo
 from svc_host.workflows.model import Dependency
+from svc_host.workflows.store import RUN_LEASES
 from svc_host.workflows.submission import dependency_flag, lookup_argv, marker, parse_lookup, with_marker
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -96,15 +97,15 @@ def test_leases(store: Store) -> None:
     store.call(
         repo.insert_run, new_run(), run_id="r1", status="running", triggered_by="cli", owner="me", lease_until=NOW
     )
-    assert store.call(leases.orphaned_runs, NOW - timedelta(seconds=1)) == []
-    assert store.call(leases.claim, "r1", "you", NOW + timedelta(minutes=1), NOW - timedelta(seconds=1)) is False
-    assert store.call(leases.orphaned_runs, NOW + timedelta(seconds=1)) == [("r1", "me")]
-    assert store.call(leases.claim, "r1", "you", NOW + timedelta(minutes=1), NOW + timedelta(seconds=1)) is True
-    assert store.call(leases.orphaned_runs, NOW, dead_owner=lambda owner: owner == "you") == [("r1", "you")]
-    assert store.call(leases.claim, "r1", "me", NOW + timedelta(minutes=2), NOW, steal_from="you") is True
-    assert store.call(leases.renew, "me", NOW + timedelta(minutes=3)) == ["r1"]
-    store.call(leases.release, "me")
-    assert store.call(leases.orphaned_runs, NOW) == [("r1", None)]
+    assert store.call(RUN_LEASES.orphaned, NOW - timedelta(seconds=1)) == []
+    assert store.call(RUN_LEASES.claim, "r1", "you", NOW + timedelta(minutes=1), NOW - timedelta(seconds=1)) is False
+    assert store.call(RUN_LEASES.orphaned, NOW + timedelta(seconds=1)) == [("r1", "me")]
+    assert store.call(RUN_LEASES.claim, "r1", "you", NOW + timedelta(minutes=1), NOW + timedelta(seconds=1)) is True
+    assert store.call(RUN_LEASES.orphaned, NOW, dead_owner=lambda owner: owner == "you") == [("r1", "you")]
+    assert store.call(RUN_LEASES.claim, "r1", "me", NOW + timedelta(minutes=2), NOW, steal_from="you") is True
+    assert store.call(RUN_LEASES.renew, "me", NOW + timedelta(minutes=3)) == ["r1"]
+    store.call(RUN_LEASES.release, "me")
+    assert store.call(RUN_LEASES.orphaned, NOW) == [("r1", None)]
 
 
 def test_an_owner_is_dead_only_when_its_process_on_this_machine_is_gone() -> None:

@@ -1,0 +1,132 @@
+"""Leases: which svc process drives a long-running thing (a workflow run, a sweep, later a schedule), until when.
+
+Every svc process has one owner name (``<host>:<pid>:<random>``, ``new_owner``). A row is driven only by the
+process holding its lease (its ``owner`` and ``lease_until`` columns); the holder renews it on a timer, a clean
+shutdown releases it, and another process takes a row over once its lease has run out, at once when its owner
+was a process on this machine that has exited (``owner_is_dead``). ``claim`` is a compare-and-set, so two
+processes can never both take a row over, on SQLite or any other database.
+
+One ``Leases`` per table serves every kind of leased row; its methods are repository functions for
+``Store.run``/``call``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable, Collection, Hashable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Table, or_, select, update
+from sqlmodel import Session, SQLModel
+
+from svc_host.store.jobs import utc
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class Leases(Generic[Key]):
+    """The leases of one table with ``id``, ``status``, ``owner``, ``lease_until`` and ``started_at`` columns.
+
+    ``terminal`` statuses need no driver (and are never claimed); ``idle`` ones are not adopted either (a sweep
+    cell waiting for its sweep's orchestrator), though they can be claimed.
+    """
+
+    table: Table
+    terminal: frozenset[str]
+    idle: frozenset[str] = frozenset()
+
+    def claim(
+        self,
+        session: Session,
+        row_id: Key,
+        owner: str,
+        until: datetime,
+        now: datetime | None = None,
+        *,
+        steal_from: str | None = None,
+    ) -> bool:
+        """Take a row over if nobody holds it, ``owner`` does, its lease ran out, or it is ``steal_from`` (a
+        holder known to be dead)."""
+        c = self.table.c
+        holders = [c.owner.is_(None), c.owner == owner, c.lease_until < (now or _now())]
+        if steal_from is not None:
+            holders.append(c.owner == steal_from)
+        result = session.execute(
+            update(self.table)
+            .where(c.id == row_id, c.status.not_in(sorted(self.terminal)), or_(*holders))
+            .values(owner=owner, lease_until=until)
+        )
+        return _rowcount(result) == 1
+
+    def orphaned(
+        self, session: Session, now: datetime | None = None, *, dead_owner: Callable[[str], bool] | None = None
+    ) -> list[tuple[Key, str | None]]:
+        """``(id, owner)`` of rows nobody drives, oldest first: not terminal nor idle, and held by nobody, by a
+        lease that ran out, or by an owner ``dead_owner`` says is gone."""
+        moment = now or _now()
+        c = self.table.c
+        query = (
+            select(c.id, c.owner, c.lease_until)
+            .where(c.status.not_in(sorted(self.terminal | self.idle)))
+            .order_by(c.started_at)
+        )
+        found: list[tuple[Key, str | None]] = []
+        for row_id, owner, lease_until in session.execute(query):
+            lease = utc(lease_until)
+            gone = owner is not None and dead_owner is not None and dead_owner(owner)
+            if owner is None or lease is None or lease < moment or gone:
+                found.append((row_id, owner))
+        return found
+
+    def renew(self, session: Session, owner: str, until: datetime) -> list[Key]:
+        """Extend the lease of every row ``owner`` still holds; returns their ids."""
+        c = self.table.c
+        held = (c.owner == owner, c.status.not_in(sorted(self.terminal)))
+        session.execute(update(self.table).where(*held).values(lease_until=until))
+        return [row_id for (row_id,) in session.execute(select(c.id).where(*held))]
+
+    def release(self, session: Session, owner: str, row_ids: Collection[Key] | None = None) -> None:
+        """Give rows up (a clean shutdown): another process may take them over at once."""
+        c = self.table.c
+        query = update(self.table).where(c.owner == owner)
+        if row_ids is not None:
+            query = query.where(c.id.in_(list(row_ids)))
+        session.execute(query.values(owner=None, lease_until=None))
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The table of a ``table=True`` model."""
+    return SQLModel.metadata.tables[str(model.__tablename__)]
+
+
+def new_owner() -> str:
+    """A process's owner name: ``<host>:<pid>:<random>``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def owner_is_dead(owner: str) -> bool:
+    """Whether ``owner`` (``host:pid:token``) was a process on this machine that has exited."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _rowcount(result: Any) -> int:
+    return int(getattr(result, "rowcount", 0))

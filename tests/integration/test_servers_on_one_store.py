@@ -1,0 +1,204 @@
+"""Real svc processes on one store, on the dev cluster: ``svc serve``, ``svc mcp`` and CLI commands writing at
+once, and a ``svc serve`` killed with -9 in the middle of a workflow and a sweep, then started again.
+
+Everything runs as a user would start it (``python -m svc_host ...``), in the test's isolated home; every job
+is short and cancelled at the end if still live (only jobs this test's store knows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from svc_host.paths import SvcPaths
+from svc_host.store import jobs as job_repo
+from svc_host.store.database import Store
+from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunRecord
+
+pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("slurm_cluster")]
+
+TOKEN = "one-store-test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+PER_CLIENT = 8
+
+
+class Servers:
+    """``svc serve`` processes started by a test (stopped, and their live jobs cancelled, at its end)."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[str]] = []
+
+    def start(self) -> tuple[str, subprocess.Popen[str]]:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        process = subprocess.Popen(
+            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
+            env={**os.environ, "SVC_API_TOKEN": TOKEN},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.started.append(process)
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            if process.poll() is not None:
+                raise AssertionError(f"svc serve exited {process.returncode}: {process.stderr.read()}")  # type: ignore[union-attr]
+            try:
+                httpx.get(f"{base}/openapi.json", timeout=2)
+                return base, process
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError("svc serve did not answer")
+
+    def stop(self) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                process.terminate()
+                process.communicate(timeout=60)
+
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    made = Servers()
+    try:
+        yield made
+    finally:
+        made.stop()
+        store = Store(SvcPaths.from_env().database_url)
+        live = [record.job_id for record in store.call(job_repo.live_jobs) if record.transport == "local"]
+        store.close()
+        if live:
+            subprocess.run(["scancel", *live], check=False, timeout=60)
+
+
+def cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "svc_host", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+async def test_serve_mcp_and_cli_write_at_once_and_lose_nothing(servers: Servers, tmp_path: Path) -> None:
+    base, server = servers.start()
+    script = "#!/bin/bash\n#SBATCH --partition=debug\ntrue\n"
+
+    async def rest(client: httpx.AsyncClient, n: int) -> None:
+        response = await client.post("/api/jobs", json={"script_content": script, "name": f"rest-{n}"})
+        assert response.status_code == 201, response.text
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=dict(os.environ))
+    async with Client(params) as mcp, httpx.AsyncClient(base_url=base, headers=AUTH, timeout=60) as client:
+
+        async def tool(n: int) -> None:
+            result = await mcp.call_tool(
+                "submit_job", {"command": "true", "name": f"mcp-{n}", "log_dir": str(tmp_path)}
+            )
+            assert result.structured_content is not None
+            assert result.structured_content["success"], result.structured_content
+
+        commands = [
+            cli("submit", "--name", f"cli-{n}", "--log-dir", str(tmp_path), "--", "true") for n in range(PER_CLIENT)
+        ]
+        await asyncio.gather(*(rest(client, n) for n in range(PER_CLIENT)), *(tool(n) for n in range(PER_CLIENT)))
+        for command in commands:
+            _, err = await asyncio.to_thread(command.communicate, timeout=120)
+            assert command.returncode == 0, err
+            assert "database is locked" not in err
+        history = (await client.get("/api/history", params={"limit": 100})).json()
+    by_source = Counter(row["name"].split("-")[0] for row in history)
+    assert by_source == {"rest": PER_CLIENT, "mcp": PER_CLIENT, "cli": PER_CLIENT}
+    server.terminate()
+    _, err = server.communicate(timeout=60)
+    assert "database is locked" not in err
+    assert "Traceback" not in err
+
+
+CHAIN = """\
+name: chain
+jobs:
+  - {name: first, command: "sleep 4; echo first >> chain.txt"}
+  - {name: second, command: "echo second >> chain.txt", depends_on: [first]}
+"""
+GRID = """\
+name: grid
+args: {x: 0}
+jobs:
+  - {name: cell, command: "sleep 3; echo {{ x }} >> grid.txt"}
+"""
+
+
+def wait_for(client: httpx.Client, path: str, done: Any, timeout: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        body: dict[str, Any] = client.get(path).json()
+        if done(body) or time.monotonic() > deadline:
+            return body
+        time.sleep(0.3)
+
+
+def rows(store_url: str) -> tuple[int, int, int]:
+    store = Store(store_url)
+    try:
+        return store.call(_counts)
+    finally:
+        store.close()
+
+
+def _counts(session: Session) -> tuple[int, int, int]:
+    return (
+        session.exec(select(func.count()).select_from(JobRecord)).one(),
+        session.exec(select(func.count()).select_from(WorkflowRunRecord)).one(),
+        session.exec(select(func.count()).select_from(SweepRunRecord)).one(),
+    )
+
+
+def test_serve_killed_with_9_mid_workflow_and_mid_sweep_finishes_both_after_a_restart(
+    servers: Servers, tmp_path: Path
+) -> None:
+    work = Path.cwd()
+    base, first = servers.start()
+    with httpx.Client(base_url=base, headers=AUTH, timeout=60) as client:
+        for name, text in (("chain.yaml", CHAIN), ("grid.yaml", GRID)):
+            assert client.post("/api/workflows/upload", json={"yaml": text, "filename": name}).is_success
+        run = client.post("/api/workflows/chain/run").json()
+        sweep = client.post(
+            "/api/workflows/grid/run", json={"sweep": {"matrix": {"x": [1, 2, 3, 4]}, "max_parallel": 2}}
+        )
+        assert sweep.status_code == 202, sweep.text
+        sweep_id = sweep.json()["id"]
+        wait_for(client, f"/api/sweep_runs/{sweep_id}", lambda body: body["cells_running"] == 2, timeout=60)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    url = SvcPaths.from_env().database_url
+    before = rows(url)
+    assert before[1:] == (5, 1)  # the run and the 4 cells, the sweep
+
+    base, _ = servers.start()
+    with httpx.Client(base_url=base, headers=AUTH, timeout=60) as client:
+        ended = ("completed", "failed", "cancelled")
+        done_run = wait_for(client, f"/api/workflows/runs/{run['id']}", lambda body: body["status"] in ended)
+        done_sweep = wait_for(client, f"/api/sweep_runs/{sweep_id}", lambda body: body["status"] in ended)
+    assert done_run["status"] == "completed", done_run
+    assert done_run["job_statuses"] == {"first": "COMPLETED", "second": "COMPLETED"}
+    counts = [done_sweep[key] for key in ("cells_pending", "cells_running", "cells_completed", "cells_failed")]
+    assert (done_sweep["status"], counts) == ("completed", [0, 0, 4, 0]), done_sweep
+    after = rows(url)
+    assert after == (6, 5, 1)  # 2 + 4 jobs, each submitted once; no row lost
+    assert (work / "chain.txt").read_text() == "first\nsecond\n"
+    assert sorted((work / "grid.txt").read_text().split()) == ["1", "2", "3", "4"]
