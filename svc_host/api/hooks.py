@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def svc_api_routers() -> list[Any]:
     from svc_host.api.routes import (
         config,
+        dashboard,
         events,
         files,
         history,
@@ -24,6 +25,8 @@ def svc_api_routers() -> list[Any]:
         resources,
         schedules,
         sweeps,
+        web,
+        workflow_preview,
         workflows,
     )
 
@@ -35,10 +38,13 @@ def svc_api_routers() -> list[Any]:
         config.router,
         profiles.router,
         files.router,
+        workflow_preview.router,
         workflows.router,
         sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
         schedules.router,  # after sweeps: its scheduler stops before the orchestrator and the engine it fires
         events.router,
+        dashboard.router,
+        web.router,  # last: the dashboard answers every other page path
     ]
 
 
