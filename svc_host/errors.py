@@ -55,6 +55,18 @@ class TransportError(CommandError):
     """A scheduler command failed (or could not be run at all)."""
 
 
+class OutcomeUnknownError(TransportError):
+    """A command may or may not have taken effect: it timed out, or the connection dropped while it ran.
+
+    Transports raise it instead of running a non-idempotent command (``sbatch``) a second time;
+    ``timed_out`` tells a timeout from a lost connection.
+    """
+
+    def __init__(self, message: str, *, argv: Sequence[str] = (), timed_out: bool = False) -> None:
+        super().__init__(message, argv=argv)
+        self.timed_out = timed_out
+
+
 class SyncError(CommandError):
     """A mount could not be synced or inspected."""
 

@@ -7,6 +7,7 @@ transport plugin only says how a command runs and how a file is read (locally, o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from abc import ABC, abstractmethod
@@ -20,9 +21,9 @@ from pydantic import BaseModel
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
-from svc_host.errors import TransportError
+from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.slurm import argv as slurm_argv
-from svc_host.slurm import parse
+from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
 
 log = logging.getLogger(__name__)
@@ -104,22 +105,41 @@ class Transport(ABC):
 
 
 class SlurmTransport(Transport):
-    """``Transport`` on top of Slurm's command-line tools; subclasses provide ``run`` and ``read_bytes``."""
+    """``Transport`` on top of Slurm's command-line tools; subclasses provide ``run`` and ``read_bytes``.
+
+    A submission is never run twice blindly: ``sbatch`` runs with ``idempotent=False`` and a tag
+    (:mod:`svc_host.slurm.tags`); when its outcome is unknown (timeout, lost connection) the tag is looked up
+    every ``reconcile_delays`` seconds. A job found is the submission's; after a lost connection, a tag that
+    stayed absent through every lookup means sbatch never reached the scheduler and it is sent once more
+    (same tag); after a timeout it is an error naming the tag, since a slow scheduler may still accept it.
+    """
+
+    reconcile_delays: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0, 5.0)
+    """Pauses before each lookup of a submission whose outcome is unknown (30 s in all)."""
 
     @abstractmethod
     async def run(
-        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
     ) -> CommandResult:
         """Run one command (an argv list, never a shell string) and return its result; raise
-        ``TransportError`` only when the command could not be run at all (missing, timed out, no connection)."""
+        ``TransportError`` only when the command could not be run at all (missing, timed out, no connection).
+
+        A transport may run an ``idempotent`` command again after a dropped connection. It never runs a
+        command with ``idempotent=False`` twice: when such a command may have started but its result is lost,
+        or any command times out, it raises ``OutcomeUnknownError``."""
 
     @abstractmethod
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         """Up to ``limit`` bytes of ``path`` from ``offset`` and the file's size, or ``None`` if it is missing."""
 
-    async def check(self, argv: Sequence[str], *, stdin: str | None = None) -> str:
+    async def check(self, argv: Sequence[str], *, stdin: str | None = None, idempotent: bool = True) -> str:
         """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
-        result = await self.run(argv, stdin=stdin)
+        result = await self.run(argv, stdin=stdin, idempotent=idempotent)
         if result.exit_code != 0:
             raise TransportError(
                 f"{argv[0]} failed on transport {self.name!r}",
@@ -131,7 +151,59 @@ class SlurmTransport(Transport):
 
     async def submit(self, script: RenderedScript) -> str:
         await self.check(["mkdir", "-p", "--", script.log_dir])
-        return parse.parse_sbatch(await self.check(slurm_argv.sbatch_argv(), stdin=script.text))
+        tag = tags.tag_for(script.text)
+        argv = slurm_argv.sbatch_argv(comment=tag.value if tag.on_command_line else None)
+        for attempt in (1, 2):
+            try:
+                return parse.parse_sbatch(await self.check(argv, stdin=script.text, idempotent=False))
+            except OutcomeUnknownError as exc:
+                if tag.value is None:
+                    raise TransportError(
+                        f"{exc}; the script sets its own --comment, so svc cannot tell whether the job was "
+                        "submitted: check squeue before submitting it again",
+                        argv=argv,
+                    ) from exc
+                found = await self._reconcile(tag.value)
+                if found is not None:
+                    log.warning(
+                        "sbatch on %s: %s; job %s carries tag %s: it was submitted", self.name, exc, found, tag.value
+                    )
+                    return found
+                if exc.timed_out or attempt == 2:
+                    raise TransportError(
+                        f"{exc}; no job tagged {tag.value} appeared in {sum(self.reconcile_delays):.0f} s: it was "
+                        "probably not submitted (svc did not retry); check squeue --me -O JobID,Comment",
+                        argv=argv,
+                    ) from exc
+                log.warning("sbatch on %s: %s; no job tagged %s: submitting once more", self.name, exc, tag.value)
+        raise AssertionError("unreachable")
+
+    async def _reconcile(self, tag: str) -> str | None:
+        """The id of the job tagged ``tag``, looked up until found or ``reconcile_delays`` run out; None when
+        the lookups, the last one included, came back without it. ``TransportError`` when the last one failed."""
+        failure: TransportError | None = None
+        for delay in self.reconcile_delays:
+            await asyncio.sleep(delay)
+            try:
+                result = await self.run(tags.lookup_argv())
+            except TransportError as exc:
+                failure = exc
+                continue
+            if result.exit_code != 0:
+                failure = TransportError(
+                    "squeue failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr
+                )
+                continue
+            failure = None
+            found = tags.find_tagged(result.stdout, tag)
+            if found is not None:
+                return found
+        if failure is not None:
+            raise TransportError(
+                f"whether submission {tag} reached the scheduler of {self.name!r} is unknown: {failure}; "
+                "check squeue --me -O JobID,Comment before submitting it again"
+            )
+        return None
 
     async def queue(self, *, user: str | None = None) -> list[JobStatus]:
         return parse.parse_squeue(await self.check(slurm_argv.squeue_argv(user=user)))

@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 
-from svc_host.errors import TransportError
+from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.transport import CommandResult, SlurmTransport
 
 DEFAULT_TIMEOUT = 60.0
@@ -22,7 +22,12 @@ class LocalTransport(SlurmTransport):
         self.env = env
 
     async def run(
-        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,  # a local command is never run twice, whatever it is
     ) -> CommandResult:
         argv = list(argv)
         try:
@@ -48,7 +53,9 @@ class LocalTransport(SlurmTransport):
         except TimeoutError as exc:
             proc.kill()
             await proc.wait()
-            raise TransportError(f"{argv[0]} timed out after {timeout or self.timeout:.0f} s", argv=argv) from exc
+            raise OutcomeUnknownError(
+                f"{argv[0]} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
+            ) from exc
         return CommandResult(
             argv,
             proc.returncode if proc.returncode is not None else -1,

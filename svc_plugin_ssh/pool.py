@@ -43,11 +43,16 @@ class SessionPool(SlurmTransport):
         self._slots.release()
 
     async def run(
-        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
     ) -> CommandResult:
         index = await self._borrow()
         try:
-            return await self._sessions[index].run(argv, stdin=stdin, timeout=timeout)
+            return await self._sessions[index].run(argv, stdin=stdin, timeout=timeout, idempotent=idempotent)
         finally:
             self._give_back(index)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import asyncssh
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.errors import TransportError
+from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.transport import CommandResult, SlurmTransport
 from svc_plugin_ssh.connect import connect_options
 
@@ -21,7 +21,8 @@ DEFAULT_TIMEOUT = 60.0
 
 
 class SSHTransport(SlurmTransport):
-    """A transport named after its SSH profile. Reconnects once when the connection dropped."""
+    """A transport named after its SSH profile. Reconnects once when the connection dropped; runs a command
+    again after a drop only when it is idempotent (sbatch never is: see ``SlurmTransport.submit``)."""
 
     def __init__(self, name: str, profile: SSHProfile, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.name = name
@@ -79,29 +80,45 @@ class SSHTransport(SlurmTransport):
         return shlex.join(words)
 
     async def run(
-        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
     ) -> CommandResult:
         argv = list(argv)
         line = self.command_line(argv)
+        limit = timeout or self.timeout
         for attempt in (1, 2):
             conn = await self.connection()
             try:
-                result = await conn.run(line, input=stdin, check=False, timeout=timeout or self.timeout)
+                result = await conn.run(line, input=stdin, check=False, timeout=limit)
+                if result.exit_status is None and result.exit_signal is None:
+                    # The channel closed without an exit status: the connection died under the command.
+                    raise asyncssh.ConnectionLost("the session ended without an exit status")
             except asyncssh.TimeoutError as exc:
-                raise TransportError(f"{argv[0]} timed out on {self.name!r}", argv=argv) from exc
-            except (
-                asyncssh.ConnectionLost,
-                asyncssh.DisconnectError,
-                asyncssh.ChannelOpenError,
-                BrokenPipeError,
-            ) as exc:
+                raise OutcomeUnknownError(
+                    f"{argv[0]} timed out after {limit:.0f} s on {self.name!r}", argv=argv, timed_out=True
+                ) from exc
+            except asyncssh.ChannelOpenError as exc:
+                # The server refused the session: the command never started, so any command may go again.
                 await self._drop()
+                if attempt == 2:
+                    raise TransportError(f"connection to {self.name!r} refused {argv[0]}: {exc}", argv=argv) from exc
+                continue
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+                await self._drop()
+                if not idempotent:
+                    raise OutcomeUnknownError(
+                        f"connection to {self.name!r} lost while {argv[0]} ran (not run again): {exc}", argv=argv
+                    ) from exc
                 if attempt == 2:
                     raise TransportError(
                         f"connection to {self.name!r} lost running {argv[0]}: {exc}", argv=argv
                     ) from exc
                 continue
-            exit_code = result.exit_status if result.exit_status is not None else 255
+            exit_code = result.exit_status if result.exit_status is not None else 255  # killed by a signal
             if exit_code == 127 and "not found" in str(result.stderr):
                 raise TransportError(
                     f"{argv[0]} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)

@@ -82,9 +82,12 @@ def _format(fields: Sequence[str], delimiter: str) -> str:
     return ",".join(f"{field}:0{delimiter}" for field in fields[:-1]) + f",{fields[-1]}:0"
 
 
-def sbatch_argv() -> list[str]:
-    """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``."""
-    return ["sbatch", "--parsable"]
+def sbatch_argv(*, comment: str | None = None) -> list[str]:
+    """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``.
+
+    ``comment`` (svc's submission tag, see :mod:`svc_host.slurm.tags`) overrides any ``--comment`` of the script.
+    """
+    return ["sbatch", "--parsable"] if comment is None else ["sbatch", "--parsable", f"--comment={comment}"]
 
 
 def squeue_argv(job_ids: Sequence[str] | None = None, *, user: str | None = None) -> list[str]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import TransportError
 from svc_host.rendering.sbatch import render_sbatch
+from svc_host.slurm.tags import lookup_argv
 from svc_host.testing.waiting import wait_for_state
 from svc_plugin_ssh.transport import SSHTransport
 
@@ -153,3 +155,75 @@ def connections_to(port: int) -> int:
                 if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
                     count += 1
     return count
+
+
+# -- a submission whose answer is lost ----------------------------------------------------------------------------
+
+DROP_AFTER_SBATCH = """#!/bin/sh
+# sbatch, then the connection dies before its answer is sent: kill this session's sshd process.
+out=$({sbatch} "$@")
+echo "$out" > {record}
+if [ "$(cat /proc/$PPID/comm)" = sshd ]; then kill -9 "$PPID"; fi
+sleep 30
+"""
+
+SLOW_AFTER_SBATCH = """#!/bin/sh
+# sbatch, then an answer far slower than the transport's timeout.
+out=$({sbatch} "$@")
+echo "$out" > {record}
+sleep 30
+echo "$out"
+"""
+
+
+@pytest.fixture
+def wrapped_sbatch(dev_profile: SSHProfile) -> Iterator[Callable[[str], tuple[SSHProfile, Path]]]:
+    """A profile whose PATH finds a wrapper named ``sbatch`` first; the wrapper writes the real answer to a file."""
+    made: list[Path] = []
+
+    def make(template: str) -> tuple[SSHProfile, Path]:
+        directory = Path(f"/tmp/svc-wrap-{uuid.uuid4().hex}")
+        directory.mkdir(mode=0o777)
+        directory.chmod(0o777)
+        made.append(directory)
+        record = directory / "answer"
+        wrapper = directory / "sbatch"
+        wrapper.write_text(template.format(sbatch=shutil.which("sbatch") or "/usr/bin/sbatch", record=record))
+        wrapper.chmod(0o755)
+        path = f"{directory}:/usr/local/bin:/usr/bin:/bin"
+        return dev_profile.model_copy(update={"env_vars": {"PATH": path}}), record
+
+    yield make
+    for directory in made:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def transport_tags(transport: SSHTransport) -> dict[str, str]:
+    """Job id -> comment of every job of the profile's user that slurmctld holds."""
+    listed = await transport.check(lookup_argv())
+    return {line.partition("|")[0].strip(): line.partition("|")[2].strip() for line in listed.splitlines()}
+
+
+@pytest.mark.parametrize("template", [DROP_AFTER_SBATCH, SLOW_AFTER_SBATCH], ids=["connection-dropped", "timed-out"])
+async def test_a_submission_whose_answer_is_lost_is_found_by_its_tag_and_never_duplicated(
+    wrapped_sbatch: Callable[[str], tuple[SSHProfile, Path]], template: str
+) -> None:
+    profile, record = wrapped_sbatch(template)
+    transport = SSHTransport("dev", profile, timeout=5)
+    transport.reconcile_delays = (0.5, 1.0, 1.0, 2.0, 2.0, 3.0)
+    job_dir = f"svc-lost-{uuid.uuid4().hex[:6]}"
+    rendered = render_sbatch(JobDefinition(name="lost-answer", command="sleep 2", log_dir=job_dir))
+    first = await transport.connection()
+    try:
+        job_id = await transport.submit(rendered)
+        accepted = record.read_text().strip()
+        assert job_id == accepted  # the job sbatch really created, not a second one
+        if template is DROP_AFTER_SBATCH:
+            assert await transport.connection() is not first  # the drop happened, and svc reconnected
+        tags = await transport_tags(transport)
+        assert tags[job_id].startswith("svc:")
+        assert [other for other, tag in tags.items() if tag == tags[job_id]] == [job_id]  # exactly one job
+        await wait_for_state(transport, job_id, {JobState.COMPLETED}, timeout=60)
+    finally:
+        await transport.run(["rm", "-rf", "--", job_dir])
+        await transport.close()

@@ -21,7 +21,12 @@ class Scripted(SlurmTransport):
         self.calls: list[list[str]] = []
 
     async def run(
-        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
     ) -> CommandResult:
         self.calls.append(list(argv))
         code, out, err = self.answers[argv[0]]

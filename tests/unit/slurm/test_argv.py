@@ -21,6 +21,7 @@ from svc_host.slurm.argv import (
 
 def test_sbatch_reads_the_script_from_stdin_and_prints_a_parsable_id() -> None:
     assert sbatch_argv() == ["sbatch", "--parsable"]
+    assert sbatch_argv(comment="svc:1f") == ["sbatch", "--parsable", "--comment=svc:1f"]  # one argv word
 
 
 def test_squeue_for_tracked_jobs_asks_for_every_state_of_those_jobs() -> None:

@@ -9,6 +9,7 @@ let shown = false;
 export function showLogin(message = null) {
   if (shown) return;
   shown = true;
+  import('./router.js').then((router) => router.stopPage());
   document.body.classList.add('logged-out');
   setTitle('Log in');
   const error = h('div', { class: 'alert alert-error', role: 'alert', hidden: !message }, message || '');

@@ -70,6 +70,12 @@ export function setQuery(query) {
   history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
 }
 
+/** Leave the current page (its cleanup runs, late renders are dropped): the login view takes over. */
+export function stopPage() {
+  renderSeq += 1;
+  runCleanup();
+}
+
 function runCleanup() {
   if (typeof cleanup === 'function') {
     try { cleanup(); } catch (err) { console.error('page cleanup failed', err); }
@@ -78,9 +84,15 @@ function runCleanup() {
 }
 
 /** Draw the page for the current location into #main. */
+/** The login view is up (an API call answered 401): pages must not draw over it. */
+function loggedOut() {
+  return document.body.classList.contains('logged-out');
+}
+
 export async function renderCurrent() {
   const seq = ++renderSeq;
   runCleanup();
+  if (loggedOut()) return;
   const root = document.getElementById('main');
   const found = match(location.pathname);
   const query = Object.fromEntries(new URLSearchParams(location.search));
@@ -106,13 +118,14 @@ export async function renderCurrent() {
     ));
     return;
   }
-  if (seq !== renderSeq) return;
+  if (seq !== renderSeq || loggedOut()) return;
   const page = h('div', { class: 'page' });
   replace(root, page);
   try {
     const result = await module.render(page, found.params, query);
     if (seq !== renderSeq) { if (typeof result === 'function') result(); return; }
     cleanup = result;
+    page.dataset.ready = 'true'; // drawn with its data (tests and the render benchmark wait for this)
   } catch (err) {
     if (seq !== renderSeq) return;
     if (err && err.status === 401) return; // the login view is already shown

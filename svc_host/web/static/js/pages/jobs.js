@@ -163,7 +163,6 @@ export async function render(root, _params, query) {
     draw();
   }
   await load();
-  root.dataset.ready = 'true';
 
   return live(['job.status_changed'], (events) => {
     if (events.some((e) => e.type === 'resync')) { load(); return; }

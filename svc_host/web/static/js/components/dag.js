@@ -1,0 +1,223 @@
+// A workflow DAG drawn as SVG: jobs in columns by topological layer (parents left of children), edges for
+// depends_on (solid afterok, dashed afterany/after, red dotted afternotok), node colour from the job's state.
+// `update(states)` recolours nodes live; nodes are selectable by click or keyboard (Enter/Space); with
+// `onConnect` a drag from a node's right handle to another node draws a dependency (the visual builder).
+
+const SVG = 'http://www.w3.org/2000/svg';
+const NODE_W = 150;
+const NODE_H = 48;
+const COL_GAP = 60;
+const ROW_GAP = 22;
+const PAD = 20;
+
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** `afterany:prep` -> {type: 'afterany', job: 'prep'}; a bare name is afterok. */
+export function parseDependency(entry) {
+  const text = String(entry);
+  const i = text.indexOf(':');
+  return i < 0 ? { type: 'afterok', job: text } : { type: text.slice(0, i), job: text.slice(i + 1) };
+}
+
+/**
+ * Layers by longest path from a root (a job's layer is one more than its deepest parent); unknown parents are
+ * ignored and a cycle is broken where it is found, so a half-written workflow still draws. Within a layer, jobs
+ * are ordered by the mean row of their parents (fewer crossings), then by file order.
+ */
+export function layout(jobs) {
+  const byName = new Map(jobs.map((job, i) => [job.name, { ...job, index: i }]));
+  const parents = new Map(jobs.map((job) => [job.name, (job.depends_on || []).map((d) => parseDependency(d).job).filter((p) => byName.has(p) && p !== job.name)]));
+  const layer = new Map();
+  const visiting = new Set();
+  const depth = (name) => {
+    if (layer.has(name)) return layer.get(name);
+    if (visiting.has(name)) return 0;
+    visiting.add(name);
+    const d = Math.max(-1, ...parents.get(name).map(depth)) + 1;
+    visiting.delete(name);
+    layer.set(name, d);
+    return d;
+  };
+  jobs.forEach((job) => depth(job.name));
+  const columns = [];
+  for (const job of jobs) {
+    const d = layer.get(job.name);
+    (columns[d] ||= []).push(job.name);
+  }
+  const row = new Map();
+  columns.forEach((col, ci) => {
+    if (ci > 0) {
+      const weight = (name) => {
+        const ps = parents.get(name).filter((p) => row.has(p));
+        return ps.length ? ps.reduce((sum, p) => sum + row.get(p), 0) / ps.length : Infinity;
+      };
+      col.sort((a, b) => weight(a) - weight(b) || byName.get(a).index - byName.get(b).index);
+    }
+    col.forEach((name, ri) => row.set(name, ri));
+  });
+  const tallest = Math.max(1, ...columns.map((c) => c.length));
+  const height = PAD * 2 + tallest * NODE_H + (tallest - 1) * ROW_GAP;
+  const positions = new Map();
+  columns.forEach((col, ci) => {
+    const colHeight = col.length * NODE_H + (col.length - 1) * ROW_GAP;
+    const top = (height - colHeight) / 2;
+    col.forEach((name, ri) => positions.set(name, { x: PAD + ci * (NODE_W + COL_GAP), y: top + ri * (NODE_H + ROW_GAP) }));
+  });
+  const width = PAD * 2 + Math.max(1, columns.length) * NODE_W + Math.max(0, columns.length - 1) * COL_GAP;
+  const edges = [];
+  for (const job of jobs) {
+    for (const entry of job.depends_on || []) {
+      const dep = parseDependency(entry);
+      if (byName.has(dep.job) && dep.job !== job.name) edges.push({ from: dep.job, to: job.name, type: dep.type });
+    }
+  }
+  return { positions, edges, width, height, layers: columns };
+}
+
+function edgePath(a, b) {
+  const x1 = a.x + NODE_W;
+  const y1 = a.y + NODE_H / 2;
+  const x2 = b.x;
+  const y2 = b.y + NODE_H / 2;
+  const mid = Math.max(24, (x2 - x1) / 2);
+  return `M${x1},${y1} C${x1 + mid},${y1} ${x2 - mid},${y2} ${x2 - 6},${y2}`;
+}
+
+function clip(text, max = 20) {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * dagView({jobs: [{name, depends_on}], states: {name: state}, subtitles: {name: text}, selected, onSelect,
+ * onConnect(parent, child), onEdgeClick({from, to, type}), empty}) -> element with
+ * update(states, subtitles), select(name), setJobs(jobs).
+ */
+export function dagView({ jobs = [], states = {}, subtitles = {}, selected = null, onSelect = null, onConnect = null,
+  onEdgeClick = null, empty = 'No jobs yet' } = {}) {
+  const root = document.createElement('div');
+  root.className = 'dag';
+  let current = { jobs, states: { ...states }, subtitles: { ...subtitles }, selected };
+  let nodes = new Map();
+
+  function draw() {
+    nodes = new Map();
+    if (!current.jobs.length) {
+      const msg = document.createElement('div');
+      msg.className = 'dag-empty';
+      msg.textContent = empty;
+      root.replaceChildren(msg);
+      return;
+    }
+    const { positions, edges, width, height } = layout(current.jobs);
+    // Scales down to the panel's width (never up), so a wide graph stays whole instead of scrolling away.
+    const svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': 'workflow graph', style: `max-width:100%;height:auto` });
+    svg.append(s('defs', {}, s('marker', { id: 'dag-arrow', viewBox: '0 0 10 10', refX: 4, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+      s('path', { class: 'dag-arrow', d: 'M0,0 L10,5 L0,10 z' }))));
+    for (const edge of edges) {
+      const path = s('path', { class: `dag-edge is-${edge.type}`, d: edgePath(positions.get(edge.from), positions.get(edge.to)), 'marker-end': 'url(#dag-arrow)', 'data-from': edge.from, 'data-to': edge.to },
+        s('title', {}, `${edge.to} runs ${edge.type} ${edge.from}${onEdgeClick ? ' (click to remove)' : ''}`));
+      if (onEdgeClick) {
+        path.style.cursor = 'pointer';
+        path.style.pointerEvents = 'stroke';
+        path.setAttribute('stroke-width', '3');
+        path.addEventListener('click', () => onEdgeClick(edge));
+      }
+      svg.append(path);
+    }
+    for (const job of current.jobs) {
+      const p = positions.get(job.name);
+      const state = current.states[job.name] || '';
+      const g = s('g', { class: 'dag-node', transform: `translate(${p.x},${p.y})`, tabindex: 0, role: 'button', 'data-name': job.name, 'data-state': state, 'aria-label': `${job.name}${state ? `: ${state}` : ''}` });
+      const title = s('title', {}, `${job.name}${state ? ` — ${state}` : ''}`);
+      const stateText = s('text', { class: 'dag-node-state', x: 26, y: 35 }, current.subtitles[job.name] || state || ' ');
+      g.append(title, s('rect', { width: NODE_W, height: NODE_H, rx: 9 }),
+        s('circle', { class: 'dag-node-dot', cx: 14, cy: 17, r: 4 }),
+        s('text', { x: 26, y: 21, 'font-weight': 600 }, clip(job.name)), stateText);
+      g.addEventListener('click', () => choose(job.name));
+      g.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); choose(job.name); }
+      });
+      if (onConnect) g.append(handle(job.name, p, svg, positions));
+      svg.append(g);
+      nodes.set(job.name, { g, title, stateText });
+    }
+    root.replaceChildren(svg);
+    markSelected();
+  }
+
+  function handle(name, p, svg, positions) {
+    const knob = s('circle', { class: 'dag-handle', cx: NODE_W, cy: NODE_H / 2, r: 6 }, s('title', {}, `Drag to the job that should run after ${name}`));
+    knob.addEventListener('pointerdown', (e) => {
+      e.preventDefault();
+      e.stopPropagation();
+      const line = s('path', { class: 'dag-edge dag-edge-draft', 'marker-end': 'url(#dag-arrow)' });
+      svg.append(line);
+      root.classList.add('is-connecting');
+      const point = (ev) => {
+        const box = svg.getBoundingClientRect();
+        return { x: ev.clientX - box.left, y: ev.clientY - box.top };
+      };
+      const move = (ev) => {
+        const q = point(ev);
+        line.setAttribute('d', `M${p.x + NODE_W},${p.y + NODE_H / 2} L${q.x},${q.y}`);
+      };
+      const up = (ev) => {
+        window.removeEventListener('pointermove', move);
+        window.removeEventListener('pointerup', up);
+        line.remove();
+        root.classList.remove('is-connecting');
+        const q = point(ev);
+        for (const [target, pos] of positions) {
+          if (target !== name && q.x >= pos.x && q.x <= pos.x + NODE_W && q.y >= pos.y && q.y <= pos.y + NODE_H) {
+            onConnect(name, target);
+            return;
+          }
+        }
+      };
+      window.addEventListener('pointermove', move);
+      window.addEventListener('pointerup', up);
+    });
+    return knob;
+  }
+
+  function choose(name) {
+    current.selected = name;
+    markSelected();
+    if (onSelect) onSelect(name);
+  }
+
+  function markSelected() {
+    for (const [name, node] of nodes) node.g.classList.toggle('is-selected', name === current.selected);
+  }
+
+  /** Recolour in place (no relayout): `states` maps job name -> state; `subtitles` the line under the name. */
+  root.update = (states = {}, subtitles = null) => {
+    current.states = { ...current.states, ...states };
+    if (subtitles) current.subtitles = { ...current.subtitles, ...subtitles };
+    for (const [name, node] of nodes) {
+      const state = current.states[name] || '';
+      node.g.dataset.state = state;
+      node.g.setAttribute('aria-label', `${name}${state ? `: ${state}` : ''}`);
+      node.title.textContent = `${name}${state ? ` — ${state}` : ''}`;
+      node.stateText.textContent = current.subtitles[name] || state || ' ';
+    }
+  };
+  root.select = (name) => {
+    current.selected = name;
+    markSelected();
+  };
+  root.setJobs = (next) => {
+    current = { ...current, jobs: next };
+    draw();
+  };
+  draw();
+  return root;
+}

@@ -1,0 +1,149 @@
+// A workflow run: its DAG whose nodes take the jobs' states live, the jobs table linking to each job's page,
+// the run's times and error, and cancel. Job transitions arrive as events; the run is re-read only when an
+// event concerns it (never polled).
+import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { api } from '../api.js';
+import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
+import { setTitle } from '../router.js';
+import { subscribe, liveIndicator } from '../events.js';
+import { dagView } from '../components/dag.js';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+export async function render(root, params) {
+  const runId = params.id;
+  let run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
+  setTitle(`Run ${runId.slice(0, 8)} · ${run.workflow_name}`);
+
+  // The edges come from the workflow file (the run stores its jobs, not the file's shape); a file changed or
+  // gone since leaves the nodes in run order without edges.
+  let jobs = Object.keys(run.job_statuses).map((name) => ({ name, depends_on: [] }));
+  let shapeNote = null;
+  try {
+    const wf = await api(`/api/workflows/${encodeURIComponent(run.workflow_name)}`);
+    const byName = new Map((wf.jobs || []).map((j) => [j.name, j.depends_on || []]));
+    if (jobs.every((j) => byName.has(j.name))) {
+      jobs = jobs.map((j) => ({ name: j.name, depends_on: byName.get(j.name).filter((d) => jobs.some((k) => d.split(':').pop() === k.name)) }));
+    } else {
+      shapeNote = 'The workflow file has changed since this run: jobs are shown in run order, without their edges.';
+    }
+  } catch {
+    shapeNote = 'The workflow file is not in the workflows directory: jobs are shown in run order, without their edges.';
+  }
+
+  const head = h('div', { class: 'run-head' });
+  const errorBox = alertBox(null);
+  const jobsBox = h('div');
+  const actionError = alertBox(null);
+  let selected = null;
+  const dag = dagView({
+    jobs,
+    states: run.job_statuses,
+    subtitles: subtitles(run),
+    onSelect: (name) => { selected = name; drawJobs(); },
+  });
+  const cancelBtn = actionButton('Cancel run', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
+
+  replace(root,
+    head,
+    errorBox,
+    actionError,
+    card('Graph', [shapeNote ? h('p', { class: 'hint' }, shapeNote) : null, dag], { actions: liveIndicator() }),
+    card('Jobs', jobsBox, { cls: 'flush' }));
+
+  function subtitles(r) {
+    return Object.fromEntries(Object.keys(r.job_statuses).map((name) => {
+      const id = r.job_ids[name];
+      return [name, id ? `#${id} · ${r.job_statuses[name]}` : r.job_statuses[name]];
+    }));
+  }
+
+  function drawHead() {
+    const end = run.completed_at ? new Date(run.completed_at) : new Date();
+    const took = run.started_at ? (end - new Date(run.started_at)) / 1000 : null;
+    cancelBtn.hidden = TERMINAL.has(run.status);
+    replace(head,
+      h('div', { class: 'job-head' },
+        h('span', { class: 'job-name' }, run.workflow_name),
+        stateBadge(run.status),
+        h('span', { class: 'grow' }),
+        h('a', { class: 'btn', href: `/workflows/${encodeURIComponent(run.workflow_name)}` }, 'Workflow'),
+        cancelBtn),
+      h('dl', { class: 'kv run-facts' },
+        h('dt', null, 'Run'), h('dd', { class: 'mono' }, run.id),
+        h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
+        h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : fmtDuration(took)),
+        h('dt', null, 'Where'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
+        h('dt', null, 'From'), h('dd', null, run.sweep_id ? h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`) : run.triggered_by),
+        Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
+    errorBox.hidden = !run.error;
+    errorBox.textContent = run.error || '';
+  }
+
+  function drawJobs() {
+    replace(jobsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+      h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Scheduler id'), h('th', null, 'State'))),
+      h('tbody', null, Object.keys(run.job_statuses).map((name) => {
+        const id = run.job_ids[name];
+        return h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
+          h('td', null, name),
+          h('td', null, id ? h('a', { href: `/jobs/${id}` }, id) : h('span', { class: 'muted' }, 'not submitted')),
+          h('td', null, stateBadge(run.job_statuses[name])));
+      })))));
+  }
+
+  async function cancel() {
+    const ok = await confirmDialog({
+      title: 'Cancel this run?',
+      body: 'Every job of the run that is pending or running is cancelled with scancel; jobs that ended stay as they are.',
+      confirmLabel: 'Cancel run',
+      danger: true,
+    });
+    if (!ok) return;
+    const answer = await api(`/api/workflows/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
+    toast(answer.warnings ? `Cancelled, with warnings: ${answer.warnings.join('; ')}` : 'Run cancelled', answer.warnings ? 'error' : 'ok');
+    await reload();
+  }
+
+  let reloading = null;
+  let again = false;
+  async function reload() {
+    if (reloading) { again = true; return; }
+    reloading = (async () => {
+      try {
+        run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
+        dag.update(run.job_statuses, subtitles(run));
+        drawHead();
+        drawJobs();
+      } catch (err) {
+        if (err.status !== 401) {
+          errorBox.hidden = false;
+          errorBox.textContent = err.detail || err.message;
+        }
+      }
+    })();
+    await reloading;
+    reloading = null;
+    if (again) { again = false; await reload(); }
+  }
+
+  drawHead();
+  drawJobs();
+  let timer = null;
+  const soon = () => { clearTimeout(timer); timer = setTimeout(reload, 250); };
+  const unsubscribe = subscribe(['job.status_changed', 'workflow_run.status_changed'], (event) => {
+    if (event.type === 'resync') { soon(); return; }
+    const p = event.payload;
+    if (event.type === 'job.status_changed') {
+      const name = Object.keys(run.job_ids).find((n) => String(run.job_ids[n]) === String(p.job_id));
+      if (!name) return;
+      run.job_statuses[name] = p.to; // at once, then the stored truth (retries, skips) a moment later
+      dag.update({ [name]: p.to }, { [name]: `#${p.job_id} · ${p.to}` });
+      drawJobs();
+      soon();
+    } else if (p.id === runId) {
+      soon();
+    }
+  });
+  return () => { unsubscribe(); clearTimeout(timer); };
+}

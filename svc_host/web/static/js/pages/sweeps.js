@@ -1,0 +1,154 @@
+// Sweeps: the list, and one sweep's page with its counters as a stacked bar that moves live, the cells table
+// (each cell links to its run) and cancel. Cell and sweep status changes arrive as events; the sweep is re-read
+// only when one concerns it.
+import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { api } from '../api.js';
+import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
+import { emptyState, setTitle } from '../router.js';
+import { live } from '../live.js';
+import { liveIndicator } from '../events.js';
+import { stackedBar } from '../components/chart.js';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** The counters of a sweep as stacked-bar parts (state classes colour them like job states). */
+export function counterParts(sweep) {
+  return [
+    { label: 'completed', value: sweep.cells_completed, cls: 'state-COMPLETED' },
+    { label: 'running', value: sweep.cells_running, cls: 'state-RUNNING' },
+    { label: 'pending', value: sweep.cells_pending, cls: 'state-PENDING' },
+    { label: 'failed', value: sweep.cells_failed, cls: 'state-FAILED' },
+    { label: 'cancelled', value: sweep.cells_cancelled, cls: 'state-CANCELLED' },
+  ];
+}
+
+function concerns(events, sweepId) {
+  return events.some((e) => e.type === 'resync'
+    || (e.type === 'sweep_run.status_changed' && (sweepId === null || Number(e.payload.id) === sweepId))
+    || (e.type === 'workflow_run.status_changed' && e.payload.sweep_id !== null && e.payload.sweep_id !== undefined
+      && (sweepId === null || Number(e.payload.sweep_id) === sweepId)));
+}
+
+export async function render(root, params) {
+  if (params.id) return renderSweep(root, Number(params.id));
+  return renderList(root);
+}
+
+async function renderList(root) {
+  const box = h('div');
+  replace(root, card('Sweeps', box, { cls: 'flush', actions: [liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
+  const bars = new Map();
+
+  async function draw() {
+    let sweeps;
+    try {
+      sweeps = await api('/api/sweep_runs');
+    } catch (err) {
+      replace(box, alertBox(err));
+      return;
+    }
+    if (!sweeps.length) {
+      replace(box, emptyState('No sweeps yet',
+        'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
+        h('a', { class: 'btn btn-primary', href: '/workflows' }, 'Choose a workflow')));
+      return;
+    }
+    replace(box, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
+        h('th', null, 'Parallel'), h('th', null, 'Started'))),
+      h('tbody', null, sweeps.map((sweep) => {
+        let bar = bars.get(sweep.id);
+        if (bar) bar.update(counterParts(sweep)); else { bar = stackedBar(counterParts(sweep), { showLegend: false, label: `sweep ${sweep.id}` }); bars.set(sweep.id, bar); }
+        const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
+        return h('tr', { dataset: { sweep: sweep.id } },
+          h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
+          h('td', null, sweep.name),
+          h('td', null, stateBadge(sweep.status)),
+          h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
+          h('td', { class: 'num' }, String(sweep.max_parallel)),
+          h('td', { title: fmtTime(sweep.started_at) }, fmtAgo(sweep.started_at)));
+      })))));
+  }
+
+  await draw();
+  return live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, null)) draw(); }, { wait: 300 });
+}
+
+async function renderSweep(root, sweepId) {
+  let sweep = await api(`/api/sweep_runs/${sweepId}`);
+  setTitle(`Sweep #${sweepId} · ${sweep.name}`);
+  const head = h('div');
+  const errorBox = alertBox(null);
+  const actionError = alertBox(null);
+  const bar = stackedBar(counterParts(sweep), { label: 'cells' });
+  const summary = h('div', { class: 'sweep-summary' });
+  const cellsBox = h('div');
+  const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
+
+  replace(root, head, errorBox, actionError,
+    card('Cells', [summary, bar], { actions: liveIndicator() }),
+    card('Cell runs', cellsBox, { cls: 'flush' }));
+
+  function drawHead() {
+    cancelBtn.hidden = TERMINAL.has(sweep.status) || Boolean(sweep.cancel_requested_at);
+    const end = sweep.completed_at ? new Date(sweep.completed_at) : new Date();
+    replace(head,
+      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`), stateBadge(sweep.status), h('span', { class: 'grow' }), cancelBtn),
+      h('dl', { class: 'kv run-facts' },
+        h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
+        Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
+        h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
+        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? `took ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}` : `running for ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}`}`),
+        sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
+    errorBox.hidden = !sweep.error;
+    errorBox.textContent = sweep.error || '';
+    bar.update(counterParts(sweep));
+    const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
+    replace(summary, h('span', { class: 'sweep-count' }, h('strong', null, `${done}`), ` of ${sweep.cell_count} cells done`));
+  }
+
+  async function drawCells() {
+    const cells = await api(`/api/sweep_runs/${sweepId}/cells`);
+    const axes = Object.keys(sweep.matrix);
+    replace(cellsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+      h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
+      h('tbody', null, cells.map((cell) => {
+        const end = cell.completed_at ? new Date(cell.completed_at) : new Date();
+        return h('tr', { dataset: { cell: cell.id, status: cell.status } },
+          h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
+          axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
+          h('td', null, stateBadge(cell.status)),
+          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : fmtAgo(cell.started_at)),
+          h('td', null, cell.status === 'pending' ? '—' : fmtDuration((end - new Date(cell.started_at)) / 1000)),
+          h('td', { class: 'wrap muted' }, cell.error || ''));
+      })))));
+  }
+
+  async function cancel() {
+    const ok = await confirmDialog({
+      title: `Cancel sweep #${sweepId}?`,
+      body: 'Cells not started yet are dropped (counted cancelled) and running cells are cancelled with their jobs. Finished cells stay as they are.',
+      confirmLabel: 'Cancel sweep',
+      danger: true,
+    });
+    if (!ok) return;
+    sweep = await api(`/api/sweep_runs/${sweepId}/cancel`, { method: 'POST' });
+    toast('Sweep cancelling: running cells are being cancelled', 'ok');
+    drawHead();
+    await drawCells();
+  }
+
+  async function reload() {
+    try {
+      sweep = await api(`/api/sweep_runs/${sweepId}`);
+      drawHead();
+      await drawCells();
+    } catch (err) {
+      if (err.status !== 401) { errorBox.hidden = false; errorBox.textContent = err.detail || err.message; }
+    }
+  }
+
+  drawHead();
+  await drawCells();
+  return live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, sweepId)) reload(); }, { wait: 250 });
+}

@@ -1,0 +1,181 @@
+"""The dashboard in a real browser: Debian's Chromium driven by Playwright against a real ``svc serve``.
+
+One server per session (its own HOME and XDG dirs, ``SVC_API_TOKEN`` set, the local transport on the dev
+cluster) and one browser; each test gets a fresh, logged-in page. Under ``CI=true`` a missing Chromium or
+cluster fails the tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from svc_host.testing.plugin import skip_or_fail
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TOKEN = "web-test-token-0123456789abcdef"
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test needs the dev cluster and Chromium: mark them all ``cluster``."""
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.cluster)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """A running ``svc serve``: its base URL, token and an API client that sends the token."""
+
+    def __init__(self, base: str, home: Path, process: subprocess.Popen[str]) -> None:
+        self.base = base
+        self.home = home
+        self.process = process
+        self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+
+    def api(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.client.request(method, path, **kwargs)
+        response.raise_for_status()
+        return response.json() if response.content else None
+
+
+@pytest.fixture(scope="session")
+def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``svc serve`` as a user runs it, on a free loopback port, with a home of its own."""
+    root = tmp_path_factory.mktemp("web-server")
+    home = root / "home"
+    work = root / "work"
+    for directory in (home, work):
+        directory.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        SVC_SYSTEM_CONFIG=str(root / "etc" / "config.json"),
+        SVC_API_TOKEN=TOKEN,
+    )
+    port = free_port()
+    log = (root / "serve.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        cwd=work,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"svc serve exited {process.returncode}: {(root / 'serve.log').read_text()}")
+            try:
+                httpx.get(f"{base}/openapi.json", timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("svc serve did not answer within 30 s") from None
+                time.sleep(0.1)
+        server = Server(base, home, process)
+        yield server
+        server.client.close()
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        skip_or_fail(f"Chromium is not installed at {CHROMIUM} (scripts/browser installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def anonymous_page(browser: Browser, svc_server: Server) -> Iterator[Page]:
+    """A page in a fresh browser context: no cookie, not logged in."""
+    # bypass_csp: the page's CSP forbids eval, which Playwright's wait_for_function uses; the app is unchanged
+    context = browser.new_context(viewport=VIEWPORT, base_url=svc_server.base, bypass_csp=True)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+@pytest.fixture
+def page(anonymous_page: Page, svc_server: Server) -> Page:
+    """A logged-in page: the login link (``/?token=...``) opened once, as a person does."""
+    anonymous_page.goto(f"/?token={TOKEN}")
+    anonymous_page.wait_for_selector(".page[data-ready=true]")
+    return anonymous_page
+
+
+def open_page(page: Page, path: str) -> None:
+    """Go to a dashboard path and wait until its page has drawn with its data."""
+    page.goto(path)
+    page.wait_for_selector(".page[data-ready=true]")
+
+
+def shot(page: Page, name: str) -> None:
+    """Save ``docs/screenshots/<name>-light.png`` and ``-dark.png`` (1280x800) of the page as it is."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for theme in ("light", "dark"):
+        if page.evaluate("document.documentElement.dataset.theme") != theme:
+            page.click("#theme-toggle")  # the same toggle a person uses
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-{theme}.png"))
+
+
+@pytest.fixture
+def screenshot() -> Callable[[Page, str], None]:
+    return shot

@@ -1,0 +1,83 @@
+"""Jobs in the browser: submit from the form and watch it live, a failing job's exit code and log, API errors."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tests.web.conftest import open_page
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from playwright.sync_api import Page
+
+STATE_WATCH = """() => {
+  window.__seenStates = [];
+  window.__notReloaded = true;
+  const record = () => {
+    const text = document.querySelector('#job-state')?.textContent;
+    if (text && window.__seenStates[window.__seenStates.length - 1] !== text) window.__seenStates.push(text);
+  };
+  record();
+  new MutationObserver(record).observe(document.querySelector('main'),
+    {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def submit_from_form(page: Page, name: str, command: str) -> str:
+    open_page(page, "/submit")
+    page.fill("input[name=name]", name)
+    page.select_option("select[name=partition]", "debug")
+    page.fill("textarea[name=command]", command)
+    page.wait_for_function("document.querySelector('#script-preview')?.textContent.includes('#SBATCH')")
+    assert command in page.inner_text("#script-preview")  # the preview is the script that will be submitted
+    page.click("#submit-job")
+    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    page.wait_for_selector(".page[data-ready=true] #job-state")
+    return page.url.rsplit("/", 1)[1]
+
+
+def test_a_job_submitted_from_the_form_goes_live_to_completed_and_shows_its_log(
+    page: Page, screenshot: Callable[[Page, str], None]
+) -> None:
+    job_id = submit_from_form(page, "web-hello", "echo hello-from-the-dashboard; sleep 6")
+    page.evaluate(STATE_WATCH)
+    page.wait_for_function("document.querySelector('#job-state')?.textContent === 'RUNNING'", timeout=60_000)
+    screenshot(page, "job-running")
+    page.wait_for_function("document.querySelector('#job-state')?.textContent === 'COMPLETED'", timeout=60_000)
+    assert page.evaluate("window.__notReloaded")  # the same document saw every state: no reload
+    seen = page.evaluate("window.__seenStates")
+    assert seen[-2:] == ["RUNNING", "COMPLETED"] or seen[-3:] == ["PENDING", "RUNNING", "COMPLETED"], seen
+    page.wait_for_function("document.querySelector('#job-log')?.textContent.includes('hello-from-the-dashboard')")
+    timeline = page.inner_text(".timeline")
+    assert "RUNNING" in timeline
+    assert "COMPLETED" in timeline
+    assert page.inner_text("#job-exit") == "exit code 0"
+    open_page(page, "/jobs")
+    row = page.locator(f"tr[data-job-id='{job_id}']")
+    assert "COMPLETED" in row.inner_text()
+
+
+def test_a_job_that_exits_3_shows_failed_exit_code_3_and_one_click_to_its_stderr(page: Page) -> None:
+    job_id = submit_from_form(page, "web-fails", "echo about-to-fail >&2; exit 3")
+    page.wait_for_function("document.querySelector('#job-state')?.textContent === 'FAILED'", timeout=60_000)
+    assert page.inner_text("#job-exit") == "exit code 3"
+    open_page(page, "/jobs?status=FAILED")
+    row = page.locator(f"tr[data-job-id='{job_id}']")
+    assert "FAILED" in row.inner_text()
+    assert "exit 3" in row.inner_text()
+    row.get_by_role("link", name="Log").click()  # one click from the failed job to its log
+    page.wait_for_url(re.compile(rf"/jobs/{job_id}\?log=stderr$"))
+    page.wait_for_function("document.querySelector('#job-log')?.textContent.includes('about-to-fail')")
+
+
+def test_an_invalid_field_shows_the_api_detail_next_to_the_form(page: Page) -> None:
+    open_page(page, "/submit")
+    page.fill("textarea[name=command]", "true")
+    page.fill("input[name=time_limit]", "two hours")
+    page.click("#submit-job")
+    error = page.wait_for_selector(".submit-form .alert-error:visible")
+    assert "time_limit" in error.inner_text()
+    assert "4:00:00" in error.inner_text()  # the API's own words on the expected shape
+    assert page.url.endswith("/submit")  # nothing was submitted
