@@ -3,7 +3,7 @@
 # linters and the whole test suite against it.
 PYTHON ?= python3
 
-.PHONY: install cluster lint test run
+.PHONY: install cluster browser lint test run
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
@@ -11,11 +11,14 @@ install:
 cluster:
 	bash scripts/devcluster up
 
+browser:
+	bash scripts/browser
+
 lint:
 	ruff check .
 	mypy
 
-test: install cluster lint
+test: install cluster browser lint
 	$(PYTHON) -m pytest
 
 run: install
