@@ -1,0 +1,131 @@
+"""SSH profiles and files in the browser, against the dev cluster's sshd: create, test, activate a profile;
+add a mount, browse it, open a file, see what a sync would change, sync it."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.web.conftest import open_page
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from playwright.sync_api import Page
+
+    from tests.web.conftest import Server
+
+DEV_HOME = Path("/home/svcdev")
+
+
+@pytest.fixture
+def profile_name(svc_server: Server) -> Iterator[str]:
+    """A profile name for the test; whatever profiles it made are deleted after, so the server is local again."""
+    yield f"dev{uuid.uuid4().hex[:6]}"
+    for name in svc_server.api("GET", "/api/config/ssh/profiles")["profiles"]:
+        svc_server.api("DELETE", f"/api/config/ssh/profiles/{name}")
+
+
+@pytest.fixture
+def remote_dir() -> Iterator[str]:
+    """A fresh directory (relative to the dev user's home) for the mount's cluster side; removed after."""
+    relative = f"svc-web-tests/{uuid.uuid4().hex[:8]}"
+    yield relative
+    shutil.rmtree(DEV_HOME / relative, ignore_errors=True)
+
+
+def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str) -> None:
+    page.click("#new-profile")
+    form = page.locator("form.profile-form")
+    form.locator("input[name=name]").fill(name)
+    form.locator("input[name=hostname]").fill(dev_env["SVC_DEV_SSH_HOST"])
+    form.locator("input[name=username]").fill(dev_env["SVC_DEV_SSH_USER"])
+    form.locator("input[name=port]").fill(port)
+    form.locator("input[name=key_filename]").fill(dev_env["SVC_DEV_SSH_KEY"])
+    form.locator("input[name=known_hosts]").fill(dev_env["SVC_DEV_SSH_KNOWN_HOSTS"])
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector(f"[data-profile='{name}']")
+
+
+def test_create_test_and_activate_a_profile_for_the_dev_sshd(
+    page: Page, dev_env: dict[str, str], profile_name: str, svc_server: Server, screenshot: Callable[[Page, str], None]
+) -> None:
+    open_page(page, "/settings?tab=profiles")
+    broken = f"{profile_name}-closed"
+    fill_profile(page, broken, dev_env, port="1")  # nothing listens on port 1
+    card = page.locator(f"[data-profile='{broken}']")
+    card.get_by_role("button", name="Test connection").click()
+    failure = card.locator(".test-result .alert-error")
+    failure.wait_for(timeout=40_000)
+    assert failure.inner_text().startswith("Cannot connect:")
+    assert dev_env["SVC_DEV_SSH_KEY"] not in failure.inner_text()  # no local key path in the message
+
+    fill_profile(page, profile_name, dev_env, port=dev_env["SVC_DEV_SSH_PORT"])
+    card = page.locator(f"[data-profile='{profile_name}']")
+    card.get_by_role("button", name="Test connection").click()
+    success = card.locator(".test-result .alert-ok")
+    success.wait_for(timeout=40_000)
+    assert "debug" in success.inner_text()  # sinfo over SSH listed the dev cluster's partitions
+    card.get_by_role("button", name="Activate").click()
+    page.locator(f"[data-profile='{profile_name}'] .badge", has_text="current").wait_for()
+    assert svc_server.api("GET", "/api/config/ssh/profiles")["current"] == profile_name
+    screenshot(page, "settings-profiles")
+
+
+def test_browse_a_mount_open_a_file_and_sync_it(
+    page: Page,
+    dev_env: dict[str, str],
+    profile_name: str,
+    svc_server: Server,
+    tmp_path: Path,
+    remote_dir: str,
+    screenshot: Callable[[Page, str], None],
+) -> None:
+    local = tmp_path / "project"
+    (local / "src").mkdir(parents=True)
+    (local / "README.md").write_text("# demo project\n")
+    (local / "src" / "train.py").write_text("print('training from the dashboard')\n")
+    remote = remote_dir
+    svc_server.api(
+        "POST",
+        "/api/config/ssh/profiles",
+        json={
+            "name": profile_name,
+            "hostname": dev_env["SVC_DEV_SSH_HOST"],
+            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
+            "username": dev_env["SVC_DEV_SSH_USER"],
+            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
+            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
+        },
+    )
+    svc_server.api("POST", f"/api/config/ssh/profiles/{profile_name}/activate")
+
+    open_page(page, "/settings?tab=profiles")  # the mount is added the way a person adds it
+    card = page.locator(f"[data-profile='{profile_name}']")
+    card.get_by_role("button", name="Add mount").click()
+    card.locator("input[name=mount_name]").fill("demo")
+    card.locator("input[name=mount_local]").fill(str(local))
+    card.locator("input[name=mount_remote]").fill(remote)
+    card.get_by_role("button", name="Add mount").last.click()
+    card.locator("td", has_text=remote).wait_for()
+
+    open_page(page, "/files")
+    page.locator("#file-list button[data-name='src']").click()
+    page.locator(".breadcrumbs", has_text="src").wait_for()
+    page.locator("#file-list button[data-name='train.py']").click()
+    page.locator("#file-viewer pre", has_text="training from the dashboard").wait_for()
+    assert "file=src%2Ftrain.py" in page.url or "file=src/train.py" in page.url  # bookmarkable
+
+    page.get_by_role("button", name="What would sync change?").click()
+    page.locator("#sync-result .stat-label", has_text="files a sync would send").wait_for()
+    assert page.inner_text("#sync-result .stat-value >> nth=0") == "2"
+    screenshot(page, "files")
+    page.get_by_role("button", name="Sync", exact=True).click()
+    page.locator("#sync-result .alert-ok", has_text="Synced").wait_for(timeout=60_000)
+    synced = DEV_HOME / remote / "src" / "train.py"
+    assert synced.read_text() == "print('training from the dashboard')\n"
