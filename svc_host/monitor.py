@@ -4,6 +4,13 @@ The monitor reads the live jobs of a transport from the store, asks the transpor
 once (squeue for live jobs, sacct for finished ones), writes transitions and emits ``job.status_changed``.
 The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
 changes. A loop ends when its transport has no live job left and starts again on the next ``poke``.
+
+A job the scheduler forgot (in neither squeue nor accounting, e.g. slurmctld lost its state, or an id that
+never existed) would otherwise stay live forever, keeping its workflow run and sweep slot open and growing
+every ``--jobs=`` list. Once it has been missing from every answer for ``lost_after`` seconds (10 minutes by
+default, counted by this process) it ends ``FAILED`` with raw state ``LOST``: its outcome cannot be known, and
+a workflow job with retries left is submitted again. An accounting outage longer than that would also end
+finished jobs ``LOST``; Slurm's ``MinJobAge`` (5 minutes by default) is when they leave squeue.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import SvcError
 from svc_host.plugin_types import Event
 from svc_host.store import jobs as job_repo
@@ -33,12 +41,15 @@ class Monitor:
         *,
         min_interval: float = 1.0,
         max_interval: float = 10.0,
+        lost_after: float = 600.0,
     ) -> None:
         self.store = store
         self.transports = transports
         self.emit = emit
         self.min_interval = min_interval
         self.max_interval = max_interval
+        self.lost_after = lost_after
+        self._missing_since: dict[tuple[str, str], float] = {}
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._refreshing: dict[str, asyncio.Task[list[job_repo.StateChange]]] = {}
         self._last_tick: dict[str, float] = {}
@@ -83,6 +94,7 @@ class Monitor:
         if not live:
             return []
         statuses = await self.transports.get(transport).statuses(live)
+        statuses.update(self._lost(transport, live, statuses))
         changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
         self._last_tick[transport] = asyncio.get_running_loop().time()
@@ -107,6 +119,25 @@ class Monitor:
                 )
             )
         return changes
+
+    def _lost(self, transport: str, live: list[str], found: dict[str, JobStatus]) -> dict[str, JobStatus]:
+        """``FAILED``/``LOST`` for the live jobs missing from every answer for ``lost_after`` seconds."""
+        now = asyncio.get_running_loop().time()
+        tracked = set(live)
+        for key in [key for key in self._missing_since if key[0] == transport and key[1] not in tracked]:
+            del self._missing_since[key]  # it left the live set some other way (a cancel, another process)
+        lost: dict[str, JobStatus] = {}
+        for job_id in live:
+            key = (transport, job_id)
+            if job_id in found:
+                self._missing_since.pop(key, None)
+                continue
+            missing = now - self._missing_since.setdefault(key, now)
+            if missing >= self.lost_after:
+                del self._missing_since[key]
+                raw = f"LOST (in neither squeue nor accounting for {missing:.0f} s)"
+                lost[job_id] = JobStatus(job_id=job_id, state=JobState.FAILED, raw_state=raw)
+        return lost
 
     async def _run(self, transport: str) -> None:
         wake = self._wake.setdefault(transport, asyncio.Event())
