@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from svc_host.errors import NotFoundError
 from svc_host.monitor import Monitor
 from svc_host.paths import SvcPaths
+from svc_host.plugin_tasks import PluginTasks
 from svc_host.plugins import PluginManager, get_plugin_manager
 from svc_host.profiles import ProfileStore
 from svc_host.resource_sampler import ResourceSampler, SamplerSettings
@@ -48,6 +49,7 @@ class Host:
     _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
     _engine: WorkflowEngine | None = field(init=False, default=None)
     _orchestrator: SweepOrchestrator | None = field(init=False, default=None)
+    plugin_tasks: PluginTasks = field(init=False, default_factory=PluginTasks)
 
     def __post_init__(self) -> None:
         env = os.environ if self.read_env else None
@@ -144,11 +146,16 @@ class Host:
         """Start the monitor; a server (REST, MCP) also starts its run services."""
         await self.monitor.start()
         if self.source != "cli":
+            # name tables now: a duplicate renderer, backend, tool or transport stops a server at start
+            self.plugins.build_tables()
+            self.transports.specs()
+            self.plugin_tasks.start(self.plugins.background_tasks(self))
             await self.sweep_orchestrator()
         if self.source == "web":  # the dashboard's resource history: one sampler per server, not per MCP session
             self.resource_sampler.start()
 
     async def close(self) -> None:
+        await self.plugin_tasks.stop()
         await self.resource_sampler.stop()
         await self.close_services()
         await self.monitor.stop()

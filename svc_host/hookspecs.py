@@ -7,8 +7,13 @@ Plugins implement these with ``svc_host.hookimpl`` and register a module in the 
     mysite = "svc_mysite.hooks"
 
 Collect hooks (``svc_transports``, ``svc_sync_backends``, ``svc_renderers``, ``svc_api_routers``,
-``svc_mcp_tools``) return a list of records from every plugin; the host merges them and refuses duplicate
-names, naming every provider. ``svc_event`` is a broadcast: every implementation sees every event.
+``svc_mcp_tools``, ``svc_cli_commands``, ``svc_background_tasks``) return a list of records from every plugin;
+the host merges them and refuses duplicate names, naming every provider. ``svc_event`` is a broadcast: every
+implementation sees every event. ``svc_health`` answers ``svc plugins`` and ``GET /api/plugins``.
+
+pluggy calls the implementations (tryfirst ones first, then the newest registered, trylast ones last), once
+per plugin so that a failure or a wrong record names its plugin. An implementation may take fewer
+arguments than the spec; new arguments can be added to a spec without breaking existing plugins.
 """
 
 from __future__ import annotations
@@ -19,8 +24,20 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+
+    from svc_host.context import Host
     from svc_host.domain.profiles import HostConfig
-    from svc_host.plugin_types import Event, RendererSpec, SyncBackendSpec, ToolSpec, TransportSpec
+    from svc_host.paths import SvcPaths
+    from svc_host.plugin_types import (
+        Event,
+        HealthReport,
+        RendererSpec,
+        SyncBackendSpec,
+        TaskSpec,
+        ToolSpec,
+        TransportSpec,
+    )
 
 hookspec = pluggy.HookspecMarker("svc")
 
@@ -29,9 +46,9 @@ hookspec = pluggy.HookspecMarker("svc")
 def svc_transports(config: HostConfig) -> Sequence[TransportSpec]:
     """Offer ways to reach a Slurm cluster.
 
-    Called whenever the host (re)builds its transport table, e.g. at server start and after a profile
-    changes. ``config`` holds the SSH profiles the host knows and which one is current. Return one
-    ``TransportSpec`` per transport; names must be unique across all plugins.
+    Called when the host builds its transport table: when a server starts (and on first use in a CLI command)
+    and again after a profile changes. ``config`` holds the SSH profiles the host knows and which one is
+    current. Return one ``TransportSpec`` per transport; names must be unique across all plugins.
 
     Example::
 
@@ -46,7 +63,8 @@ def svc_transports(config: HostConfig) -> Sequence[TransportSpec]:
 def svc_sync_backends() -> Sequence[SyncBackendSpec]:
     """Offer ways to copy a mount's local tree to the cluster.
 
-    Called once when the host builds its backend table. Return ``SyncBackendSpec`` records.
+    Called once, when the host builds its name tables (at start, or on first use). Return ``SyncBackendSpec``
+    records; ``factory(profile_name, profile)`` builds the backend of one SSH profile.
 
     Example::
 
@@ -61,6 +79,7 @@ def svc_sync_backends() -> Sequence[SyncBackendSpec]:
 def svc_renderers() -> Sequence[RendererSpec]:
     """Offer batch-script renderers; the host's own ``default`` renderer is registered this way.
 
+    Called once, when the host builds its name tables (at start, or on first use).
     ``render(definition: JobDefinition) -> RenderedScript`` must be pure and raise ``RenderError`` on
     a definition it cannot express.
 
@@ -98,6 +117,7 @@ def svc_api_routers() -> Sequence[Any]:
 def svc_mcp_tools() -> Sequence[ToolSpec]:
     """Offer MCP tools; the host's tools are registered this way too.
 
+    Called once, when the host builds its name tables (at start, or on first use); ``svc mcp`` lists them.
     Every tool returns a dict with ``success`` and, on failure, ``error`` (see the MCP spec).
 
     Example::
@@ -114,8 +134,9 @@ def svc_mcp_tools() -> Sequence[ToolSpec]:
 @hookspec
 def svc_event(event: Event) -> None:
     """Observe something that happened: ``job.status_changed``, ``workflow_run.status_changed``,
-    ``sweep_run.status_changed``. Called for every event; exceptions are logged and never stop the
-    host. Return nothing.
+    ``sweep_run.status_changed``. Called synchronously on the event loop for every event, in the process
+    that made the change (a server, or a CLI command driving its own run): enqueue, never do network I/O
+    here. An exception is logged and never stops the other observers or the host. Return nothing.
 
     Example::
 
@@ -124,3 +145,64 @@ def svc_event(event: Event) -> None:
             if event.name == "job.status_changed" and event.payload["to"] == "FAILED":
                 notify(event.payload)
     """
+
+
+@hookspec
+def svc_background_tasks(host: Host) -> Sequence[TaskSpec]:
+    """Offer long-running work a server does for the plugin (delivering an outbox, polling a site service).
+
+    Called once by ``Host.start()`` in servers (``svc serve``, ``svc mcp``; never in CLI commands). Each
+    ``TaskSpec.run()`` coroutine runs as its own asyncio task until the host closes, which cancels it
+    (handle ``asyncio.CancelledError`` to clean up). A task that raises is logged and not restarted.
+
+    Example::
+
+        @hookimpl
+        def svc_background_tasks(host):
+            async def deliver() -> None:
+                while True:
+                    await send_pending(host.paths.state_dir)
+                    await asyncio.sleep(5)
+            return [TaskSpec(name="mysite-outbox", run=deliver)]
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def svc_health(paths: SvcPaths) -> HealthReport | None:
+    """Say how the plugin is doing, for ``svc plugins`` and ``GET /api/plugins`` (``health``).
+
+    Called each time plugins are listed, in any process (the CLI has no server state): read what the
+    plugin keeps on disk under ``paths.state_dir``, quickly and without network I/O. Return ``None`` when
+    there is nothing to say.
+
+    Example::
+
+        @hookimpl
+        def svc_health(paths):
+            pending = count_pending(paths.state_dir / "mysite.db")
+            return HealthReport(ok=pending < 100, summary=f"{pending} messages waiting")
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def svc_cli_commands() -> Sequence[click.Command]:
+    """Offer ``svc`` subcommands (click commands or groups); a name must not shadow a built-in command.
+
+    Called only when the CLI needs a command that is not built in (``svc mysite ...``) or lists every
+    command (``svc --help``); ``svc --version`` and built-in commands never load plugins for it. Import heavy
+    modules inside the command, not at module level.
+
+    Example::
+
+        @hookimpl
+        def svc_cli_commands():
+            import click
+
+            @click.command()
+            def hello() -> None:
+                click.echo("hello")
+            return [hello]
+    """
+    raise NotImplementedError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -73,6 +73,29 @@ class ToolSpec:
     def __post_init__(self) -> None:
         if not re.match(r"^[a-z][a-z0-9_]{0,63}$", self.name):
             raise ValueError(f"tool name {self.name!r} is invalid: use lowercase letters, digits and '_'")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Long-running work of a plugin: a server runs ``run()`` as an asyncio task from start until it closes."""
+
+    name: str
+    run: Callable[[], Coroutine[Any, Any, None]]
+
+    def __post_init__(self) -> None:
+        _check_name("background task", self.name)
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """How a plugin is doing: ``ok`` False means it needs attention; ``summary`` is one line for people."""
+
+    ok: bool
+    summary: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "summary": self.summary, "details": dict(self.details)}
 
 
 @dataclass(frozen=True)

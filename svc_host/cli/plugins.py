@@ -10,12 +10,20 @@ from svc_host.cli.output import json_option_help, print_json, print_table
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help=json_option_help)
 def plugins(as_json: bool) -> None:
-    """List plugins with their distribution, version, hooks and status."""
+    """List plugins with their distribution, version, hooks and status, then what each says of its health."""
+    from svc_host.paths import SvcPaths
     from svc_host.plugins import get_plugin_manager
 
-    infos = get_plugin_manager().plugins()
+    manager = get_plugin_manager()
+    infos = manager.plugins()
+    health = manager.health(SvcPaths.from_env())
     if as_json:
-        print_json([info.as_dict() for info in infos])
+        print_json(
+            [
+                {**info.as_dict(), "health": health[info.name].as_dict() if info.name in health else None}
+                for info in infos
+            ]
+        )
         return
     print_table(
         ["name", "distribution", "version", "hooks", "status"],
@@ -30,3 +38,6 @@ def plugins(as_json: bool) -> None:
             for info in infos
         ],
     )
+    for name, report in health.items():
+        click.echo(f"{name}: {'ok' if report.ok else 'needs attention'}: {report.summary}")
+

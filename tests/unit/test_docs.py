@@ -25,6 +25,19 @@ def test_hook_is_documented_with_its_signature(hook: str) -> None:
 
 
 @pytest.mark.parametrize("hook", HOOKS)
+def test_hook_reference_says_when_it_fires(hook: str) -> None:
+    doc = (ROOT / "docs" / "plugins" / "hooks.md").read_text()
+    section = doc.split(f"## `{signature(hook)}`", 1)[1].split("\n## ", 1)[0]
+    assert "**Fires**" in section, f"docs/plugins/hooks.md does not say when {hook} fires"
+
+
+def test_every_documented_hook_exists() -> None:
+    doc = (ROOT / "docs" / "plugins" / "hooks.md").read_text()
+    documented = {line.split("`")[1].split("(")[0] for line in doc.splitlines() if line.startswith("## `svc_")}
+    assert documented == set(HOOKS)
+
+
+@pytest.mark.parametrize("hook", HOOKS)
 def test_hook_has_a_docstring_with_an_example(hook: str) -> None:
     doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
     assert "Example::" in doc
@@ -34,4 +47,5 @@ def test_hook_has_a_docstring_with_an_example(hook: str) -> None:
 @pytest.mark.parametrize("hook", HOOKS)
 def test_hook_is_exercised_by_a_test(hook: str) -> None:
     tests = [p for p in (ROOT / "tests").rglob("test_*.py") if p.name != "test_docs.py"]
+    tests += list((ROOT / "plugins").glob("*/tests/**/test_*.py"))
     assert any(hook in path.read_text() for path in tests), f"no test mentions {hook}"

@@ -72,3 +72,103 @@ def test_svc_renderers_duplicate_default_is_refused(plugin_manager: PluginManage
     plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
     with pytest.raises(PluginError, match=r"'default' from mine \(local 0\) and svc_host\.rendering\.hooks \(svc "):
         plugin_manager.renderer("default")
+
+
+def hello_plugin() -> SimpleNamespace:
+    import click
+
+    @click.command()
+    @click.argument("who")
+    def hello(who: str) -> None:
+        """Greet someone."""
+        click.echo(f"hello {who}")
+
+    @click.command()
+    def jobs() -> None:
+        """A plugin's command may not take a built-in's name."""
+        click.echo("not svc's jobs")
+
+    return SimpleNamespace(svc_cli_commands=hookimpl(lambda: [hello, jobs]))
+
+
+def test_svc_cli_commands_add_subcommands(plugin_manager: PluginManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import svc_host.plugins
+    from svc_host.cli import cli
+
+    plugin_manager.register(hello_plugin(), "greeter")
+    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: plugin_manager)
+    result = CliRunner().invoke(cli, ["hello", "world"])
+    assert (result.exit_code, result.output) == (0, "hello world\n")
+    listing = CliRunner().invoke(cli, ["--help"]).output
+    assert "hello" in listing
+    assert "Greet someone." in listing
+    assert "not svc's jobs" not in CliRunner().invoke(cli, ["jobs", "--help"]).output
+
+
+def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import svc_host.plugins
+    from svc_host.cli import cli
+
+    def refuse() -> PluginManager:
+        raise AssertionError("plugins were loaded")
+
+    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", refuse)
+    assert CliRunner().invoke(cli, ["--version"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["config", "--help"]).exit_code == 0
+
+
+async def test_svc_background_tasks_run_while_a_server_runs(plugin_manager: PluginManager, host: Host) -> None:
+    import asyncio
+
+    from svc_host.plugin_types import TaskSpec
+
+    seen: list[str] = []
+
+    def tasks(host: Host) -> list[TaskSpec]:
+        async def work() -> None:
+            seen.append(f"started for {host.source}")
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                seen.append("stopped")
+                raise
+
+        return [TaskSpec(name="worker", run=work)]
+
+    plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
+    host.source = "mcp"
+    await host.start()
+    await asyncio.sleep(0.05)
+    assert host.plugin_tasks.names() == ["worker"]
+    await host.close()
+    assert seen == ["started for mcp", "stopped"]
+
+
+async def test_svc_health_shows_in_the_api_and_the_cli(
+    plugin_manager: PluginManager, host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    import svc_host.plugins
+    from svc_host.cli import cli
+    from svc_host.plugin_types import HealthReport
+
+    def health(paths: object) -> HealthReport:
+        return HealthReport(ok=False, summary="3 messages waiting", details={"waiting": 3})
+
+    plugin_manager.register(SimpleNamespace(svc_health=hookimpl(health)), "outboxy")
+    async with asgi_client(create_app(host, security=security_for_tests())) as http:
+        listed = {p["name"]: p for p in (await http.get("/api/plugins")).json()["plugins"]}
+    assert listed["outboxy"]["health"] == {"ok": False, "summary": "3 messages waiting", "details": {"waiting": 3}}
+    assert listed["svc_host.rendering.hooks"]["health"] is None
+    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: plugin_manager)
+    rows = {row["name"]: row for row in json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)}
+    assert rows["outboxy"]["health"]["summary"] == "3 messages waiting"
+    table = CliRunner().invoke(cli, ["plugins"]).output
+    assert table.endswith("\noutboxy: needs attention: 3 messages waiting\n")

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,145 @@ def test_ssh_plugin_offers_one_transport_per_profile() -> None:
 def test_record_names_are_validated() -> None:
     with pytest.raises(ValueError, match="transport name 'Bad Name' is invalid"):
         TransportSpec(name="Bad Name", factory=object)
+
+
+# -- the manager follows pluggy ----------------------------------------------------------------------------
+
+
+def test_an_implementation_may_take_fewer_arguments_than_the_spec(plugin_manager: PluginManager) -> None:
+    plugin_manager.register(
+        SimpleNamespace(svc_transports=hookimpl(lambda: [TransportSpec(name="argless", factory=object)])), "argless"
+    )
+    assert "argless" in plugin_manager.transport_specs(HostConfig())
+
+
+def test_the_calling_order_is_pluggys(plugin_manager: PluginManager) -> None:
+    """tryfirst, then the newest registered first, then trylast; records keep that order."""
+    called: list[str] = []
+
+    def plugin(name: str, **opts: bool) -> SimpleNamespace:
+        def svc_event(event: Event) -> None:
+            called.append(name)
+
+        return SimpleNamespace(svc_event=hookimpl(**opts)(svc_event))
+
+    plugin_manager.register(plugin("last", trylast=True), "last")
+    plugin_manager.register(plugin("old"), "old")
+    plugin_manager.register(plugin("first", tryfirst=True), "first")
+    plugin_manager.register(plugin("new"), "new")
+    plugin_manager.emit(Event(name="job.status_changed", payload={}))
+    assert called == ["first", "new", "old", "last"]
+    assert plugin_manager.providers("svc_event") == ["first", "new", "old", "svc_host.api.hooks", "last"]
+
+
+def test_a_wrapper_sees_every_plugins_call(plugin_manager: PluginManager) -> None:
+    seen: list[list[str]] = []
+
+    def wrap(config: HostConfig) -> Iterator[None]:
+        result = yield
+        seen.append([spec.name for specs in result for spec in specs])
+        return result
+
+    plugin_manager.register(SimpleNamespace(svc_transports=hookimpl(wrapper=True)(wrap)), "wrapper")
+    plugin_manager.register(
+        SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="a", factory=object)])), "a"
+    )
+    plugin_manager.register(
+        SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="b", factory=object)])), "b"
+    )
+    assert sorted(plugin_manager.transport_specs(HostConfig())) == ["a", "b"]
+    assert seen == [["b"], ["a"]]
+
+
+def test_a_wrong_record_names_the_plugin(plugin_manager: PluginManager) -> None:
+    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: ["default"])), "sloppy", version="1.2")
+    with pytest.raises(PluginError) as caught:
+        plugin_manager.renderer("default")
+    assert str(caught.value) == (
+        "plugin sloppy (local 1.2) failed in svc_renderers: returned str 'default', expected RendererSpec"
+    )
+
+
+def test_a_wrong_record_is_skipped_and_shown_when_not_strict() -> None:
+    manager = PluginManager(strict=False)
+    manager.load_builtins()
+    manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: {"x": 1})), "sloppy")
+    assert "submit_job" in manager.mcp_tools()
+    info = by_name(manager)["sloppy"]
+    assert info.status == "failed"
+    assert info.error == "plugin sloppy (local 0) failed in svc_mcp_tools: returned dict, expected a list of ToolSpec"
+
+
+def test_name_tables_are_built_once(plugin_manager: PluginManager) -> None:
+    calls: list[int] = []
+
+    def renderers() -> list[Any]:
+        calls.append(1)
+        return []
+
+    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(renderers)), "counted")
+    for _ in range(3):
+        plugin_manager.renderer("default")
+    plugin_manager.renderers()
+    assert calls == [1]
+
+
+async def test_a_duplicate_renderer_stops_the_server_at_start(plugin_manager: PluginManager, svc_paths: Any) -> None:
+    from svc_host.context import Host
+    from svc_host.plugin_types import RendererSpec
+    from svc_host.profiles import ProfileStore
+    from svc_host.store.database import Store
+
+    def render(definition: Any) -> Any:
+        raise AssertionError("never rendered")
+
+    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
+    host = Host(
+        paths=svc_paths,
+        plugins=plugin_manager,
+        profiles=ProfileStore(svc_paths.profiles_file),
+        store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
+        source="web",
+        read_env=False,
+    )
+    try:
+        with pytest.raises(
+            PluginError, match=r"duplicate renderer names: 'default' from mine \(local 0\) and svc_host.rendering.hooks"
+        ):
+            await host.start()
+    finally:
+        await host.close()
+
+
+def test_svc_trace_plugins_traces_hook_calls(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SVC_TRACE_PLUGINS", "1")
+    manager = create_plugin_manager(strict=True, entry_points_too=False)
+    manager.renderer("default")
+    err = capsys.readouterr().err
+    assert "svc plugins: svc_renderers() -> svc_host.rendering.hooks" in err
+    assert "svc plugins: svc_renderers returned [[RendererSpec(name='default'" in err
+
+
+def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(plugin_manager: PluginManager) -> None:
+    from svc_host.events import event_hub
+
+    seen: list[str] = []
+
+    def bad(event: Event) -> None:
+        raise RuntimeError("observer bug")
+
+    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(tryfirst=True)(bad)), "bad-first")
+    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(lambda event: seen.append(event.name))), "good")
+    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(trylast=True)(bad)), "bad-last")
+    published: list[Event] = []
+    hub = event_hub()
+    monkeypatched = hub.publish
+    hub.publish = published.append  # type: ignore[method-assign]
+    try:
+        plugin_manager.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
+    finally:
+        hub.publish = monkeypatched  # type: ignore[method-assign]
+    assert seen == ["job.status_changed"]
+    assert [event.name for event in published] == ["job.status_changed"]

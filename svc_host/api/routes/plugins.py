@@ -1,7 +1,9 @@
-"""``GET /api/plugins``: installed plugins, the transports they offer, and the one the server uses."""
+"""``GET /api/plugins``: installed plugins (with their own health report), the transports they offer, and the
+one the server uses."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter
@@ -14,8 +16,9 @@ router = APIRouter(prefix="/api", tags=["plugins"])
 
 @router.get("/plugins")
 async def list_plugins(host: HostDep) -> dict[str, Any]:
-    """Every plugin (name, distribution, version, hooks, status, error), the transport table, and
-    ``server_transport``: the transport REST endpoints use."""
+    """Every plugin (name, distribution, version, hooks, status, error, health), the transport table, and
+    ``server_transport``: the transport REST endpoints use. ``health`` is what the plugin's ``svc_health``
+    says (``{ok, summary, details}``), or null."""
     try:
         offered = [
             {"name": spec.name, "description": spec.description, "remote": spec.remote}
@@ -24,8 +27,12 @@ async def list_plugins(host: HostDep) -> dict[str, Any]:
         transport_error = None
     except PluginError as exc:
         offered, transport_error = [], str(exc)
+    health = await asyncio.to_thread(host.plugins.health, host.paths)  # plugins read their files
     return {
-        "plugins": [info.as_dict() for info in host.plugins.plugins()],
+        "plugins": [
+            {**info.as_dict(), "health": health[info.name].as_dict() if info.name in health else None}
+            for info in host.plugins.plugins()
+        ],
         "transports": offered,
         "transport_error": transport_error,
         "server_transport": host.server_transport_name(),

@@ -1,0 +1,174 @@
+"""Delivery through a real HTTP receiver on loopback, run by a Host the way ``svc serve`` runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from svc_host.context import Host
+from svc_host.paths import SvcPaths
+from svc_host.plugin_types import Event
+from svc_host.plugins import PluginManager
+from svc_host.profiles import ProfileStore
+from svc_host.store.database import Store
+
+import svc_plugin_chat.hooks
+
+from .conftest import Receiver
+
+
+def failed_job(job_id: str) -> Event:
+    return Event(
+        name="job.status_changed",
+        payload={"transport": "local", "job_id": job_id, "name": "train", "to": "FAILED", "exit_code": 1},
+    )
+
+
+def sweep_ended(sweep_id: int) -> Event:
+    return Event(name="sweep_run.status_changed", payload={"id": sweep_id, "name": "lr", "to": "completed"})
+
+
+async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+def chat_env(receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Receiver:
+    monkeypatch.setenv("CHAT_WEBHOOK_URL", receiver.url)
+    monkeypatch.setenv("SVC_CHAT_ALLOW_HTTP_HOSTS", "127.0.0.1")
+    monkeypatch.setenv("SVC_CHAT_RETRY_SECONDS", "0.2")
+    monkeypatch.setenv("SVC_CHAT_RETRY_MAX_SECONDS", "0.4")
+    monkeypatch.setenv("SVC_CHAT_TIMEOUT_SECONDS", "0.5")
+    return receiver
+
+
+def make_server(plugin_manager: PluginManager, paths: SvcPaths) -> Host:
+    return Host(
+        paths=paths,
+        plugins=plugin_manager,
+        profiles=ProfileStore(paths.profiles_file),
+        store=Store(f"sqlite:///{paths.state_dir / 'svc.db'}"),
+        source="mcp",  # a server: starts plugin tasks (and no resource sampler, which needs a cluster)
+        read_env=False,
+    )
+
+
+@pytest.fixture
+async def server(
+    plugin_manager: PluginManager, register_plugin: Callable[..., Any], svc_paths: SvcPaths
+) -> AsyncIterator[Host]:
+    register_plugin(svc_plugin_chat.hooks, "chat")
+    host = make_server(plugin_manager, svc_paths)
+    await host.start()
+    assert host.plugin_tasks.names() == ["chat-outbox"]
+    yield host
+    await host.close()
+
+
+async def test_a_receiver_that_was_down_gets_every_message_once_in_order(chat_env: Receiver, server: Host) -> None:
+    server.plugins.emit(failed_job("1"))
+    server.plugins.emit(failed_job("2"))
+    server.plugins.emit(sweep_ended(7))
+    await asyncio.sleep(1.0)  # several retries against a closed port
+    assert chat_env.bodies == []
+    health = server.plugins.health(server.paths)["chat"]
+    assert not health.ok or health.details["waiting"] == 3
+    assert health.details["waiting"] == 3
+    assert "unreachable" in health.summary
+    assert "secret-part" not in health.summary
+
+    chat_env.up()
+    await until(lambda: len(chat_env.bodies) == 3)
+    await asyncio.sleep(1.0)  # nothing is sent twice
+    assert chat_env.texts() == [
+        ":x: svc: Job 1 (train) on local ended FAILED, exit code 1.",
+        ":x: svc: Job 2 (train) on local ended FAILED, exit code 1.",
+        ":white_check_mark: svc: Sweep 7 (lr) completed: 0 cells, 0 completed, 0 failed, 0 cancelled, 0 running, "
+        "0 pending.",
+    ]
+    health = server.plugins.health(server.paths)["chat"]
+    assert health.ok
+    assert health.summary == f"http://127.0.0.1:{chat_env.port}/… (slack): 3 delivered, 0 waiting, 0 refused"
+
+
+async def test_the_same_change_emitted_twice_is_one_message(chat_env: Receiver, server: Host) -> None:
+    chat_env.up()
+    server.plugins.emit(failed_job("5"))
+    server.plugins.emit(failed_job("5"))
+    await until(lambda: len(chat_env.bodies) == 1)
+    await asyncio.sleep(0.5)
+    assert len(chat_env.bodies) == 1
+
+
+async def test_a_slow_webhook_blocks_nothing(chat_env: Receiver, server: Host) -> None:
+    chat_env.status, chat_env.delay = 503, 2.0  # answers late, and badly
+    chat_env.up()
+    server.plugins.emit(failed_job("8"))
+    started = time.monotonic()
+    for _ in range(20):  # the event loop keeps ticking while posts time out in worker threads
+        await asyncio.sleep(0.05)
+    assert time.monotonic() - started < 1.5
+    await until(lambda: chat_env.hits >= 1)
+    chat_env.status, chat_env.delay = 200, 0.0
+    await until(lambda: len(chat_env.bodies) == 1)
+    await asyncio.sleep(0.5)
+    assert len(chat_env.bodies) == 1
+
+
+async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: Receiver, server: Host) -> None:
+    chat_env.status = 400
+    chat_env.up()
+    server.plugins.emit(failed_job("9"))
+    await until(lambda: chat_env.hits == 1)
+    chat_env.status = 200
+    server.plugins.emit(failed_job("10"))
+    await until(lambda: len(chat_env.bodies) == 1)
+    await asyncio.sleep(0.5)
+    assert chat_env.hits == 2  # the refused one was not retried
+    health = server.plugins.health(server.paths)["chat"]
+    assert not health.ok
+    assert health.details == {
+        "delivered": 1,
+        "waiting": 0,
+        "refused": 1,
+        "outbox": str(server.paths.state_dir / "chat-outbox.sqlite"),
+    }
+    assert "last error: HTTP 400" in health.summary
+
+
+async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
+    chat_env: Receiver, plugin_manager: PluginManager, register_plugin: Callable[..., Any]
+) -> None:
+    register_plugin(svc_plugin_chat.hooks, "chat")
+    plugin_manager.emit(failed_job("11"))  # no server in this process: straight into the outbox
+    chat_env.up()
+    await asyncio.sleep(0.3)
+    assert chat_env.bodies == []
+    host = make_server(plugin_manager, SvcPaths.from_env())
+    await host.start()
+    try:
+        await until(lambda: len(chat_env.bodies) == 1)
+    finally:
+        await host.close()
+    assert "Job 11" in chat_env.texts()[0]
+
+
+def test_an_unsafe_url_is_reported_not_used(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch, plugin_manager: PluginManager, svc_paths: SvcPaths
+) -> None:
+    plugin_manager.register(svc_plugin_chat.hooks, "chat")
+    monkeypatch.setenv("CHAT_WEBHOOK_URL", receiver.url)
+    health = plugin_manager.health(svc_paths)["chat"]
+    assert not health.ok
+    assert health.summary == (
+        f"not sending: chat webhook URL 'http://127.0.0.1:{receiver.port}/…' uses plain http; use https, or "
+        "allow this host with SVC_CHAT_ALLOW_HTTP_HOSTS=127.0.0.1"
+    )
+    monkeypatch.delenv("CHAT_WEBHOOK_URL")
+    assert plugin_manager.health(svc_paths)["chat"].summary == "off: no chat webhook URL set"
