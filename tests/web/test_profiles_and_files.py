@@ -124,7 +124,7 @@ def test_browse_a_mount_open_a_file_and_sync_it(
     page.get_by_role("button", name="What would sync change?").click()
     page.locator("#sync-result .stat-label", has_text="files a sync would send").wait_for()
     assert page.inner_text("#sync-result .stat-value >> nth=0") == "2"
-    screenshot(page, "files")
+    screenshot(page, "files-inspect")
     page.get_by_role("button", name="Sync", exact=True).click()
     page.locator("#sync-result .alert-ok", has_text="Synced").wait_for(timeout=60_000)
     synced = DEV_HOME / remote / "src" / "train.py"

@@ -79,13 +79,19 @@ function drawServerStatus() {
   replace(el, h('span', { class: ['dot', `dot-${tone}`] }), h('span', { class: 'server-transport' }, serverState.transport), h('span', { class: 'server-answer' }, text));
 }
 
-/** The header's "transport · answers": one check at load, then kept true by the live resource samples. */
+/**
+ * The header's "transport · answers". The server samples the scheduler in the background; a sample from the last
+ * few minutes answers the question without asking the scheduler again (twenty open dashboards cost nothing).
+ * Only without a recent sample is the scheduler asked once; live samples keep it true afterwards.
+ */
 async function checkServer() {
   try {
     const plugins = await api('/api/plugins');
     serverState.transport = plugins.server_transport;
     drawServerStatus();
-    await api('/api/resources');
+    const recent = await api('/api/resources/history', { query: { hours: 0.1 } }).catch(() => null);
+    const sampled = recent && recent.transport === plugins.server_transport && recent.series.some((s) => s.points.length);
+    if (!sampled) await api('/api/resources');
     serverState.answers = true;
     serverState.detail = '';
   } catch (err) {

@@ -126,6 +126,7 @@ export async function renderCurrent() {
     if (seq !== renderSeq) { if (typeof result === 'function') result(); return; }
     cleanup = result;
     page.dataset.ready = 'true'; // drawn with its data (tests and the render benchmark wait for this)
+    performance.mark('svc-page-ready');
   } catch (err) {
     if (seq !== renderSeq) return;
     if (err && err.status === 401) return; // the login view is already shown

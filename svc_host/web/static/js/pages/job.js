@@ -202,16 +202,24 @@ function logViewer(jobId, initial) {
       }
     }
   }
+  let inFlight = false;
+  let again = false;
   async function tick() {
     clearTimeout(timer);
     if (stopped) return;
+    // One read at a time: two reads from the same offset would append the same bytes twice.
+    if (inFlight) { again = true; return; }
+    inFlight = true;
     try {
       await fetchMore();
       error.hidden = true;
     } catch (err) {
       if (err.status !== 404) { error.hidden = false; error.textContent = errorText(err); }
+    } finally {
+      inFlight = false;
     }
     draw();
+    if (again) { again = false; tick(); return; }
     if (stopped) return;
     if (active && !paused) timer = setTimeout(tick, TAIL_MS);
     else if (!active && !finalRead) { finalRead = true; timer = setTimeout(tick, 500); }

@@ -159,8 +159,10 @@ export async function render(root, _params, query) {
       api('/api/jobs').catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
       api('/api/history', { query: { limit: 1000 } }),
     ]);
+    performance.mark('svc-jobs-data');
     rows = mergeJobs(queue, historyRows);
     draw();
+    performance.mark('svc-jobs-drawn');
   }
   await load();
 
