@@ -61,12 +61,13 @@ function connect() {
   for (const sub of subscribers) for (const type of sub.types || []) listen(type);
   source.addEventListener('open', () => {
     retryMs = RETRY_MIN_MS;
+    // Pages draw from the REST API before the stream is open: what changed meanwhile (or while it was down,
+    // since a new EventSource cannot send Last-Event-ID) is only known by reloading.
+    const resync = !everOpened || missedWhileDown;
     everOpened = true;
+    missedWhileDown = false;
     setLive(true);
-    if (missedWhileDown) {
-      missedWhileDown = false;
-      deliver({ type: 'resync', payload: {} });
-    }
+    if (resync) deliver({ type: 'resync', payload: {} });
   });
   source.addEventListener('error', () => {
     setLive(false);

@@ -12,7 +12,17 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 export async function render(root, params) {
   const runId = params.id;
-  let run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
+  // Subscribed before the first load: an event while the page loads marks it for one more reload.
+  let onEvent = () => { missed = true; };
+  let missed = false;
+  const unsubscribe = subscribe(['job.status_changed', 'workflow_run.status_changed'], (event) => onEvent(event));
+  let run;
+  try {
+    run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
+  } catch (err) {
+    unsubscribe();
+    throw err;
+  }
   setTitle(`Run ${runId.slice(0, 8)} · ${run.workflow_name}`);
 
   // The edges come from the workflow file (the run stores its jobs, not the file's shape); a file changed or
@@ -31,7 +41,7 @@ export async function render(root, params) {
     shapeNote = 'The workflow file is not in the workflows directory: jobs are shown in run order, without their edges.';
   }
 
-  const head = h('div', { class: 'run-head' });
+  const head = h('section', { class: 'card summary-card' });
   const errorBox = alertBox(null);
   const jobsBox = h('div');
   const actionError = alertBox(null);
@@ -131,7 +141,7 @@ export async function render(root, params) {
   drawJobs();
   let timer = null;
   const soon = () => { clearTimeout(timer); timer = setTimeout(reload, 250); };
-  const unsubscribe = subscribe(['job.status_changed', 'workflow_run.status_changed'], (event) => {
+  onEvent = (event) => {
     if (event.type === 'resync') { soon(); return; }
     const p = event.payload;
     if (event.type === 'job.status_changed') {
@@ -144,6 +154,7 @@ export async function render(root, params) {
     } else if (p.id === runId) {
       soon();
     }
-  });
+  };
+  if (missed) soon();
   return () => { unsubscribe(); clearTimeout(timer); };
 }

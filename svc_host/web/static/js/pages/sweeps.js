@@ -70,14 +70,29 @@ async function renderList(root) {
       })))));
   }
 
+  // Subscribed before the first load, so a change while it loads is not missed.
+  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, null)) draw(); }, { wait: 300 });
   await draw();
-  return live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, null)) draw(); }, { wait: 300 });
+  return stop;
 }
 
 async function renderSweep(root, sweepId) {
-  let sweep = await api(`/api/sweep_runs/${sweepId}`);
+  let ready = false;
+  let missed = false;
+  // Subscribed before the first load, so a cell that moves while the page loads is not missed.
+  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => {
+    if (!concerns(events, sweepId)) return;
+    if (ready) reload(); else missed = true;
+  }, { wait: 250 });
+  let sweep;
+  try {
+    sweep = await api(`/api/sweep_runs/${sweepId}`);
+  } catch (err) {
+    stop();
+    throw err;
+  }
   setTitle(`Sweep #${sweepId} · ${sweep.name}`);
-  const head = h('div');
+  const head = h('section', { class: 'card summary-card' });
   const errorBox = alertBox(null);
   const actionError = alertBox(null);
   const bar = stackedBar(counterParts(sweep), { label: 'cells' });
@@ -150,5 +165,7 @@ async function renderSweep(root, sweepId) {
 
   drawHead();
   await drawCells();
-  return live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, sweepId)) reload(); }, { wait: 250 });
+  ready = true;
+  if (missed) reload();
+  return stop;
 }

@@ -105,8 +105,9 @@ async function renderList(root) {
       replace(runsBox, alertBox(err));
     }
   }
+  const stop = live(['workflow_run.status_changed'], drawRuns, { wait: 400 });
   await drawRuns();
-  return live(['workflow_run.status_changed'], drawRuns, { wait: 400 });
+  return stop;
 }
 
 // -- the editor ------------------------------------------------------------------------------------------
@@ -637,13 +638,13 @@ async function renderEditor(root, fileName, query) {
     }
   }
 
+  const stop = live(['workflow_run.status_changed'], (events) => {
+    if (events.some((e) => e.type === 'resync' || (state.doc && e.payload.workflow_name === state.doc.name))) drawRuns();
+  }, { wait: 400 });
   markDirty();
   await check();
   drawRunForm();
   drawSweepForm();
   await drawRuns();
-  const stop = live(['workflow_run.status_changed'], (events) => {
-    if (events.some((e) => e.type === 'resync' || (state.doc && e.payload.workflow_name === state.doc.name))) drawRuns();
-  }, { wait: 400 });
   return () => { stop(); clearTimeout(timer); };
 }
