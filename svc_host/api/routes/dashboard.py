@@ -74,6 +74,9 @@ async def test_profile(host: HostDep, name: str) -> dict[str, Any]:
         return {"ok": False, "message": message, "partitions": []}
     except TransportError as exc:
         return {"ok": False, "message": _diagnosis(name, exc, profiles[name]), "partitions": []}
+    except (OSError, ValueError) as exc:  # the key file: unreadable (OSError) or not a key (asyncssh's ValueError)
+        message = f"the private key of {name!r} cannot be used: {exc}"
+        return {"ok": False, "message": _scrub_key(message, profiles[name]), "partitions": []}
     partitions = [snapshot.partition for snapshot in snapshots]
     return {
         "ok": True,
@@ -87,8 +90,11 @@ def _diagnosis(name: str, exc: TransportError, profile: SSHProfile) -> str:
     if exc.exit_code == 127:
         return f"the login node of {name!r} has no `sinfo` on the PATH of a non-interactive shell"
     first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "failed without a message")
-    placeholders = {path: "<SSH_KEY_PATH>" for path in (profile.key_filename,) if path}
-    return scrub(first, placeholders)
+    return _scrub_key(first, profile)
+
+
+def _scrub_key(message: str, profile: SSHProfile) -> str:
+    return scrub(message, {path: "<SSH_KEY_PATH>" for path in (profile.key_filename,) if path})
 
 
 # -- mounts: inspect and mirror ---------------------------------------------------------------------------
