@@ -114,13 +114,17 @@ class SyncBackend(ABC):
         delete: bool = False,
         max_delete: int = 100,
         force: bool = False,
+        adopt: bool = False,
         progress: Callable[[int], None] | None = None,
     ) -> SyncResult:
         """Copy ``mount.local`` to ``mount.remote``; additive unless ``delete``.
 
         A mirror (``delete=True``) is preflighted with a dry run and refused, changing nothing, when more
         than ``max_delete`` entries would go (``max_delete < 1`` is refused too). ``force`` takes the mount
-        over from another machine. ``progress`` receives the running count of files transferred.
+        over from another machine. A remote directory that already holds files svc has never claimed is
+        only claimed with ``adopt``: without it a mirror there is refused, changing nothing, and an additive
+        sync copies without claiming. A remote root that is (or contains) the login directory is always
+        refused. ``progress`` receives the running count of files transferred.
         Holds :meth:`lock` while it runs (re-entrant for a caller already holding it).
         """
 

@@ -32,6 +32,8 @@ _EXIT_VANISHED = 24
 _EXIT_MAX_DELETE = 25
 _EXIT_SSH = 255
 _MARKER_LIMIT = 64 * 1024
+_LISTED_LIMIT = 1000
+"""How many names of an unclaimed remote directory are listed to refuse a mirror into it."""
 # Variables that would change how rsync reaches or quotes for the remote behind svc's back.
 _RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNECT_PROG")
 
@@ -95,6 +97,7 @@ class RsyncBackend(SyncBackend):
         delete: bool = False,
         max_delete: int = 100,
         force: bool = False,
+        adopt: bool = False,
         progress: Callable[[int], None] | None = None,
     ) -> SyncResult:
         if max_delete < 1:
@@ -109,6 +112,13 @@ class RsyncBackend(SyncBackend):
                 self._files.read(posixpath.join(remote, MANIFEST_NAME), limit=manifest_rules.MAX_MANIFEST_BYTES),
             )
             claim = self._check_owner(mount, marker, force=force)
+            await self._check_not_home(mount, remote)
+            writes_marker = claim is not owner.Claim.OURS
+            if claim is owner.Claim.CLAIM and not adopt:
+                found = owner.unclaimed_entries(await self._files.entries(remote, limit=_LISTED_LIMIT) or [])
+                if found and delete and not dry_run:
+                    raise self._adopt_refusal(mount, remote, found)
+                writes_marker = not found  # an additive sync copies into someone's directory without claiming it
             previous = self._previous_record(mount, record)
 
             def argv(*, dry: bool, limit: int | None = None) -> list[str]:
@@ -131,7 +141,7 @@ class RsyncBackend(SyncBackend):
                 return self._result(mount, summary, dry_run=True, delete=delete)
 
             await self._files.makedirs(remote)
-            if claim is not owner.Claim.OURS:
+            if writes_marker:
                 marker_bytes = owner.dump_marker(owner.new_marker(self.machine_id, datetime.now(UTC)))
                 await self._files.write_atomic(posixpath.join(remote, OWNER_NAME), marker_bytes)
             summary = await self._run(argv(dry=False, limit=max_delete), progress)
@@ -226,6 +236,30 @@ class RsyncBackend(SyncBackend):
                 "to take the mount over from this one"
             )
         return claim
+
+    async def _check_not_home(self, mount: Mount, remote: str) -> None:
+        """Refuse a remote root that resolves (symlinks followed) to the login directory, ``/`` or above it."""
+        real = await self._files.realpath(remote)
+        if real is None:
+            return
+        home = await self._files.realpath(".")
+        if home is not None and owner.is_home_or_above(real, home):
+            raise SyncError(
+                f"mount {mount.name!r} of profile {self.profile_name!r}: the cluster directory {mount.remote!r} is "
+                f"{real!r}, your home directory on the cluster or a directory containing it; svc never syncs "
+                "there, set the mount's remote to a project directory below it"
+            )
+
+    def _adopt_refusal(self, mount: Mount, remote: str, found: list[str]) -> SyncError:
+        count = f"at least {len(found)}" if len(found) >= _LISTED_LIMIT else str(len(found))
+        shown = ", ".join(repr(name) for name in found[:5]) + (", ..." if len(found) > 5 else "")
+        return SyncError(
+            f"mirror of mount {mount.name!r} refused, nothing changed: the cluster directory {remote!r} already "
+            f"holds {count} entries ({shown}) and svc has never synced it (no {OWNER_NAME} marker), so a mirror "
+            "would delete whatever is not in the local directory. If it is the right directory, adopt it: "
+            '"adopt": true in POST /api/files/sync, adopt=true for sync_files, or `svc sync --adopt`; '
+            "or sync without delete"
+        )
 
     def _previous_record(self, mount: Mount, record: Record) -> manifest_rules.Manifest | None:
         if record.state is RecordState.SYMLINK:

@@ -2,6 +2,9 @@
 
 Two machines mirroring into one remote directory would delete each other's files, so the first machine
 to sync a mount claims it; a sync from any other machine is refused unless forced (which moves the claim).
+A directory that already holds files and no marker is someone's data, not svc's: it is claimed only when
+the user adopts it explicitly, and a mirror into it is refused until then (a mirror deletes what is not
+local, and a mistyped remote could name a home directory).
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import json
 import os
 import socket
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from svc_plugin_rsync.excludes import MANIFEST_NAME, OWNER_NAME, TEMP_SUFFIX
 
 MACHINE_ID_FILE = Path("/etc/machine-id")
 _APP_KEY = b"svc-owner-v1"
@@ -107,3 +113,14 @@ def decide(marker: OwnerMarker | None, *, present: bool, machine: str) -> Claim:
     if marker is not None and marker.machine_id == machine:
         return Claim.OURS
     return Claim.FOREIGN
+
+
+def unclaimed_entries(names: Iterable[str]) -> list[str]:
+    """The names in a mount's remote directory that svc did not write itself (marker, manifest, their temp files)."""
+    own = (OWNER_NAME, MANIFEST_NAME)
+    return sorted(name for name in names if not any(name == o or name.startswith(o + TEMP_SUFFIX) for o in own))
+
+
+def is_home_or_above(real: str, home: str) -> bool:
+    """True when the resolved remote directory ``real`` is the login directory ``home``, ``/``, or above it."""
+    return real in ("/", home) or home.startswith(real.rstrip("/") + "/")

@@ -167,6 +167,47 @@ class RemoteFiles:
 
         await self._retrying(f"creating {path!r}", operation)
 
+    async def entries(self, path: str, *, limit: int) -> list[str] | None:
+        """Up to ``limit`` names in directory ``path`` (``.``/``..`` left out), None when it does not exist."""
+
+        async def operation() -> list[str] | None:
+            sftp = await self._sftp_client()
+            names: list[str] = []
+            try:
+                async for entry in sftp.scandir(path):
+                    name = _text(entry.filename)
+                    if name not in (".", ".."):
+                        names.append(name)
+                        if len(names) >= limit:
+                            break
+            except _CONNECTION_LOST:
+                raise
+            except asyncssh.SFTPNoSuchFile:
+                return None
+            except asyncssh.SFTPError as exc:
+                raise SyncError(f"cannot list remote directory {path!r} on {self.where}: {exc}") from exc
+            return names
+
+        return await self._retrying(f"listing {path!r}", operation)
+
+    async def realpath(self, path: str) -> str | None:
+        """``path`` with every symlink resolved on the remote (``.`` is the login directory), None if missing."""
+
+        async def operation() -> str | None:
+            sftp = await self._sftp_client()
+            try:
+                await sftp.stat(path)
+                real = await sftp.realpath(path)
+            except _CONNECTION_LOST:
+                raise
+            except asyncssh.SFTPNoSuchFile:
+                return None
+            except asyncssh.SFTPError as exc:
+                raise SyncError(f"cannot resolve remote path {path!r} on {self.where}: {exc}") from exc
+            return _text(real)
+
+        return await self._retrying(f"resolving {path!r}", operation)
+
     async def read(self, path: str, *, limit: int) -> Record:
         """``path`` if it is a regular file owned by this account, at most ``limit`` bytes."""
         mine = await self.uid()
@@ -239,6 +280,10 @@ def classify(attrs: asyncssh.SFTPAttrs, *, uid: int, limit: int) -> Record | Non
     if (attrs.size or 0) > limit:
         return Record(RecordState.UNREADABLE, detail=f"larger than {limit} bytes")
     return None
+
+
+def _text(name: str | bytes) -> str:
+    return name if isinstance(name, str) else name.decode(errors="replace")
 
 
 def _identity(attrs: asyncssh.SFTPAttrs) -> tuple[object, ...]:

@@ -54,7 +54,14 @@ def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str,
     help="Refuse a mirror, changing nothing, when more entries (files and directories) would be deleted.",
 )
 @click.option("--force", is_flag=True, help="Take the mount over when another machine synced it last.")
-def sync(mount: str, transport: str | None, delete: bool, dry_run: bool, max_delete: int, force: bool) -> None:
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Claim a cluster directory that already holds files svc never synced (needed to mirror).",
+)
+def sync(
+    mount: str, transport: str | None, delete: bool, dry_run: bool, max_delete: int, force: bool, adopt: bool
+) -> None:
     """Copy MOUNT's local directory to the cluster (additive unless --delete)."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -73,6 +80,7 @@ def sync(mount: str, transport: str | None, delete: bool, dry_run: bool, max_del
                 delete=delete,
                 max_delete=max_delete,
                 force=force,
+                adopt=adopt,
                 progress=lambda sent: bar.update(task, completed=sent),
             )
         return profile, result

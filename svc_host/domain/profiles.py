@@ -34,15 +34,16 @@ def check_remote(remote: str) -> None:
     """Refuse a mount ``remote`` that a mirror could wipe more than a project from.
 
     A mirror deletes what is not in the local directory, so the remote root may not be the login directory
-    (``~``, ``.``, ``$HOME``), ``/``, ``/home`` or a home directory ``/home/<user>``, nor climb with ``..``.
+    (``~``, ``.``; ``$HOME`` is not expanded and is refused as a first component), ``/``, ``/home`` or a
+    home directory ``/home/<user>``, nor climb with ``..``. Other characters are data (never expanded).
     Raises ``ValueError`` (pydantic reports it as a validation error naming ``remote``).
     """
     path = remote.strip()
     if "\0" in path:
         raise ValueError("remote path contains a NUL byte")
-    if "$" in path:
+    if path.split("/")[0] in ("$HOME", "${HOME}"):
         raise ValueError(
-            f"remote path {remote!r} contains '$': variables such as $HOME are not expanded; "
+            f"remote path {remote!r} starts with $HOME, which is not expanded (and would name your home); "
             "use '~/dir' or an absolute path"
         )
     if ".." in path.split("/"):

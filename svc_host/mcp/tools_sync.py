@@ -41,10 +41,13 @@ async def sync_files(
     dry_run: bool = False,
     delete: bool = False,
     max_delete: int = 100,
+    adopt: bool = False,
 ) -> dict[str, Any]:
     host = host_of(ctx)
     found = _mount(host, transport, mount)
-    result = await host.sync_backend(transport).sync(found, dry_run=dry_run, delete=delete, max_delete=max_delete)
+    result = await host.sync_backend(transport).sync(
+        found, dry_run=dry_run, delete=delete, max_delete=max_delete, adopt=adopt
+    )
     return result.model_dump(mode="json")
 
 
@@ -78,7 +81,9 @@ TOOLS = [
             "is required; 'local' has no mounts). Additive by default: nothing on the cluster is deleted. "
             "delete=true mirrors (deletes cluster files missing locally, excluded paths spared) and is refused, "
             "changing nothing, when more than max_delete (>= 1) files and directories would go; run "
-            "inspect_mount or dry_run=true first. A mount synced from another machine is refused."
+            "inspect_mount or dry_run=true first. A mount synced from another machine is refused. The first "
+            "mirror into a cluster directory that already holds files svc never synced is refused too unless "
+            "adopt=true (check with inspect_mount that it is the right directory first)."
         ),
         destructive=True,
     ),

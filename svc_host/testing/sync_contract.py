@@ -207,13 +207,38 @@ class SyncBackendContract:
         )
         await remote_write(".git/remote-only", b"r")
         await remote_write("old.pyc", b"r")
-        result = await backend.sync(mount, delete=True)
+        result = await backend.sync(mount, delete=True, adopt=True)  # files were there before svc
         assert result.entries_deleted == 0
         entries = user_entries(await remote_listing())
         assert entries == {"keep.py", "pkg/", ".git/", ".git/remote-only", "old.pyc"}
         report = await backend.inspect(mount)
         assert report.mirror_delete_candidates == 0
         assert {".git/", "*.pyc", "__pycache__/", "node_modules/"} <= set(report.effective_exclude_patterns)
+
+    async def test_first_mirror_into_a_directory_svc_never_synced_needs_adopt(
+        self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing, remote_write: Writer
+    ) -> None:
+        write_tree(local, {"code.py": "c"})
+        await remote_write("precious/data.bin", b"someone's data")
+        await remote_write("notes.txt", b"n")
+        before = await remote_listing()
+        with pytest.raises(SyncError, match=r"holds 2 entries \('notes.txt', 'precious'\).*adopt") as refused:
+            await backend.sync(mount, delete=True)
+        assert "svc sync --adopt" in str(refused.value)
+        assert await remote_listing() == before
+        preview = await backend.sync(mount, delete=True, dry_run=True)  # a dry run changes nothing: allowed
+        assert preview.entries_deleted == 3
+
+        await backend.sync(mount)  # additive: copies, but does not claim someone's directory
+        assert user_entries(await remote_listing()) == {"code.py", "notes.txt", "precious/", "precious/data.bin"}
+        with pytest.raises(SyncError, match="adopt"):
+            await backend.sync(mount, delete=True)
+
+        adopted = await backend.sync(mount, delete=True, adopt=True)
+        assert adopted.entries_deleted == 3
+        assert user_entries(await remote_listing()) == {"code.py"}
+        (local / "more.py").write_text("m")
+        assert (await backend.sync(mount, delete=True)).files_transferred == 1  # claimed now: no adopt needed
 
     async def test_lock_is_reentrant_for_its_holder(
         self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing

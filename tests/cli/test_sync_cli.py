@@ -177,6 +177,27 @@ def test_sync_inspect_and_mirror(dev: str, dev_profile: SSHProfile, project: Pat
 
 
 @pytest.mark.cluster
+def test_a_first_mirror_into_someone_elses_files_needs_adopt(dev: str, dev_profile: SSHProfile) -> None:
+    remote_sh(dev_profile, "mkdir", "-p", f"{dev}/results")
+    remote_sh(dev_profile, "touch", f"{dev}/results/run1.csv", f"{dev}/thesis.tex")
+
+    refused = svc("sync", "proj", "--delete")
+    assert refused.returncode == 1
+    error = refused.stderr.strip()
+    assert "\n" not in error
+    assert "Traceback" not in error
+    assert error.startswith("error: mirror of mount 'proj' refused, nothing changed: the cluster directory")
+    assert "holds 2 entries ('results', 'thesis.tex')" in error
+    assert "svc sync --adopt" in error
+    assert remote_sh(dev_profile, "ls", "-A", dev).split() == ["results", "thesis.tex"]
+
+    adopted = svc("sync", "proj", "--delete", "--adopt")
+    assert adopted.returncode == 0, adopted.stderr
+    assert "deleted 3 entries" in adopted.stdout
+    assert "thesis.tex" not in remote_sh(dev_profile, "ls", "-A", dev).split()
+
+
+@pytest.mark.cluster
 def test_profile_test_ok(store: ProfileStore, dev_profile: SSHProfile) -> None:
     store.create("dev", dev_profile)
     result = svc("profile", "test", "dev")

@@ -226,6 +226,40 @@ async def test_hand_written_foreign_marker_is_refused(
     assert (await rsync_backend.sync(test_mount, force=True)).files_transferred == 1
 
 
+async def test_only_an_adopted_or_empty_directory_gets_the_owner_marker(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    write_tree(Path(test_mount.local), {"a.txt": "a"})
+    await shell.write(f"{test_mount.remote}/theirs.txt", b"t")
+    await rsync_backend.sync(test_mount)
+    assert ".svc-owner" not in await shell.listing(test_mount.remote)  # copied, not claimed
+
+    await rsync_backend.sync(test_mount, adopt=True)
+    marker = json.loads(await shell.read(f"{test_mount.remote}/.svc-owner"))
+    assert marker["machine_id"] == rsync_backend.machine_id
+    assert "theirs.txt" in await shell.listing(test_mount.remote)  # adopting alone deletes nothing
+
+
+@pytest.mark.parametrize("target", ["home", "root"])
+async def test_a_remote_that_resolves_to_the_home_directory_or_root_is_never_synced(
+    rsync_backend: RsyncBackend, tmp_path: Path, remote_base: str, shell: RemoteShell, target: str
+) -> None:
+    local = tmp_path / "local"
+    write_tree(local, {"a.txt": "a"})
+    home = str((await shell.run("pwd", "-P")).stdout).strip()
+    link = f"{remote_base}-{target}-link"
+    assert (await shell.run("ln", "-s", home if target == "home" else "/", link)).exit_status == 0
+    before = await shell.run("ls", "-A", home)
+    try:
+        mount = Mount(name="home", local=str(local), remote=link)  # passes the static check: only a name
+        for kwargs in ({}, {"delete": True, "adopt": True}, {"dry_run": True, "delete": True}):
+            with pytest.raises(SyncError, match="your home directory on the cluster or a directory containing it"):
+                await rsync_backend.sync(mount, **kwargs)
+        assert (await shell.run("ls", "-A", home)).stdout == before.stdout
+    finally:
+        await shell.run("rm", "-f", "--", link)
+
+
 _TAG: contextvars.ContextVar[str] = contextvars.ContextVar("tag", default="?")
 
 

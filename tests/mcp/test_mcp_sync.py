@@ -185,3 +185,23 @@ async def test_missing_transport_is_rejected_by_the_schema(svc_home: dict[str, s
     text = " ".join(getattr(block, "text", "") for block in result.content)
     assert "transport" in text
     assert "Field required" in text
+
+
+async def test_a_first_mirror_into_files_svc_never_synced_needs_adopt(
+    mcp_factory: Any, local: Path, remote: str, cluster: asyncssh.SSHClientConnection
+) -> None:
+    write_tree(local, {"a.txt": "a"})
+    await cluster.run(shlex.join(["mkdir", "-p", remote]), check=True)
+    await cluster.run(shlex.join(["touch", f"{remote}/theirs.txt"]), check=True)
+    async with mcp_factory() as mcp:
+        tools = {tool.name: tool for tool in await mcp("__list__")}
+        assert tools["sync_files"].input_schema["properties"]["adopt"]["default"] is False
+        refused = await mcp("sync_files", transport="dev", mount="proj", delete=True)
+        assert refused["success"] is False
+        assert "holds 1 entries ('theirs.txt')" in refused["error"]
+        assert "adopt=true for sync_files" in refused["error"]
+        assert await remote_files(cluster, remote) == {"theirs.txt"}
+
+        adopted = await mcp("sync_files", transport="dev", mount="proj", delete=True, adopt=True)
+        assert (adopted["success"], adopted["deleted_paths"]) == (True, ["theirs.txt"]), adopted
+    assert await remote_files(cluster, remote) == {"a.txt"}

@@ -306,8 +306,8 @@ def test_accepting_unknown_hosts_is_refused_with_one_message() -> None:
         ("~/", "is your home directory on the cluster"),
         (".", "is your home directory on the cluster"),
         ("./", "is your home directory on the cluster"),
-        ("$HOME", "variables such as \\$HOME are not expanded"),
-        ("${HOME}/code", "variables such as \\$HOME are not expanded"),
+        ("$HOME", "starts with \\$HOME, which is not expanded"),
+        ("${HOME}/code", "starts with \\$HOME, which is not expanded"),
         ("/", "is the filesystem root"),
         ("//", "is the filesystem root"),
         ("/home", "is the directory of all homes"),
@@ -333,6 +333,8 @@ def test_mount_remotes_that_a_mirror_could_wipe_a_home_from_are_refused(
         store.list()
 
 
-@pytest.mark.parametrize("remote", ["~/code", "code", "/home/alice/code", "/scratch/alice", "/r", "-odd/dir"])
+@pytest.mark.parametrize(
+    "remote", ["~/code", "code", "/home/alice/code", "/scratch/alice", "/r", "-odd/dir", "a/$(id)/$HOME"]
+)
 def test_project_directories_are_fine_remotes(project: Path, remote: str) -> None:
     assert Mount(name="code", local=str(project), remote=remote).remote == remote
