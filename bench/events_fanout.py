@@ -1,0 +1,136 @@
+"""Scheduler commands per second with 1 and with 20 open dashboards (event streams) on a real ``svc serve``.
+
+The server runs on the dev cluster with ``squeue``/``sacct``/``sinfo``/``scontrol`` wrapped through ``PATH`` so
+every invocation is logged. Each phase submits the same three short jobs, opens N ``GET /api/events`` streams
+(as N browser tabs would), and counts the commands the server ran while the jobs went PENDING -> RUNNING ->
+COMPLETED. The streams only relay the monitor's tick, so the counts should not grow with N.
+
+    python bench/events_fanout.py [--seconds 25] [--streams 1 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+TOKEN = "bench-events-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
+COMMANDS = ("squeue", "sacct", "sinfo", "scontrol")
+JOB = "#!/bin/bash\n#SBATCH --job-name=fanout\nsleep {seconds}\n"
+
+
+def wrap_commands(bin_dir: Path, log: Path) -> None:
+    """A logging wrapper in ``bin_dir`` for each Slurm query command, exec'ing the real one."""
+    for name in COMMANDS:
+        real = shutil.which(name)
+        if real is None:
+            raise SystemExit(f"{name} not found: bring up the dev cluster (scripts/devcluster up)")
+        wrapper = bin_dir / name
+        wrapper.write_text(f'#!/bin/sh\necho "{name}" >> "{log}"\nexec "{real}" "$@"\n')
+        wrapper.chmod(0o755)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def counts(log: Path) -> dict[str, int]:
+    lines = log.read_text().split() if log.exists() else []
+    return {name: lines.count(name) for name in COMMANDS}
+
+
+async def phase(base: str, log: Path, streams: int, seconds: float) -> tuple[dict[str, int], list[int]]:
+    """Open ``streams`` event streams, run three jobs, count commands over ``seconds``; returns the counts
+    and how many job events each stream received."""
+    received = [0] * streams
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=base, headers=auth, timeout=httpx.Timeout(30, read=None)) as client:
+
+        async def read(index: int) -> None:
+            async with client.stream("GET", "/api/events", params={"types": "job.status_changed"}) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("event: job.status_changed"):
+                        received[index] += 1
+
+        readers = [asyncio.create_task(read(i)) for i in range(streams)]
+        await asyncio.sleep(1.0)  # every stream open before anything happens
+        before = counts(log)
+        started = time.monotonic()
+        for _ in range(3):
+            answer = await client.post("/api/jobs", json={"script_content": JOB.format(seconds=3)})
+            answer.raise_for_status()
+        await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))
+        after = counts(log)
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+    return {name: after[name] - before[name] for name in COMMANDS}, received
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=25.0, help="length of each phase")
+    parser.add_argument("--streams", type=int, nargs="+", default=[1, 20], help="open streams per phase")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="svc-fanout-") as raw:
+        root = Path(raw)
+        bin_dir, home, work = root / "bin", root / "home", root / "work"
+        for directory in (bin_dir, home, work):
+            directory.mkdir()
+        log = root / "commands.log"
+        wrap_commands(bin_dir, log)
+        port = free_port()
+        env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
+        env.update(
+            PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_STATE_HOME=str(home / ".local" / "state"),
+            SVC_SYSTEM_CONFIG=str(root / "etc.json"),
+            SVC_API_TOKEN=TOKEN,
+            SVC_RESOURCE_SAMPLE_SECONDS="10",
+        )
+        server = subprocess.Popen(
+            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
+            env=env,
+            cwd=work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    httpx.get(f"{base}/openapi.json", timeout=1)
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            print(f"{'streams':>7}  {'squeue/s':>8}  {'sacct/s':>7}  {'sinfo/s':>7}  {'scontrol/s':>10}  "
+                  f"{'all/s':>6}  job events per stream")  # fmt: skip
+            for streams in options.streams:
+                made, received = asyncio.run(phase(base, log, streams, options.seconds))
+                rate = {name: made[name] / options.seconds for name in COMMANDS}
+                total = sum(made.values()) / options.seconds
+                per_stream = f"{min(received)}-{max(received)}" if received else "-"
+                print(
+                    f"{streams:>7}  {rate['squeue']:>8.2f}  {rate['sacct']:>7.2f}  {rate['sinfo']:>7.2f}  "
+                    f"{rate['scontrol']:>10.2f}  {total:>6.2f}  {per_stream}"
+                )
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
