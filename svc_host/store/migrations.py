@@ -1,7 +1,8 @@
 """Ordered schema migrations. A database made by any earlier version is upgraded in place on open.
 
-Each migration is plain DDL frozen at the time it was written (never generated from today's models), and
-``schema_version`` records how many have run. Append new migrations; never change what an old one creates.
+Each migration is plain DDL frozen at the time it was written (never generated from today's models), or a
+function of the connection for what SQL alone cannot say portably (a data fix), and ``schema_version`` records
+how many have run. Append new migrations; never change what an old one creates.
 
 A migration may be cut short (a kill, a full disk) and must then run again cleanly, so:
 
@@ -10,14 +11,31 @@ A migration may be cut short (a kill, a full disk) and must then run again clean
   once), which also makes processes opening one database at the same time migrate one after the other;
 * every statement is safe to repeat (``CREATE TABLE IF NOT EXISTS``, ``CREATE INDEX IF NOT EXISTS``), which
   also repairs a database an earlier svc left with tables but no version row. ``ALTER TABLE ... ADD COLUMN``
-  has no such form in SQLite: the first migration that needs one must add a check-first step to ``migrate``.
+  has no such form in SQLite: write it as a function that checks for the column first. Functions must be as
+  safe to repeat.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 from sqlalchemy import Connection, Engine, text
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+
+def _forget_env_values(conn: Connection) -> None:
+    """Blank the environment variable values that versions before 6 stored with workflow jobs (names stay)."""
+    for row_id, definition in conn.execute(text("SELECT id, definition FROM workflow_run_job")).all():
+        data = json.loads(definition)
+        env_vars = (data.get("environment") or {}).get("env_vars") or {}
+        if any(value != "" for value in env_vars.values()):
+            data["environment"]["env_vars"] = dict.fromkeys(env_vars, "")
+            update = text("UPDATE workflow_run_job SET definition = :definition WHERE id = :id")
+            conn.execute(update, {"definition": json.dumps(data), "id": row_id})
+
+
+Step = str | Callable[[Connection], None]
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: jobs and their state transitions
     (
         """CREATE TABLE IF NOT EXISTS job (
@@ -171,6 +189,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS ix_schedule_next_fire_at ON schedule (next_fire_at)",
     ),
+    # 6: values of environment variables are never stored (the engine reads them when it submits)
+    (_forget_env_values,),
 )
 
 
@@ -179,8 +199,11 @@ def migrate(engine: Engine) -> int:
     with engine.connect() as conn:
         version = _locked_version(conn)
         while version < len(MIGRATIONS):
-            for statement in MIGRATIONS[version]:
-                conn.execute(text(statement))
+            for step in MIGRATIONS[version]:
+                if isinstance(step, str):
+                    conn.execute(text(step))
+                else:
+                    step(conn)
             version += 1
             conn.execute(text("DELETE FROM schema_version"))
             conn.execute(text("INSERT INTO schema_version (version) VALUES (:v)"), {"v": version})

@@ -20,6 +20,7 @@ does: the cluster's login directory is rarely where a job belongs.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
-from svc_host.errors import WorkflowError
+from svc_host.errors import NotFoundError, WorkflowError
 from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
@@ -39,6 +40,7 @@ from svc_host.workflows.store import NewJob, NewRun
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
     from svc_host.context import Host
+    from svc_host.store.tables import WorkflowRunRecord
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,28 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
         jobs=jobs,
     )
     return PreparedRun(workflow=workflow, selected=selected, new_run=new_run)
+
+
+def env_values(host: Host, run: WorkflowRunRecord, job_name: str) -> dict[str, str]:
+    """The environment variables of one job of a run, values included, from where they live: the run's workflow
+    file (rendered with the run's args) over the configured ones, read now. The store keeps only their names
+    (``store.stored_definition``), so the values are read again for every submission (blocking file reads).
+
+    Raises:
+        WorkflowError: the workflow file is gone or no longer valid, or no longer has the job.
+    """
+    path = Path(run.yaml_path)
+    try:
+        text = read_text(path)
+    except NotFoundError:
+        raise WorkflowError(
+            [f"job {job_name!r}: its environment variables are read from {path.name}, which no longer exists"]
+        ) from None
+    workflow = load_workflow(text, args=json.loads(run.args))
+    job = next((job for job in workflow.jobs if job.name == job_name), None)
+    if job is None:
+        raise WorkflowError([f"job {job_name!r}: {path.name} no longer has this job to read its environment from"])
+    return {**host.config().environment.env_vars, **job.environment.env_vars}
 
 
 def script_roots(base: Path, profiles: Mapping[str, SSHProfile]) -> list[Path]:

@@ -106,7 +106,7 @@ def insert_run(
                 name=job.name,
                 position=position,
                 depends_on=json.dumps([str(d) for d in job.dependencies]),
-                definition=job.definition.model_dump_json(exclude={"dependency"}),
+                definition=stored_definition(job.definition),
                 status=WAITING,
                 retries_left=job.retry,
                 retry_delay=job.retry_delay,
@@ -114,6 +114,17 @@ def insert_run(
             )
         )
     return record
+
+
+def stored_definition(definition: JobDefinition) -> str:
+    """A job's definition as stored: its environment variables by name only, each with an empty value.
+
+    Values are never stored (they are often tokens); the engine reads them again from the workflow file and the
+    configuration when it submits the job (``svc_host.workflows.prepare.env_values``).
+    """
+    names = dict.fromkeys(definition.environment.env_vars, "")
+    environment = definition.environment.model_copy(update={"env_vars": names})
+    return definition.model_copy(update={"environment": environment}).model_dump_json(exclude={"dependency"})
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ after it ends; a job that ended and was purged in that window would be submitted
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Sequence
@@ -18,10 +19,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition, RenderedScript
-from svc_host.errors import SvcError
+from svc_host.errors import SvcError, WorkflowError
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
+from svc_host.workflows.prepare import env_values
 
 if TYPE_CHECKING:
     from svc_host.context import Host
@@ -104,6 +106,8 @@ class Submitter:
     ) -> str | None:
         """Submit one job (see ``submission``); None when another step changed the row first."""
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
+        if definition.environment.env_vars:
+            definition = await self._with_env_values(run, job.name, definition)
         rendered = self.host.plugins.renderer("default").render(definition)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
@@ -137,6 +141,18 @@ class Submitter:
             await self.scancel(run.transport, [(job.name, job_id)])
             raise RunCancelled
         return job_id
+
+    async def _with_env_values(self, run: WorkflowRunRecord, name: str, definition: JobDefinition) -> JobDefinition:
+        """The stored definition with its environment variables' values, read from their sources now."""
+        values = await asyncio.to_thread(env_values, self.host, run, name)
+        missing = [key for key in definition.environment.env_vars if key not in values]
+        if missing:
+            where = "the workflow file or the configuration"
+            raise WorkflowError([f"job {name!r}: environment variable {missing[0]} is no longer set in {where}"])
+        environment = definition.environment.model_copy(
+            update={"env_vars": {key: values[key] for key in definition.environment.env_vars}}
+        )
+        return definition.model_copy(update={"environment": environment})
 
     async def _find(self, transport: Transport, name: str, value: str) -> str | None:
         if not can_look_up(transport):

@@ -18,6 +18,7 @@ from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.errors import InvalidStateError, TransportError
+from svc_host.paths import SvcPaths
 from svc_host.plugin_types import Event
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import JobRecord
@@ -344,3 +345,38 @@ async def test_restart_during_an_accepted_sbatch_adopts_the_job(make_host: Calla
 async def test_restart_during_a_refused_sbatch_submits_again(make_host: Callable[[], Host], work: Path) -> None:
     """Killed before sbatch accepted 'a': nothing carries the marker, so 'a' is submitted once, by the new server."""
     await _restart(make_host, "a", False, work)
+
+
+ENV = """\
+name: env
+args: {greeting: hello}
+jobs:
+  - name: first
+    command: 'echo "$FROM_FILE $FROM_CONFIG" > env.out'
+    environment: {env_vars: {FROM_FILE: "{{ greeting }}-file-value-7f3a"}}
+  - name: second
+    command: 'echo "$FROM_FILE $FROM_CONFIG" >> env.out'
+    depends_on: [first]
+    environment: {env_vars: {FROM_FILE: "{{ greeting }}-file-value-7f3a"}}
+"""
+
+
+async def test_env_var_values_reach_the_jobs_but_never_the_store(
+    engine: WorkflowEngine, work: Path, svc_paths: SvcPaths
+) -> None:
+    """Values come from the workflow file (rendered with the run's args) and the configuration, read again at
+    each submission (the second job is submitted later, by a monitor-driven pass); the store keeps names only."""
+    svc_paths.user_config.parent.mkdir(parents=True, exist_ok=True)
+    svc_paths.user_config.write_text(json.dumps({"environment": {"env_vars": {"FROM_CONFIG": "config-token-9c1e"}}}))
+    snap = await engine.run(RunRequest(yaml_path=workflow(work, ENV), args={"greeting": "hi"}), triggered_by="cli")
+    done = await finish(engine, snap)
+    assert statuses(done) == {"first": "COMPLETED", "second": "COMPLETED"}
+    assert (work / "env.out").read_text() == "hi-file-value-7f3a config-token-9c1e\n" * 2
+    assert {json.loads(job.definition)["environment"]["env_vars"]["FROM_CONFIG"] for job in done.jobs} == {""}
+    records = engine.host.store.call(lambda session: list(session.exec(select(JobRecord))))
+    assert {record.env_var_names for record in records} == {'["FROM_CONFIG", "FROM_FILE"]'}
+    engine.host.store.close()  # checkpoint the WAL: every byte the store holds is in the file now
+    stored = b"".join(path.read_bytes() for path in svc_paths.state_dir.glob("svc.db*"))
+    assert b"config-token-9c1e" not in stored
+    assert b"hi-file-value-7f3a" not in stored
+    assert b"FROM_CONFIG" in stored

@@ -14,10 +14,12 @@ from sqlalchemy import inspect, text
 from sqlmodel import SQLModel
 
 from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.submission import JobDefinition
 from svc_host.errors import ConfigError
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.store.migrations import MIGRATIONS
+from svc_host.workflows import store as runs
 
 
 @pytest.fixture
@@ -115,6 +117,7 @@ def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
     path = tmp_path / "svc.db"
     with sqlite3.connect(path, isolation_level=None) as conn:
         for statement in MIGRATIONS[0]:
+            assert isinstance(statement, str)
             conn.execute(statement.replace(" IF NOT EXISTS", ""))
     store = Store(f"sqlite:///{path}")
     assert store.schema_version == len(MIGRATIONS)
@@ -130,6 +133,29 @@ def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
     again = Store(url)
     assert again.schema_version == len(MIGRATIONS)
     assert [row.job_id for row in again.call(repo.history)] == ["7"]
+
+
+def test_env_var_values_stored_by_earlier_versions_are_blanked(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'svc.db'}"
+    old = Store(url)
+    definition = JobDefinition(name="a", command="true", environment={"env_vars": {"TOKEN": "s3cret", "N": "1"}})
+    job = runs.NewJob(name="a", dependencies=[], definition=definition, retry=0, retry_delay=5)
+    old.call(
+        runs.insert_run,
+        runs.NewRun("wf", "/wf.yaml", {}, {}, "local", None, [], [job]),
+        run_id="r",
+        status="running",
+        triggered_by="cli",
+    )
+    with old.engine.begin() as conn:  # what version 5 wrote, and its version row
+        conn.execute(text("UPDATE workflow_run_job SET definition = :d"), {"d": definition.model_dump_json()})
+        conn.execute(text("UPDATE schema_version SET version = 5"))
+    old.close()
+    store = Store(url)
+    assert store.schema_version == len(MIGRATIONS)
+    snap = store.call(runs.snapshot, "r")
+    assert snap is not None
+    assert JobDefinition.model_validate_json(snap.jobs[0].definition).environment.env_vars == {"TOKEN": "", "N": ""}
 
 
 def test_a_bad_database_url_is_a_config_error() -> None:
