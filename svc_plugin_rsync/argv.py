@@ -48,14 +48,24 @@ def _check_word(what: str, value: str) -> str:
     return value
 
 
+DEFAULT_KEY_NAMES = ("id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "id_ecdsa", "id_rsa", "id_dsa")
+"""The keys asyncssh tries from ``$HOME/.ssh`` when a profile names none (its order)."""
+
+
 def ssh_argv(profile: SSHProfile) -> list[str]:
     """The ssh command (without the host) that reaches the profile's login node non-interactively.
 
     Mirrors ``svc_plugin_ssh.connect.connect_options``: ``ssh_host`` is an alias from ``~/.ssh/config``
     and explicit fields override it; unknown host keys are rejected unless ``accept_unknown_host``.
+    OpenSSH reads ``~/.ssh`` of the passwd entry while asyncssh reads ``$HOME/.ssh``; they differ under
+    services, containers and sudo. So the config file, the known_hosts file and (when the profile names no
+    key) the default keys are passed explicitly from ``$HOME/.ssh``: both trust the same hosts and keys.
     """
+    ssh_dir = os.path.join(os.path.expanduser("~"), ".ssh")
+    config = os.path.join(ssh_dir, "config")
     argv = [
         "ssh",
+        "-F", config if os.path.isfile(config) else "/dev/null",  # a path argument, taken as it is
         "-o", "BatchMode=yes",
         "-o", f"ConnectTimeout={CONNECT_TIMEOUT}",
         "-o", "ServerAliveInterval=30",
@@ -70,6 +80,11 @@ def ssh_argv(profile: SSHProfile) -> list[str]:
     if profile.key_filename:
         argv += ["-o", f"IdentityFile={_config_value(os.path.expanduser(profile.key_filename))}"]
         argv += ["-o", "IdentitiesOnly=yes"]
+    elif not profile.ssh_host:  # an alias's keys come from the config file, read by both
+        for name in DEFAULT_KEY_NAMES:
+            key = os.path.join(ssh_dir, name)
+            if os.path.isfile(key):
+                argv += ["-o", f"IdentityFile={_config_value(key)}"]
     if profile.proxy_jump:
         argv += ["-J", _check_word("proxy_jump", profile.proxy_jump)]
     if profile.accept_unknown_host:
@@ -77,6 +92,9 @@ def ssh_argv(profile: SSHProfile) -> list[str]:
     else:
         if profile.known_hosts:
             argv += ["-o", f"UserKnownHostsFile={_config_value(os.path.expanduser(profile.known_hosts))}"]
+        elif not profile.ssh_host:  # an alias may name its own file in the config, read by both
+            known = os.path.join(ssh_dir, "known_hosts")
+            argv += ["-o", f"UserKnownHostsFile={_config_value(known)}"]
         argv += ["-o", "StrictHostKeyChecking=yes"]
     return argv
 

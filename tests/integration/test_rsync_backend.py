@@ -572,3 +572,25 @@ async def test_dropped_connection_is_reopened(rsync_backend: RsyncBackend, test_
     (Path(test_mount.local) / "b.txt").write_text("b")
     assert (await rsync_backend.sync(test_mount)).files_transferred == 1
     assert rsync_backend._files._conn is not conn
+
+
+async def test_rsync_and_asyncssh_trust_the_same_known_hosts_and_key(
+    dev_ssh: DevSSH, home: Path, tmp_path: Path, remote_base: str, shell: RemoteShell, state_dir: Path
+) -> None:
+    # Only $HOME/.ssh knows the cluster (as for a service whose HOME is not its passwd home directory).
+    ssh_dir = home / ".ssh"
+    ssh_dir.mkdir(mode=0o700)
+    shutil.copy(dev_ssh.known_hosts, ssh_dir / "known_hosts")
+    shutil.copy(dev_ssh.key, ssh_dir / "id_ed25519")
+    (ssh_dir / "id_ed25519").chmod(0o600)
+    assert pwd.getpwuid(os.getuid()).pw_dir != str(home)
+    profile = SSHProfile(hostname=dev_ssh.host, port=dev_ssh.port, username=dev_ssh.user)
+    local = tmp_path / "local"
+    write_tree(local, {"a.txt": "a"})
+    backend = RsyncBackend(PROFILE, profile, state_dir=state_dir)
+    try:
+        result = await backend.sync(Mount(name="m", local=str(local), remote=f"{remote_base}/m"))
+    finally:
+        await backend.close()
+    assert result.files_transferred == 1
+    assert "a.txt" in await shell.listing(f"{remote_base}/m")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import shlex
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -84,6 +85,25 @@ def test_ssh_host_alias_leaves_port_to_ssh_config_and_overrides_hostname() -> No
     assert "-p" not in argv
     assert "HostName=10.0.0.5" in argv
     assert destination(SSHProfile(ssh_host="cluster", hostname="10.0.0.5"), "proj") == "cluster:proj/"
+
+
+def test_without_key_or_known_hosts_ssh_reads_the_same_files_as_asyncssh(home: Path) -> None:
+    # OpenSSH would read the passwd entry's ~/.ssh; asyncssh reads $HOME/.ssh: name $HOME's files explicitly.
+    ssh = home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_ed25519").write_text("key")
+    (ssh / "id_rsa").write_text("key")
+    pairs = list(itertools.pairwise(ssh_argv(SSHProfile(hostname="h"))))
+    assert ("-F", "/dev/null") in pairs  # no config file in $HOME: none at all, as asyncssh
+    assert ("-o", f'UserKnownHostsFile="{ssh}/known_hosts"') in pairs
+    keys = [value for option, value in pairs if option == "-o" and value.startswith("IdentityFile=")]
+    assert keys == [f'IdentityFile="{ssh}/id_ed25519"', f'IdentityFile="{ssh}/id_rsa"']
+    assert ("-o", "IdentitiesOnly=yes") not in pairs  # agent keys stay usable, as in asyncssh
+
+    (ssh / "config").write_text("Host cluster\n  HostName 10.0.0.5\n")
+    alias = list(itertools.pairwise(ssh_argv(SSHProfile(ssh_host="cluster"))))
+    assert ("-F", str(ssh / "config")) in alias
+    assert not [value for option, value in alias if option == "-o" and value.startswith(("IdentityFile", "User"))]
 
 
 def test_e_string_survives_rsyncs_split() -> None:
