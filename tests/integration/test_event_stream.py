@@ -70,7 +70,7 @@ async def test_a_real_jobs_transitions_stream_live_and_sigterm_ends_open_streams
             "/api/jobs", json={"script_content": "#!/bin/bash\n#SBATCH --job-name=sse-live\nsleep 2\n"}
         )
         assert submitted.status_code == 201, submitted.text
-        job_id = submitted.json()["job_id"]
+        job_id = str(submitted.json()["job_id"])  # the REST Job has an integer id; events carry strings
 
         async def until_completed() -> None:
             async for message in sse_messages(stream):

@@ -1,0 +1,54 @@
+"""GPU use over time on the dev cluster: the sampler's one resources query per interval lands in the store per
+partition, a running GPU job shows in it, and ``GET /api/resources/history`` serves the series."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+import svc_plugin_local.hooks
+from svc_host.context import Host
+from svc_host.plugin_types import Event
+from svc_host.resource_sampler import ResourceSampler, SamplerSettings
+
+pytestmark = [pytest.mark.cluster]
+
+
+@pytest.fixture
+def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None:
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+
+
+async def test_samples_of_the_real_cluster_follow_a_gpu_job(
+    local: None, host: Host, svc_api_client: httpx.AsyncClient
+) -> None:
+    events: list[Event] = []
+    sampler = ResourceSampler(host.store, host.transports, lambda: "local", events.append, SamplerSettings())
+    idle = {snap.partition: snap for snap in await sampler.sample()}
+    assert {"debug", "gpu"} <= set(idle)
+    assert idle["gpu"].total_gpus > 0
+
+    script = "#!/bin/bash\n#SBATCH --job-name=history-gpu\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:1\nsleep 20\n"
+    submitted = await svc_api_client.post("/api/jobs", json={"script_content": script})
+    assert submitted.status_code == 201, submitted.text
+    job_id = submitted.json()["job_id"]
+    try:
+        busy = idle
+        for _ in range(60):  # until the job runs and its GPU is counted
+            await asyncio.sleep(0.5)
+            busy = {snap.partition: snap for snap in await sampler.sample()}
+            if busy["gpu"].gpus_in_use > idle["gpu"].gpus_in_use:
+                break
+        assert busy["gpu"].gpus_in_use >= idle["gpu"].gpus_in_use + 1
+    finally:
+        await svc_api_client.delete(f"/api/jobs/{job_id}")
+
+    history = (await svc_api_client.get("/api/resources/history", params={"hours": 1})).json()
+    gpu = next(series for series in history["series"] if series["partition"] == "gpu")
+    assert len(gpu["points"]) == sampler.samples_taken
+    assert max(point["gpus_in_use"] for point in gpu["points"]) >= idle["gpu"].gpus_in_use + 1
+    assert all(event.name == "resources.sampled" for event in events)
+    assert len(events) == sampler.samples_taken
