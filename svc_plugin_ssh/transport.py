@@ -12,12 +12,15 @@ import asyncssh
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.transport import CommandResult, SlurmTransport
+from svc_plugin_ssh import logfilter
 from svc_plugin_ssh.connect import connect_options
 
 if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
 
 DEFAULT_TIMEOUT = 60.0
+
+logfilter.install()  # before any connection: asyncssh logs command lines, which carry the profile's env values
 
 
 class SSHTransport(SlurmTransport):

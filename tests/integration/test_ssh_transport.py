@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -89,6 +90,21 @@ async def test_profile_env_values_reach_commands_as_data_never_as_code(dev_profi
     assert (result.exit_code, result.stdout) == (0, hostile + "\n")
     assert other.stdout == "x y\n"
     assert not Path(marker).exists()
+
+
+async def test_profile_env_values_never_reach_the_logs(
+    dev_profile: SSHProfile, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = f"tok-{uuid.uuid4().hex}"
+    transport = SSHTransport("dev", dev_profile.model_copy(update={"env_vars": {"API_TOKEN": secret}}))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            result = await transport.run(["printenv", "API_TOKEN"])
+    finally:
+        await transport.close()
+    assert result.stdout == f"{secret}\n"
+    assert "Command: env -- 'API_TOKEN=<redacted>' printenv API_TOKEN" in caplog.text  # asyncssh logged it
+    assert secret not in caplog.text
 
 
 async def test_a_hostile_env_key_is_refused_and_never_becomes_a_command(dev_profile: SSHProfile) -> None:
