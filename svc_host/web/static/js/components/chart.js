@@ -28,11 +28,12 @@ function colorVar(i) {
 }
 
 /** Round numbers for a value axis: about `count` ticks from 0 (or min) to at least max. */
-export function niceTicks(min, max, count = 5) {
+export function niceTicks(min, max, count = 5, { integer = false } = {}) {
   if (!(max > min)) max = min + 1;
   const raw = (max - min) / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((v) => v >= raw) || 10 * mag;
+  let step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((v) => v >= raw) || 10 * mag;
+  if (integer) step = Math.max(1, Math.ceil(step)); // counts of jobs or GPUs: no "1.5 jobs" tick
   const start = Math.floor(min / step) * step;
   const ticks = [];
   for (let v = start; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toFixed(10)));
@@ -75,10 +76,15 @@ function fmtValue(v) {
   return Number.isInteger(v) ? String(v) : v.toLocaleString(undefined, { maximumFractionDigits: 2 });
 }
 
-function legend(names) {
-  return div('chart-legend', names.map((name, i) => div('chart-legend-item',
-    Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorVar(i)}` }),
-    document.createTextNode(name))));
+/** A series' colour: its own `color` (any CSS colour, e.g. 'var(--bad)' for failures), else the palette's. */
+function colorOf(series, i) {
+  return series[i] && series[i].color ? series[i].color : colorVar(i);
+}
+
+function legend(series) {
+  return div('chart-legend', series.map((ser, i) => div('chart-legend-item',
+    Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorOf(series, i)}` }),
+    document.createTextNode(ser.name))));
 }
 
 /** Redraw `draw(width)` into `holder` whenever its width changes (charts stay crisp at any size). */
@@ -97,7 +103,7 @@ function responsive(holder, draw) {
 }
 
 /**
- * lineChart({series: [{name, points: [[epochMs, value], ...]}], yLabel, height, yMax}) -> element.
+ * lineChart({series: [{name, points: [[epochMs, value], ...], color?}], yLabel, height, yMax}) -> element.
  * A time axis in the browser's zone, a value axis from 0, one line per series, a legend, and a hover readout
  * of every series' value at the nearest time. An empty series list shows `empty` (a message).
  */
@@ -115,7 +121,7 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
   const t0 = Math.min(...all.map((p) => p[0]));
   const t1 = Math.max(...all.map((p) => p[0]), t0 + MINUTE);
   const top = Math.max(yMax ?? 0, ...all.map((p) => p[1]), 1);
-  const yTicks = niceTicks(0, top, 4);
+  const yTicks = niceTicks(0, top, 4, { integer: all.every((p) => Number.isInteger(p[1])) });
   const y1 = yTicks[yTicks.length - 1];
   const times = [...new Set(all.map((p) => p[0]))].sort((a, b) => a - b);
 
@@ -141,10 +147,10 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
     series.forEach((ser, i) => {
       if (!ser.points.length) return;
       const d = ser.points.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join('');
-      svg.append(s('path', { class: 'chart-line-path', d, style: `stroke:${colorVar(i)}` }, s('title', {}, ser.name)));
+      svg.append(s('path', { class: 'chart-line-path', d, style: `stroke:${colorOf(series, i)}` }, s('title', {}, ser.name)));
       if (ser.points.length <= 60) {
         for (const p of ser.points) {
-          svg.append(s('circle', { class: 'chart-dot', cx: x(p[0]), cy: y(p[1]), r: 2.5, style: `fill:${colorVar(i)}` },
+          svg.append(s('circle', { class: 'chart-dot', cx: x(p[0]), cy: y(p[1]), r: 2.5, style: `fill:${colorOf(series, i)}` },
             s('title', {}, `${ser.name}: ${fmtValue(p[1])} at ${fullFmt.format(new Date(p[0]))}`)));
         }
       }
@@ -161,7 +167,7 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
       cursor.setAttribute('visibility', 'visible');
       const rows = series.map((ser, i) => {
         const p = ser.points.reduce((a, b) => (Math.abs(b[0] - near) < Math.abs(a[0] - near) ? b : a), ser.points[0]);
-        return p ? div('chart-tip-row', Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorVar(i)}` }),
+        return p ? div('chart-tip-row', Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorOf(series, i)}` }),
           document.createTextNode(`${ser.name}: ${fmtValue(p[1])}`)) : null;
       });
       tip.replaceChildren(div('chart-tip-time', fullFmt.format(new Date(near))), ...rows.filter(Boolean));
@@ -177,12 +183,12 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
     svg.append(hit);
     return svg;
   });
-  root.append(plot, tip, legend(series.map((ser) => ser.name)));
+  root.append(plot, tip, legend(series));
   return root;
 }
 
 /**
- * barChart({categories, series: [{name, values}], stacked, yLabel, height, formatValue}) -> element.
+ * barChart({categories, series: [{name, values, color?}], stacked, yLabel, height, formatValue}) -> element.
  * Vertical bars per category, side by side or stacked, with a value axis, a legend and a title per bar.
  */
 export function barChart({ categories = [], series = [], stacked = false, yLabel = '', height = 220,
@@ -197,7 +203,8 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
   const totals = categories.map((_, ci) => (stacked
     ? series.reduce((sum, ser) => sum + (Number(ser.values[ci]) || 0), 0)
     : Math.max(...series.map((ser) => Number(ser.values[ci]) || 0))));
-  const yTicks = niceTicks(0, Math.max(...totals, 1), 4);
+  const integer = series.every((ser) => ser.values.every((v) => Number.isInteger(Number(v) || 0)));
+  const yTicks = niceTicks(0, Math.max(...totals, 1), 4, { integer });
   const y1 = yTicks[yTicks.length - 1];
   responsive(plot, (width) => {
     const w = width - MARGIN.left - MARGIN.right;
@@ -219,11 +226,11 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
         const v = Number(ser.values[ci]) || 0;
         const title = s('title', {}, `${cat} · ${ser.name}: ${formatValue(v)}`);
         if (stacked) {
-          if (v > 0) svg.append(s('rect', { class: 'chart-bar-rect', x: x0, y: y(base + v), width: Math.max(1, bw), height: Math.max(0, y(base) - y(base + v)), style: `fill:${colorVar(si)}` }, title));
+          if (v > 0) svg.append(s('rect', { class: 'chart-bar-rect', x: x0, y: y(base + v), width: Math.max(1, bw), height: Math.max(0, y(base) - y(base + v)), style: `fill:${colorOf(series, si)}` }, title));
           base += v;
         } else {
           const sw = bw / series.length;
-          svg.append(s('rect', { class: 'chart-bar-rect', x: x0 + si * sw, y: y(v), width: Math.max(1, sw - 1), height: Math.max(0, y(0) - y(v)), style: `fill:${colorVar(si)}` }, title));
+          svg.append(s('rect', { class: 'chart-bar-rect', x: x0 + si * sw, y: y(v), width: Math.max(1, sw - 1), height: Math.max(0, y(0) - y(v)), style: `fill:${colorOf(series, si)}` }, title));
         }
       });
       if (ci % labelEvery === 0) {
@@ -236,7 +243,7 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
     }
     return svg;
   });
-  root.append(plot, legend(series.map((ser) => ser.name)));
+  root.append(plot, legend(series));
   return root;
 }
 
