@@ -202,3 +202,27 @@ def test_serve_killed_with_9_mid_workflow_and_mid_sweep_finishes_both_after_a_re
     assert after == (6, 5, 1)  # 2 + 4 jobs, each submitted once; no row lost
     assert (work / "chain.txt").read_text() == "first\nsecond\n"
     assert sorted((work / "grid.txt").read_text().split()) == ["1", "2", "3", "4"]
+
+
+async def test_svc_mcp_closes_its_engine_and_releases_its_runs_when_it_exits(servers: Servers) -> None:
+    """The Host closes the services it owns in ``svc mcp`` too: a run started there is handed over at once."""
+    (Path.cwd() / "slow.yaml").write_text("name: slow\njobs:\n  - {name: a, command: 'sleep 30'}\n")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=dict(os.environ))
+    url = SvcPaths.from_env().database_url
+    async with Client(params) as mcp:
+        result = await mcp.call_tool("run_workflow", {"yaml_path": "slow.yaml", "wait_seconds": 0})
+        assert result.structured_content is not None
+        run_id = result.structured_content["run_id"]
+        assert (await asyncio.to_thread(run_row, url, run_id)).owner is not None
+    run = await asyncio.to_thread(run_row, url, run_id)
+    assert (run.status, run.owner, run.lease_until) == ("running", None, None)
+
+
+def run_row(url: str, run_id: str) -> WorkflowRunRecord:
+    store = Store(url)
+    try:
+        found = store.call(lambda session: session.get(WorkflowRunRecord, run_id))
+        assert found is not None
+        return found
+    finally:
+        store.close()
