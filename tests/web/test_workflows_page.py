@@ -31,7 +31,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
     from playwright.sync_api import expect
 
     page.goto("/workflows")
-    screenshot(page, "workflows")
+    expect(page.locator(".empty-title").first).to_have_text("No workflows yet")  # an empty list offers the sample
     open_sample(page, "diamond-e2e")
     expect(page.locator(".dag-node")).to_have_count(4)
     page.click("button:text-is('Save')")
@@ -64,6 +64,9 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
     expect(first_job).to_have_attribute("href", f"/jobs/{run['job_ids']['prepare']}")
     page.wait_for_timeout(500)
     screenshot(page, "run")
+    page.goto("/workflows")
+    expect(page.locator(f"tr[data-run='{run_id}'] .badge")).to_have_text("completed")
+    screenshot(page, "workflows")
 
 
 def test_the_builder_writes_yaml_the_server_accepts(page: Page, screenshot: Callable[[Page, str], None]) -> None:
@@ -97,6 +100,9 @@ def test_the_builder_writes_yaml_the_server_accepts(page: Page, screenshot: Call
     page.click(".dag-edge[data-from=join][data-to=report]", force=True)  # an arrow click removes the dependency
     expect(page.locator(".dag-edge[data-to=report]")).to_have_count(0)
     expect(page.locator(".code-input")).not_to_have_value(re.compile(re.escape("depends_on: [join]")))
+    page.click(".dag-node[data-name=right]")
+    expect(page.locator(".job-editor h3")).to_have_text("Job right")
+    screenshot(page, "workflow-builder")
 
 
 def test_invalid_yaml_shows_the_api_error_at_its_line(page: Page) -> None:

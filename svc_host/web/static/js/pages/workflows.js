@@ -224,7 +224,8 @@ async function renderEditor(root, fileName, query) {
       card('Graph', [
         h('div', { class: 'builder-bar' },
           h('button', { type: 'button', class: 'btn btn-sm', onClick: addJob }, '+ Add job'),
-          h('span', { class: 'hint' }, 'Drag from a job\'s right dot to another job to make it wait for it; click an arrow to remove it.')),
+          h('span', { class: 'hint' }, 'Drag from a job\'s right dot to another job to make it wait for it; click an arrow to remove it. '
+            + 'Builder changes rewrite the YAML (comments are not kept).')),
         dag, jobForm], { cls: 'flow-graph-card' })),
     h('div', { class: 'grid grid-2' },
       card('Run', runBox),
@@ -298,7 +299,7 @@ async function renderEditor(root, fileName, query) {
     const raw = Array.isArray(state.doc && state.doc.jobs) ? state.doc.jobs : [];
     dag.update({}, Object.fromEntries(raw.filter((j) => j && j.name).map((j) => {
       const command = j.script_path ? `script ${j.script_path}` : Array.isArray(j.command) ? j.command.join(' ') : String(j.command ?? '');
-      return [j.name, command.length > 24 ? `${command.slice(0, 23)}…` : command];
+      return [j.name, command.length > 22 ? `${command.slice(0, 21)}…` : command];
     })));
     if (state.selected && !jobs.some((j) => j.name === state.selected)) state.selected = null;
     dag.select(state.selected);
