@@ -74,6 +74,7 @@ def test_create_test_and_activate_a_profile_for_the_dev_sshd(
     card.get_by_role("button", name="Activate").click()
     page.locator(f"[data-profile='{profile_name}'] .badge", has_text="current").wait_for()
     assert svc_server.api("GET", "/api/config/ssh/profiles")["current"] == profile_name
+    page.locator("#server-status", has_text=profile_name).wait_for()  # the header follows the switch
     screenshot(page, "settings-profiles")
 
 

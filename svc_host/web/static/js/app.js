@@ -118,6 +118,8 @@ export function serverStatus() {
 }
 
 function start() {
+  // Settings says so when the server's profile changes: the header shows the new transport at once.
+  window.addEventListener('svc-server-changed', () => { serverState.answers = null; checkServer(); });
   buildNav();
   buildThemeToggle();
   interceptLinks();

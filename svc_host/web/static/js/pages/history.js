@@ -82,10 +82,10 @@ export async function render(root, _params, query) {
       return;
     }
     const labels = days.map((d) => fmtDay(`${d}T12:00:00`));
-    const series = STATES.filter(([st]) => counts[st].some(Boolean)).map(([st, label]) => ({ name: label, values: counts[st], cls: `state-${st}` }));
+    const series = STATES.filter(([st]) => counts[st].some(Boolean)).map(([st, label, color]) => ({ name: label, values: counts[st], color }));
     if (charts) {
       replace(chartBox, charts.barChart({ categories: labels, series, stacked: true, yLabel: 'jobs', height: 240 }));
-      replace(gpuBox, charts.barChart({ categories: labels, series: [{ name: 'GPU-hours', values: gpuHours.map((v) => Math.round(v * 100) / 100) }], yLabel: 'GPU-hours', height: 240 }));
+      replace(gpuBox, charts.barChart({ categories: labels, series: [{ name: 'GPU-hours', values: gpuHours.map((v) => Math.round(v * 100) / 100), color: 'var(--warn)' }], yLabel: 'GPU-hours', height: 240 }));
     } else {
       replace(chartBox, h('table', { class: 'data' }, h('tbody', null, days.map((d, i) => h('tr', null, h('td', null, labels[i]), h('td', null, series.map((x) => `${x.name} ${x.values[i]}`).join(' · ')))))));
     }

@@ -194,12 +194,14 @@ async function profilesTab(panel, startNew) {
     const activate = current ? h('span', { class: 'badge state-COMPLETED' }, 'current') : actionButton('Activate', async () => {
       await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/activate`, { method: 'POST' });
       toast(`Profile ${name} is now current`, 'ok');
+      window.dispatchEvent(new CustomEvent('svc-server-changed'));
       await load();
     }, { cls: 'btn btn-sm btn-primary', errorBox: cardError });
     const edit = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(editBox, profileForm({ name, profile: p, editing: true, onDone: async (changed) => { replace(editBox); if (changed) await load(); } })) }, 'Edit');
     const del = actionButton('Delete', async () => {
       if (!await confirmDialog({ title: `Delete profile "${name}"?`, body: `Its ${p.mounts.length} mount(s) go too (their local files stay).`, confirmLabel: 'Delete profile', danger: true })) return;
       await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}`, { method: 'DELETE' });
+      if (current) window.dispatchEvent(new CustomEvent('svc-server-changed'));
       await load();
     }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError });
     const mounts = p.mounts.length
