@@ -402,7 +402,8 @@ async function renderEditor(root, fileName, query) {
       if (newName !== job.name && others.includes(newName)) { showError(formError, `There is already a job named ${newName}`); return; }
       const command = commandIn.value.trim();
       const oldCommand = Array.isArray(job.command) ? job.command.join(' ') : (job.command ?? '');
-      if (command !== oldCommand || !commandWasList) next.command = command;
+      if (job.script_path && !command) delete next.command; // a script job: command and script_path exclude each other
+      else if (command !== oldCommand || !commandWasList) next.command = command; // an untouched argv list stays a list
       const deps = depBoxes.filter((d) => d.box.checked).map((d) => (d.kind.value === 'afterok' ? d.other : `${d.kind.value}:${d.other}`));
       if (deps.length) next.depends_on = deps; else delete next.depends_on;
       const resources = { ...res };
