@@ -54,7 +54,7 @@ async function renderList(root) {
       return;
     }
     replace(box, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
+      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
         h('th', null, 'Parallel'), h('th', null, 'Started'))),
       h('tbody', null, sweeps.map((sweep) => {
         let bar = bars.get(sweep.id);
@@ -63,6 +63,7 @@ async function renderList(root) {
         return h('tr', { dataset: { sweep: sweep.id } },
           h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
           h('td', null, sweep.name),
+          h('td', { class: 'mono', title: JSON.stringify(sweep.matrix) }, Object.entries(sweep.matrix).map(([axis, values]) => `${axis} × ${values.length}`).join(', ')),
           h('td', null, stateBadge(sweep.status)),
           h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
           h('td', { class: 'num' }, String(sweep.max_parallel)),
