@@ -19,6 +19,7 @@ from svc_host.transport_registry import TransportRegistry
 
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
+    from svc_host.schedules.scheduler import Scheduler
     from svc_host.sweeps.orchestrator import SweepOrchestrator
     from svc_host.sync import SyncBackend
     from svc_host.workflows.engine import WorkflowEngine
@@ -49,6 +50,7 @@ class Host:
     _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
     _engine: WorkflowEngine | None = field(init=False, default=None)
     _orchestrator: SweepOrchestrator | None = field(init=False, default=None)
+    _scheduler: Scheduler | None = field(init=False, default=None)
     plugin_tasks: PluginTasks = field(init=False, default_factory=PluginTasks)
 
     def __post_init__(self) -> None:
@@ -151,10 +153,23 @@ class Host:
             self.transports.specs()
             self.plugin_tasks.start(self.plugins.background_tasks(self))
             await self.sweep_orchestrator()
-        if self.source == "web":  # the dashboard's resource history: one sampler per server, not per MCP session
+        if self.source == "web":  # the resource history and schedules: once per server, not per MCP session
             self.resource_sampler.start()
+            await self._start_scheduler()
+
+    async def _start_scheduler(self) -> None:
+        from svc_host.schedules.launch import HostLauncher
+        from svc_host.schedules.scheduler import Scheduler, tick_seconds
+
+        self._scheduler = Scheduler(
+            self.store, HostLauncher(self), tick_seconds=tick_seconds(os.environ if self.read_env else None)
+        )
+        await self._scheduler.start()
 
     async def close(self) -> None:
+        if self._scheduler is not None:  # first: it fires through the services closed below
+            await self._scheduler.close()
+            self._scheduler = None
         await self.plugin_tasks.stop()
         await self.resource_sampler.stop()
         await self.close_services()

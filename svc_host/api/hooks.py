@@ -40,8 +40,8 @@ def svc_api_routers() -> list[Any]:
         files.router,
         workflow_preview.router,
         workflows.router,
-        sweeps.router,  # after workflows: its lifespan (the orchestrator) ends before the engine's
-        schedules.router,  # after sweeps: its scheduler stops before the orchestrator and the engine it fires
+        sweeps.router,
+        schedules.router,
         events.router,
         dashboard.router,
         web.router,  # last: the dashboard answers every other page path

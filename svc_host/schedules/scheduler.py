@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from svc_host.errors import SvcError
+from svc_host.errors import ConfigError, SvcError
 from svc_host.schedules import store as schedules
 from svc_host.schedules.model import ScheduleSpec
 from svc_host.schedules.timing import decide
@@ -52,6 +52,20 @@ class Fire:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def tick_seconds(env: Mapping[str, str] | None) -> float:
+    """``SVC_SCHEDULER_TICK``: seconds between rounds (default 15)."""
+    raw = (env or {}).get("SVC_SCHEDULER_TICK")
+    if not raw:
+        return DEFAULT_TICK_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0.1 <= value <= 3600:
+        raise ConfigError(f"SVC_SCHEDULER_TICK must be a number of seconds between 0.1 and 3600, not {raw!r}")
+    return value
 
 
 class Scheduler:

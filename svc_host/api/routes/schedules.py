@@ -1,16 +1,14 @@
 """``/api/schedules``: scheduled workflow runs (create, list, show with next fires, replace, delete, fire now).
 
-Schedules fire while a ``svc serve`` runs; several servers on one store fire each one once (docs/schedules.md).
+Schedules are fired by the scheduler the Host of a ``svc serve`` runs; several servers on one store fire each
+one once (docs/schedules.md).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
@@ -20,22 +18,10 @@ from svc_host.schedules import manage
 from svc_host.schedules import store as schedules
 from svc_host.schedules.launch import HostLauncher
 from svc_host.schedules.model import ScheduleSpec
-from svc_host.schedules.scheduler import DEFAULT_TICK_SECONDS, Scheduler, utc_now
+from svc_host.schedules.scheduler import utc_now
 from svc_host.sweeps.matrix import parse_sweep
 
-
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Fire schedules while the server runs (``SVC_SCHEDULER_TICK`` seconds between rounds, default 15)."""
-    host: Host = app.state.host
-    tick = float(os.environ.get("SVC_SCHEDULER_TICK") or DEFAULT_TICK_SECONDS)
-    scheduler = Scheduler(host.store, HostLauncher(host), tick_seconds=tick)
-    await scheduler.start()
-    yield
-    await scheduler.close()
-
-
-router = APIRouter(prefix="/api/schedules", tags=["schedules"], lifespan=_lifespan)
+router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "schedule (or its workflow) not found"}}
 
