@@ -28,9 +28,11 @@ AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
 
 
 @pytest.fixture
-def fake(register_plugin: Callable[..., None]) -> FakeTransport:
+def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
     transport = FakeTransport("fake")
-    register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: transport)])))
+    svc_register_plugin(
+        SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: transport)]))
+    )
     return transport
 
 
@@ -145,23 +147,33 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(host
     big = "x" * 2000
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
-        client.stream("GET", "/api/events", headers=AUTH),  # opened, never read: its socket buffers fill up
+        client.stream("GET", "/api/events", headers=AUTH) as stalled,  # not read for now: its socket fills up
         client.stream("GET", "/api/events", headers=AUTH) as reading,
     ):
-        started = time.perf_counter()
+        emitting = 0.0
         for n in range(3000):
+            started = time.perf_counter()
             host.plugins.emit(
                 Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big})
             )
+            emitting += time.perf_counter() - started
+            if n % 100 == 0:
+                await asyncio.sleep(0)  # let the server write to the sockets, as it does between monitor ticks
         host.plugins.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
-        emitting = time.perf_counter() - started
         seen = []
         async for message in sse_messages(reading):
             seen.append(message.event)
             if message.event == "sweep_run.status_changed":
                 break
+        late = []
+        async for message in sse_messages(stalled):  # reading at last, it is told it missed events
+            late.append(message.event)
+            if message.event == "sweep_run.status_changed":
+                break
     assert emitting < 3.0
     assert "sweep_run.status_changed" in seen
+    assert "resync" in late
+    assert late.count("job.status_changed") < 3000
 
 
 async def test_a_reconnect_with_last_event_id_replays_what_was_missed(host: Host, base_url: str) -> None:
