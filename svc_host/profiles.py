@@ -22,6 +22,7 @@ from svc_host.config import describe_validation_error, read_json_object
 from svc_host.domain.profiles import PROFILE_NAME_PATTERN, HostConfig, Mount, SSHProfile
 from svc_host.errors import ConfigError, ConflictError, NotFoundError
 from svc_host.files import write_json_atomic
+from svc_host.secrets import keep_redacted_values
 
 UPDATABLE_FIELDS = frozenset(
     {"hostname", "username", "key_filename", "port", "description", "ssh_host", "proxy_jump", "env_vars"}
@@ -150,11 +151,14 @@ class ProfileStore:
             return created
 
     def update(self, name: str, partial: Mapping[str, Any]) -> SSHProfile:
-        """Apply the ``UPDATABLE_FIELDS`` of ``partial`` to a profile (other keys are ignored)."""
+        """Apply the ``UPDATABLE_FIELDS`` of ``partial`` to a profile (other keys are ignored); an ``env_vars``
+        value sent as ``<redacted>`` keeps the stored one."""
         with self._locked():
             content = self.load()
             profile = self._profile(content, name)
             changes = {key: value for key, value in partial.items() if key in UPDATABLE_FIELDS}
+            if isinstance(changes.get("env_vars"), Mapping):  # values shown masked come back masked
+                changes["env_vars"] = keep_redacted_values(changes["env_vars"], profile.env_vars)
             try:
                 updated = SSHProfile.model_validate({**profile.model_dump(), **changes})
             except ValidationError as exc:

@@ -1,9 +1,9 @@
 """The one masking of secret values for everything svc shows: REST, MCP and the CLI.
 
-Job environment variables and the chat webhook URL are shown as ``<redacted>``, whatever they hold (they
-are where API tokens live); a server variable is redacted when its name or its value looks secret. A
-configuration sent back with ``<redacted>`` values (a dashboard saving what it was shown) keeps the
-stored values: see :func:`keep_redacted`.
+Job and SSH profile environment variables and the chat webhook URL are shown as ``<redacted>``, whatever
+they hold (they are where API tokens live); a server variable is redacted when its name or its value looks
+secret. A configuration or profile sent back with ``<redacted>`` values (a dashboard saving what it was
+shown) keeps the stored values: see :func:`keep_redacted` and :func:`keep_redacted_values`.
 """
 
 from __future__ import annotations
@@ -41,13 +41,26 @@ def mask_env_value(name: str, value: str) -> str:
     return value
 
 
+def mask_values(env_vars: Mapping[str, Any]) -> dict[str, str]:
+    """Every value of a set of environment variables (a job's, a profile's) as ``<redacted>``."""
+    return dict.fromkeys(env_vars, REDACTED)
+
+
+def keep_redacted_values(env_vars: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """``env_vars`` with each ``<redacted>`` value replaced by the stored one (dropped when none is stored)."""
+    return {
+        name: stored[name] if value == REDACTED else value
+        for name, value in env_vars.items()
+        if value != REDACTED or name in stored
+    }
+
+
 def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """A (partial) configuration as JSON with every job env var value and the webhook URL redacted."""
     masked = dict(config)
     environment = masked.get("environment")
     if isinstance(environment, Mapping) and isinstance(environment.get("env_vars"), Mapping):
-        env_vars = dict.fromkeys(environment["env_vars"], REDACTED)
-        masked["environment"] = {**environment, "env_vars": env_vars}
+        masked["environment"] = {**environment, "env_vars": mask_values(environment["env_vars"])}
     notifications = masked.get("notifications")
     if isinstance(notifications, Mapping) and notifications.get("chat_webhook_url"):
         masked["notifications"] = {**notifications, "chat_webhook_url": REDACTED}
@@ -61,12 +74,7 @@ def keep_redacted(partial: Mapping[str, Any], stored: Mapping[str, Any]) -> dict
     environment = result.get("environment")
     if isinstance(environment, Mapping) and isinstance(environment.get("env_vars"), Mapping):
         known = _section(stored, "environment").get("env_vars")
-        known = known if isinstance(known, Mapping) else {}
-        env_vars = {
-            name: known[name] if value == REDACTED else value
-            for name, value in environment["env_vars"].items()
-            if value != REDACTED or name in known
-        }
+        env_vars = keep_redacted_values(environment["env_vars"], known if isinstance(known, Mapping) else {})
         result["environment"] = {**environment, "env_vars": env_vars}
     notifications = result.get("notifications")
     if isinstance(notifications, Mapping) and notifications.get("chat_webhook_url") == REDACTED:

@@ -39,10 +39,16 @@ def list_profiles(as_json: bool) -> None:
     import os
 
     from svc_host.cli.output import print_json, print_table
+    from svc_host.secrets import mask_values
 
     config = _store().host_config(env=os.environ)
     rows: list[dict[str, Any]] = [
-        {"name": name, "is_current": name == config.current_profile, **item.model_dump(mode="json")}
+        {
+            "name": name,
+            "is_current": name == config.current_profile,
+            **item.model_dump(mode="json"),
+            "env_vars": mask_values(item.env_vars),
+        }
         for name, item in sorted(config.profiles.items())
     ]
     if as_json:

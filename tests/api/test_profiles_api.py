@@ -100,7 +100,7 @@ async def test_update_applies_listed_fields(http: httpx.AsyncClient) -> None:
     assert response.status_code == 200
     assert response.json()["hostname"] == "new.example.org"
     assert response.json()["port"] == 22
-    assert response.json()["env_vars"] == {"A": "1"}
+    assert response.json()["env_vars"] == {"A": "<redacted>"}
     assert response.json()["mounts"] == []
     assert response.json()["username"] == "alice"
 
@@ -248,4 +248,20 @@ async def test_hostile_env_var_keys_and_mount_remotes_are_422_and_change_nothing
         assert response.status_code == 422, remote
         assert response.json()["detail"].startswith("body.remote: "), remote
     stored = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
-    assert (stored["env_vars"], stored["mounts"]) == ({"OK": "$(id)"}, [])
+    assert (stored["env_vars"], stored["mounts"]) == ({"OK": "<redacted>"}, [])
+
+
+async def test_profile_env_values_are_masked_and_saving_them_back_keeps_them(
+    http: httpx.AsyncClient, host: Host
+) -> None:
+    created = await http.post("/api/config/ssh/profiles", json={**GPU, "env_vars": {"HF_TOKEN": "hf_abcdefghijkl"}})
+    listed = await http.get("/api/config/ssh/profiles")
+    for response in (created, listed):
+        assert "hf_abcdefghijkl" not in response.text
+    shown = listed.json()["profiles"]["gpu"]
+    assert shown["env_vars"] == {"HF_TOKEN": "<redacted>"}
+
+    saved = await http.put("/api/config/ssh/profiles/gpu", json={**shown, "env_vars": {**shown["env_vars"], "B": "2"}})
+
+    assert saved.status_code == 200
+    assert host.profiles.get("gpu").env_vars == {"HF_TOKEN": "hf_abcdefghijkl", "B": "2"}

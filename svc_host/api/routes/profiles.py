@@ -13,6 +13,7 @@ from svc_host.api.deps import HostDep
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.profiles import refuse_unknown_host
+from svc_host.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
 
@@ -33,7 +34,8 @@ async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:
 
 
 def _profile_json(profile: SSHProfile) -> dict[str, Any]:
-    return profile.model_dump(mode="json")
+    """The profile as JSON, its env var values ``<redacted>`` (a PUT sending them back keeps them)."""
+    return {**profile.model_dump(mode="json"), "env_vars": mask_values(profile.env_vars)}
 
 
 @router.get("")
