@@ -85,12 +85,14 @@ class ResourceSampler:
             self._task = asyncio.create_task(self._run(), name="svc-resource-sampler")
 
     async def sample(self) -> list[ResourceSnapshot]:
-        """Take one sample now: query, store, prune, emit; returns the snapshots."""
+        """Take one sample now: query, store (unless another server just did), prune, emit; returns the snapshots."""
         transport = self.transport_name()
         snapshots = await self.transports.get(transport).resources()
-        before = datetime.now(UTC) - timedelta(days=self.settings.keep_days)
-        await self.store.run(_record, transport, snapshots, before, self.settings.max_rows)
-        self.samples_taken += 1
+        now = datetime.now(UTC)
+        before = now - timedelta(days=self.settings.keep_days)
+        fresh_after = now - timedelta(seconds=self.settings.interval / 2)
+        if await self.store.run(_record, transport, snapshots, before, fresh_after, self.settings.max_rows):
+            self.samples_taken += 1
         self.emit(
             Event(
                 name="resources.sampled",
@@ -122,10 +124,21 @@ class ResourceSampler:
 
 
 def _record(
-    session: Any, transport: str, snapshots: Sequence[ResourceSnapshot], before: datetime, max_rows: int
-) -> None:
+    session: Any,
+    transport: str,
+    snapshots: Sequence[ResourceSnapshot],
+    before: datetime,
+    fresh_after: datetime,
+    max_rows: int,
+) -> bool:
+    """Store the sample unless another server on this database sampled the transport since ``fresh_after``
+    (several ``svc serve`` on one PostgreSQL keep one series, not one each); prune. Returns whether it stored."""
+    latest = repo.latest_at(session, transport)
+    if latest is not None and latest > fresh_after:
+        return False
     repo.add_samples(session, transport, snapshots)
     repo.prune(session, before=before, max_rows=max_rows)
+    return True
 
 
 def history_series(

@@ -45,6 +45,14 @@ def prune(session: Session, *, before: datetime, max_rows: int) -> int:
     return gone
 
 
+def latest_at(session: Session, transport: str) -> datetime | None:
+    """When ``transport`` was last sampled (by any server on this database)."""
+    newest = session.exec(
+        select(ResourceSample.at).where(ResourceSample.transport == transport).order_by(col(ResourceSample.at).desc())
+    ).first()
+    return utc(newest)
+
+
 def samples_since(session: Session, transport: str, since: datetime) -> list[ResourceSample]:
     """Samples of ``transport`` from ``since`` on, oldest first (times UTC-aware)."""
     rows = session.exec(

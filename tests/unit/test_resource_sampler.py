@@ -27,10 +27,10 @@ RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 
 
 @pytest.fixture
-def fake(register_plugin: Callable[..., None]) -> FakeTransport:
+def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
     """A transport whose nodes are the dev cluster's recorded ``sinfo`` (debug, gpu, multi; 2 of 4 GPUs used)."""
     transport = FakeTransport("local", nodes=parse_sinfo((RECORDED / "sinfo.txt").read_text()))
-    register_plugin(
+    svc_register_plugin(
         SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("local", lambda: transport)]))
     )
     transport.jobs["5"] = JobStatus(job_id="5", state=JobState.RUNNING, raw_state="RUNNING", name="t", partition="gpu")
@@ -84,8 +84,19 @@ async def test_samples_past_the_kept_days_or_the_row_bound_are_pruned(host: Host
     assert len(rows) == 3
     assert min(row.at for row in rows) > old
 
-    await sampler_of(host, [], max_rows=4).sample()
+    await sampler_of(host, [], max_rows=4, interval=0).sample()
     assert len(host.store.call(repo.samples_since, "local", old)) == 4  # the newest four rows are kept
+
+
+async def test_two_servers_on_one_database_keep_one_series(host: Host, fake: FakeTransport) -> None:
+    first_events: list[Event] = []
+    second_events: list[Event] = []
+    first, second = sampler_of(host, first_events), sampler_of(host, second_events)  # 60 s intervals
+    await first.sample()
+    await second.sample()  # right after the other server: not stored again, still announced to its dashboards
+    assert (first.samples_taken, second.samples_taken) == (1, 0)
+    assert len(host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))) == 3
+    assert [event.name for event in second_events] == ["resources.sampled"]
 
 
 async def test_the_loop_samples_on_its_interval_and_survives_a_scheduler_failure(
@@ -156,16 +167,16 @@ def test_history_groups_by_partition_and_averages_long_ranges_into_buckets() -> 
 
 
 async def test_the_history_route_returns_the_stored_series(
-    host: Host, fake: FakeTransport, api_client: httpx.AsyncClient
+    host: Host, fake: FakeTransport, svc_api_client: httpx.AsyncClient
 ) -> None:
     await host.resource_sampler.sample()
-    history = await api_client.get("/api/resources/history", params={"hours": 1})
+    history = await svc_api_client.get("/api/resources/history", params={"hours": 1})
     assert history.status_code == 200
     body = history.json()
     assert body["transport"] == "local"
     assert body["interval_seconds"] == 60
     assert [s["partition"] for s in body["series"]] == ["debug", "gpu", "multi"]
     assert body["series"][1]["points"][0]["gpus_in_use"] == 2
-    refused = await api_client.get("/api/resources/history", params={"hours": -1})
+    refused = await svc_api_client.get("/api/resources/history", params={"hours": -1})
     assert refused.status_code == 422
     assert "hours" in refused.json()["detail"]
