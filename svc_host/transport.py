@@ -172,7 +172,7 @@ class SlurmTransport(Transport):
                 if exc.timed_out or attempt == 2:
                     raise TransportError(
                         f"{exc}; no job tagged {tag.value} appeared in {sum(self.reconcile_delays):.0f} s: it was "
-                        "probably not submitted (svc did not retry); check squeue --me -O JobID,Comment",
+                        "probably not submitted; check squeue --me -O JobID,Comment before submitting it again",
                         argv=argv,
                     ) from exc
                 log.warning("sbatch on %s: %s; no job tagged %s: submitting once more", self.name, exc, tag.value)

@@ -130,7 +130,7 @@ async def test_a_submission_that_never_reached_the_scheduler_is_sent_once_more_w
 
 async def test_two_lost_connections_give_up_without_a_third_sbatch() -> None:
     cluster = FlakyCluster(NEVER_SENT, NEVER_SENT)
-    with pytest.raises(TransportError, match=r"no job tagged svc:\S+ appeared .*svc did not retry"):
+    with pytest.raises(TransportError, match=r"no job tagged svc:\S+ appeared .*probably not submitted"):
         await cluster.submit(script())
     assert len(cluster.sbatch_calls) == 2
     assert cluster.queue == {}
@@ -205,7 +205,7 @@ def test_find_tagged_takes_the_exact_comment() -> None:
 
 
 async def test_a_single_job_whose_submit_timed_out_ends_tracked(
-    host: Host, register_plugin: Callable[..., None]
+    host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
     from svc_host import jobs
 
@@ -216,7 +216,7 @@ async def test_a_single_job_whose_submit_timed_out_ends_tracked(
         def svc_transports(self, config: HostConfig) -> list[TransportSpec]:
             return [TransportSpec(name="flaky", factory=lambda: cluster, description="flaky", remote=True)]
 
-    register_plugin(Plugin(), "flaky")
+    svc_register_plugin(Plugin(), "flaky")
     record = await jobs.submit(host, JobDefinition(name="train", command="true"), transport="flaky", source="cli")
 
     assert record.job_id == "100"
