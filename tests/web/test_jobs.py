@@ -81,3 +81,17 @@ def test_an_invalid_field_shows_the_api_detail_next_to_the_form(page: Page) -> N
     assert "time_limit" in error.inner_text()
     assert "4:00:00" in error.inner_text()  # the API's own words on the expected shape
     assert page.url.endswith("/submit")  # nothing was submitted
+
+
+def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
+    submit_from_form(page, "web-cancel-me", "sleep 300")
+    page.wait_for_function("document.querySelector('#job-state')?.textContent === 'RUNNING'", timeout=60_000)
+    page.get_by_role("button", name="Cancel job").click()
+    dialog = page.locator("dialog.dialog")
+    assert "cannot be undone" in dialog.inner_text()
+    dialog.get_by_role("button", name="Cancel", exact=True).click()  # changed my mind: nothing happens
+    assert page.inner_text("#job-state") == "RUNNING"
+    page.get_by_role("button", name="Cancel job").click()
+    page.locator("dialog.dialog").get_by_role("button", name="Cancel job").click()
+    page.wait_for_function("document.querySelector('#job-state')?.textContent === 'CANCELLED'", timeout=60_000)
+    assert page.get_by_role("button", name="Cancel job").count() == 0

@@ -3,6 +3,7 @@ add a mount, browse it, open a file, see what a sync would change, sync it."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ def remote_dir() -> Iterator[str]:
     shutil.rmtree(DEV_HOME / relative, ignore_errors=True)
 
 
-def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str) -> None:
+def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str, env_vars: str = "") -> None:
     page.click("#new-profile")
     form = page.locator("form.profile-form")
     form.locator("input[name=name]").fill(name)
@@ -48,6 +49,7 @@ def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str) -
     form.locator("input[name=port]").fill(port)
     form.locator("input[name=key_filename]").fill(dev_env["SVC_DEV_SSH_KEY"])
     form.locator("input[name=known_hosts]").fill(dev_env["SVC_DEV_SSH_KNOWN_HOSTS"])
+    form.locator("textarea[name=env_vars]").fill(env_vars)
     form.locator("button[type=submit]").click()
     page.wait_for_selector(f"[data-profile='{name}']")
 
@@ -65,8 +67,18 @@ def test_create_test_and_activate_a_profile_for_the_dev_sshd(
     assert failure.inner_text().startswith("Cannot connect:")
     assert dev_env["SVC_DEV_SSH_KEY"] not in failure.inner_text()  # no local key path in the message
 
-    fill_profile(page, profile_name, dev_env, port=dev_env["SVC_DEV_SSH_PORT"])
+    fill_profile(page, profile_name, dev_env, port=dev_env["SVC_DEV_SSH_PORT"], env_vars="OMP_NUM_THREADS=4")
     card = page.locator(f"[data-profile='{profile_name}']")
+    assert "OMP_NUM_THREADS" in card.inner_text()
+    stored = svc_server.api("GET", "/api/config/ssh/profiles")["profiles"][profile_name]
+    assert list(stored["env_vars"]) == ["OMP_NUM_THREADS"]  # its value is not shown back
+
+    card.get_by_role("button", name="Edit").click()  # an edit that leaves the variables alone keeps their values
+    card.locator("form.profile-form input[name=description]").fill("dev cluster")
+    card.locator("form.profile-form button[type=submit]").click()
+    card.locator("p", has_text="dev cluster").wait_for()
+    saved = json.loads((svc_server.home / ".config" / "svc" / "profiles.json").read_text())
+    assert saved["profiles"][profile_name]["env_vars"] == {"OMP_NUM_THREADS": "4"}
     card.get_by_role("button", name="Test connection").click()
     success = card.locator(".test-result .alert-ok")
     success.wait_for(timeout=40_000)

@@ -101,6 +101,7 @@ const PROFILE_FIELDS = [
   ['key_filename', 'Private key file', '~/.ssh/id_ed25519'], ['known_hosts', 'known_hosts file', '~/.ssh/known_hosts (default)'],
   ['ssh_host', 'ssh_config Host alias', 'optional'], ['proxy_jump', 'ProxyJump', 'optional: user@bastion'], ['description', 'Description', ''],
 ];
+const REDACTED = '<redacted>';
 const UPDATABLE = new Set(['hostname', 'username', 'key_filename', 'port', 'description', 'ssh_host', 'proxy_jump']);
 
 function profileForm({ name = '', profile = {}, editing = false, onDone }) {
@@ -110,6 +111,8 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
     name: key, value: profile[key] === null || profile[key] === undefined ? '' : String(profile[key]), placeholder,
     type: key === 'port' ? 'number' : 'text', disabled: editing && !UPDATABLE.has(key),
   })]));
+  const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line: set before every command on the cluster' },
+    Object.entries(profile.env_vars || {}).map(([k, v]) => `${k}=${v}`).join('\n'));
   const save = h('button', { type: 'submit', class: 'btn btn-primary' }, editing ? 'Save profile' : 'Create profile');
   const form = h('form', {
     class: 'profile-form',
@@ -123,6 +126,19 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
         if (key === 'port') body.port = v ? Number(v) : 22;
         else if (['ssh_host', 'proxy_jump', 'known_hosts'].includes(key)) body[key] = v || null;
         else body[key] = v;
+      }
+      // The server shows env values redacted: send them only when edited, and never the placeholder itself.
+      if (!editing || envVars.value !== envVars.defaultValue) {
+        body.env_vars = {};
+        for (const line of envVars.value.split('\n')) {
+          const t = line.trim();
+          if (!t) continue;
+          const i = t.indexOf('=');
+          if (i < 1) { showError(error, `"${t}" is not KEY=value`); return; }
+          const key = t.slice(0, i).trim();
+          if (t.slice(i + 1) === REDACTED) { showError(error, `Type the value of ${key} again: the server does not show stored values.`); return; }
+          body.env_vars[key] = t.slice(i + 1);
+        }
       }
       save.disabled = true;
       try {
@@ -138,6 +154,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
     },
   },
   h('div', { class: 'form-grid' }, field('Name', nameInput), PROFILE_FIELDS.map(([key, label]) => field(label, inputs[key]))),
+  field('Environment variables', envVars, { hint: 'passed with env before every remote command (e.g. PATH additions, SLURM_CONF)' }),
   error,
   h('div', { class: 'form-actions' }, save, h('button', { type: 'button', class: 'btn', onClick: () => onDone(false) }, 'Cancel')));
   setTimeout(() => (editing ? inputs.hostname : nameInput).focus(), 0);
@@ -220,6 +237,7 @@ async function profilesTab(panel, startNew) {
         p.proxy_jump ? h('span', { class: 'muted small' }, `via ${p.proxy_jump}`) : null,
         h('span', { class: 'grow' }), test, edit, del),
       p.description ? h('p', { class: 'muted small' }, p.description) : null,
+      Object.keys(p.env_vars || {}).length ? h('p', { class: 'small' }, h('span', { class: 'muted' }, 'Environment: '), h('code', null, Object.keys(p.env_vars).join(' '))) : null,
       cardError, testResult, editBox,
       h('div', { class: 'mounts' }, h('div', { class: 'mounts-head' }, h('h3', { class: 'sub' }, 'Mounts'),
         h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(mountBox, mountForm(name, async (changed) => { replace(mountBox); if (changed) await load(); })) }, 'Add mount')),
