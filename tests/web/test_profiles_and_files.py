@@ -142,3 +142,15 @@ def test_browse_a_mount_open_a_file_and_sync_it(
     page.locator("#sync-result .alert-ok", has_text="Synced").wait_for(timeout=60_000)
     synced = DEV_HOME / remote / "src" / "train.py"
     assert synced.read_text() == "print('training from the dashboard')\n"
+
+    (local / "README.md").unlink()  # gone locally: a mirror deletes it on the cluster, after saying so
+    page.get_by_role("button", name="Mirror…").click()
+    dialog = page.locator("dialog.dialog")
+    dialog.locator(".deletions li", has_text="README.md").wait_for(timeout=60_000)
+    dialog.get_by_role("button", name="Cancel", exact=True).click()
+    assert (DEV_HOME / remote / "README.md").exists()  # declined: nothing deleted
+    page.get_by_role("button", name="Mirror…").click()
+    page.locator("dialog.dialog").get_by_role("button", name="Mirror and delete 1").click()
+    page.locator("#sync-result .alert-ok", has_text="1 deleted").wait_for(timeout=60_000)
+    assert not (DEV_HOME / remote / "README.md").exists()
+    assert synced.exists()
