@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from typing import Any
 
 from fastapi import APIRouter, Query
@@ -26,11 +27,14 @@ from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
 from svc_host.mounts import find_mount
+from svc_host.secrets import REDACTED, mask_config
 from svc_host.transport import SlurmTransport
 
 router = APIRouter(prefix="/api", tags=["dashboard"])
 
 PROFILE_TEST_SECONDS = 20.0
+EXPORT_LINE = re.compile(r"^(\s*export\s+[A-Za-z_][A-Za-z0-9_]*=).*$", re.MULTILINE)
+"""The job environment the renderer writes (``export NAME=value``): values are where tokens live, never shown."""
 
 
 # -- scripts ----------------------------------------------------------------------------------------------
@@ -54,7 +58,7 @@ async def job_script(host: HostDep, job_id: int) -> dict[str, str]:
     result = await transport.run(["scontrol", "write", "batch_script", str(job_id), "-"])
     if result.exit_code != 0 or not result.stdout.strip():
         raise NotFoundError(f"Slurm no longer keeps the batch script of job {job_id}")
-    return {"script": result.stdout}
+    return {"script": EXPORT_LINE.sub(rf"\1{REDACTED}", result.stdout)}
 
 
 # -- SSH profiles -----------------------------------------------------------------------------------------
@@ -171,7 +175,7 @@ def config_layer_values(host: HostDep) -> dict[str, Any]:
     """``{layers: [{source, origin, keys}], values: [{key, value, source}]}``: the merged value of every key and
     the highest layer that sets it (``default`` when none does), lowest precedence first."""
     layers = config_layers(host.paths, env=os.environ if host.read_env else None)
-    values = _flatten(host.config().model_dump(mode="json"))
+    values = _flatten(mask_config(host.config().model_dump(mode="json")))
     sources = dict.fromkeys(values, "default")
     described = []
     for layer in layers:

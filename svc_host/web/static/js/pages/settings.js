@@ -101,7 +101,6 @@ const PROFILE_FIELDS = [
   ['key_filename', 'Private key file', '~/.ssh/id_ed25519'], ['known_hosts', 'known_hosts file', '~/.ssh/known_hosts (default)'],
   ['ssh_host', 'ssh_config Host alias', 'optional'], ['proxy_jump', 'ProxyJump', 'optional: user@bastion'], ['description', 'Description', ''],
 ];
-const REDACTED = '<redacted>';
 const UPDATABLE = new Set(['hostname', 'username', 'key_filename', 'port', 'description', 'ssh_host', 'proxy_jump']);
 
 function profileForm({ name = '', profile = {}, editing = false, onDone }) {
@@ -127,7 +126,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
         else if (['ssh_host', 'proxy_jump', 'known_hosts'].includes(key)) body[key] = v || null;
         else body[key] = v;
       }
-      // The server shows env values redacted: send them only when edited, and never the placeholder itself.
+      // The server shows env values redacted and keeps the stored value for a <redacted> sent back.
       if (!editing || envVars.value !== envVars.defaultValue) {
         body.env_vars = {};
         for (const line of envVars.value.split('\n')) {
@@ -135,9 +134,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
           if (!t) continue;
           const i = t.indexOf('=');
           if (i < 1) { showError(error, `"${t}" is not KEY=value`); return; }
-          const key = t.slice(0, i).trim();
-          if (t.slice(i + 1) === REDACTED) { showError(error, `Type the value of ${key} again: the server does not show stored values.`); return; }
-          body.env_vars[key] = t.slice(i + 1);
+          body.env_vars[t.slice(0, i).trim()] = t.slice(i + 1); // <redacted> sent back keeps the stored value
         }
       }
       save.disabled = true;

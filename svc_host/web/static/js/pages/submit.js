@@ -30,8 +30,9 @@ export async function render(root, _params, query) {
     h('option', { value: 'venv', selected: !envCfg.conda && !!envCfg.venv }, 'Python venv'),
     h('option', { value: 'container', selected: !envCfg.conda && !envCfg.venv && !!envCfg.container }, 'container image'));
   const envValue = h('input', { name: 'env_value', placeholder: 'name, path or image', value: envCfg.conda || envCfg.venv || envCfg.container || '' });
-  const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line' },
-    Object.entries(envCfg.env_vars || {}).map(([k, v]) => `${k}=${v}`).join('\n'));
+  // Configured variables come back redacted, so they are named in the hint, never copied into the job.
+  const configuredVars = Object.keys(envCfg.env_vars || {});
+  const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line' });
   const workDir = h('input', { name: 'work_dir', placeholder: 'cluster directory (default: home)', value: config?.work_dir || '' });
   const formError = alertBox(null);
   const preview = h('pre', { class: 'script', id: 'script-preview' }, '');
@@ -47,7 +48,9 @@ export async function render(root, _params, query) {
     field('Command', command, { hint: 'run with bash in the work directory' }),
     h('div', { class: 'form-grid' },
       field('Environment', envKind), field('Name, path or image', envValue), field('Work directory', workDir)),
-    field('Environment variables', envVars, { hint: 'KEY=value per line; names must be shell identifiers' }));
+    field('Environment variables', envVars, { hint: configuredVars.length
+      ? `KEY=value per line. Your configuration also names ${configuredVars.join(', ')}: values are not shown here, so add them to this job if it needs them.`
+      : 'KEY=value per line; names must be shell identifiers' }));
   const scriptOnly = h('div', null, field('Batch script', script, { hint: 'its own #SBATCH lines win over the resource fields' }));
 
   function drawMode() {
