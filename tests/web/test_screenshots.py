@@ -89,8 +89,16 @@ def finished_job(svc_server: Server, busy_cluster: list[int]) -> int:
     ],
 )
 def test_page_screenshots(
-    page: Page, finished_job: int, path: str, name: str, heading: str, screenshot: Callable[[Page, str], None]
+    page: Page,
+    svc_server: Server,
+    finished_job: int,
+    path: str,
+    name: str,
+    heading: str,
+    screenshot: Callable[[Page, str], None],
 ) -> None:
+    if name == "settings":  # a user layer over the defaults, as a real setup has; undone below
+        svc_server.api("PUT", "/api/config", json={"resources": {"partition": "gpu", "time_limit": "4:00:00"}})
     open_page(page, path)
     assert page.inner_text("#page-title") == heading
     assert page.locator(".page > .alert-error:visible").count() == 0
@@ -104,6 +112,9 @@ def test_page_screenshots(
         page.wait_for_function("document.querySelector('#script-preview')?.textContent.includes('gres')")
     page.wait_for_timeout(300)  # charts draw on the next frame
     screenshot(page, name)
+    if name == "settings":
+        assert page.locator("#config-table tr", has_text="resources.partition").locator(".layer-user").count() == 1
+        svc_server.api("POST", "/api/config/reset")
 
 
 def test_job_page_screenshot(page: Page, finished_job: int, screenshot: Callable[[Page, str], None]) -> None:
