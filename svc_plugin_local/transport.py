@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
@@ -37,6 +39,7 @@ class LocalTransport(SlurmTransport):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, **self.env} if self.env else None,
+                start_new_session=True,  # its own process group: a timeout kills what it started too
             )
         except FileNotFoundError as exc:
             raise TransportError(
@@ -47,11 +50,11 @@ class LocalTransport(SlurmTransport):
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
             )
         except asyncio.CancelledError:
-            proc.kill()  # nobody will read its answer: do not leave the process behind
+            _kill_group(proc)  # nobody will read its answer: do not leave the process behind
             await asyncio.shield(proc.wait())
             raise
         except TimeoutError as exc:
-            proc.kill()
+            _kill_group(proc)  # a child left holding the pipes would keep wait() blocked for its lifetime
             await proc.wait()
             raise OutcomeUnknownError(
                 f"{argv[0]} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
@@ -65,6 +68,11 @@ class LocalTransport(SlurmTransport):
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return await asyncio.to_thread(_read_slice, path, offset, limit)
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _read_slice(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:

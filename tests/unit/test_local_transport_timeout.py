@@ -1,0 +1,23 @@
+"""The local transport's timeout: an unknown outcome, and nothing the command started is left running."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from svc_host.errors import OutcomeUnknownError
+from svc_plugin_local.transport import LocalTransport
+
+
+async def test_a_timeout_kills_the_command_and_its_children_at_once(tmp_path: Path) -> None:
+    marker = tmp_path / "survived"
+    started = time.monotonic()
+    with pytest.raises(OutcomeUnknownError, match=r"^sh timed out after 1 s$") as caught:
+        await LocalTransport(timeout=1).run(["sh", "-c", f"(sleep 3; touch {marker}) & sleep 30"])
+    assert caught.value.timed_out
+    assert time.monotonic() - started < 5  # not held until the background child ends
+    await asyncio.sleep(3.5)
+    assert not marker.exists()  # the child was killed with its parent
