@@ -68,7 +68,15 @@ export async function render(root, params) {
     }));
   }
 
+  // The running time ticks in the browser (no request): only the text of one element changes.
+  const clock = h('span', { class: 'run-clock' });
+  const tick = () => {
+    if (run.started_at && !run.completed_at) clock.textContent = fmtDuration((Date.now() - new Date(run.started_at)) / 1000);
+  };
+  const ticker = setInterval(tick, 1000);
+
   function drawHead() {
+    tick();
     const end = run.completed_at ? new Date(run.completed_at) : new Date();
     const took = run.started_at ? (end - new Date(run.started_at)) / 1000 : null;
     cancelBtn.hidden = TERMINAL.has(run.status);
@@ -82,7 +90,7 @@ export async function render(root, params) {
       h('dl', { class: 'kv run-facts' },
         h('dt', null, 'Run'), h('dd', { class: 'mono' }, run.id),
         h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
-        h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : fmtDuration(took)),
+        h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
         h('dt', null, 'Where'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
         h('dt', null, 'From'), h('dd', null, run.sweep_id ? h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`) : run.triggered_by),
         Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
@@ -156,5 +164,5 @@ export async function render(root, params) {
     }
   };
   if (missed) soon();
-  return () => { unsubscribe(); clearTimeout(timer); };
+  return () => { unsubscribe(); clearTimeout(timer); clearInterval(ticker); };
 }
