@@ -7,24 +7,31 @@ was a process on this machine that has exited (``owner_is_dead``). ``claim`` is 
 processes can never both take a row over, on SQLite or any other database.
 
 One ``Leases`` per table serves every kind of leased row; its methods are repository functions for
-``Store.run``/``call``.
+``Store.run``/``call``. A ``LeaseKeeper`` carries them out for one process: it renews the leases the process
+holds on a timer and, in servers, takes over the rows nobody drives.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Awaitable, Callable, Collection, Hashable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy import Table, or_, select, update
 from sqlmodel import Session, SQLModel
 
 from svc_host.store.jobs import utc
 
+if TYPE_CHECKING:
+    from svc_host.store.database import Store
+
+log = logging.getLogger(__name__)
 Key = TypeVar("Key", bound=Hashable)
 
 
@@ -97,6 +104,65 @@ class Leases(Generic[Key]):
         if row_ids is not None:
             query = query.where(c.id.in_(list(row_ids)))
         session.execute(query.values(owner=None, lease_until=None))
+
+
+class LeaseKeeper(Generic[Key]):
+    """One process's leases of one table: ``claim`` and ``release`` for it, and ``run`` (a task) that takes over
+    orphaned rows at once and on every tick when ``adopt`` is on (servers), and every ``every`` seconds renews
+    the leases held.
+
+    ``on_held`` receives the ids still held after each renewal (the safety net: re-plan them, for changes another
+    process recorded); ``on_taken`` is awaited for each row taken over.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        leases: Leases[Key],
+        owner: str,
+        *,
+        lease: timedelta,
+        every: float,
+        adopt: bool,
+        on_held: Callable[[list[Key]], None],
+        on_taken: Callable[[Key], Awaitable[None]],
+        label: str,
+    ) -> None:
+        self.store = store
+        self.leases = leases
+        self.owner = owner
+        self.lease = lease
+        self.every = every
+        self.adopt = adopt
+        self.on_held = on_held
+        self.on_taken = on_taken
+        self.label = label
+
+    async def claim(self, row_id: Key) -> bool:
+        return await self.store.run(self.leases.claim, row_id, self.owner, _now() + self.lease)
+
+    async def release(self) -> None:
+        await self.store.run(self.leases.release, self.owner)
+
+    async def run(self) -> None:
+        while True:
+            if self.adopt:
+                try:
+                    await self._adopt()
+                except Exception:
+                    log.exception("taking over %ss failed", self.label)
+            await asyncio.sleep(self.every)
+            try:
+                self.on_held(await self.store.run(self.leases.renew, self.owner, _now() + self.lease))
+            except Exception:
+                log.exception("renewing %s leases failed", self.label)
+
+    async def _adopt(self) -> None:
+        for row_id, holder in await self.store.run(self.leases.orphaned, dead_owner=owner_is_dead):
+            until = _now() + self.lease
+            if await self.store.run(self.leases.claim, row_id, self.owner, until, steal_from=holder):
+                log.info("taking over %s %s (was held by %s)", self.label, row_id, holder or "nobody")
+                await self.on_taken(row_id)
 
 
 def table_of(model: type[SQLModel]) -> Table:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
-from svc_host.leases import owner_is_dead
+from svc_host.leases import LeaseKeeper
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
 from svc_host.sweeps.settle import announce, settle
@@ -68,9 +68,18 @@ class SweepOrchestrator:
         self.engine = engine
         self.host = engine.host
         self.owner = engine.owner
-        self.adopt_orphans = adopt_orphans
         self.lease = timedelta(seconds=lease_seconds)
-        self.renew_seconds = renew_seconds
+        self.leases = LeaseKeeper(
+            self.host.store,
+            SWEEP_LEASES,
+            self.owner,
+            lease=self.lease,
+            every=renew_seconds,
+            adopt=adopt_orphans,
+            on_held=self._held,
+            on_taken=self._taken,
+            label="sweep run",
+        )
         self._driven: dict[int, _Driven] = {}
         self._passes: KeyedWorkers[int] = KeyedWorkers(self._step, label="sweep")
         self._changed: dict[int, asyncio.Event] = {}
@@ -84,7 +93,7 @@ class SweepOrchestrator:
             return
         self._started = True
         self.engine.add_listener(self._on_run_change)
-        self._lease_task = asyncio.create_task(self._lease_loop(), name="svc-sweep-leases")
+        self._lease_task = asyncio.create_task(self.leases.run(), name="svc-sweep-leases")
 
     async def close(self, *, grace: float = 30.0) -> None:
         """Launch no more cells, let the launches under way finish (at most ``grace`` seconds), close the pools
@@ -107,7 +116,7 @@ class SweepOrchestrator:
             with contextlib.suppress(Exception):
                 await sweep.resources.aclose()
         with contextlib.suppress(Exception):  # the store may be closed already
-            await self.host.store.run(SWEEP_LEASES.release, self.owner)
+            await self.leases.release()
 
     # -- the interface ---------------------------------------------------------------------------------------
 
@@ -272,25 +281,9 @@ class SweepOrchestrator:
 
     # -- ownership -------------------------------------------------------------------------------------------
 
-    async def _lease_loop(self) -> None:
-        """Take over orphaned sweeps (servers) at once, then renew, re-check and adopt on every tick."""
-        while True:
-            try:
-                if self.adopt_orphans:
-                    await self._adopt()
-            except Exception:
-                log.exception("taking over sweeps failed")
-            await asyncio.sleep(self.renew_seconds)
-            try:
-                held = set(await self.host.store.run(SWEEP_LEASES.renew, self.owner, now_utc() + self.lease))
-                for sweep_id in held | set(self._driven):
-                    self.kick(sweep_id)  # the safety net for changes another process made
-            except Exception:
-                log.exception("renewing sweep leases failed")
+    def _held(self, sweep_ids: list[int]) -> None:
+        for sweep_id in set(sweep_ids) | set(self._driven):
+            self.kick(sweep_id)  # the safety net for changes another process made
 
-    async def _adopt(self) -> None:
-        for sweep_id, owner in await self.host.store.run(SWEEP_LEASES.orphaned, dead_owner=owner_is_dead):
-            until = now_utc() + self.lease
-            if await self.host.store.run(SWEEP_LEASES.claim, sweep_id, self.owner, until, steal_from=owner):
-                log.info("taking over sweep run %s (was held by %s)", sweep_id, owner or "nobody")
-                await self._drive(await self.get(sweep_id))
+    async def _taken(self, sweep_id: int) -> None:
+        await self._drive(await self.get(sweep_id))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
-from svc_host.leases import new_owner, owner_is_dead
+from svc_host.leases import LeaseKeeper, new_owner
 from svc_host.plugin_types import Event
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
@@ -76,10 +76,19 @@ class WorkflowEngine:
         renew_seconds: float = 10.0,
     ) -> None:
         self.host = host
-        self.adopt_orphans = adopt_orphans
         self.lease = timedelta(seconds=lease_seconds)
-        self.renew_seconds = renew_seconds
         self.owner = owner or new_owner()
+        self.leases = LeaseKeeper(
+            host.store,
+            RUN_LEASES,
+            self.owner,
+            lease=self.lease,
+            every=renew_seconds,
+            adopt=adopt_orphans,
+            on_held=self._held,
+            on_taken=self._taken,
+            label="workflow run",
+        )
         self.driver = RunDriver(host, self.owner, self._status_changed, self._notify, self._schedule)
         self._owned: set[str] = set()
         self._passes: KeyedWorkers[str] = KeyedWorkers(self.driver.advance, label="workflow run")
@@ -99,9 +108,7 @@ class WorkflowEngine:
             return
         self._started = True
         self.host.monitor.add_listener(self._on_job_changes)
-        self._lease_task = asyncio.create_task(self._lease_loop(), name="svc-workflow-leases")
-        if self.adopt_orphans:
-            self._spawn(self._adopt())
+        self._lease_task = asyncio.create_task(self.leases.run(), name="svc-workflow-leases")
 
     async def close(self) -> None:
         """Stop timers and tasks and release the runs this engine holds (another engine takes them at once)."""
@@ -115,7 +122,7 @@ class WorkflowEngine:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(Exception):  # the store may be closed already
-            await self.host.store.run(RUN_LEASES.release, self.owner)
+            await self.leases.release()
 
     def route(self, sweep_id: int, transport: Transport | None) -> None:
         """Submit the jobs of ``sweep_id``'s cells through ``transport`` (the sweep's pooled sessions), or
@@ -287,34 +294,21 @@ class WorkflowEngine:
     # -- ownership -------------------------------------------------------------------------------------------
 
     async def _claim(self, run_id: str) -> None:
-        until = repo.now_utc() + self.lease
-        if not await self.host.store.run(RUN_LEASES.claim, run_id, self.owner, until):
+        if not await self.leases.claim(run_id):
             snap = await self.get(run_id)
             if snap.terminal:
                 raise InvalidStateError(f"workflow run {run_id} is already {snap.run.status}")
             raise InvalidStateError(f"workflow run {run_id} is driven by another svc process ({snap.run.owner})")
         self._owned.add(run_id)
 
-    async def _lease_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.renew_seconds)
-            try:
-                held = await self.host.store.run(RUN_LEASES.renew, self.owner, repo.now_utc() + self.lease)
-                self._owned = set(held)
-                for run_id in held:
-                    self.kick(run_id)  # the safety net for transitions another process recorded
-                if self.adopt_orphans:
-                    await self._adopt()
-            except Exception:
-                log.exception("renewing workflow run leases failed")
+    def _held(self, run_ids: list[str]) -> None:
+        self._owned = set(run_ids)
+        for run_id in run_ids:
+            self.kick(run_id)  # the safety net for transitions another process recorded
 
-    async def _adopt(self) -> None:
-        for run_id, owner in await self.host.store.run(RUN_LEASES.orphaned, dead_owner=owner_is_dead):
-            until = repo.now_utc() + self.lease
-            if await self.host.store.run(RUN_LEASES.claim, run_id, self.owner, until, steal_from=owner):
-                log.info("taking over workflow run %s (was held by %s)", run_id, owner or "nobody")
-                self._owned.add(run_id)
-                self._spawn(self.driver.resume(run_id))
+    async def _taken(self, run_id: str) -> None:
+        self._owned.add(run_id)
+        self._spawn(self.driver.resume(run_id))
 
     def _spawn(self, work: Awaitable[None]) -> None:
         async def guarded() -> None:
