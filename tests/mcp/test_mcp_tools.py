@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,6 +173,27 @@ async def test_get_config_masks_environment_values(svc_home: dict[str, str], mcp
         config = await mcp("get_config")
     assert config["environment"]["env_vars"] == {"HF_TOKEN": "<redacted>"}
     assert "hf_abcdefghijkl" not in json.dumps(config)
+
+
+@pytest.mark.parametrize(
+    ("profile", "field"),
+    [
+        ({"hostname": "h", "mounts": [{"name": "home", "local": "/tmp", "remote": "~"}]}, "mounts.0.remote"),
+        ({"hostname": "h", "env_vars": {"-Secho INJECTED #": "x"}}, "env_vars"),
+    ],
+)
+def test_a_profiles_file_with_a_hostile_profile_stops_the_server_naming_the_field(
+    write_profiles: Callable[[dict[str, Any]], None], svc_home: dict[str, str], profile: Any, field: str
+) -> None:
+    write_profiles({"current": None, "profiles": {"gpu": profile}})
+    started = subprocess.run(
+        [sys.executable, "-m", "svc_host", "mcp"], input="", capture_output=True, text=True, timeout=60,
+        env=svc_home, cwd=svc_home["SVC_WORK"], check=False,
+    )  # fmt: skip
+    assert started.returncode != 0
+    assert "Traceback" not in started.stderr
+    profiles_file = Path(svc_home["XDG_CONFIG_HOME"]) / "svc" / "profiles.json"
+    assert started.stderr.strip().startswith(f"error: {profiles_file}: profiles.gpu.{field}: ")
 
 
 async def test_ssh_transport_through_a_profile(
