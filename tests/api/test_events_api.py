@@ -194,3 +194,17 @@ async def test_the_stream_needs_the_token(base_url: str) -> None:
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         refused = await client.get("/api/events")
     assert refused.status_code == 401
+
+
+async def test_an_idle_stream_sends_heartbeat_comments_and_ends_when_closed() -> None:
+    from svc_host.api.routes.events import sse_stream
+    from svc_host.events import EventHub
+
+    hub = EventHub()
+    subscription = hub.subscribe()
+    chunks = sse_stream(subscription, heartbeat=0.05)
+    assert await anext(chunks) == "retry: 3000\n: connected\n\n"
+    assert await asyncio.wait_for(anext(chunks), 1) == ": keep-alive\n\n"  # a comment: browsers ignore it
+    hub.end_streams()
+    assert [chunk async for chunk in chunks] == []
+    assert hub.subscriber_count == 0

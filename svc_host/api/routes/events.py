@@ -78,7 +78,8 @@ def frame(event: HubEvent) -> str:
     return f"id: {event.id}\nevent: {event.name}\ndata: {event.data}\n\n"
 
 
-async def _stream(subscription: Subscription, heartbeat: float) -> AsyncIterator[str]:
+async def sse_stream(subscription: Subscription, heartbeat: float) -> AsyncIterator[str]:
+    """The text of a stream: the retry hint, then events as they come, a comment when idle for `heartbeat` s."""
     try:
         yield f"retry: {RETRY_MS}\n: connected\n\n"
         while True:
@@ -109,7 +110,7 @@ async def events(
     names = [name.strip() for name in types.split(",") if name.strip()] if types else None
     subscription = event_hub().subscribe(names, last_event_id=last_event_id)
     return StreamingResponse(
-        _stream(subscription, HEARTBEAT_SECONDS),
+        sse_stream(subscription, HEARTBEAT_SECONDS),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
