@@ -7,6 +7,10 @@ PYTHON ?= python3
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@# every separately installable plugin under plugins/, the way its users install it (pytest runs its tests)
+	for project in plugins/*/pyproject.toml; do \
+		$(PYTHON) -m pip install --quiet --disable-pip-version-check -e "$$(dirname "$$project")" || exit 1; \
+	done
 
 cluster:
 	bash scripts/devcluster up

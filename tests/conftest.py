@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.plugin import skip_or_fail
 
@@ -30,6 +31,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture
+def host(svc_host: Host) -> Host:
+    """svc's own tests call the ``svc_host`` fixture of svc's pytest plugin ``host`` (the plugin's names carry
+    the ``svc_`` prefix so that they never collide with a plugin author's fixtures)."""
+    return svc_host
 
 
 @pytest.fixture(scope="session")

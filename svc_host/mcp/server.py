@@ -6,6 +6,7 @@ variables nor the current profile; only an explicit ``transport`` selects a clus
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,6 +15,8 @@ from mcp_types import ToolAnnotations
 
 from svc_host import __version__
 from svc_host.context import Host
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "svc submits and watches batch jobs on Slurm GPU clusters. Every tool returns an object with "
@@ -36,14 +39,17 @@ def create_server(host: Host | None = None) -> MCPServer[Host]:
 
     server: MCPServer[Host] = MCPServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for spec in host.plugins.mcp_tools().values():
-        server.add_tool(
-            spec.function,
-            name=spec.name,
-            description=spec.description,
-            annotations=ToolAnnotations(
-                read_only_hint=spec.read_only,
-                destructive_hint=spec.destructive,
-                open_world_hint=True,
-            ),
-        )
+        try:
+            server.add_tool(
+                spec.function,
+                name=spec.name,
+                description=spec.description,
+                annotations=ToolAnnotations(
+                    read_only_hint=spec.read_only,
+                    destructive_hint=spec.destructive,
+                    open_world_hint=True,
+                ),
+            )
+        except Exception:  # a plugin's tool whose signature the SDK cannot read must not take the others down
+            log.exception("MCP tool %s left out: its parameters cannot be turned into a schema", spec.name)
     return server

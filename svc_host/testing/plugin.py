@@ -1,4 +1,11 @@
-"""pytest plugin (entry point ``pytest11: svc``): fixtures for testing svc and svc plugins."""
+"""pytest plugin (entry point ``pytest11: svc``): fixtures for testing svc and svc plugins.
+
+Installing svc is enough: this plugin registers the ``cluster`` and ``slow`` markers and, when the project
+has not chosen a pytest-asyncio mode, runs async tests and fixtures in ``auto`` mode, so the contract
+suites run in a plugin author's project with no pytest configuration. Fixture names start with ``svc_``
+(``svc_plugin_manager``, ``svc_register_plugin``, ``svc_paths``, ``svc_host``, ``svc_api_client``,
+``svc_mcp_client``, ``svc_cli``, ``svc_isolated_home``) except ``slurm_cluster``.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +19,30 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
     import httpx
+    from mcp import Client
 
     from svc_host.context import Host
     from svc_host.paths import SvcPaths
     from svc_host.plugins import PluginManager
+
+
+MARKERS = (
+    "cluster: needs a real Slurm cluster (scripts/devcluster up in svc's repo); must run, never skip, under CI=true",
+    "slow: takes more than ten seconds (time limits, many jobs)",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+    # A plugin author's project may have no pytest configuration at all; svc's contract suites and fixtures are
+    # async, so unless the project chose a pytest-asyncio mode, use "auto" (async tests and fixtures just run).
+    chosen = config.getoption("asyncio_mode", None) is not None or "asyncio_mode" in config.inicfg
+    if config.pluginmanager.hasplugin("asyncio") and not chosen:
+        config.option.asyncio_mode = "auto"
 
 
 def in_ci() -> bool:
@@ -32,7 +58,26 @@ def skip_or_fail(reason: str) -> None:
 
 
 @pytest.fixture
-def plugin_manager() -> PluginManager:
+def svc_isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test as a fresh user: HOME, XDG dirs and the system config under ``tmp_path``, no ``SVC_*`` or
+    ``CHAT_WEBHOOK_URL`` variables, cwd ``tmp_path / "work"``. Use it with ``@pytest.mark.usefixtures`` or
+    from an autouse fixture of your conftest; returns the new HOME."""
+    for key in [key for key in os.environ if key.startswith("SVC_") or key == "CHAT_WEBHOOK_URL"]:
+        monkeypatch.delenv(key)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("SVC_SYSTEM_CONFIG", str(tmp_path / "etc" / "config.json"))
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    monkeypatch.chdir(work)
+    return home
+
+
+@pytest.fixture
+def svc_plugin_manager() -> PluginManager:
     """A fresh, strict plugin manager with the host's built-ins and no entry points."""
     from svc_host.plugins import create_plugin_manager
 
@@ -40,11 +85,11 @@ def plugin_manager() -> PluginManager:
 
 
 @pytest.fixture
-def register_plugin(plugin_manager: PluginManager) -> Callable[..., None]:
-    """Register a module or object with hookimpls into ``plugin_manager``: ``register_plugin(obj, "name")``."""
+def svc_register_plugin(svc_plugin_manager: PluginManager) -> Callable[..., None]:
+    """Register a module or object with hookimpls into ``svc_plugin_manager``: ``svc_register_plugin(obj, "name")``."""
 
     def _register(plugin: object, name: str | None = None, **kwargs: Any) -> None:
-        plugin_manager.register(plugin, name or str(getattr(plugin, "__name__", repr(plugin))), **kwargs)
+        svc_plugin_manager.register(plugin, name or str(getattr(plugin, "__name__", repr(plugin))), **kwargs)
 
     return _register
 
@@ -75,15 +120,15 @@ def svc_paths(tmp_path: Path) -> SvcPaths:
 
 
 @pytest.fixture
-def host(plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
-    """A ``Host`` on ``svc_paths`` with ``plugin_manager`` (add plugins with ``register_plugin`` first)."""
+def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
+    """A ``Host`` on ``svc_paths`` with ``svc_plugin_manager`` (add plugins with ``svc_register_plugin`` first)."""
     from svc_host.context import Host
     from svc_host.profiles import ProfileStore
     from svc_host.store.database import Store
 
     made = Host(
         paths=svc_paths,
-        plugins=plugin_manager,
+        plugins=svc_plugin_manager,
         profiles=ProfileStore(svc_paths.profiles_file),
         store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
         source="web",
@@ -94,13 +139,44 @@ def host(plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
 
 
 @pytest.fixture
-async def api_client(host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the REST app built around ``host`` (in-process, no server socket), sending the
+async def svc_api_client(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the REST app built around ``svc_host`` (in-process, no server socket), sending the
     test server's token (``svc_host.testing.http``)."""
     from svc_host.api.app import create_app
     from svc_host.testing.http import asgi_client, security_for_tests
 
-    async with asgi_client(create_app(host, security=security_for_tests())) as client:
+    async with asgi_client(create_app(svc_host, security=security_for_tests())) as client:
         yield client
-    await host.monitor.stop()
-    await host.transports.close()
+    await svc_host.monitor.stop()
+    await svc_host.transports.close()
+
+
+@pytest.fixture
+def svc_mcp_client(svc_host: Host) -> Callable[[], AbstractAsyncContextManager[Client]]:
+    """``async with svc_mcp_client() as client:`` an MCP client session with the server built around
+    ``svc_host`` (in memory; the server starts and closes the host). A factory rather than a yield fixture:
+    the client's task group must be entered and left in the test's own task."""
+    from mcp import Client
+
+    from svc_host.mcp.server import create_server
+
+    return lambda: Client(create_server(svc_host))
+
+
+@pytest.fixture
+def svc_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``svc_cli("plugins", "--json")`` runs the installed ``svc`` command in a fresh process (entry points and
+    all, with this test's environment and cwd) and returns its ``CompletedProcess`` (text; never raises)."""
+    import sys
+
+    def run(*args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "svc_host", *args],
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run

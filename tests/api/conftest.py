@@ -10,6 +10,6 @@ import svc_plugin_local.hooks
 
 
 @pytest.fixture
-def local_transport(register_plugin: Callable[..., None], slurm_cluster: None) -> None:
+def local_transport(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None:
     """Offer the ``local`` transport to the test host (the fixtures' manager loads no entry points)."""
-    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")

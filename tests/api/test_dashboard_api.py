@@ -19,17 +19,17 @@ DEV_HOME = Path("/home/svcdev")
 
 
 @pytest.fixture(autouse=True)
-def plugins(register_plugin: Callable[..., None]) -> None:
-    register_plugin(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    register_plugin(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
+def plugins(svc_register_plugin: Callable[..., None]) -> None:
+    svc_register_plugin(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    svc_register_plugin(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
 
 
 # -- files and pages ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", ["/", "/jobs", "/jobs/42", "/runs/1b2c", "/settings?tab=profiles", "/apix"])
-async def test_every_page_path_answers_the_shell(api_client: httpx.AsyncClient, path: str) -> None:
-    response = await api_client.get(path)
+async def test_every_page_path_answers_the_shell(svc_api_client: httpx.AsyncClient, path: str) -> None:
+    response = await svc_api_client.get(path)
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     assert '<script type="module" src="/static/js/app.js">' in response.text
@@ -41,13 +41,13 @@ async def test_every_page_path_answers_the_shell(api_client: httpx.AsyncClient, 
     [("/static/js/app.js", "text/javascript; charset=utf-8"), ("/static/css/app.css", "text/css; charset=utf-8")],
 )
 async def test_static_files_have_their_type_and_revalidate_by_etag(
-    api_client: httpx.AsyncClient, path: str, content_type: str
+    svc_api_client: httpx.AsyncClient, path: str, content_type: str
 ) -> None:
-    first = await api_client.get(path)
+    first = await svc_api_client.get(path)
     assert first.status_code == 200
     assert first.headers["content-type"] == content_type
     assert first.headers["cache-control"] == "no-cache"
-    again = await api_client.get(path, headers={"If-None-Match": first.headers["etag"]})
+    again = await svc_api_client.get(path, headers={"If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
     assert again.content == b""
 
@@ -55,15 +55,15 @@ async def test_static_files_have_their_type_and_revalidate_by_etag(
 @pytest.mark.parametrize(
     "path", ["/static/js/missing.js", "/static/%2e%2e/%2e%2e/api/routes/web.py", "/static/js", "/favicon.ico"]
 )
-async def test_no_file_outside_the_static_folder_is_served(api_client: httpx.AsyncClient, path: str) -> None:
-    response = await api_client.get(path)
+async def test_no_file_outside_the_static_folder_is_served(svc_api_client: httpx.AsyncClient, path: str) -> None:
+    response = await svc_api_client.get(path)
     assert response.status_code == 404
     assert "detail" in response.json()
 
 
 @pytest.mark.parametrize("path", ["/api/nothing-here", "/openapi.json", "/docs"])
-async def test_the_api_and_its_docs_are_not_shadowed_by_the_shell(api_client: httpx.AsyncClient, path: str) -> None:
-    response = await api_client.get(path)
+async def test_the_api_and_its_docs_are_not_shadowed_by_the_shell(svc_api_client: httpx.AsyncClient, path: str) -> None:
+    response = await svc_api_client.get(path)
     assert not response.headers["content-type"].startswith("text/html") or path == "/docs"
     if path == "/docs":
         assert "swagger" in response.text.lower()
@@ -74,14 +74,14 @@ async def test_the_api_and_its_docs_are_not_shadowed_by_the_shell(api_client: ht
 # -- script preview -----------------------------------------------------------------------------------------
 
 
-async def test_preview_renders_a_command_with_its_resources(api_client: httpx.AsyncClient) -> None:
+async def test_preview_renders_a_command_with_its_resources(svc_api_client: httpx.AsyncClient) -> None:
     body = {
         "name": "train",
         "command": "python train.py --lr 3e-4",
         "resources": {"gpus_per_node": 2, "partition": "gpu", "time_limit": "4:00:00"},
         "environment": {"env_vars": {"SEED": "1"}},
     }
-    response = await api_client.post("/api/scripts/preview", json=body)
+    response = await svc_api_client.post("/api/scripts/preview", json=body)
     assert response.status_code == 200
     script = response.json()["script"]
     assert script.startswith("#!")
@@ -100,9 +100,9 @@ async def test_preview_renders_a_command_with_its_resources(api_client: httpx.As
     ],
 )
 async def test_preview_errors_name_the_field(
-    api_client: httpx.AsyncClient, body: dict[str, object], words: str
+    svc_api_client: httpx.AsyncClient, body: dict[str, object], words: str
 ) -> None:
-    response = await api_client.post("/api/scripts/preview", json=body)
+    response = await svc_api_client.post("/api/scripts/preview", json=body)
     assert response.status_code == 422
     assert words in response.json()["detail"]
 
@@ -110,9 +110,9 @@ async def test_preview_errors_name_the_field(
 # -- configuration layers -----------------------------------------------------------------------------------
 
 
-async def test_layers_say_where_each_value_comes_from(api_client: httpx.AsyncClient) -> None:
-    assert (await api_client.put("/api/config", json={"resources": {"partition": "gpu"}})).status_code == 200
-    body = (await api_client.get("/api/config/layers")).json()
+async def test_layers_say_where_each_value_comes_from(svc_api_client: httpx.AsyncClient) -> None:
+    assert (await svc_api_client.put("/api/config", json={"resources": {"partition": "gpu"}})).status_code == 200
+    body = (await svc_api_client.get("/api/config/layers")).json()
     values = {v["key"]: v for v in body["values"]}
     assert values["resources.partition"] == {"key": "resources.partition", "value": "gpu", "source": "user"}
     assert values["log_dir"] == {"key": "log_dir", "value": "logs", "source": "default"}
@@ -122,20 +122,20 @@ async def test_layers_say_where_each_value_comes_from(api_client: httpx.AsyncCli
 # -- profile test -------------------------------------------------------------------------------------------
 
 
-async def test_testing_an_unknown_profile_is_404(api_client: httpx.AsyncClient) -> None:
-    response = await api_client.post("/api/config/ssh/profiles/nope/test")
+async def test_testing_an_unknown_profile_is_404(svc_api_client: httpx.AsyncClient) -> None:
+    response = await svc_api_client.post("/api/config/ssh/profiles/nope/test")
     assert response.status_code == 404
     assert "nope" in response.json()["detail"]
 
 
 async def test_a_profile_that_cannot_connect_gets_a_message_without_its_key_path(
-    api_client: httpx.AsyncClient, host: Host, tmp_path: Path
+    svc_api_client: httpx.AsyncClient, host: Host, tmp_path: Path
 ) -> None:
     key = tmp_path / "secret-key"
     key.write_text("not a key")
     host.profiles.create("closed", SSHProfile(hostname="127.0.0.1", port=1, username="nobody", key_filename=str(key)))
     await host.reload_profiles()
-    response = await api_client.post("/api/config/ssh/profiles/closed/test")
+    response = await svc_api_client.post("/api/config/ssh/profiles/closed/test")
     assert response.status_code == 200
     body = response.json()
     assert body["ok"] is False
@@ -148,11 +148,11 @@ async def test_a_profile_that_cannot_connect_gets_a_message_without_its_key_path
 
 @pytest.mark.cluster
 async def test_a_profile_for_the_dev_sshd_answers_with_its_partitions(
-    api_client: httpx.AsyncClient, host: Host, dev_profile: SSHProfile
+    svc_api_client: httpx.AsyncClient, host: Host, dev_profile: SSHProfile
 ) -> None:
     host.profiles.create("dev", dev_profile)
     await host.reload_profiles()
-    body = (await api_client.post("/api/config/ssh/profiles/dev/test")).json()
+    body = (await svc_api_client.post("/api/config/ssh/profiles/dev/test")).json()
     assert body["ok"] is True, body
     assert "debug" in body["partitions"]
 
@@ -173,33 +173,35 @@ async def mirrored(host: Host, dev_profile: SSHProfile, tmp_path: Path) -> tuple
 
 @pytest.mark.cluster
 async def test_inspect_then_a_mirror_capped_at_the_deletions_shown(
-    api_client: httpx.AsyncClient, mirrored: tuple[Path, Path]
+    svc_api_client: httpx.AsyncClient, mirrored: tuple[Path, Path]
 ) -> None:
     local, remote = mirrored
     try:
-        assert (await api_client.post("/api/files/sync", json={"mount": "proj"})).status_code == 200
+        assert (await svc_api_client.post("/api/files/sync", json={"mount": "proj"})).status_code == 200
         shutil.copy(remote / "keep.txt", remote / "stale.txt")
         shutil.chown(remote / "stale.txt", "svcdev", "svcdev")
 
-        report = (await api_client.get("/api/files/inspect", params={"mount": "proj"})).json()
+        report = (await svc_api_client.get("/api/files/inspect", params={"mount": "proj"})).json()
         assert report["mirror_delete_candidates"] == 1
         assert report["mirror_delete_candidate_paths"] == ["stale.txt"]
         assert "local" not in report
         assert str(local) not in str(report)
 
-        dry = (await api_client.post("/api/files/mirror", json={"mount": "proj"})).json()
+        dry = (await svc_api_client.post("/api/files/mirror", json={"mount": "proj"})).json()
         assert dry["dry_run"] is True
         assert dry["deleted_paths"] == ["stale.txt"]
         assert (remote / "stale.txt").exists()  # a dry run changes nothing
 
         (local / "gone.txt").write_text("x")
-        (await api_client.post("/api/files/sync", json={"mount": "proj"})).raise_for_status()
+        (await svc_api_client.post("/api/files/sync", json={"mount": "proj"})).raise_for_status()
         (local / "gone.txt").unlink()  # now two entries would go, but only one was shown: refused
-        refused = await api_client.post("/api/files/mirror", json={"mount": "proj", "dry_run": False, "max_delete": 1})
+        refused = await svc_api_client.post(
+            "/api/files/mirror", json={"mount": "proj", "dry_run": False, "max_delete": 1}
+        )
         assert refused.status_code == 502
         assert (remote / "stale.txt").exists()
 
-        done = await api_client.post("/api/files/mirror", json={"mount": "proj", "dry_run": False, "max_delete": 2})
+        done = await svc_api_client.post("/api/files/mirror", json={"mount": "proj", "dry_run": False, "max_delete": 2})
         assert done.status_code == 200
         assert done.json()["entries_deleted"] == 2
         assert not (remote / "stale.txt").exists()
@@ -208,21 +210,21 @@ async def test_inspect_then_a_mirror_capped_at_the_deletions_shown(
         shutil.rmtree(remote, ignore_errors=True)
 
 
-async def test_inspect_without_a_profile_is_503(api_client: httpx.AsyncClient) -> None:
-    response = await api_client.get("/api/files/inspect", params={"mount": "proj"})
+async def test_inspect_without_a_profile_is_503(svc_api_client: httpx.AsyncClient) -> None:
+    response = await svc_api_client.get("/api/files/inspect", params={"mount": "proj"})
     assert response.status_code == 503
 
 
 @pytest.mark.cluster
 async def test_the_batch_script_of_a_submitted_job(
-    api_client: httpx.AsyncClient, local_transport: None, host: Host
+    svc_api_client: httpx.AsyncClient, local_transport: None, host: Host
 ) -> None:
     script = "#!/bin/bash\n#SBATCH --hold\necho from-the-script\n"
-    job = (await api_client.post("/api/jobs", json={"name": "held", "script_content": script})).json()
+    job = (await svc_api_client.post("/api/jobs", json={"name": "held", "script_content": script})).json()
     try:
-        response = await api_client.get(f"/api/jobs/{job['job_id']}/script")
+        response = await svc_api_client.get(f"/api/jobs/{job['job_id']}/script")
         assert response.status_code == 200
         assert "echo from-the-script" in response.json()["script"]
     finally:
-        await api_client.delete(f"/api/jobs/{job['job_id']}")
-    assert (await api_client.get("/api/jobs/99999999/script")).status_code == 404
+        await svc_api_client.delete(f"/api/jobs/{job['job_id']}")
+    assert (await svc_api_client.get("/api/jobs/99999999/script")).status_code == 404

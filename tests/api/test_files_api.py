@@ -26,10 +26,10 @@ PROFILE = "gpu"
 
 
 @pytest.fixture(autouse=True)
-def plugins(register_plugin: Callable[..., None]) -> None:
+def plugins(svc_register_plugin: Callable[..., None]) -> None:
     """The ssh transport and the rsync backend, as the installed distribution offers them."""
-    register_plugin(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    register_plugin(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
+    svc_register_plugin(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    svc_register_plugin(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
 
 
 @pytest.fixture
@@ -56,11 +56,11 @@ async def make_current(host: Host, profile: SSHProfile, *mounts: Mount) -> None:
 
 
 @pytest.fixture
-async def server(host: Host, project: Path, api_client: httpx.AsyncClient) -> httpx.AsyncClient:
+async def server(host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
     """The API with a current profile holding the mount ``proj`` (local ``project``)."""
     mount = Mount(name="proj", local=str(project), remote="/scratch/ada/proj")
     await make_current(host, SSHProfile(hostname="login.example.org", username="ada"), mount)
-    return api_client
+    return svc_api_client
 
 
 def assert_no_local_path(response: httpx.Response, *paths: Path) -> None:
@@ -82,16 +82,16 @@ def assert_no_local_path(response: httpx.Response, *paths: Path) -> None:
     ],
 )
 async def test_without_a_profile(
-    api_client: httpx.AsyncClient, method: str, url: str, body: object, status: int
+    svc_api_client: httpx.AsyncClient, method: str, url: str, body: object, status: int
 ) -> None:
-    response = await api_client.request(method, url, json=body)
+    response = await svc_api_client.request(method, url, json=body)
     assert response.status_code == status, response.text
     assert "no SSH profile is configured on the server" in response.json()["detail"]
 
 
-async def test_mount_lists_are_empty_without_a_profile(api_client: httpx.AsyncClient) -> None:
+async def test_mount_lists_are_empty_without_a_profile(svc_api_client: httpx.AsyncClient) -> None:
     for url in ("/api/files/mounts", "/api/files/mounts/config"):
-        response = await api_client.get(url)
+        response = await svc_api_client.get(url)
         assert (response.status_code, response.json()) == (200, [])
 
 
@@ -140,13 +140,13 @@ async def test_add_mount_errors(
 
 
 async def test_a_profile_from_environment_variables_cannot_keep_mounts(
-    host: Host, api_client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    host: Host, svc_api_client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SVC_SSH_HOSTNAME", "login.example.org")
     host.read_env = True
     await host.reload_profiles()
-    assert (await api_client.get("/api/files/mounts")).json() == []
-    response = await api_client.post("/api/files/mounts", json={"name": "x", "local": str(tmp_path), "remote": "x"})
+    assert (await svc_api_client.get("/api/files/mounts")).json() == []
+    response = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": str(tmp_path), "remote": "x"})
     assert response.status_code == 422
     assert response.json()["detail"].startswith("the server's SSH profile 'env' comes from SVC_SSH_* variables")
 
@@ -347,7 +347,7 @@ async def remote_dir(dev_profile: SSHProfile) -> AsyncIterator[tuple[str, asyncs
 @pytest.mark.cluster
 async def test_sync_copies_the_mount_to_the_dev_cluster(
     closing: Host,
-    api_client: httpx.AsyncClient,
+    svc_api_client: httpx.AsyncClient,
     dev_profile: SSHProfile,
     project: Path,
     tmp_path: Path,
@@ -356,14 +356,14 @@ async def test_sync_copies_the_mount_to_the_dev_cluster(
     name, conn = remote_dir
     await make_current(closing, dev_profile, Mount(name="proj", local=str(project), remote=f"{name}/proj"))
 
-    response = await api_client.post("/api/files/sync", json={"mount": "proj"})
+    response = await svc_api_client.post("/api/files/sync", json={"mount": "proj"})
     assert (response.status_code, response.json()) == (200, {"status": "synced", "mount": "proj"})
     listing = await conn.run(shlex.join(["cat", f"{name}/proj/src/main.py", f"{name}/proj/README.md"]), check=True)
     assert listing.stdout == "print('hello')\n# project\n"
 
     # additive: a file removed locally stays on the cluster
     (project / "README.md").unlink()
-    assert (await api_client.post("/api/files/sync", json={"mount": "proj"})).status_code == 200
+    assert (await svc_api_client.post("/api/files/sync", json={"mount": "proj"})).status_code == 200
     still = await conn.run(shlex.join(["test", "-f", f"{name}/proj/README.md"]), check=False)
     assert still.exit_status == 0
 
@@ -371,7 +371,7 @@ async def test_sync_copies_the_mount_to_the_dev_cluster(
 @pytest.mark.cluster
 async def test_sync_failure_on_the_cluster_side_is_502(
     closing: Host,
-    api_client: httpx.AsyncClient,
+    svc_api_client: httpx.AsyncClient,
     dev_profile: SSHProfile,
     project: Path,
     tmp_path: Path,
@@ -381,7 +381,7 @@ async def test_sync_failure_on_the_cluster_side_is_502(
     await conn.run(shlex.join(["mkdir", "-p", name]), check=True)
     await conn.run(shlex.join(["touch", f"{name}/proj"]), check=True)  # a file where the mount's directory goes
     await make_current(closing, dev_profile, Mount(name="proj", local=str(project), remote=f"{name}/proj"))
-    response = await api_client.post("/api/files/sync", json={"mount": "proj"})
+    response = await svc_api_client.post("/api/files/sync", json={"mount": "proj"})
     assert response.status_code == 502, response.text
     assert_no_local_path(response, tmp_path)
     assert dev_profile.key_filename not in response.text

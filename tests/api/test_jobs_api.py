@@ -30,12 +30,12 @@ async def wait_for(client: httpx.AsyncClient, job_id: int, wanted: set[str]) -> 
     raise AssertionError(f"job {job_id} never reached {wanted}: {body}")
 
 
-async def test_submit_returns_201_pending_job(api_client: httpx.AsyncClient, svc_paths: Any) -> None:
-    body = await submit(api_client, "echo hi", name="display", job_name="rest-job")
+async def test_submit_returns_201_pending_job(svc_api_client: httpx.AsyncClient, svc_paths: Any) -> None:
+    body = await submit(svc_api_client, "echo hi", name="display", job_name="rest-job")
     assert set(body) == {"name", "job_id", "status", "depends_on", "command", "resources"}
     assert isinstance(body["job_id"], int)
     assert (body["name"], body["status"], body["depends_on"], body["resources"]) == ("rest-job", "PENDING", [], {})
-    done = await wait_for(api_client, body["job_id"], {"COMPLETED", "FAILED"})
+    done = await wait_for(svc_api_client, body["job_id"], {"COMPLETED", "FAILED"})
     assert done["status"] == "COMPLETED"
     assert done["exit_code"] == 0
     assert [step["to"] for step in done["transitions"]][-1] == "COMPLETED"
@@ -51,17 +51,17 @@ async def test_submit_returns_201_pending_job(api_client: httpx.AsyncClient, svc
     ],
 )
 async def test_submit_validation_is_422_detail(
-    api_client: httpx.AsyncClient, payload: dict[str, Any], detail: str
+    svc_api_client: httpx.AsyncClient, payload: dict[str, Any], detail: str
 ) -> None:
-    response = await api_client.post("/api/jobs", json=payload)
+    response = await svc_api_client.post("/api/jobs", json=payload)
     assert response.status_code == 422
     assert response.json() == {"detail": detail}
 
 
-async def test_list_form_of_the_queue(api_client: httpx.AsyncClient) -> None:
-    job = await submit(api_client, "sleep 60", job_name="listed")
-    await wait_for(api_client, job["job_id"], {"RUNNING"})
-    listed = {row["job_id"]: row for row in (await api_client.get("/api/jobs")).json()}
+async def test_list_form_of_the_queue(svc_api_client: httpx.AsyncClient) -> None:
+    job = await submit(svc_api_client, "sleep 60", job_name="listed")
+    await wait_for(svc_api_client, job["job_id"], {"RUNNING"})
+    listed = {row["job_id"]: row for row in (await svc_api_client.get("/api/jobs")).json()}
     row = listed[job["job_id"]]
     assert row["name"] == "listed"
     assert row["status"] == "RUNNING"
@@ -71,47 +71,47 @@ async def test_list_form_of_the_queue(api_client: httpx.AsyncClient) -> None:
     hours, minutes, seconds = row["elapsed_time"].split(":")
     assert hours.isdigit()
     assert len(minutes) == len(seconds) == 2
-    assert (await api_client.delete(f"/api/jobs/{job['job_id']}")).status_code == 204
+    assert (await svc_api_client.delete(f"/api/jobs/{job['job_id']}")).status_code == 204
 
 
-async def test_status_codes_of_job_paths(api_client: httpx.AsyncClient) -> None:
+async def test_status_codes_of_job_paths(svc_api_client: httpx.AsyncClient) -> None:
     for method in ("get", "delete"):
-        negative = await api_client.request(method.upper(), "/api/jobs/-3")
+        negative = await svc_api_client.request(method.upper(), "/api/jobs/-3")
         assert negative.status_code == 400
         assert negative.json() == {"detail": "job id must be a non-negative integer, got -3"}
-    assert (await api_client.get("/api/jobs/-3/logs")).status_code == 400
-    missing = await api_client.get("/api/jobs/999999999")
+    assert (await svc_api_client.get("/api/jobs/-3/logs")).status_code == 400
+    missing = await svc_api_client.get("/api/jobs/999999999")
     assert missing.status_code == 404
     assert missing.json() == {"detail": "job 999999999 not found on transport 'local'"}
-    assert (await api_client.delete("/api/jobs/999999999")).status_code == 404
-    assert (await api_client.get("/api/jobs/abc")).status_code == 422
+    assert (await svc_api_client.delete("/api/jobs/999999999")).status_code == 404
+    assert (await svc_api_client.get("/api/jobs/abc")).status_code == 422
 
 
-async def test_cancel_is_204_then_422(api_client: httpx.AsyncClient) -> None:
-    job = await submit(api_client, "sleep 120")
-    response = await api_client.delete(f"/api/jobs/{job['job_id']}")
+async def test_cancel_is_204_then_422(svc_api_client: httpx.AsyncClient) -> None:
+    job = await submit(svc_api_client, "sleep 120")
+    response = await svc_api_client.delete(f"/api/jobs/{job['job_id']}")
     assert response.status_code == 204
     assert response.content == b""
-    assert (await wait_for(api_client, job["job_id"], {"CANCELLED"}))["raw_state"].startswith("CANCELLED")
-    again = await api_client.delete(f"/api/jobs/{job['job_id']}")
+    assert (await wait_for(svc_api_client, job["job_id"], {"CANCELLED"}))["raw_state"].startswith("CANCELLED")
+    again = await svc_api_client.delete(f"/api/jobs/{job['job_id']}")
     assert again.status_code == 422
     assert "already ended" in again.json()["detail"]
 
 
-async def test_logs_by_offset(api_client: httpx.AsyncClient, svc_paths: Any) -> None:
-    job = await submit(api_client, "echo line-1; echo problem >&2; echo line-2")
-    await wait_for(api_client, job["job_id"], {"COMPLETED"})
-    logs = (await api_client.get(f"/api/jobs/{job['job_id']}/logs")).json()
+async def test_logs_by_offset(svc_api_client: httpx.AsyncClient, svc_paths: Any) -> None:
+    job = await submit(svc_api_client, "echo line-1; echo problem >&2; echo line-2")
+    await wait_for(svc_api_client, job["job_id"], {"COMPLETED"})
+    logs = (await svc_api_client.get(f"/api/jobs/{job['job_id']}/logs")).json()
     assert (logs["stdout"], logs["stderr"]) == ("line-1\nline-2\n", "problem\n")
     assert logs["stdout_offset"] == len("line-1\nline-2\n")
-    tail = (await api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": 7})).json()
+    tail = (await svc_api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": 7})).json()
     assert tail["stdout"] == "line-2\n"
-    bad = await api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": -1})
+    bad = await svc_api_client.get(f"/api/jobs/{job['job_id']}/logs", params={"stdout_offset": -1})
     assert bad.status_code == 422
 
 
-async def test_resources_per_partition(api_client: httpx.AsyncClient) -> None:
-    snapshots = (await api_client.get("/api/resources")).json()
+async def test_resources_per_partition(svc_api_client: httpx.AsyncClient) -> None:
+    snapshots = (await svc_api_client.get("/api/resources")).json()
     by_name = {snap["partition"]: snap for snap in snapshots}
     assert {"debug", "gpu"} <= set(by_name)
     gpu = by_name["gpu"]
@@ -129,27 +129,27 @@ async def test_resources_per_partition(api_client: httpx.AsyncClient) -> None:
         "has_available_gpus",
     }
     assert gpu["total_gpus"] == 4
-    only = (await api_client.get("/api/resources", params={"partition": "gpu"})).json()
+    only = (await svc_api_client.get("/api/resources", params={"partition": "gpu"})).json()
     assert [snap["partition"] for snap in only] == ["gpu"]
-    assert (await api_client.get("/api/resources", params={"partition": "nope"})).json() == []
+    assert (await svc_api_client.get("/api/resources", params={"partition": "nope"})).json() == []
 
 
-async def test_history_and_stats(api_client: httpx.AsyncClient) -> None:
-    ok = await submit(api_client, "true", job_name="h-ok")
-    bad = await submit(api_client, "exit 4", job_name="h-bad")
-    await wait_for(api_client, ok["job_id"], {"COMPLETED"})
-    await wait_for(api_client, bad["job_id"], {"FAILED"})
-    rows = (await api_client.get("/api/history", params={"limit": 2})).json()
+async def test_history_and_stats(svc_api_client: httpx.AsyncClient) -> None:
+    ok = await submit(svc_api_client, "true", job_name="h-ok")
+    bad = await submit(svc_api_client, "exit 4", job_name="h-bad")
+    await wait_for(svc_api_client, ok["job_id"], {"COMPLETED"})
+    await wait_for(svc_api_client, bad["job_id"], {"FAILED"})
+    rows = (await svc_api_client.get("/api/history", params={"limit": 2})).json()
     assert [row["name"] for row in rows] == ["h-bad", "h-ok"]
     assert rows[0]["status"] == "FAILED"
     assert rows[0]["exit_code"] == 4
     assert rows[0]["source"] == "web"
-    stats = (await api_client.get("/api/history/stats", params={"from": "2000-01-01"})).json()
+    stats = (await svc_api_client.get("/api/history/stats", params={"from": "2000-01-01"})).json()
     assert stats["total"] == 2
     assert (stats["completed"], stats["failed"], stats["cancelled"]) == (1, 1, 0)
     assert stats["avg_runtime_seconds"] >= 0
-    empty = (await api_client.get("/api/history/stats", params={"to": "2000-01-01"})).json()
+    empty = (await svc_api_client.get("/api/history/stats", params={"to": "2000-01-01"})).json()
     assert empty == {"total": 0, "completed": 0, "failed": 0, "cancelled": 0, "avg_runtime_seconds": 0.0}
-    wrong = await api_client.get("/api/history/stats", params={"from": "yesterday"})
+    wrong = await svc_api_client.get("/api/history/stats", params={"from": "yesterday"})
     assert wrong.status_code == 400
     assert wrong.json() == {"detail": "'from' must be an ISO date such as 2026-11-22, got 'yesterday'"}

@@ -25,9 +25,11 @@ FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a sche
 
 
 @pytest.fixture
-async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    assert (await api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})).is_success
-    yield api_client
+async def client(svc_api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    assert (
+        await svc_api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})
+    ).is_success
+    yield svc_api_client
     await close_engine(host)
 
 

@@ -212,7 +212,7 @@ async def test_a_body_over_the_limit_is_413_before_the_route_reads_it(http: http
 
 
 async def test_an_unexpected_exception_is_a_500_detail_without_internals(
-    host: Host, register_plugin: Callable[..., None]
+    host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
     router = APIRouter()
 
@@ -220,7 +220,7 @@ async def test_an_unexpected_exception_is_a_500_detail_without_internals(
     async def boom() -> None:
         raise RuntimeError("secret detail at /home/someone/.ssh/id_ed25519")
 
-    register_plugin(SimpleNamespace(svc_api_routers=hookimpl(lambda: [router])), "boom")
+    svc_register_plugin(SimpleNamespace(svc_api_routers=hookimpl(lambda: [router])), "boom")
     async with client_for(host, ServerSecurity(token=TOKEN), headers=AUTH) as http:
         response = await http.get("/api/boom")
     assert response.status_code == 500

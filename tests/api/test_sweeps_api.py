@@ -32,9 +32,9 @@ jobs:
 
 
 @pytest.fixture
-async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    await api_client.post("/api/workflows/upload", json={"yaml": GRID, "filename": "grid.yaml"})
-    yield api_client
+async def client(svc_api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    await svc_api_client.post("/api/workflows/upload", json={"yaml": GRID, "filename": "grid.yaml"})
+    yield svc_api_client
     await host.close_services()
     live = [record.job_id for record in host.store.call(job_repo.live_jobs) if record.transport == "local"]
     if live:  # only this test's jobs

@@ -28,8 +28,8 @@ jobs:
 
 
 @pytest.fixture
-async def client(api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    yield api_client
+async def client(svc_api_client: httpx.AsyncClient, host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    yield svc_api_client
     await host.close_services()
 
 

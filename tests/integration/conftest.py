@@ -18,9 +18,11 @@ from svc_host.store.database import Store
 
 
 @pytest.fixture
-def plugins(plugin_manager: PluginManager, register_plugin: Callable[..., None], slurm_cluster: None) -> PluginManager:
-    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
-    return plugin_manager
+def plugins(
+    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., None], slurm_cluster: None
+) -> PluginManager:
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+    return svc_plugin_manager
 
 
 @pytest.fixture

@@ -185,12 +185,12 @@ def project(tmp_path: Path, outside: Path) -> Path:
 
 
 @pytest.fixture
-async def client(host: Host, project: Path, api_client: httpx.AsyncClient) -> httpx.AsyncClient:
+async def client(host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
     host.profiles.create("gpu", SSHProfile(hostname="login.example.org"))
     host.profiles.add_mount("gpu", Mount(name="proj", local=str(project), remote="proj"))
     host.profiles.activate("gpu")
     await host.reload_profiles()
-    return api_client
+    return svc_api_client
 
 
 def check(response: httpx.Response, expected: int, tmp_path: Path) -> None:

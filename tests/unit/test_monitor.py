@@ -36,10 +36,10 @@ def events() -> list[Event]:
 
 
 @pytest.fixture
-def monitor(plugin_manager: PluginManager, fake: FakeTransport, store: Store, events: list[Event]) -> Monitor:
+def monitor(svc_plugin_manager: PluginManager, fake: FakeTransport, store: Store, events: list[Event]) -> Monitor:
     plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
-    plugin_manager.register(plugin, "fake-plugin")
-    return Monitor(store, TransportRegistry(plugin_manager), events.append, min_interval=0.01, max_interval=0.05)
+    svc_plugin_manager.register(plugin, "fake-plugin")
+    return Monitor(store, TransportRegistry(svc_plugin_manager), events.append, min_interval=0.01, max_interval=0.05)
 
 
 async def track(fake: FakeTransport, store: Store, count: int) -> list[str]:

@@ -24,24 +24,24 @@ from svc_host.testing.http import asgi_client, security_for_tests
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
 
-async def test_svc_api_routers_of_a_plugin_are_mounted(plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: PluginManager, host: Host) -> None:
     sys.path.insert(0, str(FAKE_SITE))
     try:
         import svc_fake_tools
     finally:
         sys.path.remove(str(FAKE_SITE))
         sys.modules.pop("svc_fake_tools", None)
-    plugin_manager.register(svc_fake_tools, "tools")
+    svc_plugin_manager.register(svc_fake_tools, "tools")
     async with asgi_client(create_app(host, security=security_for_tests())) as http:
         assert (await http.get("/api/fake/ping")).json() == {"pong": True}
 
 
-async def test_svc_mcp_tools_carry_their_hints(plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_mcp_tools_carry_their_hints(svc_plugin_manager: PluginManager, host: Host) -> None:
     async def wipe(target: str) -> dict[str, object]:
         return {"success": False, "error": f"refusing to wipe {target}"}
 
     tool = ToolSpec(name="wipe", function=wipe, description="Wipe a thing.", destructive=True)
-    plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
+    svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
     async with Client(create_server(host)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["wipe"].annotations is not None
@@ -65,13 +65,15 @@ async def test_svc_mcp_serves_a_third_party_tool_over_stdio() -> None:
     assert result.structured_content == {"success": True, "text": "HI"}
 
 
-def test_svc_renderers_duplicate_default_is_refused(plugin_manager: PluginManager) -> None:
+def test_svc_renderers_duplicate_default_is_refused(svc_plugin_manager: PluginManager) -> None:
     def render(definition: JobDefinition) -> RenderedScript:
         return RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e")
 
-    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
+    svc_plugin_manager.register(
+        SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine"
+    )
     with pytest.raises(PluginError, match=r"'default' from mine \(local 0\) and svc_host\.rendering\.hooks \(svc "):
-        plugin_manager.renderer("default")
+        svc_plugin_manager.renderer("default")
 
 
 def hello_plugin() -> SimpleNamespace:
@@ -91,14 +93,14 @@ def hello_plugin() -> SimpleNamespace:
     return SimpleNamespace(svc_cli_commands=hookimpl(lambda: [hello, jobs]))
 
 
-def test_svc_cli_commands_add_subcommands(plugin_manager: PluginManager, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_svc_cli_commands_add_subcommands(svc_plugin_manager: PluginManager, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
     import svc_host.plugins
     from svc_host.cli import cli
 
-    plugin_manager.register(hello_plugin(), "greeter")
-    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: plugin_manager)
+    svc_plugin_manager.register(hello_plugin(), "greeter")
+    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: svc_plugin_manager)
     result = CliRunner().invoke(cli, ["hello", "world"])
     assert (result.exit_code, result.output) == (0, "hello world\n")
     listing = CliRunner().invoke(cli, ["--help"]).output
@@ -121,7 +123,7 @@ def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.Mon
     assert CliRunner().invoke(cli, ["config", "--help"]).exit_code == 0
 
 
-async def test_svc_background_tasks_run_while_a_server_runs(plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: PluginManager, host: Host) -> None:
     import asyncio
 
     from svc_host.plugin_types import TaskSpec
@@ -139,7 +141,7 @@ async def test_svc_background_tasks_run_while_a_server_runs(plugin_manager: Plug
 
         return [TaskSpec(name="worker", run=work)]
 
-    plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
+    svc_plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
     host.source = "mcp"
     await host.start()
     await asyncio.sleep(0.05)
@@ -149,7 +151,7 @@ async def test_svc_background_tasks_run_while_a_server_runs(plugin_manager: Plug
 
 
 async def test_svc_health_shows_in_the_api_and_the_cli(
-    plugin_manager: PluginManager, host: Host, monkeypatch: pytest.MonkeyPatch
+    svc_plugin_manager: PluginManager, host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
 
@@ -162,13 +164,25 @@ async def test_svc_health_shows_in_the_api_and_the_cli(
     def health(paths: object) -> HealthReport:
         return HealthReport(ok=False, summary="3 messages waiting", details={"waiting": 3})
 
-    plugin_manager.register(SimpleNamespace(svc_health=hookimpl(health)), "outboxy")
+    svc_plugin_manager.register(SimpleNamespace(svc_health=hookimpl(health)), "outboxy")
     async with asgi_client(create_app(host, security=security_for_tests())) as http:
         listed = {p["name"]: p for p in (await http.get("/api/plugins")).json()["plugins"]}
     assert listed["outboxy"]["health"] == {"ok": False, "summary": "3 messages waiting", "details": {"waiting": 3}}
     assert listed["svc_host.rendering.hooks"]["health"] is None
-    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: plugin_manager)
+    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: svc_plugin_manager)
     rows = {row["name"]: row for row in json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)}
     assert rows["outboxy"]["health"]["summary"] == "3 messages waiting"
     table = CliRunner().invoke(cli, ["plugins"]).output
     assert table.endswith("\noutboxy: needs attention: 3 messages waiting\n")
+
+
+async def test_a_tool_whose_signature_cannot_be_read_is_left_out(svc_plugin_manager: PluginManager, host: Host) -> None:
+    async def unreadable(thing: NoSuchType) -> dict[str, object]:  # type: ignore[name-defined]  # noqa: F821
+        return {"success": True}
+
+    tool = ToolSpec(name="unreadable", function=unreadable, description="Cannot be described.")
+    svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "sloppy")
+    async with Client(create_server(host)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert "unreadable" not in names
+    assert "submit_job" in names

@@ -85,21 +85,21 @@ def test_disabled_plugins_are_shown_and_not_loaded(fake_site: Path, monkeypatch:
     assert manager.transport_specs(HostConfig())["local"].description == "Slurm on this machine"
 
 
-def test_unknown_transport_lists_the_choices_and_providers(plugin_manager: PluginManager) -> None:
+def test_unknown_transport_lists_the_choices_and_providers(svc_plugin_manager: PluginManager) -> None:
     from svc_plugin_local import hooks as local_hooks
 
-    plugin_manager.register(local_hooks, "local", distribution="svc", version="0.1.0")
+    svc_plugin_manager.register(local_hooks, "local", distribution="svc", version="0.1.0")
     with pytest.raises(
         PluginError, match=r"unknown transport 'nope'; choose one of: local \(from local \(svc 0.1.0\)\)"
     ):
-        plugin_manager.transport_spec("nope", HostConfig())
+        svc_plugin_manager.transport_spec("nope", HostConfig())
 
 
-def test_a_hookimpl_for_an_unknown_hook_fails_check_pending(plugin_manager: PluginManager) -> None:
+def test_a_hookimpl_for_an_unknown_hook_fails_check_pending(svc_plugin_manager: PluginManager) -> None:
     typo = SimpleNamespace(svc_transport=hookimpl(lambda config: []))
-    plugin_manager.register(typo, "typo")
+    svc_plugin_manager.register(typo, "typo")
     with pytest.raises(PluginError, match="implements an unknown hook"):
-        plugin_manager.check_pending()
+        svc_plugin_manager.check_pending()
 
 
 def test_a_plugin_failing_inside_a_hook_does_not_hide_the_others() -> None:
@@ -116,15 +116,15 @@ def test_a_plugin_failing_inside_a_hook_does_not_hide_the_others() -> None:
     assert list(manager.transport_specs(HostConfig())) == ["ok"]
 
 
-def test_an_observer_failure_does_not_stop_the_broadcast(plugin_manager: PluginManager) -> None:
+def test_an_observer_failure_does_not_stop_the_broadcast(svc_plugin_manager: PluginManager) -> None:
     seen: list[str] = []
 
     def bad(event: Event) -> None:
         raise RuntimeError("observer bug")
 
-    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(bad)), "bad")
-    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(lambda event: seen.append(event.name))), "good")
-    plugin_manager.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
+    svc_plugin_manager.register(SimpleNamespace(svc_event=hookimpl(bad)), "bad")
+    svc_plugin_manager.register(SimpleNamespace(svc_event=hookimpl(lambda event: seen.append(event.name))), "good")
+    svc_plugin_manager.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
     assert seen == ["job.status_changed"]
 
 
@@ -145,14 +145,14 @@ def test_record_names_are_validated() -> None:
 # -- the manager follows pluggy ----------------------------------------------------------------------------
 
 
-def test_an_implementation_may_take_fewer_arguments_than_the_spec(plugin_manager: PluginManager) -> None:
-    plugin_manager.register(
+def test_an_implementation_may_take_fewer_arguments_than_the_spec(svc_plugin_manager: PluginManager) -> None:
+    svc_plugin_manager.register(
         SimpleNamespace(svc_transports=hookimpl(lambda: [TransportSpec(name="argless", factory=object)])), "argless"
     )
-    assert "argless" in plugin_manager.transport_specs(HostConfig())
+    assert "argless" in svc_plugin_manager.transport_specs(HostConfig())
 
 
-def test_the_calling_order_is_pluggys(plugin_manager: PluginManager) -> None:
+def test_the_calling_order_is_pluggys(svc_plugin_manager: PluginManager) -> None:
     """tryfirst, then the newest registered first, then trylast; records keep that order."""
     called: list[str] = []
 
@@ -162,16 +162,16 @@ def test_the_calling_order_is_pluggys(plugin_manager: PluginManager) -> None:
 
         return SimpleNamespace(svc_event=hookimpl(**opts)(svc_event))
 
-    plugin_manager.register(plugin("last", trylast=True), "last")
-    plugin_manager.register(plugin("old"), "old")
-    plugin_manager.register(plugin("first", tryfirst=True), "first")
-    plugin_manager.register(plugin("new"), "new")
-    plugin_manager.emit(Event(name="job.status_changed", payload={}))
+    svc_plugin_manager.register(plugin("last", trylast=True), "last")
+    svc_plugin_manager.register(plugin("old"), "old")
+    svc_plugin_manager.register(plugin("first", tryfirst=True), "first")
+    svc_plugin_manager.register(plugin("new"), "new")
+    svc_plugin_manager.emit(Event(name="job.status_changed", payload={}))
     assert called == ["first", "new", "old", "last"]
-    assert plugin_manager.providers("svc_event") == ["first", "new", "old", "svc_host.api.hooks", "last"]
+    assert svc_plugin_manager.providers("svc_event") == ["first", "new", "old", "svc_host.api.hooks", "last"]
 
 
-def test_a_wrapper_sees_every_plugins_call(plugin_manager: PluginManager) -> None:
+def test_a_wrapper_sees_every_plugins_call(svc_plugin_manager: PluginManager) -> None:
     seen: list[list[str]] = []
 
     def wrap(config: HostConfig) -> Iterator[None]:
@@ -179,21 +179,21 @@ def test_a_wrapper_sees_every_plugins_call(plugin_manager: PluginManager) -> Non
         seen.append([spec.name for specs in result for spec in specs])
         return result
 
-    plugin_manager.register(SimpleNamespace(svc_transports=hookimpl(wrapper=True)(wrap)), "wrapper")
-    plugin_manager.register(
+    svc_plugin_manager.register(SimpleNamespace(svc_transports=hookimpl(wrapper=True)(wrap)), "wrapper")
+    svc_plugin_manager.register(
         SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="a", factory=object)])), "a"
     )
-    plugin_manager.register(
+    svc_plugin_manager.register(
         SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="b", factory=object)])), "b"
     )
-    assert sorted(plugin_manager.transport_specs(HostConfig())) == ["a", "b"]
+    assert sorted(svc_plugin_manager.transport_specs(HostConfig())) == ["a", "b"]
     assert seen == [["b"], ["a"]]
 
 
-def test_a_wrong_record_names_the_plugin(plugin_manager: PluginManager) -> None:
-    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: ["default"])), "sloppy", version="1.2")
+def test_a_wrong_record_names_the_plugin(svc_plugin_manager: PluginManager) -> None:
+    svc_plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: ["default"])), "sloppy", version="1.2")
     with pytest.raises(PluginError) as caught:
-        plugin_manager.renderer("default")
+        svc_plugin_manager.renderer("default")
     assert str(caught.value) == (
         "plugin sloppy (local 1.2) failed in svc_renderers: returned str 'default', expected RendererSpec"
     )
@@ -209,21 +209,23 @@ def test_a_wrong_record_is_skipped_and_shown_when_not_strict() -> None:
     assert info.error == "plugin sloppy (local 0) failed in svc_mcp_tools: returned dict, expected a list of ToolSpec"
 
 
-def test_name_tables_are_built_once(plugin_manager: PluginManager) -> None:
+def test_name_tables_are_built_once(svc_plugin_manager: PluginManager) -> None:
     calls: list[int] = []
 
     def renderers() -> list[Any]:
         calls.append(1)
         return []
 
-    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(renderers)), "counted")
+    svc_plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(renderers)), "counted")
     for _ in range(3):
-        plugin_manager.renderer("default")
-    plugin_manager.renderers()
+        svc_plugin_manager.renderer("default")
+    svc_plugin_manager.renderers()
     assert calls == [1]
 
 
-async def test_a_duplicate_renderer_stops_the_server_at_start(plugin_manager: PluginManager, svc_paths: Any) -> None:
+async def test_a_duplicate_renderer_stops_the_server_at_start(
+    svc_plugin_manager: PluginManager, svc_paths: Any
+) -> None:
     from svc_host.context import Host
     from svc_host.plugin_types import RendererSpec
     from svc_host.profiles import ProfileStore
@@ -232,10 +234,12 @@ async def test_a_duplicate_renderer_stops_the_server_at_start(plugin_manager: Pl
     def render(definition: Any) -> Any:
         raise AssertionError("never rendered")
 
-    plugin_manager.register(SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine")
+    svc_plugin_manager.register(
+        SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec("default", render)])), "mine"
+    )
     host = Host(
         paths=svc_paths,
-        plugins=plugin_manager,
+        plugins=svc_plugin_manager,
         profiles=ProfileStore(svc_paths.profiles_file),
         store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
         source="web",
@@ -261,7 +265,7 @@ def test_svc_trace_plugins_traces_hook_calls(
     assert "svc plugins: svc_renderers returned [[RendererSpec(name='default'" in err
 
 
-def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(plugin_manager: PluginManager) -> None:
+def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(svc_plugin_manager: PluginManager) -> None:
     from svc_host.events import event_hub
 
     seen: list[str] = []
@@ -269,15 +273,15 @@ def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(plug
     def bad(event: Event) -> None:
         raise RuntimeError("observer bug")
 
-    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(tryfirst=True)(bad)), "bad-first")
-    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(lambda event: seen.append(event.name))), "good")
-    plugin_manager.register(SimpleNamespace(svc_event=hookimpl(trylast=True)(bad)), "bad-last")
+    svc_plugin_manager.register(SimpleNamespace(svc_event=hookimpl(tryfirst=True)(bad)), "bad-first")
+    svc_plugin_manager.register(SimpleNamespace(svc_event=hookimpl(lambda event: seen.append(event.name))), "good")
+    svc_plugin_manager.register(SimpleNamespace(svc_event=hookimpl(trylast=True)(bad)), "bad-last")
     published: list[Event] = []
     hub = event_hub()
     monkeypatched = hub.publish
     hub.publish = published.append  # type: ignore[method-assign]
     try:
-        plugin_manager.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
+        svc_plugin_manager.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
     finally:
         hub.publish = monkeypatched  # type: ignore[method-assign]
     assert seen == ["job.status_changed"]

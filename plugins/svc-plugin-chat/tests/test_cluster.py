@@ -27,8 +27,8 @@ async def test_a_failed_job_reaches_the_webhook_exactly_once(
     slurm_cluster: None,
     receiver: Receiver,
     monkeypatch: pytest.MonkeyPatch,
-    plugin_manager: PluginManager,
-    register_plugin: Callable[..., Any],
+    svc_plugin_manager: PluginManager,
+    svc_register_plugin: Callable[..., Any],
     svc_paths: SvcPaths,
     tmp_path: Path,
 ) -> None:
@@ -36,9 +36,9 @@ async def test_a_failed_job_reaches_the_webhook_exactly_once(
     monkeypatch.setenv("SVC_CHAT_ALLOW_HTTP_HOSTS", "127.0.0.1")
     monkeypatch.setenv("SVC_CHAT_RETRY_SECONDS", "0.5")
     monkeypatch.setenv("SVC_CHAT_RETRY_MAX_SECONDS", "1")
-    register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
-    register_plugin(svc_plugin_chat.hooks, "chat")
-    host = make_server(plugin_manager, svc_paths)
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+    svc_register_plugin(svc_plugin_chat.hooks, "chat")
+    host = make_server(svc_plugin_manager, svc_paths)
     await host.start()
     job_id = ""
     try:

@@ -48,10 +48,10 @@ def chat_env(receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Receiver:
     return receiver
 
 
-def make_server(plugin_manager: PluginManager, paths: SvcPaths) -> Host:
+def make_server(svc_plugin_manager: PluginManager, paths: SvcPaths) -> Host:
     return Host(
         paths=paths,
-        plugins=plugin_manager,
+        plugins=svc_plugin_manager,
         profiles=ProfileStore(paths.profiles_file),
         store=Store(f"sqlite:///{paths.state_dir / 'svc.db'}"),
         source="mcp",  # a server: starts plugin tasks (and no resource sampler, which needs a cluster)
@@ -61,10 +61,10 @@ def make_server(plugin_manager: PluginManager, paths: SvcPaths) -> Host:
 
 @pytest.fixture
 async def server(
-    plugin_manager: PluginManager, register_plugin: Callable[..., Any], svc_paths: SvcPaths
+    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any], svc_paths: SvcPaths
 ) -> AsyncIterator[Host]:
-    register_plugin(svc_plugin_chat.hooks, "chat")
-    host = make_server(plugin_manager, svc_paths)
+    svc_register_plugin(svc_plugin_chat.hooks, "chat")
+    host = make_server(svc_plugin_manager, svc_paths)
     await host.start()
     assert host.plugin_tasks.names() == ["chat-outbox"]
     yield host
@@ -143,14 +143,14 @@ async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: R
 
 
 async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
-    chat_env: Receiver, plugin_manager: PluginManager, register_plugin: Callable[..., Any]
+    chat_env: Receiver, svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any]
 ) -> None:
-    register_plugin(svc_plugin_chat.hooks, "chat")
-    plugin_manager.emit(failed_job("11"))  # no server in this process: straight into the outbox
+    svc_register_plugin(svc_plugin_chat.hooks, "chat")
+    svc_plugin_manager.emit(failed_job("11"))  # no server in this process: straight into the outbox
     chat_env.up()
     await asyncio.sleep(0.3)
     assert chat_env.bodies == []
-    host = make_server(plugin_manager, SvcPaths.from_env())
+    host = make_server(svc_plugin_manager, SvcPaths.from_env())
     await host.start()
     try:
         await until(lambda: len(chat_env.bodies) == 1)
@@ -160,15 +160,15 @@ async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
 
 
 def test_an_unsafe_url_is_reported_not_used(
-    receiver: Receiver, monkeypatch: pytest.MonkeyPatch, plugin_manager: PluginManager, svc_paths: SvcPaths
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch, svc_plugin_manager: PluginManager, svc_paths: SvcPaths
 ) -> None:
-    plugin_manager.register(svc_plugin_chat.hooks, "chat")
+    svc_plugin_manager.register(svc_plugin_chat.hooks, "chat")
     monkeypatch.setenv("CHAT_WEBHOOK_URL", receiver.url)
-    health = plugin_manager.health(svc_paths)["chat"]
+    health = svc_plugin_manager.health(svc_paths)["chat"]
     assert not health.ok
     assert health.summary == (
         f"not sending: chat webhook URL 'http://127.0.0.1:{receiver.port}/…' uses plain http; use https, or "
         "allow this host with SVC_CHAT_ALLOW_HTTP_HOSTS=127.0.0.1"
     )
     monkeypatch.delenv("CHAT_WEBHOOK_URL")
-    assert plugin_manager.health(svc_paths)["chat"].summary == "off: no chat webhook URL set"
+    assert svc_plugin_manager.health(svc_paths)["chat"].summary == "off: no chat webhook URL set"

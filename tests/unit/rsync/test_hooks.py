@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from svc_host.plugins import PluginManager
 
 
-def test_rsync_backend_is_registered(plugin_manager: PluginManager, register_plugin: Callable[..., Any]) -> None:
-    register_plugin(hooks, "rsync")
-    spec = plugin_manager.sync_backend("rsync")
+def test_rsync_backend_is_registered(
+    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any]
+) -> None:
+    svc_register_plugin(hooks, "rsync")
+    spec = svc_plugin_manager.sync_backend("rsync")
     backend = spec.factory("dev", SSHProfile(hostname="h"))
     assert isinstance(backend, RsyncBackend)
     assert isinstance(backend, SyncBackend)

@@ -1,0 +1,59 @@
+"""Slurm behind the site's wrapper: commands run on the login node through OpenSSH, every sbatch is charged to
+the site's account and QOS, logs are read as raw bytes (READ: size, newline, bytes). SlurmTransport does the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Sequence
+
+from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.transport import CommandResult, SlurmTransport
+
+from svc_example_site.settings import SiteSettings
+
+READ = 'test -f "$1" || exit 3; stat -c %s -- "$1"; tail -c +"$2" -- "$1" | head -c "$3"'
+
+
+class SiteTransport(SlurmTransport):
+    name = "site"
+
+    def __init__(self, settings: SiteSettings, *, timeout: float = 60.0) -> None:
+        self.settings, self.timeout = settings, timeout
+
+    def ssh_argv(self, argv: Sequence[str]) -> list[str]:
+        s = self.settings
+        key = ["-i", s.key] if s.key else []
+        known = ["-o", f"UserKnownHostsFile={s.known_hosts}"] if s.known_hosts else []  # BatchMode: unknown = refused
+        return ["ssh", "-p", str(s.port), "-o", "BatchMode=yes", *key, *known, s.login, "--", shlex.join(argv)]
+
+    async def exec(self, argv: Sequence[str], stdin: bytes | None, timeout: float | None) -> tuple[int, bytes, bytes]:
+        pipe = asyncio.subprocess.PIPE
+        proc = await asyncio.create_subprocess_exec(*self.ssh_argv(argv), stdin=pipe, stdout=pipe, stderr=pipe)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout or self.timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            proc.kill()
+            await asyncio.shield(proc.wait())
+            raise
+        return proc.returncode if proc.returncode is not None else -1, out, err
+
+    async def run(
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None, idempotent: bool = True
+    ) -> CommandResult:
+        argv = list(argv)
+        if argv[:1] == ["sbatch"]:  # the wrapper's whole point: every job on the site's account and QOS
+            argv[1:1] = [f"--account={self.settings.account}", f"--qos={self.settings.qos}"]
+        try:
+            code, out, err = await self.exec(argv, stdin.encode() if stdin is not None else None, timeout)
+        except TimeoutError:
+            raise OutcomeUnknownError(f"{argv[0]} timed out", argv=argv, timed_out=True) from None
+        if code == 255:  # ssh itself failed: the command may have started, so only an idempotent one is plain
+            error = TransportError if idempotent else OutcomeUnknownError
+            raise error(f"ssh to {self.settings.login} failed: {err.decode(errors='replace').strip()}", argv=argv)
+        return CommandResult(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+        code, out, _ = await self.exec(["sh", "-c", READ, "sh", path, str(offset + 1), str(limit)], None, None)
+        size, _, data = out.partition(b"\n")
+        return (data, int(size)) if code == 0 else None

@@ -1,0 +1,110 @@
+"""svc's pytest plugin in a plugin author's project that has no pytest configuration of its own: markers are
+known, async tests and fixtures run, and every fixture (``svc_*``) does its job."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+AUTHOR_TESTS = '''
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from svc_host import hookimpl
+from svc_host.plugin_types import ToolSpec
+
+
+@pytest.fixture
+async def greeting():  # a plain async fixture, no pytest-asyncio decorator
+    yield "hello"
+
+
+async def ping() -> dict[str, object]:
+    return {"success": True, "pong": True}
+
+
+@pytest.fixture
+def with_tool(svc_register_plugin):
+    svc_register_plugin(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [ToolSpec("ping", ping, "Ping.")])), "mine")
+
+
+@pytest.mark.slow
+async def test_async_test_and_fixture(greeting):
+    assert greeting == "hello"
+
+
+async def test_api_client(svc_api_client):
+    assert (await svc_api_client.get("/api/plugins")).status_code == 200
+
+
+async def test_mcp_client(with_tool, svc_mcp_client):
+    async with svc_mcp_client() as client:
+        result = await client.call_tool("ping", {})
+    assert result.structured_content == {"success": True, "pong": True}
+
+
+def test_cli(svc_isolated_home, svc_cli):
+    result = svc_cli("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "local" in {row["name"] for row in json.loads(result.stdout)}
+'''
+
+
+@pytest.mark.slow
+def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> None:
+    project = tmp_path / "svc-myplugin"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_mine.py").write_text(textwrap.dedent(AUTHOR_TESTS))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "-W", "error", "tests"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 passed" in result.stdout
+
+
+AUTHOR_CONTRACT = '''
+import pytest
+
+from svc_host.testing.contract import TransportContract
+from svc_plugin_local.transport import LocalTransport
+
+
+class TestMine(TransportContract):
+    @pytest.fixture
+    async def transport(self):
+        transport = LocalTransport()
+        yield transport
+        await transport.close()
+
+    @pytest.fixture
+    def job_dir(self, tmp_path):
+        return str(tmp_path)
+'''
+
+
+@pytest.mark.cluster
+def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_path: Path) -> None:
+    project = tmp_path / "svc-mytransport"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_contract.py").write_text(textwrap.dedent(AUTHOR_CONTRACT))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "tests", "-k", "exit"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "passed" in result.stdout
