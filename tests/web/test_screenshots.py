@@ -159,4 +159,6 @@ def mounted_profile(svc_server: Server, dev_env: dict[str, str], tmp_path: Path)
 def test_files_screenshot(page: Page, mounted_profile: str, screenshot: Callable[[Page, str], None]) -> None:
     open_page(page, "/files?mount=resnet&file=train.py")
     page.locator("#file-viewer pre", has_text="def main").wait_for()
+    page.get_by_role("button", name="What would sync change?").click()
+    page.locator("#sync-result .stat-label", has_text="files a sync would send").wait_for(timeout=60_000)
     screenshot(page, "files")
