@@ -111,8 +111,13 @@ async def test_preview_errors_name_the_field(
 
 
 async def test_layers_say_where_each_value_comes_from(svc_api_client: httpx.AsyncClient) -> None:
-    assert (await svc_api_client.put("/api/config", json={"resources": {"partition": "gpu"}})).status_code == 200
-    body = (await svc_api_client.get("/api/config/layers")).json()
+    partial = {"resources": {"partition": "gpu"}, "environment": {"env_vars": {"WANDB_API_KEY": "k-123"}}}
+    assert (await svc_api_client.put("/api/config", json=partial)).status_code == 200
+    response = await svc_api_client.get("/api/config/layers")
+    assert "k-123" not in response.text  # job variables are where tokens live
+    body = response.json()
+    masked = {"key": "environment.env_vars", "value": {"WANDB_API_KEY": "<redacted>"}, "source": "user"}
+    assert masked in body["values"]
     values = {v["key"]: v for v in body["values"]}
     assert values["resources.partition"] == {"key": "resources.partition", "value": "gpu", "source": "user"}
     assert values["log_dir"] == {"key": "log_dir", "value": "logs", "source": "default"}
@@ -219,12 +224,14 @@ async def test_inspect_without_a_profile_is_503(svc_api_client: httpx.AsyncClien
 async def test_the_batch_script_of_a_submitted_job(
     svc_api_client: httpx.AsyncClient, local_transport: None, host: Host
 ) -> None:
-    script = "#!/bin/bash\n#SBATCH --hold\necho from-the-script\n"
+    script = "#!/bin/bash\n#SBATCH --hold\nexport HF_TOKEN='hf_secret_value'\necho from-the-script\n"
     job = (await svc_api_client.post("/api/jobs", json={"name": "held", "script_content": script})).json()
     try:
         response = await svc_api_client.get(f"/api/jobs/{job['job_id']}/script")
         assert response.status_code == 200
         assert "echo from-the-script" in response.json()["script"]
+        assert "export HF_TOKEN=<redacted>" in response.json()["script"]
+        assert "hf_secret_value" not in response.text
     finally:
         await svc_api_client.delete(f"/api/jobs/{job['job_id']}")
     assert (await svc_api_client.get("/api/jobs/99999999/script")).status_code == 404
