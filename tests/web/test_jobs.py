@@ -63,7 +63,11 @@ def test_a_job_that_exits_3_shows_failed_exit_code_3_and_one_click_to_its_stderr
     job_id = submit_from_form(page, "web-fails", "echo about-to-fail >&2; exit 3")
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'FAILED'", timeout=60_000)
     assert page.inner_text("#job-exit") == "exit code 3"
-    open_page(page, "/jobs?status=FAILED")
+    open_page(page, "/jobs")
+    page.keyboard.press("/")  # the search box, by keyboard
+    page.keyboard.type("web-fails")
+    page.get_by_role("button", name="Failed").click()
+    page.wait_for_url(re.compile(r"/jobs\?q=web-fails&status=FAILED$"))  # the filter is in the URL to share
     row = page.locator(f"tr[data-job-id='{job_id}']")
     assert "FAILED" in row.inner_text()
     assert "exit 3" in row.inner_text()

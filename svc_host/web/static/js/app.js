@@ -117,7 +117,19 @@ export function serverStatus() {
   return { ...serverState };
 }
 
+/** "/" jumps to the page's search box (as on most dashboards), unless one is typing already. */
+function keyboardShortcuts() {
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target.closest && target.closest('input, textarea, select, [contenteditable="true"]')) return;
+    const search = document.querySelector('main input[type="search"]');
+    if (search) { event.preventDefault(); search.focus(); search.select(); }
+  });
+}
+
 function start() {
+  keyboardShortcuts();
   // Settings says so when the server's profile changes: the header shows the new transport at once.
   window.addEventListener('svc-server-changed', () => { serverState.answers = null; checkServer(); });
   buildNav();

@@ -56,7 +56,7 @@ export async function render(root, _params, query) {
   };
   let rows = [];
   const error = alertBox(null);
-  const search = h('input', { type: 'search', class: 'search', placeholder: 'Filter by id, name, partition or command', 'aria-label': 'Filter jobs', value: state.q });
+  const search = h('input', { type: 'search', class: 'search', placeholder: 'Search jobs  (press /)', title: 'Matches id, name, partition and command', 'aria-label': 'Filter jobs (press / to focus)', value: state.q });
   const statusSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'State filter' });
   const count = h('span', { class: 'muted' });
   const tbody = h('tbody');
