@@ -45,6 +45,8 @@ def test_a_job_submitted_from_the_form_goes_live_to_completed_and_shows_its_log(
     page.evaluate(STATE_WATCH)
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'RUNNING'", timeout=60_000)
     screenshot(page, "job-running")
+    before = page.inner_text("#job-elapsed")
+    page.wait_for_function(f"document.querySelector('#job-elapsed')?.textContent !== {before!r}")  # time moves
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'COMPLETED'", timeout=60_000)
     assert page.evaluate("window.__notReloaded")  # the same document saw every state: no reload
     seen = page.evaluate("window.__seenStates")

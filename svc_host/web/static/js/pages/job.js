@@ -4,6 +4,7 @@ import { api, errorText } from '../api.js';
 import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
+import { clockSeconds } from './jobs.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
 const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
@@ -77,6 +78,19 @@ export async function render(root, params, query) {
       h('div', { class: 'tl-time', title: fmtTime(it.at) }, fmtTime(it.at)))));
   }
 
+  // The elapsed time moves on screen while the job runs (counted here; refreshed from the API on each event).
+  let elapsed = clockSeconds(job.elapsed_time);
+  let elapsedAt = Date.now();
+  function elapsedText() {
+    if (elapsed === null) return '—';
+    const extra = job.status === 'RUNNING' ? (Date.now() - elapsedAt) / 1000 : 0;
+    return fmtDuration(elapsed + extra);
+  }
+  const elapsedTicker = setInterval(() => {
+    const el = document.getElementById('job-elapsed');
+    if (el && job.status === 'RUNNING') el.textContent = elapsedText();
+  }, 1000);
+
   function drawDetails() {
     const r = job.resources || {};
     const rows = [
@@ -86,7 +100,7 @@ export async function render(root, params, query) {
       r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
       r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
       ['Time limit', job.resources?.time_limit || '—'],
-      ['Elapsed', job.elapsed_time || '—'],
+      ['Elapsed', h('span', { id: 'job-elapsed' }, elapsedText())],
       ['Node list', job.node_list || '—'],
       ['Started', fmtTime(job.started_at)],
       ['Ended', fmtTime(job.ended_at)],
@@ -110,6 +124,8 @@ export async function render(root, params, query) {
 
   async function refresh() {
     job = await api(`/api/jobs/${jobId}`);
+    elapsed = clockSeconds(job.elapsed_time);
+    elapsedAt = Date.now();
     drawHead(); drawTimeline(); drawDetails();
     log.setActive(ACTIVE.has(job.status));
   }
@@ -132,7 +148,7 @@ export async function render(root, params, query) {
   const unsubscribe = live(['job.status_changed'], (events) => {
     if (events.some((e) => e.type === 'resync' || String(e.payload?.job_id) === jobId)) refresh().catch((err) => toast(errorText(err), 'error'));
   }, { wait: 100 });
-  return () => { unsubscribe(); log.stop(); };
+  return () => { unsubscribe(); log.stop(); clearInterval(elapsedTicker); };
 }
 
 /**

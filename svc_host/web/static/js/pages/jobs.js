@@ -117,7 +117,7 @@ export async function render(root, _params, query) {
       h('td', null, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null),
       h('td', null, r.partition || ''),
       h('td', { class: 'num' }, String(r.gpus || 0)),
-      h('td', { class: 'num' }, fmtDuration(r.elapsed)),
+      h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
       h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
       h('td', null, r.source || ''),
       h('td', null, failed ? h('a', { class: 'btn btn-sm btn-ghost-danger', href: `/jobs/${r.job_id}?log=stderr` }, 'Log') : null));
@@ -166,10 +166,25 @@ export async function render(root, _params, query) {
   }
   await load();
 
-  return live(['job.status_changed'], (events) => {
+  // Running jobs' elapsed time moves on screen between events (no scheduler query: it is counted here).
+  const TICK_S = 5;
+  const ticker = setInterval(() => {
+    for (const r of rows) {
+      if (r.status !== 'RUNNING' || r.elapsed === null || r.elapsed === undefined) continue;
+      r.elapsed += TICK_S;
+      const cell = tbody.querySelector(`tr[data-job-id="${CSS.escape(String(r.job_id))}"] td.elapsed`);
+      if (cell) cell.textContent = fmtDuration(r.elapsed);
+    }
+  }, TICK_S * 1000);
+
+  const unsubscribe = live(['job.status_changed'], (events) => {
     if (events.some((e) => e.type === 'resync')) { load(); return; }
     applyJobEvents(rows, events);
-    for (const r of rows) if (r.elapsed === undefined) r.elapsed = null;
+    for (const r of rows) {
+      if (r.elapsed === undefined) r.elapsed = null;
+      if (r.status === 'RUNNING' && r.elapsed === null) r.elapsed = 0; // it just started: count from here
+    }
     draw();
   });
+  return () => { clearInterval(ticker); unsubscribe(); };
 }
