@@ -52,7 +52,7 @@ export async function render(root, _params, query) {
       h('label', { class: 'check' }, 'From ', from), h('label', { class: 'check' }, 'to ', to),
       h('button', { type: 'submit', class: 'btn btn-primary' }, 'Show'), h('span', { class: 'grow' }), presets)),
     error, stats,
-    h('div', { class: 'grid grid-2' }, card('Jobs per day by final state', chartBox), card('GPU-hours per day', gpuBox)),
+    h('div', { class: 'grid grid-2' }, card('Jobs per day by state', chartBox), card('GPU-hours per day', gpuBox)),
     note);
 
   const charts = await loadCharts();
