@@ -1,11 +1,13 @@
-"""Scheduler commands per second with 1 and with 20 open dashboards (event streams) on a real ``svc serve``.
+"""Scheduler commands per second with 1 and with 20 open dashboards on a real ``svc serve``.
 
 The server runs on the dev cluster with ``squeue``/``sacct``/``sinfo``/``scontrol`` wrapped through ``PATH`` so
-every invocation is logged. Each phase submits the same three short jobs, opens N ``GET /api/events`` streams
-(as N browser tabs would), and counts the commands the server ran while the jobs went PENDING -> RUNNING ->
-COMPLETED. The streams only relay the monitor's tick, so the counts should not grow with N.
+every invocation is logged. Each phase opens N event streams (``GET /api/events``, as N tabs' EventSources do)
+or, with ``--browser``, N real dashboard tabs in headless Chromium (the overview page: gauges, my jobs, runs),
+submits the same three short jobs and counts the commands the server ran while they went PENDING -> RUNNING
+-> COMPLETED. Tabs are counted once loaded: what an open dashboard costs, not what loading one costs. The
+streams only relay the monitor's tick, so the counts should not grow with N.
 
-    python bench/events_fanout.py [--seconds 25] [--streams 1 20]
+    python bench/events_fanout.py [--seconds 25] [--streams 1 20] [--browser]
 """
 
 from __future__ import annotations
@@ -78,10 +80,46 @@ async def phase(base: str, log: Path, streams: int, seconds: float) -> tuple[dic
     return {name: after[name] - before[name] for name in COMMANDS}, received
 
 
+def browser_phase(base: str, log: Path, tabs: int, seconds: float, path: str) -> tuple[dict[str, int], list[int]]:
+    """``tabs`` dashboard tabs open on ``path``; returns the commands made while three jobs ran, and how many
+    of the jobs each tab showed as finished without a reload."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"], headless=True
+        )
+        context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
+        login = context.new_page()
+        login.goto(f"/?token={TOKEN}")
+        login.close()
+        pages = []
+        for _ in range(tabs):
+            page = context.new_page()
+            page.goto(path)
+            page.wait_for_selector("[data-live=on]", state="attached", timeout=60_000)
+            pages.append(page)
+        time.sleep(3.0)  # loads and their first resync done: from here on, only what open tabs cost
+        before = counts(log)
+        started = time.monotonic()
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+            ids = [
+                str(client.post("/api/jobs", json={"script_content": JOB.format(seconds=3)}).json()["job_id"])
+                for _ in range(3)
+            ]
+        time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+        after = counts(log)
+        shown = [sum(1 for job_id in ids if page.locator(f"a[href='/jobs/{job_id}']").count() == 0) for page in pages]
+        browser.close()
+    return {name: after[name] - before[name] for name in COMMANDS}, shown
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=25.0, help="length of each phase")
-    parser.add_argument("--streams", type=int, nargs="+", default=[1, 20], help="open streams per phase")
+    parser.add_argument("--streams", type=int, nargs="+", default=[1, 20], help="open streams (or tabs) per phase")
+    parser.add_argument("--browser", action="store_true", help="real dashboard tabs in Chromium, not bare streams")
+    parser.add_argument("--path", default="/", help="the dashboard page the tabs show (with --browser)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="svc-fanout-") as raw:
         root = Path(raw)
@@ -116,10 +154,15 @@ def main() -> None:
                     break
                 except httpx.TransportError:
                     time.sleep(0.1)
-            print(f"{'streams':>7}  {'squeue/s':>8}  {'sacct/s':>7}  {'sinfo/s':>7}  {'scontrol/s':>10}  "
-                  f"{'all/s':>6}  job events per stream")  # fmt: skip
+            what = "tabs" if options.browser else "streams"
+            last = "finished jobs gone from each tab's list" if options.browser else "job events per stream"
+            print(f"{what:>7}  {'squeue/s':>8}  {'sacct/s':>7}  {'sinfo/s':>7}  {'scontrol/s':>10}  "
+                  f"{'all/s':>6}  {last}")  # fmt: skip
             for streams in options.streams:
-                made, received = asyncio.run(phase(base, log, streams, options.seconds))
+                if options.browser:
+                    made, received = browser_phase(base, log, streams, options.seconds, options.path)
+                else:
+                    made, received = asyncio.run(phase(base, log, streams, options.seconds))
                 rate = {name: made[name] / options.seconds for name in COMMANDS}
                 total = sum(made.values()) / options.seconds
                 per_stream = f"{min(received)}-{max(received)}" if received else "-"

@@ -122,3 +122,25 @@ def test_invalid_yaml_shows_the_api_error_at_its_line(page: Page) -> None:
     expect(page.locator("button:text-is('Run')")).to_be_disabled()
     page.fill(".code-input", "name: [unclosed\n")
     expect(page.locator(".error-list li")).to_contain_text("line 2")
+
+
+def test_eight_tabs_share_one_event_stream_and_all_see_a_run_finish(page: Page, svc_server: Server) -> None:
+    """Browsers open at most six connections to a server over HTTP/1.1: a stream per tab would leave the seventh
+    tab loading forever. The tabs share one stream, and every one of them sees the run end without a reload."""
+    from playwright.sync_api import expect
+
+    yaml = 'name: tabs-e2e\njobs:\n  - name: only\n    command: "sleep 2"\n'
+    svc_server.api("POST", "/api/workflows/upload", json={"yaml": yaml, "filename": "tabs-e2e.yaml"})
+    tabs = [page]
+    page.goto("/workflows")
+    for _ in range(7):
+        tab = page.context.new_page()
+        tab.goto("/workflows")
+        tabs.append(tab)
+    for tab in tabs:
+        expect(tab.locator("html")).to_have_attribute("data-live", "on")
+    run = svc_server.api("POST", "/api/workflows/tabs-e2e/run")
+    for tab in tabs:
+        expect(tab.locator(f"tr[data-run='{run['id']}'] .badge")).to_have_text("completed", timeout=60_000)
+    for tab in tabs[1:]:
+        tab.close()

@@ -1,4 +1,7 @@
-// The dashboard's one live feed: a single EventSource on /api/events shared by every page of the tab.
+// The dashboard's one live feed: a single EventSource on /api/events shared by every page, and by every tab of
+// the browser: one tab (the holder of a Web Lock) keeps the stream and passes its events to the other tabs over
+// a BroadcastChannel, so ten open tabs hold one connection (browsers allow six per server over HTTP/1.1; a
+// stream per tab would leave the seventh tab waiting forever). When that tab closes another one takes over.
 // The server only relays what its monitor tick, workflow engine, sweep orchestrator and resource sampler emit,
 // so an open page costs the scheduler nothing. Pages subscribe by event name; callbacks get
 // {type, payload, at, id}. A `resync` event (type 'resync', delivered to every subscriber) means events were
@@ -17,6 +20,15 @@ let everOpened = false;
 let missedWhileDown = false; // a new EventSource cannot send Last-Event-ID: the page must reload once it opens
 let retryMs = RETRY_MIN_MS;
 let retryTimer = null;
+let heardLive = false;
+let role = null; // 'leader' (holds the stream for every tab), 'follower' (hears the leader) or 'solo'
+const channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('svc-events') : null;
+
+/** An event from the stream: to this tab's pages and, from the leader, to the other tabs. */
+function publish(event) {
+  if (role === 'leader') channel.postMessage({ kind: 'event', event });
+  deliver(event);
+}
 
 function deliver(event) {
   for (const sub of [...subscribers]) {
@@ -30,6 +42,7 @@ function deliver(event) {
 }
 
 function setLive(value) {
+  if (role === 'leader') channel.postMessage({ kind: 'status', live: value });
   if (live === value) return;
   live = value;
   document.documentElement.dataset.live = value ? 'on' : 'off';
@@ -43,12 +56,12 @@ function onMessage(message) {
   } catch {
     return;
   }
-  deliver({ type: message.type, payload: body.payload || {}, at: body.at || null, id: message.lastEventId || null });
+  publish({ type: message.type, payload: body.payload || {}, at: body.at || null, id: message.lastEventId || null });
 }
 
 function listen(type) {
   if (!source || listening.has(type)) return;
-  source.addEventListener(type, type === 'resync' ? () => deliver({ type: 'resync', payload: {} }) : onMessage);
+  source.addEventListener(type, type === 'resync' ? () => publish({ type: 'resync', payload: {} }) : onMessage);
   listening.add(type);
 }
 
@@ -67,7 +80,7 @@ function connect() {
     everOpened = true;
     missedWhileDown = false;
     setLive(true);
-    if (resync) deliver({ type: 'resync', payload: {} });
+    if (resync) publish({ type: 'resync', payload: {} });
   });
   source.addEventListener('error', () => {
     setLive(false);
@@ -79,10 +92,45 @@ function connect() {
       missedWhileDown = everOpened;
       retryTimer = setTimeout(() => {
         retryTimer = null;
-        if (subscribers.size) connect();
+        if (subscribers.size || role === 'leader') connect();
       }, retryMs);
       retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
     }
+  });
+}
+
+function onChannel(message) {
+  const msg = message.data || {};
+  if (role === 'leader') {
+    if (msg.kind === 'hello') channel.postMessage({ kind: 'status', live });
+    else if (msg.kind === 'reconnect') reconnect();
+  } else if (msg.kind === 'event') {
+    deliver(msg.event);
+  } else if (msg.kind === 'status') {
+    // The first "live" this tab hears: its pages loaded before it joined, so they reload once.
+    const first = msg.live && !heardLive;
+    if (msg.live) heardLive = true;
+    setLive(msg.live);
+    if (first) deliver({ type: 'resync', payload: {} });
+  }
+}
+
+/** Join the browser's shared stream (or open one of this tab's own where tabs cannot coordinate). */
+function start() {
+  if (role) return;
+  if (!channel || !(navigator.locks && navigator.locks.request)) {
+    role = 'solo';
+    connect();
+    return;
+  }
+  role = 'follower';
+  channel.addEventListener('message', onChannel);
+  channel.postMessage({ kind: 'hello' });
+  navigator.locks.request('svc-events-stream', () => {
+    role = 'leader';
+    setLive(false);
+    connect();
+    return new Promise(() => {}); // held while this tab lives; closing it hands the stream to another tab
   });
 }
 
@@ -95,7 +143,7 @@ export function subscribe(types, callback) {
   const names = types === null || types === undefined || types === '*' ? null : new Set([types].flat());
   const sub = { types: names, callback };
   subscribers.add(sub);
-  connect();
+  start();
   for (const type of names || []) listen(type);
   return () => subscribers.delete(sub);
 }
@@ -114,6 +162,10 @@ export function onStatus(callback) {
 
 /** Reconnect at once (e.g. after logging in again) instead of waiting for the next retry. */
 export function reconnect() {
+  if (role === 'follower') {
+    channel.postMessage({ kind: 'reconnect' });
+    return;
+  }
   if (retryTimer) {
     clearTimeout(retryTimer);
     retryTimer = null;
@@ -125,7 +177,7 @@ export function reconnect() {
   missedWhileDown = everOpened;
   setLive(false);
   retryMs = RETRY_MIN_MS;
-  if (subscribers.size) connect();
+  if (subscribers.size || role === 'leader') connect();
 }
 
 /** A small element that says whether the page is live: "● live" or "○ reconnecting…". Call its remove()
