@@ -386,3 +386,30 @@ async def test_sync_failure_on_the_cluster_side_is_502(
     assert_no_local_path(response, tmp_path)
     assert dev_profile.key_filename not in response.text
     assert response.json()["detail"].startswith(f"cannot create remote directory '{name}/proj'")
+
+
+@pytest.mark.cluster
+async def test_sync_adopts_a_directory_holding_files_only_when_asked(
+    closing: Host,
+    svc_api_client: httpx.AsyncClient,
+    dev_profile: SSHProfile,
+    project: Path,
+    remote_dir: tuple[str, asyncssh.SSHClientConnection],
+) -> None:
+    name, conn = remote_dir
+    await conn.run(shlex.join(["mkdir", "-p", f"{name}/proj"]), check=True)
+    await conn.run(shlex.join(["touch", f"{name}/proj/theirs.txt"]), check=True)
+    await make_current(closing, dev_profile, Mount(name="proj", local=str(project), remote=f"{name}/proj"))
+
+    async def claimed() -> bool:
+        return (await conn.run(shlex.join(["test", "-f", f"{name}/proj/.svc-owner"]), check=False)).exit_status == 0
+
+    assert (await svc_api_client.post("/api/files/sync", json={"mount": "proj"})).status_code == 200
+    assert not await claimed()  # copied into someone's directory without claiming it
+    invalid = await svc_api_client.post("/api/files/sync", json={"mount": "proj", "adopt": "please"})
+    assert invalid.status_code == 422
+    adopted = await svc_api_client.post("/api/files/sync", json={"mount": "proj", "adopt": True})
+    assert (adopted.status_code, adopted.json()) == (200, {"status": "synced", "mount": "proj"})
+    assert await claimed()
+    kept = await conn.run(shlex.join(["test", "-f", f"{name}/proj/theirs.txt"]), check=False)
+    assert kept.exit_status == 0  # the REST sync is additive: adopting deletes nothing

@@ -35,6 +35,8 @@ class SyncRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mount: str
+    adopt: bool = False
+    """Claim a remote directory that already holds files svc did not put there (see ``SyncBackend.sync``)."""
 
 
 def _server_profile(host: Host) -> tuple[str, SSHProfile] | None:
@@ -173,7 +175,7 @@ async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, str]:
     profile_name, profile = _configured_profile(host)
     mount = find_mount(host.transports.config.profiles, profile_name, body.mount)
     try:
-        await host.sync_backend(profile_name).sync(mount)
+        await host.sync_backend(profile_name).sync(mount, adopt=body.adopt)
     except SyncError as exc:
         raise SyncError(scrub(str(exc), _local_placeholders(profile, mount))) from None
     return {"status": "synced", "mount": mount.name}
