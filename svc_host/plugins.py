@@ -79,7 +79,6 @@ class PluginManager:
         self._pm.add_hookspecs(hookspecs)
         self._infos: dict[str, PluginInfo] = {}
         self._tables: dict[str, dict[str, tuple[str, Any]]] = {}
-        self._undo_tracing: Callable[[], None] | None = None
 
     # -- loading -------------------------------------------------------------------------------------
 
@@ -172,8 +171,7 @@ class PluginManager:
             else:
                 write(f"svc plugins: {hook_name} returned {outcome.get_result()!r:.200}\n")
 
-        self._undo_tracing = self._pm.add_hookcall_monitoring(before, after)
-        return self._undo_tracing
+        return self._pm.add_hookcall_monitoring(before, after)
 
     # -- what is loaded ------------------------------------------------------------------------------
 
@@ -183,8 +181,7 @@ class PluginManager:
 
     def providers(self, hook_name: str) -> list[str]:
         """Plugins implementing ``hook_name`` in pluggy's calling order (tryfirst, newest first, trylast)."""
-        impls = getattr(self._pm.hook, hook_name).get_hookimpls()
-        return [impl.plugin_name for impl in reversed(impls) if not (impl.hookwrapper or impl.wrapper)]
+        return [plugin_name for plugin_name, _ in self._call_plan(hook_name)]
 
     # -- calling hooks through pluggy ----------------------------------------------------------------
 
