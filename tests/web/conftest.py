@@ -119,7 +119,9 @@ def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) ->
         log.close()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running in this thread while it is
+# open, and async tests that run after the browser tests (pytest-asyncio) need the thread free of one.
+@pytest.fixture(scope="module")
 def playwright_instance() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
         skip_or_fail(f"Chromium is not installed at {CHROMIUM} (scripts/browser installs it)")
@@ -131,7 +133,7 @@ def playwright_instance() -> Iterator[Playwright]:
         yield playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_instance: Playwright) -> Iterator[Browser]:
     browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
     yield browser
