@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from svc_host.context import Host
-from svc_host.workflows.engine import close_engine
 
 FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a schedule\n"
 
@@ -30,7 +29,7 @@ async def client(svc_api_client: httpx.AsyncClient, host: Host) -> AsyncIterator
         await svc_api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})
     ).is_success
     yield svc_api_client
-    await close_engine(host)
+    await host.close_services()
 
 
 def body(**fields: Any) -> dict[str, Any]:
