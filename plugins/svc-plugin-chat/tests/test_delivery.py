@@ -172,3 +172,18 @@ def test_an_unsafe_url_is_reported_not_used(
     )
     monkeypatch.delenv("CHAT_WEBHOOK_URL")
     assert svc_plugin_manager.health(svc_paths)["chat"].summary == "off: no chat webhook URL set"
+
+
+async def test_a_workflows_own_failed_job_is_left_to_its_run(chat_env: Receiver, server: Host) -> None:
+    from svc_host.store.jobs import add_job
+
+    for job_id, source in (("20", "workflow"), ("21", "cli")):
+        await server.store.run(
+            add_job, transport="local", job_id=job_id, name="train", source=source, resources={}, command=["false"]
+        )
+    chat_env.up()
+    server.plugins.emit(failed_job("20"))
+    server.plugins.emit(failed_job("21"))
+    await until(lambda: len(chat_env.bodies) == 1)
+    await asyncio.sleep(0.5)
+    assert chat_env.texts() == [":x: svc: Job 21 (train) on local ended FAILED, exit code 1."]
