@@ -94,7 +94,12 @@ class Notifier:
                     log.exception("chat notification could not be queued")
             self.wake()
 
-        task = asyncio.get_running_loop().create_task(_add())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # emitted from a worker thread: no loop to hand it to, so write it here
+            add()
+            return
+        task = loop.create_task(_add())
         self._pending_adds.add(task)
         task.add_done_callback(self._pending_adds.discard)
 
