@@ -43,7 +43,6 @@ class Host:
     store: Store
     source: Source
     read_env: bool = True
-    sync_backend_name: str = "rsync"
     transports: TransportRegistry = field(init=False)
     monitor: Monitor = field(init=False)
     resource_sampler: ResourceSampler = field(init=False)
@@ -97,14 +96,15 @@ class Host:
         return self.transports.get(name or "local")
 
     def sync_backend(self, profile_name: str) -> SyncBackend:
-        """The sync backend of one SSH profile (one per profile, kept until profiles change)."""
+        """The sync backend of one SSH profile, the one its ``sync_backend`` names (one instance per profile, kept
+        until profiles change); an unknown name lists the backends on offer and their plugins."""
         if profile_name not in self._sync_backends:
             profiles = self.transports.config.profiles
             if profile_name not in profiles:
                 raise NotFoundError(
                     f"SSH profile {profile_name!r} not found; known: {', '.join(sorted(profiles)) or 'none'}"
                 )
-            spec = self.plugins.sync_backend(self.sync_backend_name)
+            spec = self.plugins.sync_backend(profiles[profile_name].sync_backend)
             self._sync_backends[profile_name] = spec.factory(profile_name, profiles[profile_name])
         return self._sync_backends[profile_name]
 

@@ -93,6 +93,8 @@ class SSHProfile(BaseModel):
     mounts: list[Mount] = Field(default_factory=list)
     env_vars: dict[str, str] = Field(default_factory=dict)
     """Set with ``env`` before every remote command: keys must be POSIX names, values are passed quoted."""
+    sync_backend: str = Field(default="rsync", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    """The sync backend (a name offered through ``svc_sync_backends``) that copies this profile's mounts."""
 
     @field_validator("env_vars")
     @classmethod

@@ -186,3 +186,33 @@ async def test_a_tool_whose_signature_cannot_be_read_is_left_out(svc_plugin_mana
         names = {t.name for t in (await client.list_tools()).tools}
     assert "unreadable" not in names
     assert "submit_job" in names
+
+
+async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, host: Host) -> None:
+    from svc_host.domain.profiles import HostConfig, SSHProfile
+    from svc_host.plugin_types import SyncBackendSpec
+
+    made: list[str] = []
+
+    class Recorder:
+        def __init__(self, profile_name: str, profile: SSHProfile) -> None:
+            made.append(profile_name)
+
+        async def close(self) -> None:
+            return None
+
+    svc_plugin_manager.register(
+        SimpleNamespace(svc_sync_backends=hookimpl(lambda: [SyncBackendSpec("recorder", Recorder)])), "recorders"
+    )
+    await host.transports.reload(
+        HostConfig(
+            profiles={
+                "site": SSHProfile(hostname="a.example", sync_backend="recorder"),
+                "typo": SSHProfile(hostname="b.example", sync_backend="rsinc"),
+            }
+        )
+    )
+    assert isinstance(host.sync_backend("site"), Recorder)
+    assert made == ["site"]
+    with pytest.raises(PluginError, match=r"unknown sync backend 'rsinc'; choose one of: recorder \(from recorders"):
+        host.sync_backend("typo")
