@@ -9,20 +9,44 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+JOB_NAME_MAX = 200
+MAX_JOB_ID = 2**32 - 1
+"""Slurm job ids are unsigned 32-bit (a federation's ids included)."""
+MAX_COUNT = 1_000_000
+"""Upper bound of node, task, CPU and GPU counts: far above any cluster, far below what overflows a store."""
+MAX_SCRIPT_CHARS = 1_000_000
+"""A batch script (or a command line) is at most this long: sbatch itself refuses scripts of a few MB."""
+NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
+"""One line without control characters (a job name becomes an ``#SBATCH`` word and a log file stem)."""
+NO_NUL = r"^[^\x00]*$"
+"""Text a shell can hold: anything but NUL."""
+
+
+def _without_nul(value: str | None, what: str) -> str | None:
+    if value is not None and "\0" in value:
+        raise ValueError(f"{what} may not contain a NUL byte (a shell script cannot hold one)")
+    return value
+
+
+def _one_line(value: str | None, what: str) -> str | None:
+    if value is not None and any(ch in value for ch in "\0\r\n"):
+        raise ValueError(f"{what} may not contain line breaks or NUL")
+    return value
+
 
 class Resources(BaseModel):
     """The eight resource fields of the specs; unset optional fields leave Slurm's defaults alone."""
 
     model_config = ConfigDict(extra="forbid")
 
-    nodes: int = Field(default=1, ge=1)
-    gpus_per_node: int = Field(default=0, ge=0)
-    ntasks_per_node: int = Field(default=1, ge=1)
-    cpus_per_task: int = Field(default=1, ge=1)
-    memory_per_node: str | None = None
-    time_limit: str | None = None
-    partition: str | None = None
-    nodelist: str | None = None
+    nodes: int = Field(default=1, ge=1, le=MAX_COUNT)
+    gpus_per_node: int = Field(default=0, ge=0, le=MAX_COUNT)
+    ntasks_per_node: int = Field(default=1, ge=1, le=MAX_COUNT)
+    cpus_per_task: int = Field(default=1, ge=1, le=MAX_COUNT)
+    memory_per_node: str | None = Field(default=None, max_length=64)
+    time_limit: str | None = Field(default=None, max_length=64)
+    partition: str | None = Field(default=None, max_length=256)
+    nodelist: str | None = Field(default=None, max_length=10_000)
 
     @field_validator("memory_per_node")
     @classmethod
@@ -68,13 +92,22 @@ class Environment(BaseModel):
     venv: str | None = None
     container: str | None = None
     env_vars: dict[str, str] = Field(default_factory=dict)
+    """Values may hold anything but NUL (newlines and shell metacharacters included): they are quoted for bash."""
+
+    @field_validator("conda", "venv", "container")
+    @classmethod
+    def _single_line(cls, value: str | None) -> str | None:
+        return _one_line(value, "conda, venv and container")
 
     @field_validator("env_vars")
     @classmethod
     def _names_are_identifiers(cls, value: dict[str, str]) -> dict[str, str]:
         bad = [name for name in value if not _ENV_NAME.match(name)]
         if bad:
-            raise ValueError(f"environment variable names must be shell identifiers: {', '.join(bad)}")
+            shown = ", ".join(repr(name) for name in bad)
+            raise ValueError(f"environment variable names must be shell identifiers: {shown}")
+        for name, item in value.items():
+            _without_nul(item, f"the value of environment variable {name}")
         return value
 
 
@@ -83,9 +116,9 @@ class JobDefinition(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(default="job", min_length=1, max_length=200)
-    command: str | list[str] | None = None
-    script: str | None = None
+    name: str = Field(default="job", min_length=1, max_length=JOB_NAME_MAX)
+    command: str | list[str] | None = Field(default=None)
+    script: str | None = Field(default=None, max_length=MAX_SCRIPT_CHARS)
     resources: Resources = Field(default_factory=Resources)
     environment: Environment = Field(default_factory=Environment)
     work_dir: str | None = None
@@ -99,8 +132,23 @@ class JobDefinition(BaseModel):
     @field_validator("name")
     @classmethod
     def _printable_name(cls, value: str) -> str:
-        if any(ch in value for ch in "\n\r\0"):
-            raise ValueError("job name may not contain newlines or NUL")
+        if not re.match(NO_CONTROL, value):
+            raise ValueError("job name must be one line without control characters (newline, tab, NUL...)")
+        return value
+
+    @field_validator("script")
+    @classmethod
+    def _script_text(cls, value: str | None) -> str | None:
+        return _without_nul(value, "the script")
+
+    @field_validator("command")
+    @classmethod
+    def _command_text(cls, value: str | list[str] | None) -> str | list[str] | None:
+        words = [value] if isinstance(value, str) else list(value or [])
+        if sum(len(word) for word in words) > MAX_SCRIPT_CHARS:
+            raise ValueError(f"the command is longer than {MAX_SCRIPT_CHARS} characters")
+        for word in words:
+            _without_nul(word, "the command")
         return value
 
     @field_validator("log_dir", "work_dir")

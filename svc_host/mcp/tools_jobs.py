@@ -12,20 +12,33 @@ from mcp.server.mcpserver import Context
 
 from svc_host import jobs
 from svc_host.domain.jobs import JobStatus
-from svc_host.domain.submission import Environment, JobDefinition, Resources
+from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import LOCAL, host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
 
-JOB_ID = re.compile(r"^\d+(_\d+)?$")
+JOB_ID = re.compile(r"^(\d{1,10})(_\d{1,10})?$")
+PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
 
 
 def _job_id(job_id: str) -> str:
     job_id = job_id.strip()
-    if not JOB_ID.match(job_id):
-        raise InvalidRequestError(f"job_id must be digits or '<id>_<index>' for an array task, got {job_id!r}")
+    match = JOB_ID.match(job_id)
+    if match is None or not 0 < int(match.group(1)) <= MAX_JOB_ID:
+        shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
+        raise InvalidRequestError(
+            f"job_id must be digits or '<id>_<index>' for an array task (job ids are 1 to {MAX_JOB_ID}), got {shown!r}"
+        )
     return job_id
+
+
+def _partition(partition: str | None) -> str | None:
+    if partition is not None and not PARTITION.match(partition):
+        raise InvalidRequestError(
+            f"partition must be a Slurm partition name (letters, digits, '.', '_', '-'), got {partition[:40]!r}"
+        )
+    return partition
 
 
 def _summary(job: JobStatus) -> dict[str, Any]:
@@ -139,6 +152,7 @@ async def get_job_logs(
 
 @tool_result
 async def get_resources(ctx: Context, partition: str | None = None, transport: str | None = None) -> dict[str, Any]:
+    partition = _partition(partition)
     host = host_of(ctx)
     target = transport_name(transport)
     cluster = host.transport(target)

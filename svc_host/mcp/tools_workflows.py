@@ -18,6 +18,7 @@ a sweep always executes.
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from svc_host.workflows.files import allowed_roots, confine, read_text, scan, wr
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.plan import FINAL, RUN_COMPLETED
 from svc_host.workflows.prepare import RunRequest
-from svc_host.workflows.source import YamlSyntaxError, parse
+from svc_host.workflows.source import YamlSyntaxError, dump, parse
 from svc_host.workflows.store import RunSnapshot
 
 MAX_WAIT_SECONDS = 3600.0
@@ -63,8 +64,6 @@ async def create_workflow(
     args: dict[str, Any] | None = None,
     default_project: str | None = None,
 ) -> dict[str, Any]:
-    import yaml
-
     host = host_of(ctx)
     path = confine(output_path, _roots(host))
     document: dict[str, Any] = {"name": name}
@@ -73,10 +72,10 @@ async def create_workflow(
     if default_project is not None:
         document["default_project"] = default_project
     document["jobs"] = jobs
-    workflow, problems = check_document(document)
+    workflow, problems = await asyncio.to_thread(check_document, document)
     if problems or workflow is None:
         raise WorkflowError(problems)
-    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    text = await asyncio.to_thread(dump, document)
     await asyncio.to_thread(write_workflow_file, path, text)
     names = [job.name for job in workflow.jobs]
     return {
@@ -99,7 +98,7 @@ async def validate_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
             "job_count": len(workflow.jobs),
             "jobs": [views.brief_job(job) for job in workflow.jobs],
         }
-    data = _raw(text)
+    data = await asyncio.to_thread(_raw, text)
     found = raw_jobs(data.get("jobs"))
     return {
         "name": data.get("name") if isinstance(data.get("name"), str) else None,
@@ -134,6 +133,8 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    if not math.isfinite(wait_seconds):
+        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
     spec = None
     if sweep is not None:
         if dry_run:

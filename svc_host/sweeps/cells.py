@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from svc_host.errors import SyncError, WorkflowError
+from svc_host.errors import InvalidRequestError, SyncError, WorkflowError
 from svc_host.mounts import find_mount
-from svc_host.sweeps.matrix import SweepSpec, expand
+from svc_host.sweeps.matrix import SweepSpec, check_sweep_jobs, expand
 from svc_host.sweeps.store import NewSweep
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
 from svc_host.workflows.store import NewRun
@@ -65,6 +65,11 @@ def prepare_sweep(host: Host, request: SweepRequest) -> PreparedSweep:
                 raise
             where = f"sweep cell {index} ({_values(request.spec, args)})"
             raise WorkflowError([f"{where}: {problem}" for problem in exc.problems]) from None
+        if index == 0:  # before preparing the other cells: a too-big sweep is refused at once
+            try:
+                check_sweep_jobs(request.spec, len(prepared[0].selected))
+            except InvalidRequestError as exc:
+                raise WorkflowError([str(exc)]) from None
     mounts = list(dict.fromkeys(name for cell in prepared for name in cell.new_run.sync_mounts))
     sweep = NewSweep(
         name=prepared[0].workflow.name,

@@ -14,9 +14,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from svc_host.errors import InvalidRequestError, describe_validation
+from svc_host.workflows.source import nesting_problem
 from svc_host.workflows.templating import python_problems
 
 MAX_CELLS = 1000
+MAX_SWEEP_JOBS = 10_000
+"""Jobs of a whole sweep (cells x jobs per cell): what one request may put on a shared cluster."""
 Scalar = str | int | float | bool
 
 
@@ -27,7 +30,7 @@ class SweepSpec(BaseModel):
 
     matrix: dict[str, list[Scalar]]
     fail_fast: bool = False
-    max_parallel: int = Field(default=4, ge=1)
+    max_parallel: int = Field(default=4, ge=1, le=MAX_CELLS)
 
     @field_validator("matrix", mode="before")
     @classmethod
@@ -56,6 +59,9 @@ def parse_sweep(raw: Any) -> SweepSpec:
         raise InvalidRequestError("invalid sweep spec: expected an object with 'matrix'")
     if "matrix" in raw and not isinstance(raw["matrix"], Mapping):
         raise InvalidRequestError("sweep.matrix must be a mapping")
+    deep = nesting_problem(dict(raw), "invalid sweep spec")
+    if deep is not None:
+        raise InvalidRequestError(deep)
     problems = python_problems("sweep.matrix", raw.get("matrix", {}), ())
     if problems:
         raise InvalidRequestError("; ".join(problems))
@@ -68,6 +74,16 @@ def parse_sweep(raw: Any) -> SweepSpec:
             f"invalid sweep spec: the matrix has {spec.cell_count} cells; at most {MAX_CELLS} are allowed"
         )
     return spec
+
+
+def check_sweep_jobs(spec: SweepSpec, jobs_per_cell: int) -> None:
+    """Refuse a sweep whose cells together would submit more than :data:`MAX_SWEEP_JOBS` jobs."""
+    total = spec.cell_count * jobs_per_cell
+    if total > MAX_SWEEP_JOBS:
+        raise InvalidRequestError(
+            f"invalid sweep spec: {spec.cell_count} cells x {jobs_per_cell} jobs = {total} jobs; at most "
+            f"{MAX_SWEEP_JOBS} jobs per sweep are allowed (fewer cells, or run fewer jobs with from_job/to_job)"
+        )
 
 
 def expand(spec: SweepSpec, args: Mapping[str, Any]) -> list[dict[str, Any]]:

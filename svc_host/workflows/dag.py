@@ -107,26 +107,38 @@ def find_cycles(jobs: Sequence[JobLike]) -> list[list[str]]:
     on_stack: set[str] = set()
     groups: list[list[str]] = []
 
-    def connect(name: str) -> None:  # Tarjan; workflows are small enough for recursion
-        index_of[name] = low[name] = len(index_of)
-        stack.append(name)
-        on_stack.add(name)
-        for child in children[name]:
-            if child not in index_of:
-                connect(child)
-                low[name] = min(low[name], low[child])
-            elif child in on_stack:
-                low[name] = min(low[name], index_of[child])
-        if low[name] == index_of[name]:
-            group: list[str] = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                group.append(member)
-                if member == name:
-                    break
-            if len(group) > 1 or name in children[name]:
-                groups.append(group)
+    def connect(root: str) -> None:
+        """Tarjan's algorithm with an explicit stack: a 1,000-job chain must not hit the recursion limit."""
+        index_of[root] = low[root] = len(index_of)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(children[root]))]
+        while work:
+            name, pending = work[-1]
+            child = next(pending, None)
+            if child is not None:
+                if child not in index_of:
+                    index_of[child] = low[child] = len(index_of)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(children[child])))
+                elif child in on_stack:
+                    low[name] = min(low[name], index_of[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[name])
+            if low[name] == index_of[name]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == name:
+                        break
+                if len(group) > 1 or name in children[name]:
+                    groups.append(group)
 
     for job in jobs:
         if job.name not in index_of:

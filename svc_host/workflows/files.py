@@ -65,7 +65,7 @@ def check_filename(filename: str) -> str:
 
 
 def check_size(text: str) -> bytes:
-    data = text.encode(errors="surrogateescape")
+    data = text.encode(errors="surrogatepass")
     if len(data) > MAX_WORKFLOW_BYTES:
         raise FileTooLargeError(f"workflow is {len(data)} bytes, over the {MAX_WORKFLOW_BYTES} byte limit")
     return data

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from svc_host.errors import WorkflowError
 from svc_host.workflows.dag import graph_problems, raw_jobs
 from svc_host.workflows.model import Workflow
-from svc_host.workflows.source import Parsed, YamlSyntaxError, parse
+from svc_host.workflows.source import Parsed, YamlSyntaxError, nesting_problem, parse
 from svc_host.workflows.source import Path as DocPath
-from svc_host.workflows.templating import python_problems, render_tree
+from svc_host.workflows.templating import RenderBudget, python_problems, render_tree
 
 MAX_WORKFLOW_BYTES = 1024 * 1024
 """Workflow files are at most 1 MB (REST upload answers 413 above it; readers refuse larger files)."""
@@ -37,7 +37,7 @@ def load_workflow(text: str, *, args: Mapping[str, Any] | None = None) -> Workfl
 
 def check_workflow(text: str, *, args: Mapping[str, Any] | None = None) -> tuple[Workflow | None, list[str]]:
     """``(workflow, [])`` when valid, else ``(workflow or None, problems)``."""
-    if len(text.encode(errors="surrogateescape")) > MAX_WORKFLOW_BYTES:
+    if len(text.encode(errors="surrogatepass")) > MAX_WORKFLOW_BYTES:
         return None, [f"the workflow is larger than {MAX_WORKFLOW_BYTES} bytes"]
     try:
         parsed = parse(text)
@@ -52,6 +52,10 @@ def check_document(
     document: Any, *, args: Mapping[str, Any] | None = None, parsed: Parsed | None = None
 ) -> tuple[Workflow | None, list[str]]:
     """``check_workflow`` for data that did not come from YAML text (REST create): locations are paths only."""
+    if parsed is None:
+        deep = nesting_problem(document, "workflow")
+        if deep is not None:
+            return None, [deep]
     parsed = parsed or Parsed(data=document)
     problems = list(parsed.problems)
     if not isinstance(document, dict):
@@ -66,16 +70,27 @@ def check_document(
         def problem(path: DocPath, message: str) -> None:
             problems.append(f"{parsed.where(path)}: {message}")
 
+        budget = RenderBudget()
         for key in ("jobs", "default_project"):
             if key in document:
-                rendered[key] = render_tree(document[key], merged, (key,), problem)
+                rendered[key] = render_tree(document[key], merged, (key,), problem, budget)
     workflow: Workflow | None = None
     try:
         workflow = Workflow.model_validate(rendered)
     except ValidationError as exc:
         problems += schema_problems(exc, parsed)
     problems += graph_problems(raw_jobs(rendered.get("jobs")), parsed)
-    return workflow, problems
+    return workflow, _capped(problems)
+
+
+MAX_PROBLEMS = 100
+"""Problems reported at most (a document of 100,000 aliased bad jobs must not make a 20 MB answer)."""
+
+
+def _capped(problems: list[str]) -> list[str]:
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    return [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS} more problems"]
 
 
 def merge_args(
@@ -92,6 +107,9 @@ def merge_args(
     if call_args is not None:
         if not isinstance(call_args, Mapping):
             return None, [*problems, "args: must be a mapping of names to values"]
+        deep = nesting_problem(dict(call_args), "args")
+        if deep is not None:
+            return None, [*problems, deep]
         problems += python_problems("args", dict(call_args))
     merged = {**file_args, **dict(call_args or {})}
     bad = [name for name in merged if not str(name).isidentifier()]

@@ -88,6 +88,9 @@ class WorkflowJob(BaseModel):
             raise ValueError("command may not be empty")
         if isinstance(value, list) and not value:
             raise ValueError("command may not be an empty list")
+        words = [value] if isinstance(value, str) else list(value or [])
+        if any("\0" in word for word in words):
+            raise ValueError("command may not contain a NUL byte (a shell script cannot hold one)")
         return value
 
     @field_validator("script_path", "log_dir", "work_dir")

@@ -10,13 +10,17 @@ Templates are for substitution, so only a small, cheap part of Jinja is accepted
 attribute lookup, literals, ``~``/``+``/``-`` and arithmetic on numbers, comparisons, ``and``/``or``/``not``,
 ``x if c else y``, ``{% if %}`` and the filters in :data:`FILTERS`. Calls, loops, macros, ``**`` and
 string repetition are refused before rendering: a template can neither escape the sandbox nor make the
-server build huge strings or loop for hours.
+server build huge strings or loop for hours. What can still grow a string is bounded while it runs: ``~``,
+``+``, ``replace`` and ``join`` refuse to build more than :data:`MAX_FIELD_CHARS` characters (so nesting
+``replace`` cannot multiply a field into gigabytes), every rendered field is at most that long, and all the
+fields of one workflow at most :data:`MAX_RENDERED_CHARS` together.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from svc_host.workflows.source import Path, dotted
@@ -54,6 +58,44 @@ FILTERS = frozenset(
 )  # fmt: skip
 """The filters a template may use (``basename``/``dirname`` are svc's own)."""
 _NUMBER_LIMIT = 10**18
+MAX_FIELD_CHARS = 1_000_000
+"""A rendered string, and anything a template builds on the way, is at most this many characters."""
+MAX_RENDERED_CHARS = 8_000_000
+"""All the rendered strings of one workflow together."""
+
+
+def _bounded(size: int, what: str) -> None:
+    if size > MAX_FIELD_CHARS:
+        raise _Refused(f"{what} would build more than {MAX_FIELD_CHARS} characters")
+
+
+def _bounded_join(parts: Iterable[Any]) -> str:
+    """``~`` (Jinja's string concatenation), refusing to build more than ``MAX_FIELD_CHARS``."""
+    words = [str(part) for part in parts]
+    _bounded(sum(len(word) for word in words), "'~'")
+    return "".join(words)
+
+
+def _bounded_replace(value: Any, old: Any, new: Any, count: int | None = None) -> str:
+    """The ``replace`` filter, with the result's length checked before it is built."""
+    text, old, new = str(value), str(old), str(new)
+    found = text.count(old) if old else len(text) + 1
+    if count is not None and count >= 0:
+        found = min(found, count)
+    _bounded(len(text) + found * (len(new) - len(old)), "replace")
+    return text.replace(old, new, -1 if count is None else count)
+
+
+def _bounded_join_filter(value: Any, separator: Any = "", attribute: Any = None) -> str:
+    """The ``join`` filter (of plain items: ``attribute`` is not supported), length checked first."""
+    if attribute is not None:
+        raise _Refused("join(attribute=...) is not allowed in workflow templates")
+    if isinstance(value, str):
+        value = list(value)
+    words = [str(item) for item in value]
+    glue = str(separator)
+    _bounded(sum(len(word) for word in words) + len(glue) * max(len(words) - 1, 0), "join")
+    return glue.join(words)
 
 
 @functools.cache
@@ -61,14 +103,32 @@ def args_environment() -> SandboxedEnvironment:
     """The sandbox args are rendered in (no loader, no autoescape: these are shell words, not HTML)."""
     import posixpath
 
-    from jinja2 import StrictUndefined
+    from jinja2 import StrictUndefined, nodes
+    from jinja2.compiler import CodeGenerator, Frame
     from jinja2.sandbox import SandboxedEnvironment
 
+    class _BoundedConcat(CodeGenerator):
+        """``~`` compiles to the environment's bounded join instead of an unbounded ``str.join``."""
+
+        def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+            self.write("environment.bounded_join((")
+            for arg in node.nodes:
+                self.visit(arg, frame)
+                self.write(", ")
+            self.write("))")
+
     class _ArgsSandbox(SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "/", "//", "%"})
+        intercepted_binops = frozenset({"*", "/", "//", "%", "+"})
+        code_generator_class = _BoundedConcat
+        bounded_join = staticmethod(_bounded_join)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (left, right))
+            if operator == "+" and not numbers:
+                if isinstance(left, str) and isinstance(right, str):
+                    _bounded(len(left) + len(right), "'+'")
+                    return left + right
+                raise _Refused("'+' is only for numbers or two strings in workflow templates")
             if not numbers or any(abs(v) > _NUMBER_LIMIT for v in (left, right)):
                 raise _Refused(f"'{operator}' is only for numbers up to 10**18 in workflow templates")
             return super().call_binop(context, operator, left, right)
@@ -77,6 +137,8 @@ def args_environment() -> SandboxedEnvironment:
     environment.globals.clear()  # no range(), lipsum(), cycler...: only the args are in scope
     environment.filters["basename"] = posixpath.basename
     environment.filters["dirname"] = posixpath.dirname
+    environment.filters["replace"] = _bounded_replace
+    environment.filters["join"] = _bounded_join_filter
     return environment
 
 
@@ -104,8 +166,17 @@ def _check_template(text: str) -> None:
             raise _Refused(f"attribute {node.attr!r} is not allowed")
 
 
+@dataclass
+class RenderBudget:
+    """Characters the rendered strings of one workflow may still add up to, and what each template gave (an
+    aliased string is rendered once however often it appears)."""
+
+    remaining: int = MAX_RENDERED_CHARS
+    done: dict[str, str | ValueError] = field(default_factory=dict)
+
+
 def render_value(text: str, args: Mapping[str, Any]) -> str:
-    """Render one string; ``ValueError`` with a short reason when the template is wrong or unsafe."""
+    """Render one string; ``ValueError`` with a short reason when the template is wrong, unsafe or too big."""
     if not any(marker in text for marker in _MARKERS):
         return text
     from jinja2 import TemplateError
@@ -113,7 +184,9 @@ def render_value(text: str, args: Mapping[str, Any]) -> str:
 
     try:
         _check_template(text)
-        return args_environment().from_string(text).render(dict(args))
+        rendered = args_environment().from_string(text).render(dict(args))
+        _bounded(len(rendered), "the template")
+        return rendered
     except _Refused as exc:
         raise ValueError(f"template refused: {exc}") from None
     except SecurityError as exc:
@@ -124,16 +197,44 @@ def render_value(text: str, args: Mapping[str, Any]) -> str:
         raise ValueError(f"template error: {type(exc).__name__}: {exc}") from None
 
 
-def render_tree(value: Any, args: Mapping[str, Any], path: Path, problem: Callable[[Path, str], None]) -> Any:
-    """``value`` with every string rendered; a string that fails is kept as written and reported."""
+def render_tree(
+    value: Any,
+    args: Mapping[str, Any],
+    path: Path,
+    problem: Callable[[Path, str], None],
+    budget: RenderBudget | None = None,
+) -> Any:
+    """``value`` with every string rendered; a string that fails is kept as written and reported.
+
+    Once ``budget`` is spent the remaining strings are kept as written and only the first is reported.
+    """
+    budget = budget or RenderBudget()
     if isinstance(value, str):
-        try:
-            return render_value(value, args)
-        except ValueError as exc:
-            problem(path, str(exc))
-            return value
+        return _render_string(value, args, path, problem, budget)
     if isinstance(value, dict):
-        return {key: render_tree(item, args, (*path, key), problem) for key, item in value.items()}
+        return {key: render_tree(item, args, (*path, key), problem, budget) for key, item in value.items()}
     if isinstance(value, list):
-        return [render_tree(item, args, (*path, index), problem) for index, item in enumerate(value)]
+        return [render_tree(item, args, (*path, index), problem, budget) for index, item in enumerate(value)]
     return value
+
+
+def _render_string(
+    value: str, args: Mapping[str, Any], path: Path, problem: Callable[[Path, str], None], budget: RenderBudget
+) -> str:
+    if budget.remaining < 0:
+        return value
+    if value not in budget.done:
+        try:
+            budget.done[value] = render_value(value, args)
+        except ValueError as exc:
+            budget.done[value] = exc
+    outcome = budget.done[value]
+    if isinstance(outcome, ValueError):
+        problem(path, str(outcome))
+        return value
+    if outcome is not value:  # plain strings are in the document already; rendered ones add to it
+        budget.remaining -= len(outcome)
+        if budget.remaining < 0:
+            problem(path, f"template refused: the templates render to more than {MAX_RENDERED_CHARS} characters in all")
+            return value
+    return outcome

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from svc_host.domain.submission import Environment, JobDefinition, RenderedScript, Resources
 from svc_host.errors import RenderError
@@ -243,8 +244,11 @@ def test_command_starting_with_directives_is_refused() -> None:
 
 
 def test_nul_bytes_are_refused() -> None:
+    with pytest.raises(ValidationError, match="NUL"):
+        Environment(env_vars={"A": "a\0b"})
+    unchecked = Environment.model_construct(env_vars={"A": "a\0b"})  # a definition built without validation
     with pytest.raises(RenderError, match="NUL"):
-        render(command="true", environment=Environment(env_vars={"A": "a\0b"}))
+        render(command="true", environment=unchecked)
 
 
 def test_log_dir_with_a_slurm_pattern_is_refused() -> None:

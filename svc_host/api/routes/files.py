@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
@@ -117,7 +118,7 @@ def _add_mount(store: ProfileStore, profile_name: str, mount: Mount) -> Mount:
         raise ConfigError(scrub(str(exc), {repr(mount.local): "<LOCAL_PATH>", mount.local: "<LOCAL_PATH>"})) from None
 
 
-@router.post("/mounts")
+@router.post("/mounts", responses=error_responses(409, 422, 503))
 async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
     """Add a mount to the server's profile: 409 name taken, 422 invalid, 503 no profile."""
     profile_name, _ = _configured_profile(host)
@@ -126,7 +127,7 @@ async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
     return created.model_dump(mode="json")
 
 
-@router.delete("/mounts/{mount_name}")
+@router.delete("/mounts/{mount_name}", responses=error_responses(404, 503))
 async def delete_mount(host: HostDep, mount_name: str) -> dict[str, str]:
     """Remove a mount of the server's profile (its files are left alone): 404 unknown, 503 no profile."""
     profile_name, _ = _configured_profile(host)
@@ -139,10 +140,10 @@ async def delete_mount(host: HostDep, mount_name: str) -> dict[str, str]:
 # -- browse and read ----------------------------------------------------------------------------------------
 
 
-@router.get("/browse")
+@router.get("/browse", responses=error_responses(400, 403, 404))
 def browse(
     host: HostDep,
-    mount: str = Query(description="Mount name in the server's profile."),
+    mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
     path: str = Query("", description="Directory relative to the mount root; the root by default."),
 ) -> dict[str, Any]:
     """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed."""
@@ -151,10 +152,10 @@ def browse(
     return {"entries": [entry.as_json() for entry in entries], "remote_prefix": found.remote, "mount_name": found.name}
 
 
-@router.get("/read")
+@router.get("/read", responses=error_responses(400, 403, 404, 413, e413="the file is over 1 MB"))
 def read(
     host: HostDep,
-    mount: str = Query(description="Mount name in the server's profile."),
+    mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
     path: str | None = Query(None, description="File relative to the mount root."),
 ) -> dict[str, str]:
     """A text file of the mount (at most 1 MB); binary files (with NUL bytes) are refused with 400."""
@@ -169,7 +170,7 @@ def read(
 # -- sync ---------------------------------------------------------------------------------------------------
 
 
-@router.post("/sync")
+@router.post("/sync", responses=error_responses(404, 502, 503))
 async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, str]:
     """Copy a mount to the cluster, additively: 404 unknown mount, 502 sync failed (rsync missing too), 503."""
     profile_name, profile = _configured_profile(host)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from svc_host import jobs
 from svc_host.api.deps import HostDep
+from svc_host.api.params import MAX_OFFSET, error_responses
 from svc_host.errors import InvalidRequestError
 from svc_host.store import jobs as job_repo
 
@@ -19,10 +20,10 @@ router = APIRouter(prefix="/api/history", tags=["history"])
 async def history(
     host: HostDep,
     limit: int = Query(100, ge=1, le=1000, description="At most this many records (default 100)."),
-    offset: int = Query(0, ge=0),
-    transport: str | None = Query(None),
-    status: str | None = Query(None, description="Only jobs in this status, e.g. FAILED."),
-    source: str | None = Query(None, description="web, mcp, cli or workflow."),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    transport: str | None = Query(None, max_length=200),
+    status: str | None = Query(None, max_length=100, description="Only jobs in this status, e.g. FAILED."),
+    source: str | None = Query(None, max_length=100, description="web, mcp, cli or workflow."),
 ) -> list[dict[str, Any]]:
     """Recent job execution history, newest first."""
     rows = await host.store.run(
@@ -45,11 +46,11 @@ def _day_start(value: str | None, name: str, *, end: bool = False) -> datetime |
     return moment + timedelta(days=1) if end else moment
 
 
-@router.get("/stats")
+@router.get("/stats", responses=error_responses(400, e400="'from' or 'to' is not an ISO date, or 'from' > 'to'"))
 async def history_stats(
     host: HostDep,
-    from_: str | None = Query(None, alias="from", description="First day (ISO date), inclusive."),
-    to: str | None = Query(None, description="Last day (ISO date), inclusive."),
+    from_: str | None = Query(None, alias="from", max_length=64, description="First day (ISO date), inclusive."),
+    to: str | None = Query(None, max_length=64, description="Last day (ISO date), inclusive."),
 ) -> dict[str, Any]:
     """Totals per outcome and the mean runtime of finished jobs submitted between ``from`` and ``to``."""
     since, until = _day_start(from_, "from"), _day_start(to, "to", end=True)

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host import jobs
 from svc_host.api.deps import HostDep
+from svc_host.api.params import MAX_OFFSET, error_responses
 from svc_host.context import Host
 from svc_host.domain.jobs import JobStatus
-from svc_host.domain.submission import JobDefinition
-from svc_host.errors import InvalidRequestError
+from svc_host.domain.submission import JOB_NAME_MAX, MAX_JOB_ID, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
+from svc_host.errors import ConfigError, InvalidRequestError, NotFoundError, describe_validation
 from svc_host.formatting import clock
 from svc_host.store import jobs as job_repo
 from svc_host.transport import LOG_CHUNK_LIMIT
@@ -28,14 +29,40 @@ class SubmitJob(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    script_content: str = Field(min_length=1, description="A batch script; its own #SBATCH lines win.")
-    name: str | None = Field(default=None, description="Display name; the job name when job_name is absent.")
-    job_name: str | None = Field(default=None, description="The Slurm job name.")
+    script_content: str = Field(
+        min_length=1,
+        max_length=MAX_SCRIPT_CHARS,
+        pattern=NO_NUL,
+        description="A batch script (no NUL bytes); its own #SBATCH lines win.",
+    )
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=JOB_NAME_MAX,
+        pattern=NO_CONTROL,
+        description="Display name; the job name when job_name is absent. One line, no control characters.",
+    )
+    job_name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=JOB_NAME_MAX,
+        pattern=NO_CONTROL,
+        description="The Slurm job name. One line, no control characters.",
+    )
+
+
+JobId = Annotated[
+    int,
+    Path(le=MAX_JOB_ID, description="A Slurm job id. A negative id is answered 400 (as the spec says); 0 is 404."),
+]
+_JOB_ERRORS = error_responses(400, 404, 422, 502, 503, e422="validation error, or the job already ended")
 
 
 def _check_id(job_id: int) -> str:
     if job_id < 0:
         raise InvalidRequestError(f"job id must be a non-negative integer, got {job_id}")
+    if job_id == 0:  # Slurm numbers jobs from 1; scontrol answers "Job 0 not found", not "invalid job id"
+        raise NotFoundError("job 0 not found: Slurm job ids start at 1")
     return str(job_id)
 
 
@@ -76,7 +103,7 @@ class JobListItem(BaseModel):
     elapsed_time: str
 
 
-@router.get("", response_model=list[JobListItem])
+@router.get("", response_model=list[JobListItem], responses=error_responses(502, 503))
 async def list_jobs(host: HostDep) -> JSONResponse:
     """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted."""
     transport = host.server_transport_name()
@@ -88,16 +115,19 @@ async def list_jobs(host: HostDep) -> JSONResponse:
     return JSONResponse([_list_form(job, commands.get(job.job_id)) for job in queue])
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
 async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
     """Submit a batch script; 201 with the job in state PENDING."""
     config = host.config()
-    definition = JobDefinition(
-        name=body.job_name or body.name or "job",
-        script=body.script_content,
-        log_dir=config.log_dir,
-        work_dir=config.work_dir,
-    )
+    try:
+        definition = JobDefinition(
+            name=body.job_name or body.name or "job",
+            script=body.script_content,
+            log_dir=config.log_dir,
+            work_dir=config.work_dir,
+        )
+    except ValidationError as exc:  # the body is checked above, so only the configured defaults can be wrong
+        raise ConfigError(f"the configured job defaults are invalid: {describe_validation(exc.errors())}") from None
     record = await jobs.submit(host, definition, transport=host.server_transport_name(), source=host.source)
     return {
         "name": record.name,
@@ -109,8 +139,8 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
     }
 
 
-@router.get("/{job_id}")
-async def get_job(job_id: int, host: HostDep) -> dict[str, Any]:
+@router.get("/{job_id}", responses=_JOB_ERRORS)
+async def get_job(host: HostDep, job_id: JobId) -> dict[str, Any]:
     """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
     transport = host.server_transport_name()
     view = await jobs.status(host, transport, _check_id(job_id))
@@ -149,19 +179,19 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
     return body
 
 
-@router.delete("/{job_id}", status_code=204)
-async def cancel_job(job_id: int, host: HostDep) -> Response:
+@router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)
+async def cancel_job(host: HostDep, job_id: JobId) -> Response:
     """Cancel a pending or running job: 204; unknown 404; already finished 422."""
     await jobs.cancel(host, host.server_transport_name(), _check_id(job_id))
     return Response(status_code=204)
 
 
-@router.get("/{job_id}/logs")
+@router.get("/{job_id}/logs", responses=_JOB_ERRORS)
 async def job_logs(
-    job_id: int,
     host: HostDep,
-    stdout_offset: int = Query(0, ge=0, description="Byte offset to read stdout from."),
-    stderr_offset: int = Query(0, ge=0, description="Byte offset to read stderr from."),
+    job_id: JobId,
+    stdout_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stdout from."),
+    stderr_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stderr from."),
     limit: int = Query(LOG_CHUNK_LIMIT, ge=1, le=LOG_CHUNK_LIMIT, description="Bytes per log at most."),
 ) -> dict[str, Any]:
     """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail)."""

@@ -9,15 +9,19 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.resource_sampler import history_series
 from svc_host.store import resource_samples
 
 router = APIRouter(prefix="/api", tags=["resources"])
 
 
-@router.get("/resources")
+@router.get("/resources", responses=error_responses(502, 503))
 async def resources(
-    host: HostDep, partition: str | None = Query(None, description="Only this partition.")
+    host: HostDep,
+    partition: str | None = Query(
+        None, max_length=256, pattern=r"^[A-Za-z0-9_.-]+$", description="Only this partition (a Slurm partition name)."
+    ),
 ) -> list[dict[str, Any]]:
     """One snapshot per partition; an unknown partition gives an empty array."""
     snapshots = await host.transport(host.server_transport_name()).resources(partition)

@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import MAX_ROW_ID, error_responses
 from svc_host.errors import NotFoundError
 from svc_host.sweeps.views import cell_view, sweep_view
 
@@ -20,8 +21,9 @@ router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"])
 
 
 def _sweep_id(raw: str) -> int:
-    if not raw.isdigit():
-        raise NotFoundError(f"sweep run {raw!r} not found")
+    # isascii: str.isdigit() accepts other scripts' digits; past MAX_ROW_ID no row exists (and SQLite would overflow)
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(MAX_ROW_ID)) or int(raw) > MAX_ROW_ID:
+        raise NotFoundError(f"sweep run {raw[:40]!r} not found")
     return int(raw)
 
 
@@ -32,21 +34,21 @@ async def list_sweeps(host: HostDep) -> list[dict[str, Any]]:
     return [sweep_view(sweep) for sweep in await orchestrator.sweeps()]
 
 
-@router.get("/{sweep_id}")
+@router.get("/{sweep_id}", responses=error_responses(404))
 async def get_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
     """One sweep with its counters; 404."""
     orchestrator = await host.sweep_orchestrator()
     return sweep_view(await orchestrator.get(_sweep_id(sweep_id)))
 
 
-@router.get("/{sweep_id}/cells")
+@router.get("/{sweep_id}/cells", responses=error_responses(404))
 async def get_cells(sweep_id: str, host: HostDep) -> list[dict[str, Any]]:
     """The cells of a sweep by status, started_at, id; 404."""
     orchestrator = await host.sweep_orchestrator()
     return [cell_view(cell) for cell in await orchestrator.cells(_sweep_id(sweep_id))]
 
 
-@router.post("/{sweep_id}/cancel", status_code=202)
+@router.post("/{sweep_id}/cancel", status_code=202, responses=error_responses(404, 422))
 async def cancel_sweep(sweep_id: str, host: HostDep) -> JSONResponse:
     """Cancel a sweep: 202 with the sweep (``draining``); 404; 422 when it ended without a cancel."""
     orchestrator = await host.sweep_orchestrator()

@@ -18,8 +18,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
 from svc_host.context import Host
-from svc_host.errors import InvalidRequestError, NotFoundError, WorkflowError
+from svc_host.errors import InvalidRequestError, NotFoundError, SvcError, WorkflowError
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.views import sweep_view
@@ -27,7 +28,7 @@ from svc_host.workflows import views
 from svc_host.workflows.files import WorkflowDirectory, check_filename, check_name, check_size, workflows_dir
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.prepare import RunRequest
-from svc_host.workflows.source import YamlSyntaxError, parse
+from svc_host.workflows.source import YamlSyntaxError, dump, parse
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
@@ -92,31 +93,39 @@ def _summary(name: str, text: str) -> dict[str, Any]:
 
 @router.get("")
 async def list_workflows(host: HostDep) -> list[dict[str, Any]]:
-    """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name."""
+    """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name.
+
+    A file that cannot be read or loaded (too large, unreadable, a YAML bomb) is listed with ``valid: false``
+    and its problem in ``errors``; it never fails the listing."""
 
     def scan() -> list[dict[str, Any]]:
         directory = _directory(host)
         found = []
         for name in directory.names():
             try:
-                found.append(_summary(name, directory.read(name)))
-            except (NotFoundError, WorkflowError):
-                continue  # vanished or unreadable meanwhile
-            except OSError:
+                text = directory.read(name)
+            except NotFoundError:
+                continue  # deleted meanwhile
+            except (SvcError, OSError) as exc:
+                found.append(
+                    {"name": name, "workflow_name": None, "job_count": 0, "job_names": [], "valid": False,
+                     "errors": [str(exc) if isinstance(exc, SvcError) else f"cannot read the file: {exc.strerror}"]}
+                )  # fmt: skip
                 continue
+            found.append(_summary(name, text))
         return found
 
     return await asyncio.to_thread(scan)
 
 
-@router.post("/validate")
+@router.post("/validate", responses=error_responses(422))
 async def validate(body: ValidateBody) -> dict[str, Any]:
     """``{valid: true}`` or ``{valid: false, errors}`` (every problem, with its line)."""
     _, problems = await asyncio.to_thread(check_workflow, body.yaml)
     return {"valid": False, "errors": problems} if problems else {"valid": True}
 
 
-@router.post("/upload")
+@router.post("/upload", responses=error_responses(413, 422, e413="the workflow is over 1 MB"))
 async def upload(body: UploadBody, host: HostDep) -> dict[str, Any]:
     """Save a workflow file (replacing one of the same name): 413 over 1 MB, 422 bad filename or workflow."""
     name = check_filename(body.filename)
@@ -136,11 +145,9 @@ async def upload(body: UploadBody, host: HostDep) -> dict[str, Any]:
     }
 
 
-@router.post("/create")
+@router.post("/create", responses=error_responses(409, 413, 422, e413="the workflow is over 1 MB"))
 async def create(body: CreateBody, host: HostDep) -> dict[str, Any]:
     """Write ``<name>.yaml`` from structured jobs: 200 Workflow; 409 exists; 422 invalid."""
-    import yaml
-
     check_name(body.name)
     document: dict[str, Any] = {"name": body.name}
     if body.args:
@@ -148,10 +155,10 @@ async def create(body: CreateBody, host: HostDep) -> dict[str, Any]:
     if body.default_project is not None:
         document["default_project"] = body.default_project
     document["jobs"] = body.jobs
-    workflow, problems = check_document(document)
+    workflow, problems = await asyncio.to_thread(check_document, document)
     if problems or workflow is None:
         raise WorkflowError(problems)
-    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    text = await asyncio.to_thread(dump, document)
     await asyncio.to_thread(_directory(host).write, body.name, text, overwrite=False)
     return views.created(workflow)
 
@@ -160,10 +167,10 @@ async def create(body: CreateBody, host: HostDep) -> dict[str, Any]:
 async def list_runs(
     host: HostDep,
     limit: int = Query(100, ge=1, le=500, description="At most this many runs, newest first."),
-    offset: int = Query(0, ge=0),
-    status: str | None = Query(None, description="Only runs in this status."),
-    workflow: str | None = Query(None, description="Only runs of this workflow name."),
-    sweep_id: int | None = Query(None, description="Only the cells of this sweep."),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    status: str | None = Query(None, max_length=100, description="Only runs in this status."),
+    workflow: str | None = Query(None, max_length=1000, description="Only runs of this workflow name."),
+    sweep_id: int | None = Query(None, ge=1, le=MAX_ROW_ID, description="Only the cells of this sweep."),
 ) -> list[dict[str, Any]]:
     """Workflow runs, newest first (job statuses as last stored by the monitor)."""
     engine = await host.workflow_engine()
@@ -171,14 +178,14 @@ async def list_runs(
     return [views.run_view(snap) for snap in found]
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", responses=error_responses(404, 502, 503))
 async def get_run(run_id: str, host: HostDep) -> dict[str, Any]:
     """One run with live job statuses (refreshed by one batched scheduler query when jobs are live)."""
     engine = await host.workflow_engine()
     return views.run_view(await engine.get(run_id, refresh=True))
 
 
-@router.post("/runs/{run_id}/cancel")
+@router.post("/runs/{run_id}/cancel", responses=error_responses(404, 422))
 async def cancel_run(run_id: str, host: HostDep) -> dict[str, Any]:
     """Cancel a run: 200 ``{status: 'cancelled', run_id, warnings?}``; 404; 422 already terminal."""
     engine = await host.workflow_engine()
@@ -189,7 +196,7 @@ async def cancel_run(run_id: str, host: HostDep) -> dict[str, Any]:
     return body
 
 
-@router.get("/{name}")
+@router.get("/{name}", responses=error_responses(403, 404, 413, 422, e413="the workflow file is over 1 MB"))
 async def get_workflow(name: str, host: HostDep) -> dict[str, Any]:
     """A workflow with its jobs (as ``get_workflow``), ``raw_yaml``, and ``valid``/``errors``."""
     text = await asyncio.to_thread(_directory(host).read, name)
@@ -213,14 +220,18 @@ def _raw_name(text: str) -> str | None:
     return str(data["name"]) if isinstance(data, dict) and "name" in data else None
 
 
-@router.delete("/{name}")
+@router.delete("/{name}", responses=error_responses(404, 422))
 async def delete_workflow(name: str, host: HostDep) -> dict[str, Any]:
     """Delete a workflow file: 200 ``{status: 'deleted', name}``; 404; 422 invalid name."""
     await asyncio.to_thread(_directory(host).delete, name)
     return {"status": "deleted", "name": name}
 
 
-@router.post("/{name}/run", status_code=202)
+@router.post(
+    "/{name}/run",
+    status_code=202,
+    responses=error_responses(403, 404, 413, 422, 500, 502, 503, e413="the workflow file is over 1 MB"),
+)
 async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) -> JSONResponse:
     """Run a workflow: sync, render, submit; 202 Workflow run (``running``). 404, 422, 500 render, 502.
 
