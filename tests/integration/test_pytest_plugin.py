@@ -3,6 +3,7 @@ known, async tests and fixtures run, and every fixture (``svc_*``) does its job.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -56,6 +57,12 @@ def test_cli(svc_isolated_home, svc_cli):
 '''
 
 
+def author_env() -> dict[str, str]:
+    """This environment without what the running pytest set for itself (xdist's worker variables would make the
+    author's pytest think it runs under xdist)."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+
+
 @pytest.mark.slow
 def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> None:
     project = tmp_path / "svc-myplugin"
@@ -64,6 +71,7 @@ def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> Non
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "-W", "error", "tests"],
         cwd=project,
+        env=author_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -101,6 +109,7 @@ def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "tests", "-k", "exit"],
         cwd=project,
+        env=author_env(),
         capture_output=True,
         text=True,
         timeout=300,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -143,34 +145,41 @@ async def test_ssh_host_resolves_through_the_users_ssh_config(home: Path, dev_pr
 
 
 async def test_proxy_jump_reaches_the_cluster_through_a_jump_host(home: Path, dev_profile: SSHProfile) -> None:
+    """The target sshd sees a direct session come from one of this process's sockets, and a jumped one from the
+    jump host's forwarded connection (not ours): a proof that holds while other tests use the same sshd."""
     write_ssh_config(home, dev_profile)
     jump = f"{dev_profile.username}@{dev_profile.hostname}:{dev_profile.port}"
-    before = connections_to(dev_profile.port)
     direct = SSHTransport("direct", dev_profile)
     jumped = SSHTransport("jumped", dev_profile.model_copy(update={"proxy_jump": jump}))
+    where = ["sh", "-c", 'echo "$SSH_CONNECTION"; whoami']
     try:
-        assert (await direct.run(["true"])).exit_code == 0
-        assert connections_to(dev_profile.port) - before == 1  # one TCP connection to sshd
+        seen_direct = (await direct.run(where)).stdout.split()
+        assert int(seen_direct[1]) in own_local_ports()
         await direct.close()
-        result = await jumped.run(["whoami"])
-        # ours to the jump host, plus the jump host's forwarded connection on to the target
-        assert connections_to(dev_profile.port) - before == 2
+        seen_jumped = (await jumped.run(where)).stdout.split()
+        assert int(seen_jumped[1]) not in own_local_ports()  # sshd's forward, on behalf of our jump session
     finally:
         await direct.close()
         await jumped.close()
-    assert result.stdout == "svcdev\n"
+    assert seen_jumped[-1] == "svcdev"
 
 
-def connections_to(port: int) -> int:
-    """Established TCP connections on this machine whose remote end is ``port`` (client sides only)."""
-    count = 0
+def own_local_ports() -> set[int]:
+    """Local ports of this process's TCP sockets (its fds' socket inodes, looked up in /proc/net/tcp*)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    ports = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with open(table) as lines:
             for line in list(lines)[1:]:
                 fields = line.split()
-                if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
-                    count += 1
-    return count
+                if fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
 
 
 # -- a submission whose answer is lost ----------------------------------------------------------------------------
