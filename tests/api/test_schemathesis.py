@@ -17,7 +17,8 @@ What runs, and why it is safe on the shared cluster:
 * Random documents never form a valid workflow, so the run endpoints answer 404/422 and submit nothing.
 * ``/api/events`` is left out: an event stream never ends, which is its point, not a hang.
 
-Bounded: a fixed seed, ``MAX_EXAMPLES`` per operation, about a minute on two cores.
+Bounded: a fixed seed and ``MAX_EXAMPLES`` generated cases per operation besides schemathesis' own
+coverage cases: about 2,250 requests, under 30 s on two cores.
 """
 
 from __future__ import annotations

@@ -204,7 +204,8 @@ async def get_workflow(name: str, host: HostDep) -> dict[str, Any]:
     if workflow is not None:
         body = views.detail(workflow, text)
     else:
-        body = {"name": _raw_name(text), "args": {}, "default_project": None, "jobs": [], "raw_yaml": text}
+        name = await asyncio.to_thread(_raw_name, text)
+        body = {"name": name, "args": {}, "default_project": None, "jobs": [], "raw_yaml": text}
     body["filename"] = name
     body["valid"] = not problems
     if problems:
