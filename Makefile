@@ -22,8 +22,9 @@ lint:
 	ruff check .
 	mypy
 
+# Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well.
 test: install cluster browser lint
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n 4
 
 run: install
 	bash scripts/run $(ARGS)

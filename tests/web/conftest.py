@@ -145,7 +145,7 @@ def anonymous_page(browser: Browser, svc_server: Server) -> Iterator[Page]:
     """A page in a fresh browser context: no cookie, not logged in."""
     # bypass_csp: the page's CSP forbids eval, which Playwright's wait_for_function uses; the app is unchanged
     context = browser.new_context(viewport=VIEWPORT, base_url=svc_server.base, bypass_csp=True)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(30_000)  # generous: make test runs these beside other tests on 2 cores
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
