@@ -204,8 +204,8 @@ async def get_workflow(name: str, host: HostDep) -> dict[str, Any]:
     if workflow is not None:
         body = views.detail(workflow, text)
     else:
-        name = await asyncio.to_thread(_raw_name, text)
-        body = {"name": name, "args": {}, "default_project": None, "jobs": [], "raw_yaml": text}
+        declared = await asyncio.to_thread(_raw_name, text)
+        body = {"name": declared, "args": {}, "default_project": None, "jobs": [], "raw_yaml": text}
     body["filename"] = name
     body["valid"] = not problems
     if problems:
