@@ -3,14 +3,16 @@
 
 /**
  * Call `handler(events)` at most every `wait` ms with the events of `types` that arrived meanwhile.
- * Returns the unsubscribe function (give it back from the page's render as its cleanup).
+ * Returns the unsubscribe function (give it back from the page's render as its cleanup); its `ready` promise
+ * resolves once events are being received, so a page that read its data before can read it once more then
+ * and miss nothing that changed in between.
  */
 export function live(types, handler, { wait = 300 } = {}) {
   let pending = [];
   let timer = null;
   let unsubscribe = null;
   let stopped = false;
-  import('./events.js')
+  const ready = import('./events.js')
     .then(({ subscribe }) => {
       if (stopped) return;
       unsubscribe = subscribe(types, (event) => {
@@ -26,11 +28,13 @@ export function live(types, handler, { wait = 300 } = {}) {
       });
     })
     .catch((err) => console.warn('live updates unavailable', err));
-  return () => {
+  const stop = () => {
     stopped = true;
     if (timer !== null) clearTimeout(timer);
     if (unsubscribe) unsubscribe();
   };
+  stop.ready = ready;
+  return stop;
 }
 
 /** Resource snapshots out of a `resources.sampled` payload (an array, or {snapshots|partitions: [...]}). */

@@ -148,6 +148,8 @@ export async function render(root, params, query) {
   const unsubscribe = live(['job.status_changed'], (events) => {
     if (events.some((e) => e.type === 'resync' || String(e.payload?.job_id) === jobId)) refresh().catch((err) => toast(errorText(err), 'error'));
   }, { wait: 100 });
+  // A job that ended between the first read and the subscription sends no further event: read it once more.
+  unsubscribe.ready.then(() => refresh()).catch((err) => toast(errorText(err), 'error'));
   return () => { unsubscribe(); log.stop(); clearInterval(elapsedTicker); };
 }
 
