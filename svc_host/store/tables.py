@@ -156,6 +156,7 @@ class SweepRunRecord(SQLModel, table=True):
     """The svc process launching its cells (an engine's owner name), as for workflow runs."""
     lease_until: datetime | None = None
 
+
 class ResourceSample(SQLModel, table=True):
     """GPU use of one partition at one moment, as the resource sampler saw it (``svc_host.resource_sampler``).
 
