@@ -64,7 +64,8 @@ def validate(file: Path, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _args(pairs: tuple[str, ...]) -> dict[str, str]:
+def template_args(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--arg NAME=VALUE`` pairs (``svc flow run``, ``svc schedule add``) as a mapping; values stay strings."""
     found: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -117,7 +118,7 @@ def run(
 
     request = RunRequest(
         yaml_path=file.resolve(),
-        args=_args(arg_pairs) or None,
+        args=template_args(arg_pairs) or None,
         from_job=from_job,
         to_job=to_job,
         single_job=single_job,

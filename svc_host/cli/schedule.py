@@ -50,8 +50,16 @@ def _local(iso: str | None) -> str:
     return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M %Z") if iso else ""
 
 
+def format_every(seconds: int) -> str:
+    """The inverse of ``parse_every``: 900 -> ``15m``, 86400 -> ``1d``, 90 -> ``90s``."""
+    for unit in "dhm":
+        if seconds % _UNITS[unit] == 0:
+            return f"{seconds // _UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
 def _when(row: dict[str, Any]) -> str:
-    return f"cron {row['cron']} ({row['timezone']})" if row["cron"] else f"every {row['every']}s"
+    return f"cron {row['cron']} ({row['timezone']})" if row["cron"] else f"every {format_every(row['every'])}"
 
 
 @click.group()
@@ -89,6 +97,7 @@ def add(
     """Add the schedule NAME."""
     from pydantic import ValidationError
 
+    from svc_host.cli.flow import template_args
     from svc_host.errors import NotFoundError, describe_validation
     from svc_host.paths import SvcPaths
     from svc_host.schedules import manage
@@ -96,12 +105,6 @@ def add(
     from svc_host.schedules.scheduler import utc_now
     from svc_host.workflows.files import WorkflowDirectory, workflows_dir
 
-    values = {}
-    for pair in args:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--arg")
-        values[key] = value
     try:
         spec = ScheduleSpec(
             name=name,
@@ -109,7 +112,7 @@ def add(
             cron=cron,
             every=parse_every(every) if every else None,
             timezone=timezone,
-            args=values,
+            args=template_args(args),
             transport=transport,
             mount=mount,
             missed=missed,
