@@ -102,8 +102,10 @@ class SecurityMiddleware:
         return None
 
     def _check_token(self, scope: Scope, headers: Headers) -> Response | None:
+        """The API, and every state change wherever a plugin mounted it, needs the token; reading the dashboard's
+        pages and the docs does not (they hold no data)."""
         path: str = scope["path"]
-        if path == "/api" or path.startswith("/api/"):
+        if path == "/api" or path.startswith("/api/") or scope["method"] not in SAFE_METHODS:
             if path in PUBLIC_API_PATHS or self._authenticated(headers):
                 return None
             return _refuse(

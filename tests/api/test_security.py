@@ -225,3 +225,18 @@ async def test_an_unexpected_exception_is_a_500_detail_without_internals(
         response = await http.get("/api/boom")
     assert response.status_code == 500
     assert response.json() == {"detail": "internal server error; the server log has the details"}
+
+
+async def test_a_plugin_route_outside_api_still_needs_the_token_to_change_state(
+    host: Host, svc_register_plugin: Callable[..., None]
+) -> None:
+    router = APIRouter()
+
+    @router.post("/hooks/deploy")
+    async def deploy() -> dict[str, bool]:
+        return {"deployed": True}
+
+    svc_register_plugin(SimpleNamespace(svc_api_routers=hookimpl(lambda: [router])), "deployer")
+    async with client_for(host, ServerSecurity(token=TOKEN)) as http:
+        assert (await http.post("/hooks/deploy")).status_code == 401
+        assert (await http.post("/hooks/deploy", headers=AUTH)).json() == {"deployed": True}
