@@ -21,6 +21,7 @@ from svc_host.schedules import store as schedules
 from svc_host.schedules.model import ScheduleSpec
 from svc_host.schedules.timing import decide
 from svc_host.store.database import Store
+from svc_host.store.tables import ScheduleRecord
 
 log = logging.getLogger("svc.schedules")
 
@@ -114,7 +115,9 @@ class Scheduler:
                 fires.append(fire)
         return fires
 
-    async def _handle(self, record: Any, now: datetime) -> Fire | None:
+    async def _handle(self, record: ScheduleRecord, now: datetime) -> Fire | None:
+        if record.next_fire_at is None:  # ``due`` never returns one; a disabled schedule has no next fire
+            return None
         spec = schedules.spec_of(record)
         decision = decide(
             spec,
