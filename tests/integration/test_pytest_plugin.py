@@ -63,24 +63,6 @@ def author_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
 
 
-@pytest.mark.slow
-def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> None:
-    project = tmp_path / "svc-myplugin"
-    (project / "tests").mkdir(parents=True)
-    (project / "tests" / "test_mine.py").write_text(textwrap.dedent(AUTHOR_TESTS))
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "-W", "error", "tests"],
-        cwd=project,
-        env=author_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout
-
-
 AUTHOR_CONTRACT = '''
 import pytest
 
@@ -101,13 +83,12 @@ class TestMine(TransportContract):
 '''
 
 
-@pytest.mark.cluster
-def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_path: Path) -> None:
-    project = tmp_path / "svc-mytransport"
+def run_authors_tests(project: Path, filename: str, tests: str, *pytest_args: str) -> str:
+    """Write ``tests`` as ``project/tests/filename`` and run the author's pytest there; returns its output."""
     (project / "tests").mkdir(parents=True)
-    (project / "tests" / "test_contract.py").write_text(textwrap.dedent(AUTHOR_CONTRACT))
+    (project / "tests" / filename).write_text(textwrap.dedent(tests))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "tests", "-k", "exit"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", *pytest_args, "tests"],
         cwd=project,
         env=author_env(),
         capture_output=True,
@@ -116,4 +97,16 @@ def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "passed" in result.stdout
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> None:
+    output = run_authors_tests(tmp_path / "svc-myplugin", "test_mine.py", AUTHOR_TESTS, "-W", "error")
+    assert "4 passed" in output
+
+
+@pytest.mark.cluster
+def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_path: Path) -> None:
+    output = run_authors_tests(tmp_path / "svc-mytransport", "test_contract.py", AUTHOR_CONTRACT, "-k", "exit")
+    assert "passed" in output
