@@ -22,9 +22,10 @@ lint:
 	ruff check .
 	mypy
 
-# Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well.
+# Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well;
+# tests marked HOLDS_GPUS (svc_host.testing.plugin) count or hold the GPUs and run one after another.
 test: install cluster browser lint
-	$(PYTHON) -m pytest -n 4
+	$(PYTHON) -m pytest -n 4 --dist loadgroup
 
 run: install
 	bash scripts/run $(ARGS)

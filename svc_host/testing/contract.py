@@ -29,6 +29,7 @@ import pytest
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition, RenderedScript, Resources
 from svc_host.rendering.sbatch import render_sbatch
+from svc_host.testing.plugin import HOLDS_GPUS
 from svc_host.testing.waiting import wait_for_state
 from svc_host.transport import SlurmTransport, Transport
 
@@ -138,6 +139,7 @@ class TransportContract:
         assert listed[job_id].name == name
         assert listed[job_id].state in LIVE
 
+    @HOLDS_GPUS
     async def test_resources_are_consistent(self, transport: Transport, submit: Any) -> None:
         snapshots = await transport.resources()
         assert snapshots, "no partition reported"

@@ -32,7 +32,12 @@ if TYPE_CHECKING:
 MARKERS = (
     "cluster: needs a real Slurm cluster (scripts/devcluster up in svc's repo); must run, never skip, under CI=true",
     "slow: takes more than ten seconds (time limits, many jobs)",
+    "xdist_group(name): tests of one group run on one pytest-xdist worker, one after another (--dist loadgroup)",
 )
+
+HOLDS_GPUS = pytest.mark.xdist_group("svc-gpus")
+"""Mark a test that holds the cluster's GPUs or counts them: such tests run one after another under
+``pytest -n N --dist loadgroup`` (a count taken beside another test's GPU job is off by that job)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from svc_host.testing.plugin import HOLDS_GPUS
 from tests.web.conftest import open_page
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
     from tests.web.conftest import Server
+
+pytestmark = [HOLDS_GPUS]  # the busy cluster holds three of the four GPUs while pages are shot
 
 TRAINING_SCRIPT = """#!/bin/bash
 #SBATCH --partition=debug
