@@ -14,20 +14,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 from sqlmodel import Session
 
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord
+from svc_host.testing.serve import running_serve
 
 TOKEN = "bench-render-token-0123456789abcdef"  # noqa: S105 (a throwaway token for the bench server)
 CHROMIUM_ARGS = [
@@ -79,12 +76,6 @@ def seed(database_url: str, count: int) -> None:
     store.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=500)
@@ -108,22 +99,8 @@ def main() -> None:
             SVC_API_TOKEN=TOKEN,
             SVC_DATABASE_URL=database_url,
         )
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen(
-            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-            env=env,
-            cwd=root,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            for _ in range(300):
-                try:
-                    httpx.get(f"{base}/openapi.json", timeout=2)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+        with running_serve(base_env=env, cwd=root, stderr=subprocess.DEVNULL, wait=60) as server:
+            base = server.base
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -151,9 +128,6 @@ def main() -> None:
                         )
                     )
                 browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
     print(f"Jobs page, {args.jobs} jobs, {args.runs} loads in Chromium (headless, 1280x800):")
     print(f"  navigation start -> all rows drawn: median {statistics.median(loads):.0f} ms, max {max(loads):.0f} ms")

@@ -16,14 +16,14 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+
+from svc_host.testing.serve import running_serve
 
 TOKEN = "bench-events-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 COMMANDS = ("squeue", "sacct", "sinfo", "scontrol")
@@ -39,12 +39,6 @@ def wrap_commands(bin_dir: Path, log: Path) -> None:
         wrapper = bin_dir / name
         wrapper.write_text(f'#!/bin/sh\necho "{name}" >> "{log}"\nexec "{real}" "$@"\n')
         wrapper.chmod(0o755)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def counts(log: Path) -> dict[str, int]:
@@ -128,7 +122,6 @@ def main() -> None:
             directory.mkdir()
         log = root / "commands.log"
         wrap_commands(bin_dir, log)
-        port = free_port()
         env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
         env.update(
             PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -139,21 +132,8 @@ def main() -> None:
             SVC_API_TOKEN=TOKEN,
             SVC_RESOURCE_SAMPLE_SECONDS="10",
         )
-        server = subprocess.Popen(
-            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-            env=env,
-            cwd=work,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(300):
-                try:
-                    httpx.get(f"{base}/openapi.json", timeout=1)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+        with running_serve(base_env=env, cwd=work, stderr=subprocess.DEVNULL, wait=60) as server:
+            base = server.base
             what = "tabs" if options.browser else "streams"
             last = "finished jobs gone from each tab's list" if options.browser else "job events per stream"
             print(f"{what:>7}  {'squeue/s':>8}  {'sacct/s':>7}  {'sinfo/s':>7}  {'scontrol/s':>10}  "
@@ -170,9 +150,6 @@ def main() -> None:
                     f"{streams:>7}  {rate['squeue']:>8.2f}  {rate['sacct']:>7.2f}  {rate['sinfo']:>7.2f}  "
                     f"{rate['scontrol']:>10.2f}  {total:>6.2f}  {per_stream}"
                 )
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,6 @@ cluster, a real ``svc serve`` whose scheduler fires a workflow that runs to comp
 from __future__ import annotations
 
 import itertools
-import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -19,6 +15,7 @@ import httpx
 import pytest
 
 from svc_host.context import Host
+from svc_host.testing.serve import start_serve
 
 FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a schedule\n"
 
@@ -96,34 +93,14 @@ async def test_conflicts_and_unknown_names(client: httpx.AsyncClient) -> None:
     assert (await client.get("/api/schedules/nightly", params={"upcoming": 1000})).status_code == 422
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.cluster
 def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, tmp_path: Path) -> None:
     """A real ``svc serve`` (local transport) with a 1 s scheduler tick: a 10 s schedule fires the workflow,
     the run is recorded ``triggered_by: schedule`` and its job completes on Slurm."""
     token = "schedule-test-token-0123456789"
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-        env={**os.environ, "SVC_API_TOKEN": token, "SVC_SCHEDULER_TICK": "1", "SVC_TRANSPORT": "local"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server = start_serve(env={"SVC_API_TOKEN": token, "SVC_SCHEDULER_TICK": "1", "SVC_TRANSPORT": "local"})
     try:
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
-            for _ in range(150):
-                try:
-                    http.get("/openapi.json")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+        with httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
             assert http.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"}).is_success
             created = http.post("/api/schedules", json={"name": "often", "workflow": "hello", "every": 10})
             assert created.status_code == 201, created.text
@@ -141,6 +118,5 @@ def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, t
                 time.sleep(0.5)
             assert (run["status"], run["triggered_by"]) == ("completed", "schedule"), run
     finally:
-        server.terminate()
-        _, err = server.communicate(timeout=30)
+        err = server.stop()
     assert "Traceback" not in err

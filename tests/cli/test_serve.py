@@ -8,7 +8,6 @@ import os
 import pty
 import re
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -19,69 +18,36 @@ from pathlib import Path
 import httpx
 import pytest
 
+from svc_host.testing.serve import ServeProcess, free_port, start_serve
+
 TOKEN = "serve-test-token-0123456789"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_until_up(base: str, server: subprocess.Popen[str]) -> None:
-    for _ in range(150):
-        if server.poll() is not None:
-            raise AssertionError(f"svc serve exited {server.returncode}")
-        try:
-            httpx.get(f"{base}/openapi.json", timeout=2)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("svc serve did not answer")
-
-
-def serve(port: int, *args: str, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), *args],
-        env={**os.environ, **(env or {})},
-        text=True,
-        **kwargs,
-    )
-
-
 @pytest.fixture
-def server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    process = serve(
-        port, "--log-level", "warning", env={"SVC_API_TOKEN": TOKEN}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    base = f"http://127.0.0.1:{port}"
+def server() -> Iterator[ServeProcess]:
+    server = start_serve(env={"SVC_API_TOKEN": TOKEN})
     try:
-        wait_until_up(base, process)
-        yield base, process
+        yield server
     finally:
-        if process.poll() is None:
-            process.terminate()
-            process.communicate(timeout=30)
+        server.stop()
 
 
-def test_serve_answers_on_loopback_and_stops_cleanly(server: tuple[str, subprocess.Popen[str]]) -> None:
-    base, process = server
+def test_serve_answers_on_loopback_and_stops_cleanly(server: ServeProcess) -> None:
+    base = server.base
     auth = {"Authorization": f"Bearer {TOKEN}"}
     plugins = httpx.get(f"{base}/api/plugins", headers=auth, timeout=5)
     assert plugins.status_code == 200
     assert {"local", "ssh", "rsync"} <= {row["name"] for row in plugins.json()["plugins"]}
     assert httpx.get(f"{base}/docs", timeout=5).status_code == 200
     assert httpx.get(f"{base}/api/history", headers=auth, timeout=5).json() == []
-    process.terminate()
-    _, err = process.communicate(timeout=30)
+    err = server.stop()
     # uvicorn shuts down gracefully, then re-raises the signal it caught
-    assert process.returncode in (0, -signal.SIGTERM), err
+    assert server.process.returncode in (0, -signal.SIGTERM), err
     assert "Traceback" not in err
 
 
-def test_serve_refuses_rebinding_and_requests_without_the_token(server: tuple[str, subprocess.Popen[str]]) -> None:
-    base, _ = server
+def test_serve_refuses_rebinding_and_requests_without_the_token(server: ServeProcess) -> None:
+    base = server.base
     auth = {"Authorization": f"Bearer {TOKEN}"}
     rebound = httpx.get(f"{base}/api/config", headers={**auth, "Host": "evil.example"}, timeout=5)
     assert rebound.status_code == 400
@@ -98,7 +64,12 @@ def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(t
     """On a terminal (a pty, as a person runs it) svc serve prints the login link with a generated token."""
     port = free_port()
     primary, secondary = pty.openpty()
-    process = serve(port, stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "svc_host", "serve", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=secondary,
+        stderr=secondary,
+    )
     os.close(secondary)
     output = b""
     try:
@@ -150,12 +121,9 @@ def test_serve_refuses_no_auth_off_loopback() -> None:
 
 
 def test_no_auth_on_loopback_warns() -> None:
-    port = free_port()
-    process = serve(port, "--no-auth", "--log-level", "warning", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = start_serve("--no-auth")
     try:
-        wait_until_up(f"http://127.0.0.1:{port}", process)
-        assert httpx.get(f"http://127.0.0.1:{port}/api/plugins", timeout=5).status_code == 200
+        assert httpx.get(f"{server.base}/api/plugins", timeout=5).status_code == 200
     finally:
-        process.terminate()
-        _, err = process.communicate(timeout=30)
+        err = server.stop()
     assert "warning: --no-auth" in err

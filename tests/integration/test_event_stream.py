@@ -4,17 +4,14 @@ and the server stops promptly on SIGTERM with the stream still open (it must not
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from svc_host.testing.serve import ServeProcess, start_serve
 from svc_host.testing.sse import sse_messages
 
 pytestmark = [pytest.mark.cluster]
@@ -23,43 +20,19 @@ TOKEN = "event-stream-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def server(slurm_cluster: None) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-        env={**os.environ, "SVC_API_TOKEN": TOKEN},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+def server(slurm_cluster: None) -> Iterator[ServeProcess]:
+    server = start_serve(env={"SVC_API_TOKEN": TOKEN})
     try:
-        for _ in range(150):
-            if process.poll() is not None:
-                raise AssertionError(f"svc serve exited {process.returncode}: {process.communicate()[1]}")
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield base, process
+        yield server
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate(timeout=30)
+        server.stop(kill=True)
 
 
 async def test_a_real_jobs_transitions_stream_live_and_sigterm_ends_open_streams(
-    server: tuple[str, subprocess.Popen[str]],
+    server: ServeProcess,
 ) -> None:
-    base, process = server
+    base, process = server.base, server.process
     seen: list[str] = []
     async with (
         httpx.AsyncClient(base_url=base, headers=AUTH, timeout=30) as client,
