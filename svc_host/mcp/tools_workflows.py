@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, WorkflowError
@@ -32,6 +33,7 @@ from svc_host.plugin_types import ToolSpec
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
+from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
 from svc_host.sweeps.views import mcp_result
 from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
@@ -164,6 +166,12 @@ async def run_workflow(
         return {"dry_run": True, "workflow": prepared.workflow.name, "jobs_to_execute": jobs, "count": len(jobs)}
     run_id = await engine.create(prepared, triggered_by="mcp")
     await engine.launch(run_id)
+    return await _wait_run(ctx, host, run_id, wait_seconds)
+
+
+async def _wait_run(ctx: Context, host: Host, run_id: str, wait_seconds: float) -> dict[str, Any]:
+    """Wait up to ``wait_seconds`` for a workflow run, reporting progress; ``run_workflow``'s normal shape."""
+    engine = await host.workflow_engine()
     reported: list[int] = []
 
     async def progress(snap: RunSnapshot) -> None:
@@ -191,6 +199,12 @@ async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[st
     sweep = await orchestrator.submit(request)
     if sweep.id is None:
         raise LookupError("the sweep row got no id")
+    return mcp_result(await _wait_sweep(ctx, host, sweep.id, math.inf))
+
+
+async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -> SweepRunRecord:
+    """Wait up to ``timeout`` for a sweep's cells to end, reporting progress on every change and heartbeat."""
+    orchestrator = await host.sweep_orchestrator()
     ended = -1
     beats = 0
 
@@ -207,7 +221,28 @@ async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[st
             f"{now.cells_failed} failed, {now.cells_cancelled} cancelled), {now.cells_running} running",
         )
 
-    return mcp_result(await orchestrator.wait(sweep.id, progress, heartbeat=SWEEP_HEARTBEAT_SECONDS))
+    return await orchestrator.wait(sweep_id, progress, timeout=timeout, heartbeat=SWEEP_HEARTBEAT_SECONDS)
+
+
+@tool_result
+async def wait_workflow_run(
+    ctx: Context,
+    run_id: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+    sweep_run_id: Annotated[int | None, Field(ge=1)] = None,
+    wait_seconds: float = 60.0,
+) -> dict[str, Any]:
+    if not math.isfinite(wait_seconds):
+        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    host = host_of(ctx)
+    wait = min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS)
+    if run_id is not None and sweep_run_id is None:
+        return await _wait_run(ctx, host, run_id, wait)
+    if sweep_run_id is not None and run_id is None:
+        sweep = await _wait_sweep(ctx, host, sweep_run_id, wait)
+        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED}
+    raise InvalidRequestError(
+        "give exactly one of run_id (a workflow run, as run_workflow returned it) and sweep_run_id (a sweep)"
+    )
 
 
 @tool_result
@@ -270,7 +305,8 @@ TOOLS = [
             "up to wait_seconds (default 60, at most 3600) for the run to finish, sending progress "
             "notifications. Returns workflow, results (job -> {job_id, status}), all_completed, run_id and "
             "status; if the run is still going when the wait ends, all_completed is false and the run "
-            "continues in the background (call again with a longer wait or watch run_id elsewhere). "
+            "continues in the background: follow it with wait_workflow_run(run_id=...), never by calling "
+            "run_workflow again, which would submit the whole workflow a second time. "
             "from_job/to_job cut the run order, single_job runs one job alone, dry_run previews the jobs "
             "without submitting. args are merged over the file's args ('python:' values are refused). "
             "transport is an SSH profile (default: local); mount is one of its mounts, the root for "
@@ -280,6 +316,21 @@ TOOLS = [
             "it returns sweep_run_id, status, cell_count, cells_completed, cells_failed, cells_cancelled. "
             "fail_fast stops launching cells after the first failure; dry_run cannot be combined with sweep."
         ),
+    ),
+    ToolSpec(
+        name="wait_workflow_run",
+        function=wait_workflow_run,
+        description=(
+            "Keep waiting for a run that run_workflow started, without submitting anything: give run_id (from "
+            "run_workflow's answer) and wait up to wait_seconds (default 60, at most 3600), with progress "
+            "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status}), "
+            "all_completed, run_id, status, run_error. For a sweep give sweep_run_id instead (it is in "
+            "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
+            "cells_completed, cells_failed, cells_cancelled and all_completed. all_completed is true when "
+            "everything completed; while status is not yet completed, failed or cancelled the run goes on: "
+            "call again. A run that already ended returns at once."
+        ),
+        read_only=True,
     ),
     ToolSpec(
         name="list_workflows",
