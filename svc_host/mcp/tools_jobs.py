@@ -132,7 +132,7 @@ async def cancel_job(ctx: Context, job_id: str, transport: str | None = None) ->
     return {"job_id": job_id, "message": f"cancelled job {job_id} (was {before.state.value})"}
 
 
-def _last_lines(chunk: LogChunk, count: int) -> LogChunk:
+def last_lines(chunk: LogChunk, count: int) -> LogChunk:
     """The last ``count`` lines of a chunk (a final newline ends a line, it does not start one), with the
     offset where they begin (exact for UTF-8 text)."""
     text = chunk.content
@@ -188,7 +188,7 @@ async def get_job_logs(
     )
     out, err = found.stdout, found.stderr
     if tail_lines is not None:
-        out, err = (_last_lines(chunk, tail_lines) if chunk else None for chunk in (out, err))
+        out, err = (last_lines(chunk, tail_lines) if chunk else None for chunk in (out, err))
     return {
         "job_id": job_id,
         "stdout": out.content if out else "",
