@@ -1,4 +1,5 @@
-"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, list_workflows, get_workflow.
+"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, list_workflows,
+get_workflow.
 
 Paths are confined to the allowed roots (the workflows directory, the server's working directory, the
 local directories of the profiles' mounts; symlinks resolved): anything else is
@@ -6,8 +7,8 @@ local directories of the profiles' mounts; symlinks resolved): anything else is
 
 ``run_workflow`` waits at most ``wait_seconds`` (default 60) for the run to end, sending MCP progress
 notifications (jobs finished / total) while it waits, then returns the run id and the results so far
-with ``all_completed`` false; the run goes on in the background and ``run_id`` can be watched with the
-REST API or ``svc flow runs``.
+with ``all_completed`` false; the run goes on in the background and ``wait_workflow_run`` follows it by
+``run_id`` (a sweep by ``sweep_run_id``) without submitting anything.
 
 With ``sweep`` it blocks until every cell has ended (``wait_seconds`` does not apply), sending a progress
 notification (cells ended / cell_count) on every change and at least every 10 s, so a client that resets its
