@@ -1,6 +1,6 @@
 """The one place that turns MCP tool outcomes into the spec's shape: ``{success: true, ...}`` or
 ``{success: false, error}``. No exception reaches the agent as a protocol error or a traceback, and
-neither do arguments the SDK refuses before a tool runs (missing, or of the wrong type)."""
+neither do arguments refused before a tool runs (missing, unknown, or of the wrong type)."""
 
 from __future__ import annotations
 
@@ -76,16 +76,31 @@ def _json_type(value: Any) -> str:
 
 class SpecShapedServer(MCPServer[LifespanT]):
     """``MCPServer`` whose argument errors come back as ``{success: false, error}`` (as structured content
-    and its JSON text) instead of the SDK's ``isError`` text, like every other failure of a tool."""
+    and its JSON text) instead of the SDK's ``isError`` text, like every other failure of a tool.
+
+    Arguments a tool does not take are refused too (the SDK would drop them): a misspelt ``dry_run`` must
+    not run a workflow for real."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[LifespanT, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
+        if schema is not None:
+            known = list(schema.get("properties", {}))
+            unknown = [key for key in arguments if key not in known]
+            if unknown:
+                takes = f"it takes {', '.join(known)}" if known else "it takes no arguments"
+                listed = ", ".join(map(repr, unknown))
+                return _refused(name, f"{name}: unknown argument{'s' * (len(unknown) > 1)} {listed} ({takes})")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 raise
-            body = failure(describe_arguments(name, exc.__cause__.errors(include_url=False)))
-            log.info("tool %r refused its arguments: %s", name, body["error"])
-            return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body)
+            return _refused(name, describe_arguments(name, exc.__cause__.errors(include_url=False)))
+
+
+def _refused(tool: str, message: str) -> CallToolResult:
+    log.info("tool %r refused its arguments: %s", tool, message)
+    body = failure(message)
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body)

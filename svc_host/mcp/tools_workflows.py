@@ -136,8 +136,7 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
-    if not math.isfinite(wait_seconds):
-        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    wait = _wait_limit(wait_seconds)
     spec = None
     if sweep is not None:
         if dry_run:
@@ -167,11 +166,18 @@ async def run_workflow(
         return {"dry_run": True, "workflow": prepared.workflow.name, "jobs_to_execute": jobs, "count": len(jobs)}
     run_id = await engine.create(prepared, triggered_by="mcp")
     await engine.launch(run_id)
-    return await _wait_run(ctx, host, run_id, wait_seconds)
+    return await _wait_run(ctx, host, run_id, wait)
 
 
-async def _wait_run(ctx: Context, host: Host, run_id: str, wait_seconds: float) -> dict[str, Any]:
-    """Wait up to ``wait_seconds`` for a workflow run, reporting progress; ``run_workflow``'s normal shape."""
+def _wait_limit(wait_seconds: float) -> float:
+    """``wait_seconds`` within 0 to ``MAX_WAIT_SECONDS``; not a number is refused."""
+    if not math.isfinite(wait_seconds):
+        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    return min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS)
+
+
+async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> dict[str, Any]:
+    """Wait up to ``timeout`` seconds for a workflow run, reporting progress; ``run_workflow``'s normal shape."""
     engine = await host.workflow_engine()
     reported: list[int] = []
 
@@ -184,7 +190,7 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, wait_seconds: float) 
             done, len(snap.jobs), f"run {run_id} {snap.run.status}: {done}/{len(snap.jobs)} jobs done"
         )
 
-    snap = await engine.wait(run_id, min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS), progress)
+    snap = await engine.wait(run_id, timeout, progress)
     return {
         "workflow": snap.run.workflow_name,
         "results": views.results(snap),
@@ -232,10 +238,8 @@ async def wait_workflow_run(
     sweep_run_id: Annotated[int | None, Field(ge=1)] = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
-    if not math.isfinite(wait_seconds):
-        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    wait = _wait_limit(wait_seconds)
     host = host_of(ctx)
-    wait = min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS)
     if run_id is not None and sweep_run_id is None:
         return await _wait_run(ctx, host, run_id, wait)
     if sweep_run_id is not None and run_id is None:

@@ -1,4 +1,4 @@
-"""Arguments the tools' schemas refuse (missing, wrong type, out of range) come back through the real stdio
+"""Arguments the tools' schemas refuse (missing, unknown, wrong type, out of range) come back through the real stdio
 client as the spec's ``{success: false, error}`` naming the argument, never as the SDK's ``isError`` text."""
 
 from __future__ import annotations
@@ -123,6 +123,16 @@ async def test_every_refused_argument_is_named_at_once(mcp_factory: Callable[[],
         assert both == {
             "success": False,
             "error": "give at most one of offset, tail_bytes and tail_lines, got offset and tail_lines",
+        }
+        misspelt = await mcp("run_workflow", yaml_path="w.yaml", dryrun=True, run_id="x")
+        assert misspelt == {
+            "success": False,
+            "error": "run_workflow: unknown arguments 'dryrun', 'run_id' (it takes yaml_path, from_job, to_job, "
+            "single_job, dry_run, args, sweep, transport, mount, wait_seconds)",
+        }
+        assert await mcp("get_config", verbose=True) == {
+            "success": False,
+            "error": "get_config: unknown argument 'verbose' (it takes no arguments)",
         }
         neither = await mcp("wait_workflow_run")
         assert neither == {
