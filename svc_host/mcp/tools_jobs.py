@@ -11,6 +11,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from svc_host import jobs
+from svc_host.api.params import MAX_OFFSET
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
@@ -164,7 +165,7 @@ async def get_job_logs(
     job_id: str,
     job_name: str | None = None,
     transport: str | None = None,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
     tail_bytes: Annotated[int | None, Field(ge=1, le=LOG_CHUNK_LIMIT)] = None,
     tail_lines: Annotated[int | None, Field(ge=1, le=MAX_TAIL_LINES)] = None,
 ) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from svc_host.api.params import MAX_ROW_ID
 from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.mcp.context import host_of, transport_name
@@ -235,7 +236,7 @@ async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -
 async def wait_workflow_run(
     ctx: Context,
     run_id: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
-    sweep_run_id: Annotated[int | None, Field(ge=1)] = None,
+    sweep_run_id: Annotated[int | None, Field(ge=1, le=MAX_ROW_ID)] = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
     wait = _wait_limit(wait_seconds)

@@ -119,6 +119,14 @@ async def test_every_refused_argument_is_named_at_once(mcp_factory: Callable[[],
             "success": False,
             "error": "get_job_logs: argument 'tail_bytes': Input should be less than or equal to 262144 (got number)",
         }
+        far = await mcp("get_job_logs", job_id="1", offset=2**64)
+        assert far == {
+            "success": False,
+            "error": "get_job_logs: argument 'offset': Input should be less than or equal to 9007199254740991 "
+            "(got number)",
+        }
+        huge = await mcp("wait_workflow_run", sweep_run_id=2**63)
+        assert huge["error"].startswith("wait_workflow_run: argument 'sweep_run_id': Input should be less than")
         both = await mcp("get_job_logs", job_id="1", offset=10, tail_lines=5)
         assert both == {
             "success": False,
