@@ -117,18 +117,31 @@ async def logs(
     limit: int = LOG_CHUNK_LIMIT,
     job_name: str | None = None,
     log_dir: str = "logs",
+    tail: bool = False,
 ) -> JobLogs:
-    """Both logs of a job from byte offsets, using the paths recorded at submit (or the scheduler's)."""
+    """Both logs of a job from byte offsets, using the paths recorded at submit (or the scheduler's).
+
+    With ``tail`` the offsets are ignored and each log is read from ``limit`` bytes before its end.
+    """
     view = await status(host, transport, job_id)
     stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
     if not stdout_path and job_name:
         stem = JobDefinition(name=job_name, command="true").file_stem
         stdout_path, stderr_path = f"{log_dir}/{stem}-{job_id}.out", f"{log_dir}/{stem}-{job_id}.err"
     target = host.transport(transport)
-    out = await target.read_log(stdout_path, offset=stdout_offset, limit=limit) if stdout_path else None
+
+    async def read(path: str, offset: int) -> LogChunk:
+        if tail:
+            probe = await target.read_log(path, offset=0, limit=1)
+            if probe.size is None:
+                return probe
+            offset = max(0, probe.size - limit)
+        return await target.read_log(path, offset=offset, limit=limit)
+
+    out = await read(stdout_path, stdout_offset) if stdout_path else None
     err = None
     if stderr_path and stderr_path != stdout_path:
-        err = await target.read_log(stderr_path, offset=stderr_offset, limit=limit)
+        err = await read(stderr_path, stderr_offset)
     return JobLogs(stdout=out, stderr=err)
 
 

@@ -95,6 +95,11 @@ class Transport(ABC):
     async def resources_total(self) -> ResourceSnapshot:
         """Availability of the whole cluster, each node counted once (partition ``all``)."""
 
+    async def user(self) -> str | None:
+        """The login this transport's jobs run under on the cluster (whose queue is "my jobs"), or ``None``
+        when the transport cannot tell."""
+        return None
+
     def pooled(self, size: int) -> AbstractAsyncContextManager[Transport]:
         """A transport for a burst of concurrent work (a sweep) using at most ``size`` sessions, released
         when the context exits. Transports without sessions return themselves."""
@@ -117,6 +122,8 @@ class SlurmTransport(Transport):
     reconcile_delays: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0, 5.0)
     """Pauses before each lookup of a submission whose outcome is unknown (30 s in all)."""
 
+    _login: str | None = None
+
     @abstractmethod
     async def run(
         self,
@@ -136,6 +143,12 @@ class SlurmTransport(Transport):
     @abstractmethod
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         """Up to ``limit`` bytes of ``path`` from ``offset`` and the file's size, or ``None`` if it is missing."""
+
+    async def user(self) -> str | None:
+        """Asked once (``id -un`` on the cluster) and kept: the login cannot change under a transport."""
+        if self._login is None:
+            self._login = (await self.check(["id", "-un"])).strip() or None
+        return self._login
 
     async def check(self, argv: Sequence[str], *, stdin: str | None = None, idempotent: bool = True) -> str:
         """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
@@ -264,6 +277,9 @@ class SlurmTransport(Transport):
         if got is None:
             return LogChunk(path=path, content="", offset=offset, next_offset=offset, size=None)
         data, size = got
+        if offset > 0:  # an offset chosen from the end (a tail) may fall inside a character: start after it
+            skip = next((i for i, byte in enumerate(data[:4]) if byte & 0b1100_0000 != 0b1000_0000), len(data[:4]))
+            data, offset = data[skip:], offset + skip
         text, used = decode_complete(data, at_eof=offset + len(data) >= size)
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 

@@ -71,6 +71,12 @@ class SSHTransport(SlurmTransport):
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(f"cannot connect to {where} for profile {self.name!r}: {exc}") from exc
 
+    async def user(self) -> str | None:
+        """The login the connection authenticated as: the profile's username, else the ``User`` of the
+        ssh_config entry for ``ssh_host``, else the local login (no command needed)."""
+        username = (await self.connection()).get_extra_info("username")
+        return str(username) if username else None
+
     def command_line(self, argv: Sequence[str]) -> str:
         """The argv as one remote command line: every word quoted, profile env vars set with ``env``.
 

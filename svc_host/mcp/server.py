@@ -15,6 +15,7 @@ from mcp_types import ToolAnnotations
 
 from svc_host import __version__
 from svc_host.context import Host
+from svc_host.mcp.results import SpecShapedServer
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def create_server(host: Host | None = None) -> MCPServer[Host]:
         finally:
             await host.close()
 
-    server: MCPServer[Host] = MCPServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server: MCPServer[Host] = SpecShapedServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for spec in host.plugins.mcp_tools().values():
         try:
             server.add_tool(

@@ -3,23 +3,26 @@ get_job_logs, get_resources (shapes exactly as the MCP spec)."""
 
 from __future__ import annotations
 
-import getpass
 import os
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from svc_host import jobs
+from svc_host.api.params import MAX_OFFSET
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import LOCAL, host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
+from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
 
 JOB_ID = re.compile(r"^(\d{1,10})(_\d{1,10})?$")
 PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
+MAX_TAIL_LINES = 100_000
 
 
 def _job_id(job_id: str) -> str:
@@ -112,13 +115,8 @@ async def submit_job(
 
 @tool_result
 async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any]:
-    host = host_of(ctx)
-    target = transport_name(transport)
-    profiles = host.transports.config.profiles
-    user: str | None = getpass.getuser() if target == LOCAL else None
-    if target in profiles:
-        user = profiles[target].username or None
-    queue = await host.transport(target).queue(user=user or None)
+    cluster = host_of(ctx).transport(transport_name(transport))
+    queue = await cluster.queue(user=await cluster.user())
     return {"jobs": [_summary(job) for job in queue], "count": len(queue)}
 
 
@@ -135,18 +133,70 @@ async def cancel_job(ctx: Context, job_id: str, transport: str | None = None) ->
     return {"job_id": job_id, "message": f"cancelled job {job_id} (was {before.state.value})"}
 
 
+def last_lines(chunk: LogChunk, count: int) -> LogChunk:
+    """The last ``count`` lines of a chunk (a final newline ends a line, it does not start one), with the
+    offset where they begin (exact for UTF-8 text)."""
+    text = chunk.content
+    cut = len(text) - 1 if text.endswith("\n") else len(text)
+    for _ in range(count):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            return chunk
+    kept = text[cut + 1 :]
+    return chunk.model_copy(update={"content": kept, "offset": chunk.next_offset - len(kept.encode())})
+
+
+def _stream(name: str, chunk: LogChunk | None) -> dict[str, Any]:
+    """The paging fields of one stream: where its text starts and ends in the file, the file's size and
+    whether more follows (read it with ``offset`` = ``<name>_next_offset``)."""
+    if chunk is None:
+        return {f"{name}_offset": 0, f"{name}_next_offset": 0, f"{name}_size": None, f"{name}_truncated": False}
+    return {
+        f"{name}_offset": chunk.offset,
+        f"{name}_next_offset": chunk.next_offset,
+        f"{name}_size": chunk.size,
+        f"{name}_truncated": chunk.size is not None and chunk.next_offset < chunk.size,
+    }
+
+
 @tool_result
 async def get_job_logs(
-    ctx: Context, job_id: str, job_name: str | None = None, transport: str | None = None
+    ctx: Context,
+    job_id: str,
+    job_name: str | None = None,
+    transport: str | None = None,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+    tail_bytes: Annotated[int | None, Field(ge=1, le=LOG_CHUNK_LIMIT)] = None,
+    tail_lines: Annotated[int | None, Field(ge=1, le=MAX_TAIL_LINES)] = None,
 ) -> dict[str, Any]:
     job_id = _job_id(job_id)
-    found = await jobs.logs(host_of(ctx), transport_name(transport), job_id, job_name=job_name)
-    chunks = [chunk for chunk in (found.stdout, found.stderr) if chunk is not None]
+    chosen = [
+        name
+        for name, value in (("offset", offset or None), ("tail_bytes", tail_bytes), ("tail_lines", tail_lines))
+        if value
+    ]
+    if len(chosen) > 1:
+        raise InvalidRequestError(f"give at most one of offset, tail_bytes and tail_lines, got {' and '.join(chosen)}")
+    found = await jobs.logs(
+        host_of(ctx),
+        transport_name(transport),
+        job_id,
+        job_name=job_name,
+        stdout_offset=offset,
+        stderr_offset=offset,
+        limit=tail_bytes or LOG_CHUNK_LIMIT,
+        tail=tail_bytes is not None or tail_lines is not None,
+    )
+    out, err = found.stdout, found.stderr
+    if tail_lines is not None:
+        out, err = (last_lines(chunk, tail_lines) if chunk else None for chunk in (out, err))
     return {
         "job_id": job_id,
-        "stdout": found.stdout.content if found.stdout else "",
-        "stderr": found.stderr.content if found.stderr else "",
-        "log_files": [chunk.path for chunk in chunks if chunk.exists],
+        "stdout": out.content if out else "",
+        "stderr": err.content if err else "",
+        "log_files": [chunk.path for chunk in (found.stdout, found.stderr) if chunk is not None and chunk.exists],
+        **_stream("stdout", out),
+        **_stream("stderr", err),
     }
 
 
@@ -186,7 +236,11 @@ TOOLS = [
     ToolSpec(
         name="list_jobs",
         function=list_jobs,
-        description="List the current user's pending and running jobs (name, job_id, status, partition, nodes).",
+        description=(
+            "List the current user's pending and running jobs (name, job_id, status, partition, nodes). With "
+            "transport, the user is the login svc connects to that cluster as (the profile's username, or "
+            "the User of its ~/.ssh/config entry)."
+        ),
         read_only=True,
     ),
     ToolSpec(
@@ -208,8 +262,13 @@ TOOLS = [
         name="get_job_logs",
         function=get_job_logs,
         description=(
-            "Read a job's stdout and stderr (up to 256 KiB each). log_files lists the files found. Pass "
-            "job_name to help find the logs of a job the scheduler has already forgotten."
+            "Read a job's stdout and stderr, at most 256 KiB of each per call. log_files lists the files found. "
+            "Pass job_name to help find the logs of a job the scheduler has already forgotten. By default the "
+            "logs are read from their start; tail_lines=N (or tail_bytes=N) returns their end instead, where a "
+            "traceback is. For each stream, <stream>_offset and <stream>_next_offset give the byte range "
+            "returned, <stream>_size the file's size, and <stream>_truncated is true when more follows: call "
+            "again with offset=<stream>_next_offset to read on (offset applies to both streams). Give at most "
+            "one of offset, tail_bytes and tail_lines."
         ),
         read_only=True,
     ),

@@ -1,4 +1,5 @@
-"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, list_workflows, get_workflow.
+"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, list_workflows,
+get_workflow.
 
 Paths are confined to the allowed roots (the workflows directory, the server's working directory, the
 local directories of the profiles' mounts; symlinks resolved): anything else is
@@ -6,8 +7,8 @@ local directories of the profiles' mounts; symlinks resolved): anything else is
 
 ``run_workflow`` waits at most ``wait_seconds`` (default 60) for the run to end, sending MCP progress
 notifications (jobs finished / total) while it waits, then returns the run id and the results so far
-with ``all_completed`` false; the run goes on in the background and ``run_id`` can be watched with the
-REST API or ``svc flow runs``.
+with ``all_completed`` false; the run goes on in the background and ``wait_workflow_run`` follows it by
+``run_id`` (a sweep by ``sweep_run_id``) without submitting anything.
 
 With ``sweep`` it blocks until every cell has ended (``wait_seconds`` does not apply), sending a progress
 notification (cells ended / cell_count) on every change and at least every 10 s, so a client that resets its
@@ -20,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
+from svc_host.api.params import MAX_ROW_ID
 from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.mcp.context import host_of, transport_name
@@ -32,6 +35,7 @@ from svc_host.plugin_types import ToolSpec
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
+from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
 from svc_host.sweeps.views import mcp_result
 from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
@@ -133,8 +137,7 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
-    if not math.isfinite(wait_seconds):
-        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    wait = _wait_limit(wait_seconds)
     spec = None
     if sweep is not None:
         if dry_run:
@@ -164,6 +167,19 @@ async def run_workflow(
         return {"dry_run": True, "workflow": prepared.workflow.name, "jobs_to_execute": jobs, "count": len(jobs)}
     run_id = await engine.create(prepared, triggered_by="mcp")
     await engine.launch(run_id)
+    return await _wait_run(ctx, host, run_id, wait)
+
+
+def _wait_limit(wait_seconds: float) -> float:
+    """``wait_seconds`` within 0 to ``MAX_WAIT_SECONDS``; not a number is refused."""
+    if not math.isfinite(wait_seconds):
+        raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
+    return min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS)
+
+
+async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> dict[str, Any]:
+    """Wait up to ``timeout`` seconds for a workflow run, reporting progress; ``run_workflow``'s normal shape."""
+    engine = await host.workflow_engine()
     reported: list[int] = []
 
     async def progress(snap: RunSnapshot) -> None:
@@ -175,7 +191,7 @@ async def run_workflow(
             done, len(snap.jobs), f"run {run_id} {snap.run.status}: {done}/{len(snap.jobs)} jobs done"
         )
 
-    snap = await engine.wait(run_id, min(max(wait_seconds, 0.0), MAX_WAIT_SECONDS), progress)
+    snap = await engine.wait(run_id, timeout, progress)
     return {
         "workflow": snap.run.workflow_name,
         "results": views.results(snap),
@@ -191,6 +207,12 @@ async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[st
     sweep = await orchestrator.submit(request)
     if sweep.id is None:
         raise LookupError("the sweep row got no id")
+    return mcp_result(await _wait_sweep(ctx, host, sweep.id, math.inf))
+
+
+async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -> SweepRunRecord:
+    """Wait up to ``timeout`` for a sweep's cells to end, reporting progress on every change and heartbeat."""
+    orchestrator = await host.sweep_orchestrator()
     ended = -1
     beats = 0
 
@@ -207,7 +229,26 @@ async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[st
             f"{now.cells_failed} failed, {now.cells_cancelled} cancelled), {now.cells_running} running",
         )
 
-    return mcp_result(await orchestrator.wait(sweep.id, progress, heartbeat=SWEEP_HEARTBEAT_SECONDS))
+    return await orchestrator.wait(sweep_id, progress, timeout=timeout, heartbeat=SWEEP_HEARTBEAT_SECONDS)
+
+
+@tool_result
+async def wait_workflow_run(
+    ctx: Context,
+    run_id: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+    sweep_run_id: Annotated[int | None, Field(ge=1, le=MAX_ROW_ID)] = None,
+    wait_seconds: float = 60.0,
+) -> dict[str, Any]:
+    wait = _wait_limit(wait_seconds)
+    host = host_of(ctx)
+    if run_id is not None and sweep_run_id is None:
+        return await _wait_run(ctx, host, run_id, wait)
+    if sweep_run_id is not None and run_id is None:
+        sweep = await _wait_sweep(ctx, host, sweep_run_id, wait)
+        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED}
+    raise InvalidRequestError(
+        "give exactly one of run_id (a workflow run, as run_workflow returned it) and sweep_run_id (a sweep)"
+    )
 
 
 @tool_result
@@ -270,7 +311,8 @@ TOOLS = [
             "up to wait_seconds (default 60, at most 3600) for the run to finish, sending progress "
             "notifications. Returns workflow, results (job -> {job_id, status}), all_completed, run_id and "
             "status; if the run is still going when the wait ends, all_completed is false and the run "
-            "continues in the background (call again with a longer wait or watch run_id elsewhere). "
+            "continues in the background: follow it with wait_workflow_run(run_id=...), never by calling "
+            "run_workflow again, which would submit the whole workflow a second time. "
             "from_job/to_job cut the run order, single_job runs one job alone, dry_run previews the jobs "
             "without submitting. args are merged over the file's args ('python:' values are refused). "
             "transport is an SSH profile (default: local); mount is one of its mounts, the root for "
@@ -280,6 +322,21 @@ TOOLS = [
             "it returns sweep_run_id, status, cell_count, cells_completed, cells_failed, cells_cancelled. "
             "fail_fast stops launching cells after the first failure; dry_run cannot be combined with sweep."
         ),
+    ),
+    ToolSpec(
+        name="wait_workflow_run",
+        function=wait_workflow_run,
+        description=(
+            "Keep waiting for a run that run_workflow started, without submitting anything: give run_id (from "
+            "run_workflow's answer) and wait up to wait_seconds (default 60, at most 3600), with progress "
+            "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status}), "
+            "all_completed, run_id, status, run_error. For a sweep give sweep_run_id instead (it is in "
+            "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
+            "cells_completed, cells_failed, cells_cancelled and all_completed. all_completed is true when "
+            "everything completed; while status is not yet completed, failed or cancelled the run goes on: "
+            "call again. A run that already ended returns at once."
+        ),
+        read_only=True,
     ),
     ToolSpec(
         name="list_workflows",

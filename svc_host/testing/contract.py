@@ -124,11 +124,21 @@ class TransportContract:
         assert cut.next_offset == head
         whole = await transport.read_log(stdout_path, offset=0, limit=head + 2)
         assert whole.content == "out-line-1\nü"
+        inside = await transport.read_log(stdout_path, offset=head + 1)  # a tail may start inside a character
+        assert (inside.content, inside.offset) == ("nï ✓\n", head + 2)
         err = await transport.read_log(stderr_path)
         assert err.content == "err-line\n"
         missing = await transport.read_log(stdout_path + ".missing")
         assert not missing.exists
         assert missing.content == ""
+
+    async def test_user_is_the_login_whose_queue_holds_the_jobs_submitted(
+        self, transport: Transport, submit: Any
+    ) -> None:
+        job_id, _ = await submit(command="sleep 60")
+        user = await transport.user()
+        assert user
+        assert job_id in {job.job_id for job in await transport.queue(user=user)}
 
     async def test_queue_lists_pending_and_running(self, transport: Transport, submit: Any) -> None:
         name = f"queue-{uuid.uuid4().hex[:6]} x|y"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import uuid
@@ -175,16 +176,17 @@ async def test_spec_errors(mcp_factory: Any, tool: str, transport: str, mount: s
 
 @pytest.mark.parametrize("tool", ["sync_files", "inspect_mount"])
 async def test_missing_transport_is_rejected_by_the_schema(svc_home: dict[str, str], tool: str) -> None:
-    """transport is required in the tool's schema, so the SDK refuses the call before svc sees it."""
+    """transport is required in the tool's schema: the call is refused before svc runs the tool, in the
+    spec's shape (not the SDK's isError text)."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
     )
     async with Client(params) as client:
         result = await client.call_tool(tool, {"mount": "proj"})
-    assert result.is_error
-    text = " ".join(getattr(block, "text", "") for block in result.content)
-    assert "transport" in text
-    assert "Field required" in text
+    assert not result.is_error
+    body = {"success": False, "error": f"{tool}: missing required argument 'transport'"}
+    assert result.structured_content == body
+    assert [json.loads(getattr(block, "text", "")) for block in result.content] == [body]
 
 
 async def test_a_first_mirror_into_files_svc_never_synced_needs_adopt(

@@ -78,6 +78,14 @@ async def test_submit_status_logs_on_the_local_scheduler(
             "stdout": "hello\n",
             "stderr": "oops\n",
             "log_files": [f"{work}/logs/mcp_job-{job_id}.out", f"{work}/logs/mcp_job-{job_id}.err"],
+            "stdout_offset": 0,
+            "stdout_next_offset": 6,
+            "stdout_size": 6,
+            "stdout_truncated": False,
+            "stderr_offset": 0,
+            "stderr_next_offset": 5,
+            "stderr_size": 5,
+            "stderr_truncated": False,
         }
 
 
