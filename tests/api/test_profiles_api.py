@@ -152,7 +152,7 @@ async def test_mounts_add_and_remove(http: httpx.AsyncClient, home: Path, projec
     )
 
     assert added.status_code == 200
-    assert added.json() == {"name": "code", "local": str(project.resolve()), "remote": "/scratch/code"}
+    assert added.json() == {"name": "code", "local": str(project.resolve()), "remote": "/scratch/code", "exclude": []}
     profile = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
     assert profile["mounts"] == [added.json()]
 
