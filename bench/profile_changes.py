@@ -83,7 +83,8 @@ async def main(repeat: int) -> None:
             host.profiles.create(f"other{index}", profile.model_copy(update={"port": 2200 + index}))
         try:
             print(f"profiles file: {paths.profiles_file.stat().st_size} bytes, 10 profiles; median of {repeat} calls")
-            show("raw: os.stat(profiles file)", median_sync(repeat, lambda: os.stat(paths.profiles_file)))
+            profiles_file = paths.profiles_file
+            show("raw: os.stat(profiles file)", median_sync(repeat, lambda: os.stat(profiles_file)))
             show("svc: host.transports.config (file unchanged)", median_sync(repeat, lambda: host.transports.config))
             show(
                 "without the stat check: read + validate the file",
