@@ -4,7 +4,9 @@ Each layer is a partial ``SvcConfig`` validated on its own, so a bad value is re
 variable) and the field it is in. Later layers override single fields: a user file holding only
 ``{"resources": {"partition": "gpu"}}`` changes the partition and nothing else. ``environment.env_vars``
 is merged per variable across layers; a write through ``save_user_config`` replaces the user file's
-``env_vars`` as a whole so that a variable can be removed.
+``env_vars`` as a whole so that a variable can be removed. Writes of the user file hold an exclusive
+``flock`` on ``config.json.lock`` across their read-modify-write, so concurrent writers lose nothing.
+Every read goes to the files, so running servers see changes made by other processes at once.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
 from pydantic_settings.sources.utils import parse_env_vars
 
+from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
 from svc_host.errors import ConfigError, ConflictError, describe_validation
-from svc_host.files import write_json_atomic
+from svc_host.files import locked, write_json_atomic
 from svc_host.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
 from svc_host.secrets import keep_redacted
 
@@ -63,6 +66,11 @@ class SvcConfig(BaseModel):
     notifications: Notifications = Field(default_factory=Notifications)
     log_dir: str = Field(default="logs", min_length=1)
     work_dir: str | None = None
+
+
+PROJECT_SYNC_KEY = "exclude"
+"""The one key a project file holds beyond ``SvcConfig``: rsync patterns a sync of the mount whose local root
+holds the file never uploads nor deletes (``{"exclude": ["data/", "*.ckpt"]}``)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,23 @@ def _pick(validated: Mapping[str, Any], keys: Mapping[str, Any], model: type[Bas
     return picked
 
 
+def project_excludes(data: Mapping[str, Any], *, where: str) -> list[str]:
+    """The validated ``exclude`` list of a project file's content (``[]`` when absent)."""
+    value = data.get(PROJECT_SYNC_KEY, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: exclude: must be a list of rsync patterns (strings)")
+    try:
+        return check_exclude_patterns(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: exclude: {exc}") from None
+
+
+def project_layer(data: Mapping[str, Any], *, where: str) -> dict[str, Any]:
+    """A project file's configuration fields, its ``exclude`` checked and set aside (it is not a job default)."""
+    project_excludes(data, where=where)
+    return {key: value for key, value in data.items() if key != PROJECT_SYNC_KEY}
+
+
 def project_config_file(directory: Path) -> Path:
     """The project config file of ``directory``: the first candidate that exists, else ``.svc.json``."""
     for name in PROJECT_CONFIG_CANDIDATES:
@@ -174,6 +199,8 @@ def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[Con
     for source, path in files:
         data = read_json_object(path)
         if data is not None:
+            if source == "project":
+                data = project_layer(data, where=str(path))
             validate_layer(data, where=str(path))
             layers.append(ConfigLayer(source, str(path), data))
     if env is not None:
@@ -218,14 +245,15 @@ def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mappin
     A value that fails validation names the field of ``partial``; nothing is written then. A secret sent
     back as ``<redacted>`` (as GET showed it) keeps the stored value.
     """
-    current = read_json_object(paths.user_config) or {}
-    partial = normalize_layer(keep_redacted(partial, current))
-    updated = merge_layer(current, partial)
-    environment = partial.get("environment")
-    if isinstance(environment, Mapping) and "env_vars" in environment:
-        updated["environment"] = {**updated["environment"], "env_vars": dict(environment["env_vars"])}
-    validate_layer(updated, where=str(paths.user_config))
-    write_json_atomic(paths.user_config, updated)
+    with locked(paths.user_config):  # another process's write in between would otherwise be lost
+        current = read_json_object(paths.user_config) or {}
+        partial = normalize_layer(keep_redacted(partial, current))
+        updated = merge_layer(current, partial)
+        environment = partial.get("environment")
+        if isinstance(environment, Mapping) and "env_vars" in environment:
+            updated["environment"] = {**updated["environment"], "env_vars": dict(environment["env_vars"])}
+        validate_layer(updated, where=str(paths.user_config))
+        write_json_atomic(paths.user_config, updated)
     return load_config(paths, env=env)
 
 
@@ -234,7 +262,8 @@ def reset_user_config(paths: SvcPaths, *, env: Mapping[str, str] | None = None) 
 
     The fresh file sets every field, so values from the system file no longer show through.
     """
-    write_json_atomic(paths.user_config, _defaults())
+    with locked(paths.user_config):
+        write_json_atomic(paths.user_config, _defaults())
     return load_config(paths, env=env)
 
 
@@ -252,7 +281,7 @@ def read_project_config(directory: Path) -> ProjectConfig:
     path = project_config_file(directory)
     data = read_json_object(path)
     if data is not None:
-        validate_layer(data, where=str(path))
+        validate_layer(project_layer(data, where=str(path)), where=str(path))
     return ProjectConfig(path=path, exists=data is not None, config=data or {})
 
 
@@ -265,7 +294,9 @@ def write_project_config(directory: Path, config: Mapping[str, Any]) -> ProjectC
         stored = read_json_object(path) or {}
     except ConfigError:
         stored = {}  # a broken file is being replaced; it has nothing to keep
-    normalized = normalize_layer(keep_redacted(config, stored))
+    normalized = normalize_layer(keep_redacted(project_layer(config, where=str(path)), stored))
+    if PROJECT_SYNC_KEY in config:
+        normalized[PROJECT_SYNC_KEY] = list(config[PROJECT_SYNC_KEY])
     _require_directory(directory)
     write_json_atomic(path, normalized)
     return ProjectConfig(path=path, exists=True, config=normalized)

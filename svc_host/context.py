@@ -11,7 +11,7 @@ from svc_host.monitor import Monitor
 from svc_host.paths import SvcPaths
 from svc_host.plugin_tasks import PluginTasks
 from svc_host.plugins import PluginManager, get_plugin_manager
-from svc_host.profiles import ProfileStore
+from svc_host.profiles import ProfileStore, ProfilesWatch
 from svc_host.resource_sampler import ResourceSampler, SamplerSettings
 from svc_host.store.database import Store
 from svc_host.transport import Transport
@@ -46,7 +46,7 @@ class Host:
     transports: TransportRegistry = field(init=False)
     monitor: Monitor = field(init=False)
     resource_sampler: ResourceSampler = field(init=False)
-    _sync_backends: dict[str, SyncBackend] = field(init=False, default_factory=dict)
+    _sync_backends: dict[str, tuple[dict[str, object], SyncBackend]] = field(init=False, default_factory=dict)
     _engine: WorkflowEngine | None = field(init=False, default=None)
     _orchestrator: SweepOrchestrator | None = field(init=False, default=None)
     _scheduler: Scheduler | None = field(init=False, default=None)
@@ -54,7 +54,7 @@ class Host:
 
     def __post_init__(self) -> None:
         env = os.environ if self.read_env else None
-        self.transports = TransportRegistry(self.plugins, self.profiles.host_config(env=env))
+        self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=env))
         self.monitor = Monitor(self.store, self.transports, self.plugins.emit)
         self.resource_sampler = ResourceSampler(
             self.store, self.transports, self.server_transport_name, self.plugins.emit, SamplerSettings.from_env(env)
@@ -97,25 +97,31 @@ class Host:
 
     def sync_backend(self, profile_name: str) -> SyncBackend:
         """The sync backend of one SSH profile, the one its ``sync_backend`` names (one instance per profile, kept
-        until profiles change); an unknown name lists the backends on offer and their plugins."""
-        if profile_name not in self._sync_backends:
-            profiles = self.transports.config.profiles
-            if profile_name not in profiles:
-                raise NotFoundError(
-                    f"SSH profile {profile_name!r} not found; known: {', '.join(sorted(profiles)) or 'none'}"
-                )
-            spec = self.plugins.sync_backend(profiles[profile_name].sync_backend)
-            self._sync_backends[profile_name] = spec.factory(profile_name, profiles[profile_name])
-        return self._sync_backends[profile_name]
+        until the profile's connection settings change); an unknown name lists the backends on offer and their
+        plugins."""
+        profiles = self.transports.config.profiles
+        if profile_name not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            raise NotFoundError(f"SSH profile {profile_name!r} not found; known: {known}")
+        settings = profiles[profile_name].connection_settings()
+        kept = self._sync_backends.get(profile_name)
+        if kept is not None and kept[0] == settings:
+            return kept[1]
+        if kept is not None:
+            self.transports.close_later(kept[1].close())
+        spec = self.plugins.sync_backend(profiles[profile_name].sync_backend)
+        backend: SyncBackend = spec.factory(profile_name, profiles[profile_name])
+        self._sync_backends[profile_name] = (settings, backend)
+        return backend
 
     async def reload_profiles(self) -> None:
-        """Adopt changed profiles: transports and sync backends are rebuilt on next use."""
-        await self._close_sync_backends()
+        """Adopt the profiles this process just changed: profiles whose connection settings changed reconnect
+        on next use (changes by other processes are seen without it, see ``TransportRegistry``)."""
         await self.transports.reload(self.profiles.host_config(env=os.environ if self.read_env else None))
 
     async def _close_sync_backends(self) -> None:
-        backends, self._sync_backends = list(self._sync_backends.values()), {}
-        for backend in backends:
+        kept, self._sync_backends = list(self._sync_backends.values()), {}
+        for _, backend in kept:
             await backend.close()
 
     async def workflow_engine(self) -> WorkflowEngine:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +32,16 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
 def write_json_atomic(path: Path, value: Any, *, mode: int = 0o600) -> None:
     """``write_atomic`` of pretty JSON with a trailing newline."""
     write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<path>.lock`` (mode 0600) across a read-modify-write of ``path``, so
+    processes changing the same file at once lose nothing; closing the descriptor releases it."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

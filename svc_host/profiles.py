@@ -8,11 +8,11 @@ Every change reads, modifies and rewrites the file under an exclusive ``flock`` 
 
 from __future__ import annotations
 
-import fcntl
+import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from svc_host.config import describe_validation_error, read_json_object
 from svc_host.domain.profiles import PROFILE_NAME_PATTERN, HostConfig, Mount, SSHProfile
 from svc_host.errors import ConfigError, ConflictError, NotFoundError
-from svc_host.files import write_json_atomic
+from svc_host.files import locked, write_json_atomic
 from svc_host.secrets import keep_redacted_values
+
+log = logging.getLogger(__name__)
 
 UPDATABLE_FIELDS = frozenset(
     {"hostname", "username", "key_filename", "port", "description", "ssh_host", "proxy_jump", "env_vars"}
@@ -131,6 +133,17 @@ class ProfileStore:
         """One profile; ``NotFoundError`` naming it when there is none."""
         return self._profile(self.load(), name)
 
+    def signature(self) -> tuple[int, int, int, int] | None:
+        """What tells one version of the file from the next (inode, size, mtime, ctime); ``None``: no file.
+
+        Every write replaces the file (a new inode), so a change made by any process shows here.
+        """
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
     # -- writing -----------------------------------------------------------------------------------------
 
     def create(self, name: str, profile: SSHProfile) -> SSHProfile:
@@ -197,6 +210,21 @@ class ProfileStore:
             self._save(content)
             return checked
 
+    def set_mount_exclude(self, profile_name: str, mount_name: str, patterns: Sequence[str]) -> Mount:
+        """Replace a mount's ``exclude`` patterns (``ValidationError`` for a pattern the mount refuses)."""
+        with self._locked():
+            content = self.load()
+            profile = self._profile(content, profile_name)
+            for index, mount in enumerate(profile.mounts):
+                if mount.name == mount_name:
+                    changed = Mount.model_validate({**mount.model_dump(), "exclude": list(patterns)})
+                    profile.mounts[index] = changed
+                    self._save(content)
+                    return changed
+            raise NotFoundError(
+                f"mount {mount_name!r} not found in profile {profile_name!r}; it has {_choices(profile.mounts)}"
+            )
+
     def remove_mount(self, profile_name: str, mount_name: str) -> None:
         """Remove a mount by name."""
         with self._locked():
@@ -247,19 +275,40 @@ class ProfileStore:
             raise ConflictError(f"mount {mount.name!r} already exists in profile {profile_name!r}")
         return mount.model_copy(update={"local": resolve_mount_local(mount.local)})
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold the exclusive lock across a read-modify-write; closing the descriptor releases it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> AbstractContextManager[None]:
+        """The exclusive lock held across a read-modify-write."""
+        return locked(self.path)
 
     def _save(self, content: ProfilesFile) -> None:
         write_json_atomic(self.path, content.model_dump(mode="json"))
+
+
+class ProfilesWatch:
+    """The profiles as a long-running process should see them: re-read when the file changes.
+
+    ``poll`` costs one ``stat``; only a changed file is read again. A file that became invalid keeps the last
+    valid profiles in use (logged once per version of the file) rather than stopping every command of a server;
+    the first read, at start, raises as usual.
+    """
+
+    def __init__(self, store: ProfileStore, *, env: Mapping[str, str] | None) -> None:
+        self.store = store
+        self.env = env
+        self._seen = store.signature()
+        self.config = store.host_config(env=env)
+
+    def poll(self) -> HostConfig | None:
+        """The profiles if the file changed since the last look (and is valid), else ``None``."""
+        seen = self.store.signature()
+        if seen == self._seen:
+            return None
+        self._seen = seen
+        try:
+            self.config = self.store.host_config(env=self.env)
+        except ConfigError as exc:
+            log.warning("profiles file changed but is not valid; still using the previous profiles: %s", exc)
+            return None
+        return self.config
 
 
 def _profile_from_env(env: Mapping[str, str]) -> SSHProfile:

@@ -4,6 +4,7 @@ A backend is built per SSH profile by the factory of its ``SyncBackendSpec``
 (``factory(profile_name, profile) -> SyncBackend``). The host calls :meth:`SyncBackend.sync` for
 ``sync_files`` and :meth:`SyncBackend.inspect` for ``inspect_mount``; the returned models are those
 tools' return objects without ``success``. Expected failures raise :class:`svc_host.errors.SyncError`.
+A backend never uploads nor deletes what :func:`user_excludes` names for the mount.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from enum import StrEnum
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,6 +95,20 @@ class InspectReport(BaseModel):
     stale_uploads_unknown_reason: str = ""
     stale_uploads_unknown_code: StaleUnknownReason | None = Field(default=None, exclude=True)
     effective_exclude_patterns: list[str] = Field(default_factory=list)
+
+
+def user_excludes(mount: Mount) -> list[str]:
+    """The exclude patterns the user set for ``mount``: the mount's own ``exclude``, then the ``exclude`` list of
+    the project file (``.svc.json``, else ``svc.json``) in its local root, duplicates dropped.
+
+    Backends add their own defaults. Read at every sync and inspection, so an edited project file counts at
+    once. A project file that is not valid is a ``ConfigError`` naming it (the sync changes nothing).
+    """
+    from svc_host.config import project_config_file, project_excludes, read_json_object
+
+    path = project_config_file(Path(mount.local).expanduser())
+    data = read_json_object(path) or {}
+    return list(dict.fromkeys([*mount.exclude, *project_excludes(data, where=str(path))]))
 
 
 def cap_paths(paths: Sequence[str], cap: int) -> tuple[list[str], bool]:

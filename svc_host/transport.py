@@ -150,6 +150,14 @@ class SlurmTransport(Transport):
             self._login = (await self.check(["id", "-un"])).strip() or None
         return self._login
 
+    async def login_dir(self) -> str:
+        """The absolute directory commands start in: where sbatch runs a job that names no working directory (an
+        SSH login's home directory). Asked with ``pwd``; transports holding a connection may keep the answer."""
+        found = (await self.check(["pwd"])).strip()
+        if not found.startswith("/"):
+            raise TransportError(f"pwd on transport {self.name!r} did not print an absolute path: {found[:200]!r}")
+        return found
+
     async def check(self, argv: Sequence[str], *, stdin: str | None = None, idempotent: bool = True) -> str:
         """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
         result = await self.run(argv, stdin=stdin, idempotent=idempotent)

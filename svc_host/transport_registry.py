@@ -3,20 +3,54 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from svc_host.domain.profiles import HostConfig
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import PluginManager
+from svc_host.profiles import ProfilesWatch
 from svc_host.transport import Transport
+
+log = logging.getLogger(__name__)
+
+
+def connection_changed(old: HostConfig, new: HostConfig, name: str) -> bool:
+    """True when profile ``name`` was added, removed or now reaches its cluster differently (mounts and
+    description aside). Names that are no profile (``local``, a site's transport) never change here."""
+    before, after = old.profiles.get(name), new.profiles.get(name)
+    if before is None or after is None:
+        return before is not after
+    return before.connection_settings() != after.connection_settings()
 
 
 class TransportRegistry:
-    """Builds transports on first use and keeps them until ``reload`` or ``close``."""
+    """Builds transports on first use and keeps them until their profile changes, ``reload`` or ``close``.
 
-    def __init__(self, plugins: PluginManager, config: HostConfig | None = None) -> None:
+    With a ``watch``, every look at ``config`` first checks the profiles file (one ``stat``): profiles added or
+    changed by another process (``svc profile add`` while ``svc serve`` runs) count at once, and a profile
+    whose connection settings changed loses its kept transport (closed in the background), so the next
+    command connects to the new target.
+    """
+
+    def __init__(
+        self, plugins: PluginManager, config: HostConfig | None = None, *, watch: ProfilesWatch | None = None
+    ) -> None:
         self.plugins = plugins
-        self.config = config or HostConfig()
+        self._watch = watch
+        self._config = config or (watch.config if watch is not None else HostConfig())
         self._instances: dict[str, Transport] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    @property
+    def config(self) -> HostConfig:
+        """The profiles in use, the file's latest valid version when watched."""
+        if self._watch is not None:
+            fresh = self._watch.poll()
+            if fresh is not None:
+                self._adopt(fresh)
+        return self._config
 
     def specs(self) -> dict[str, TransportSpec]:
         """Every transport on offer (duplicate names raise ``PluginError`` naming the providers)."""
@@ -24,15 +58,41 @@ class TransportRegistry:
 
     def get(self, name: str) -> Transport:
         """The transport called ``name``; an unknown name lists the choices."""
+        config = self.config
         if name not in self._instances:
-            self._instances[name] = self.plugins.transport_spec(name, self.config).factory()
+            self._instances[name] = self.plugins.transport_spec(name, config).factory()
         return self._instances[name]
 
     async def reload(self, config: HostConfig) -> None:
-        """Adopt new profiles: transports are rebuilt on next use."""
-        await self.close()
-        self.config = config
+        """Adopt ``config`` now (after this process changed the profiles); changed profiles reconnect."""
+        self._adopt(config)
+        await self._settle()
+
+    def close_later(self, closing: Coroutine[Any, Any, None]) -> None:
+        """Run ``closing`` (a ``close()`` of something out of date) in the background; ``close`` waits for it."""
+        try:
+            task = asyncio.get_running_loop().create_task(closing)
+        except RuntimeError:  # no event loop (a synchronous CLI path): nothing was connected through it
+            closing.close()
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closed)
 
     async def close(self) -> None:
         instances, self._instances = list(self._instances.values()), {}
         await asyncio.gather(*(transport.close() for transport in instances), return_exceptions=True)
+        await self._settle()
+
+    def _adopt(self, config: HostConfig) -> None:
+        old, self._config = self._config, config
+        for name in [name for name in self._instances if connection_changed(old, config, name)]:
+            log.info("SSH profile %r changed; its connection is closed and made again on next use", name)
+            self.close_later(self._instances.pop(name).close())
+
+    def _closed(self, task: asyncio.Task[None]) -> None:
+        self._closing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("closing an out-of-date connection failed: %s", task.exception())
+
+    async def _settle(self) -> None:
+        await asyncio.gather(*self._closing, return_exceptions=True)

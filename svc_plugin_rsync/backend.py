@@ -8,14 +8,14 @@ import os
 import posixpath
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import SyncError
-from svc_host.sync import DELETED_PATHS_CAP, InspectReport, SyncBackend, SyncResult, cap_paths
+from svc_host.sync import DELETED_PATHS_CAP, InspectReport, SyncBackend, SyncResult, cap_paths, user_excludes
 from svc_plugin_rsync import manifest as manifest_rules
 from svc_plugin_rsync import owner
 from svc_plugin_rsync.argv import remote_dir, rsync_argv
@@ -41,11 +41,11 @@ _RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNEC
 class RsyncBackend(SyncBackend):
     """Syncs the mounts of one SSH profile. Keeps one SSH connection for svc's own remote files.
 
-    ``extra_excludes`` maps a mount name to rsync patterns excluded on top of the defaults;
-    ``state_dir`` (default ``~/.local/state/svc``) holds the lock files and, on machines without
-    ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id; ``rsync`` is the local
-    program; ``remote_rsync`` the cluster's, a command line for the remote shell like rsync's
-    ``--rsync-path`` (operator configuration, never user input).
+    A mount's excludes are svc's defaults plus the user's (``user_excludes``: the mount's ``exclude`` and its
+    project file's), read at every call. ``state_dir`` (default ``~/.local/state/svc``) holds the lock files
+    and, on machines without ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id;
+    ``rsync`` is the local program; ``remote_rsync`` the cluster's, a command line for the remote shell like
+    rsync's ``--rsync-path`` (operator configuration, never user input).
     """
 
     def __init__(
@@ -53,7 +53,6 @@ class RsyncBackend(SyncBackend):
         profile_name: str,
         profile: SSHProfile,
         *,
-        extra_excludes: Mapping[str, Sequence[str]] | None = None,
         state_dir: Path | None = None,
         machine_id: str | None = None,
         rsync: str = "rsync",
@@ -61,7 +60,6 @@ class RsyncBackend(SyncBackend):
     ) -> None:
         self.profile_name = profile_name
         self.profile = profile
-        self.extra_excludes = dict(extra_excludes or {})
         self.state_dir = state_dir or owner.default_state_dir()
         self.rsync = rsync
         self.remote_rsync = remote_rsync
@@ -74,7 +72,7 @@ class RsyncBackend(SyncBackend):
 
     def excludes(self, mount: Mount) -> list[str]:
         """The patterns a sync of ``mount`` never uploads nor deletes."""
-        return effective_excludes(self.extra_excludes.get(mount.name, ()))
+        return effective_excludes(user_excludes(mount))
 
     def lock_path(self, mount: Mount) -> Path:
         """The lock file shared with other processes of this user."""

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.errors import SyncError
 
 MANIFEST_NAME = ".svc-manifest.json"
@@ -39,16 +40,14 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 def effective_excludes(extra_excludes: Sequence[str] = ()) -> list[str]:
     """The defaults followed by ``extra_excludes`` (rsync patterns), duplicates dropped, order kept.
 
-    A pattern is a single rsync filter pattern: ``*.ckpt``, ``/data/``, ``logs/**``. Empty patterns and
-    patterns holding a line break or NUL are refused with a ``SyncError``.
+    A pattern is a single rsync filter pattern: ``*.ckpt``, ``/data/``, ``logs/**``. Patterns that
+    ``check_exclude_patterns`` refuses (empty, a line break or NUL, too long, too many) are a ``SyncError``.
     """
-    patterns = list(DEFAULT_EXCLUDES)
-    for pattern in extra_excludes:
-        if not pattern.strip() or any(ch in pattern for ch in "\n\r\0"):
-            raise SyncError(f"exclude pattern {pattern!r} is invalid: use one non-empty rsync pattern per entry")
-        if pattern not in patterns:
-            patterns.append(pattern)
-    return patterns
+    try:
+        check_exclude_patterns(list(extra_excludes))
+    except ValueError as exc:
+        raise SyncError(str(exc)) from None
+    return list(dict.fromkeys([*DEFAULT_EXCLUDES, *extra_excludes]))
 
 
 def exclude_hash(patterns: Sequence[str]) -> str:

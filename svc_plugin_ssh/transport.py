@@ -33,6 +33,7 @@ class SSHTransport(SlurmTransport):
         self.timeout = timeout
         self._conn: asyncssh.SSHClientConnection | None = None
         self._sftp: asyncssh.SFTPClient | None = None
+        self._login_dir: tuple[asyncssh.SSHClientConnection, str] | None = None
         self._lock = asyncio.Lock()
 
     @property
@@ -52,6 +53,13 @@ class SSHTransport(SlurmTransport):
                 self._sftp = None
                 self._conn = await self._connect()
             return self._conn
+
+    async def login_dir(self) -> str:
+        """The login (home) directory, asked once per connection."""
+        conn = await self.connection()
+        if self._login_dir is None or self._login_dir[0] is not conn:
+            self._login_dir = (conn, await super().login_dir())
+        return self._login_dir[1]
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
         host, options = connect_options(self.profile)

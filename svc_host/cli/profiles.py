@@ -197,7 +197,14 @@ def mount() -> None:
 @click.argument("name")
 @click.argument("local")
 @click.argument("remote")
-def mount_add(profile_name: str, name: str, local: str, remote: str) -> None:
+@click.option(
+    "--exclude",
+    "excludes",
+    multiple=True,
+    metavar="PATTERN",
+    help="An rsync pattern syncs never upload nor delete (repeat it: --exclude data/ --exclude '*.ckpt').",
+)
+def mount_add(profile_name: str, name: str, local: str, remote: str, excludes: tuple[str, ...]) -> None:
     """Add mount NAME to PROFILE: the existing directory LOCAL is kept in sync with REMOTE."""
     from pathlib import Path
 
@@ -207,11 +214,28 @@ def mount_add(profile_name: str, name: str, local: str, remote: str) -> None:
 
     local_path = Path(local).expanduser()
     try:
-        new = Mount(name=name, local=str(local_path.absolute()), remote=remote)
+        new = Mount(name=name, local=str(local_path.absolute()), remote=remote, exclude=list(excludes))
     except ValidationError as exc:
         raise _usage_error(exc) from None
     added = _store().add_mount(profile_name, new)
     click.echo(f"added mount {name!r} to profile {profile_name!r}: {added.local} -> {added.remote}")
+
+
+@mount.command("exclude")
+@click.argument("profile_name", metavar="PROFILE")
+@click.argument("name")
+@click.argument("patterns", nargs=-1, metavar="[PATTERN]...")
+def mount_exclude(profile_name: str, name: str, patterns: tuple[str, ...]) -> None:
+    """Replace the exclude patterns of mount NAME (none given: clear them). The next inspect reports the changed
+    filter, and the next sync starts a new upload record."""
+    from pydantic import ValidationError
+
+    try:
+        changed = _store().set_mount_exclude(profile_name, name, list(patterns))
+    except ValidationError as exc:
+        raise _usage_error(exc) from None
+    shown = ", ".join(changed.exclude) or "none"
+    click.echo(f"mount {name!r} of profile {profile_name!r} excludes: {shown}")
 
 
 @mount.command("remove")

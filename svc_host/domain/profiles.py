@@ -12,6 +12,31 @@ PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A POSIX variable name: the only kind of key a profile's ``env_vars`` may hold."""
+MAX_EXCLUDE_PATTERNS = 256
+"""How many exclude patterns one mount (or one project file) may hold."""
+MAX_EXCLUDE_PATTERN_LENGTH = 1024
+"""The longest exclude pattern, in characters."""
+
+
+def check_exclude_patterns(patterns: list[str]) -> list[str]:
+    """Refuse exclude patterns rsync could not take as one filter rule each (``ValueError`` naming the pattern).
+
+    A pattern is one rsync exclude pattern (``data/``, ``*.ckpt``, ``/checkpoints/**``): not empty, no NUL or
+    line break (a line break would start a second rule), at most ``MAX_EXCLUDE_PATTERN_LENGTH`` characters;
+    at most ``MAX_EXCLUDE_PATTERNS`` of them.
+    """
+    if len(patterns) > MAX_EXCLUDE_PATTERNS:
+        raise ValueError(f"at most {MAX_EXCLUDE_PATTERNS} exclude patterns are allowed, not {len(patterns)}")
+    for pattern in patterns:
+        if not pattern.strip():
+            raise ValueError("an exclude pattern is empty; give one rsync pattern per entry, e.g. 'data/'")
+        if any(ch in pattern for ch in "\n\r\0"):
+            raise ValueError(f"exclude pattern {pattern!r} contains a line break or NUL; give one pattern per entry")
+        if len(pattern) > MAX_EXCLUDE_PATTERN_LENGTH:
+            raise ValueError(
+                f"exclude pattern {pattern[:40]!r}... is longer than {MAX_EXCLUDE_PATTERN_LENGTH} characters"
+            )
+    return patterns
 
 
 class Mount(BaseModel):
@@ -22,12 +47,20 @@ class Mount(BaseModel):
     name: str = Field(pattern=MOUNT_NAME_PATTERN)
     local: str = Field(min_length=1)
     remote: str = Field(min_length=1)
+    exclude: list[str] = Field(default_factory=list)
+    """rsync patterns this mount's syncs never upload nor delete, on top of svc's defaults and the project
+    file's ``exclude`` (``.svc.json`` in ``local``)."""
 
     @field_validator("remote")
     @classmethod
     def _a_project_directory(cls, value: str) -> str:
         check_remote(value)
         return value
+
+    @field_validator("exclude")
+    @classmethod
+    def _exclude_patterns(cls, value: list[str]) -> list[str]:
+        return check_exclude_patterns(value)
 
 
 def check_remote(remote: str) -> None:
@@ -95,6 +128,11 @@ class SSHProfile(BaseModel):
     """Set with ``env`` before every remote command: keys must be POSIX names, values are passed quoted."""
     sync_backend: str = Field(default="rsync", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
     """The sync backend (a name offered through ``svc_sync_backends``) that copies this profile's mounts."""
+
+    def connection_settings(self) -> dict[str, object]:
+        """Everything that decides how the cluster is reached and commands run there (all but ``mounts`` and
+        ``description``): when it changes, a kept connection or sync backend of the profile is out of date."""
+        return self.model_dump(exclude={"mounts", "description"})
 
     @field_validator("env_vars")
     @classmethod

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from svc_host.sweeps.settle import announce, settle
 from svc_host.sweeps.status import TERMINAL, stops_launching
 from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows.engine import RunChange, WorkflowEngine
+from svc_host.workflows.prepare import with_login_dir
 from svc_host.workflows.store import now_utc
 
 if TYPE_CHECKING:
@@ -126,6 +128,7 @@ class SweepOrchestrator:
 
         Raises what a run's ``prepare`` raises (``WorkflowError``...) and ``SyncError``; nothing is written then.
         """
+        request = dataclasses.replace(request, run=await with_login_dir(self.host, request.run))
         prepared = await asyncio.to_thread(prepare_sweep, self.host, request)
         await sync_mounts(self.host, prepared.sweep.transport, prepared.sync_mounts)
         sweep = await self.host.store.run(

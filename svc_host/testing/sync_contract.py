@@ -103,6 +103,24 @@ class SyncBackendContract:
         assert again.entries_deleted == 0
         assert user_entries(await remote_listing()) == uploaded | {"job-output.log"}
 
+    async def test_user_excludes_are_never_uploaded_nor_mirrored_away(
+        self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing, remote_write: Writer
+    ) -> None:
+        """The mount's ``exclude`` and its project file's (``user_excludes``) count, and the inspection says so."""
+        write_tree(
+            local, {"train.py": "t", "data/big.bin": "x", "run.ckpt": "w", ".svc.json": '{"exclude": ["*.ckpt"]}'}
+        )
+        excluding = mount.model_copy(update={"exclude": ["data/"]})
+        result = await backend.sync(excluding)
+        assert result.files_transferred == 2  # train.py and .svc.json
+        assert user_entries(await remote_listing()) == {"train.py", ".svc.json"}
+        report = await backend.inspect(excluding)
+        assert {"data/", "*.ckpt"} <= set(report.effective_exclude_patterns)
+        await remote_write("data/from-a-job.bin", b"job output")
+        mirror = await backend.sync(excluding, delete=True)
+        assert mirror.entries_deleted == 0
+        assert "data/from-a-job.bin" in await remote_listing()
+
     async def test_dry_run_changes_nothing(
         self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing
     ) -> None:

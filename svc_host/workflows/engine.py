@@ -35,7 +35,7 @@ from svc_host.leases import LeaseKeeper, new_owner
 from svc_host.plugin_types import Event
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
-from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
+from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare, with_login_dir
 from svc_host.workflows.runner import RunDriver
 from svc_host.workflows.store import RUN_LEASES
 
@@ -140,6 +140,7 @@ class WorkflowEngine:
 
     async def prepare(self, request: RunRequest) -> PreparedRun:
         """Load, validate and place a run without touching the store or the cluster (a dry run stops here)."""
+        request = await with_login_dir(self.host, request)
         return await asyncio.to_thread(prepare, self.host, request)
 
     async def create(

@@ -14,12 +14,14 @@ A shell job's ``script_path`` (relative paths are relative to the workflow file)
 and all, inside the workflow file's own directory or the local directory of one of the profiles' mounts;
 its text becomes the batch script, so its own ``#SBATCH`` lines win over the job's resources.
 
-Over SSH without a mount, a job needs a ``work_dir`` (its own or the configured one), as ``submit_job``
-does: the cluster's login directory is rarely where a job belongs.
+Over SSH without a mount, a job without a ``work_dir`` (its own or the configured one) runs where sbatch
+would run it, in the cluster's login directory: :func:`with_login_dir` asks the transport for it (once per
+connection) before ``prepare``, and ``log_dir`` is placed under it as under any ``work_dir``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -31,6 +33,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import NotFoundError, WorkflowError
 from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
+from svc_host.transport import SlurmTransport
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
 from svc_host.workflows.load import load_workflow
@@ -56,6 +59,9 @@ class RunRequest:
     mount: str | None = None
     text: str | None = None
     """The file's text when the caller has read it already."""
+    login_dir: str | None = None
+    """The cluster's login directory (absolute): the ``work_dir`` of jobs that run over SSH without one and
+    without a mount. Filled by :func:`with_login_dir`."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,21 @@ class PreparedRun:
                 row["script_path"] = chosen.job.script_path
             rows.append(row)
         return rows
+
+
+async def with_login_dir(host: Host, request: RunRequest) -> RunRequest:
+    """``request`` with the login directory of its SSH transport, when jobs may run there (no ``mount``).
+
+    Raises:
+        TransportError: the cluster could not be asked.
+        PluginError: an unknown transport.
+    """
+    if request.transport == LOCAL or request.mount is not None or request.login_dir is not None:
+        return request
+    transport = host.transport(request.transport)
+    if not isinstance(transport, SlurmTransport):
+        return request
+    return dataclasses.replace(request, login_dir=await transport.login_dir())
 
 
 def prepare(host: Host, request: RunRequest) -> PreparedRun:
@@ -110,7 +131,7 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
         NewJob(
             name=chosen.job.name,
             dependencies=chosen.dependencies,
-            definition=_definition(host, chosen.job, config, transport, root, roots, base),
+            definition=_definition(host, chosen.job, config, transport, root, roots, base, request.login_dir),
             retry=chosen.job.retry,
             retry_delay=chosen.job.retry_delay,
         )
@@ -166,6 +187,7 @@ def _definition(
     mount: str | None,
     roots: list[Path],
     base: Path,
+    login_dir: str | None,
 ) -> JobDefinition:
     resources = Resources.model_validate(
         {**config.resources.model_dump(), **job.resources.model_dump(include=job.resources.model_fields_set)}
@@ -186,10 +208,12 @@ def _definition(
     elif transport == LOCAL:
         work_dir = os.path.abspath(os.path.expanduser(work_dir or os.getcwd()))
     elif work_dir is None:
-        raise WorkflowError(
-            [f"job {job.name!r}: work_dir is required with transport={transport!r}: give a directory on the cluster, "
-             "or a mount (mount, or the workflow's default_project)"]
-        )  # fmt: skip
+        if login_dir is None:
+            raise WorkflowError(
+                [f"job {job.name!r}: work_dir is required with transport={transport!r}: give a directory on the "
+                 "cluster, or a mount (mount, or the workflow's default_project)"]
+            )  # fmt: skip
+        work_dir = login_dir
     script = None
     if job.script_path is not None:
         try:

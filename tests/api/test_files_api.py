@@ -11,6 +11,7 @@ import shlex
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import asyncssh
 import httpx
@@ -103,15 +104,16 @@ async def test_mounts_never_show_local_paths_but_config_does(server: httpx.Async
     assert listed.json() == [{"name": "proj", "remote": "/scratch/ada/proj"}]
     assert_no_local_path(listed, project)
     config = await server.get("/api/files/mounts/config")
-    assert config.json() == [{"name": "proj", "local": str(project), "remote": "/scratch/ada/proj"}]
+    assert config.json() == [{"name": "proj", "local": str(project), "remote": "/scratch/ada/proj", "exclude": []}]
 
 
 async def test_add_mount_persists_it_and_lists_it(server: httpx.AsyncClient, host: Host, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    response = await server.post("/api/files/mounts", json={"name": "data", "local": str(other), "remote": "data"})
+    body = {"name": "data", "local": str(other), "remote": "data", "exclude": ["raw/", "*.ckpt"]}
+    response = await server.post("/api/files/mounts", json=body)
     assert response.status_code == 200, response.text
-    assert response.json() == {"name": "data", "local": str(other), "remote": "data"}
+    assert response.json() == body
     assert [mount.name for mount in host.profiles.get(PROFILE).mounts] == ["proj", "data"]
     stored = json.loads(host.paths.profiles_file.read_text())
     assert stored["profiles"][PROFILE]["mounts"][1]["local"] == str(other)
@@ -127,16 +129,23 @@ async def test_add_mount_persists_it_and_lists_it(server: httpx.AsyncClient, hos
         ({"name": "bad name", "local": "{tmp}", "remote": "x"}, 422, "body.name: String should match pattern"),
         ({"name": "x", "local": "{tmp}/missing", "remote": "x"}, 422, "<LOCAL_PATH> is not an existing directory"),
         ({"name": "x", "local": "relative/dir", "remote": "x"}, 422, "<LOCAL_PATH> must be absolute"),
+        ({"name": "x", "local": "{tmp}", "remote": "x", "exclude": ["a\nb"]}, 422, "contains a line break or NUL"),
+        ({"name": "x", "local": "{tmp}", "remote": "x", "exclude": [" "]}, 422, "an exclude pattern is empty"),
+        ({"name": "x", "local": "{tmp}", "remote": "x", "exclude": ["x" * 1025]}, 422, "longer than 1024 characters"),
+        ({"name": "x", "local": "{tmp}", "remote": "x", "exclude": ["p"] * 257}, 422, "at most 256 exclude patterns"),
     ],
 )
 async def test_add_mount_errors(
-    server: httpx.AsyncClient, tmp_path: Path, body: dict[str, str], status: int, detail: str
+    server: httpx.AsyncClient, host: Host, tmp_path: Path, body: dict[str, Any], status: int, detail: str
 ) -> None:
-    body = {key: value.replace("{tmp}", str(tmp_path)) for key, value in body.items()}
+    body = {
+        key: value.replace("{tmp}", str(tmp_path)) if isinstance(value, str) else value for key, value in body.items()
+    }
     response = await server.post("/api/files/mounts", json=body)
     assert response.status_code == status, response.text
     assert detail in response.json()["detail"]
     assert_no_local_path(response, tmp_path)
+    assert [mount.name for mount in host.profiles.get(PROFILE).mounts] == ["proj"]
 
 
 async def test_a_profile_from_environment_variables_cannot_keep_mounts(

@@ -147,12 +147,11 @@ async def test_delete_removes_profile_and_mounts(http: httpx.AsyncClient, host: 
 async def test_mounts_add_and_remove(http: httpx.AsyncClient, home: Path, project: Path) -> None:
     await http.post("/api/config/ssh/profiles", json=GPU)
 
-    added = await http.post(
-        "/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": "~/code/proj", "remote": "/scratch/code"}
-    )
+    body = {"name": "code", "local": "~/code/proj", "remote": "/scratch/code", "exclude": ["data/", "*.ckpt"]}
+    added = await http.post("/api/config/ssh/profiles/gpu/mounts", json=body)
 
     assert added.status_code == 200
-    assert added.json() == {"name": "code", "local": str(project.resolve()), "remote": "/scratch/code"}
+    assert added.json() == {**body, "local": str(project.resolve())}
     profile = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]
     assert profile["mounts"] == [added.json()]
 
@@ -165,6 +164,11 @@ async def test_mounts_add_and_remove(http: httpx.AsyncClient, home: Path, projec
 async def test_mount_errors(http: httpx.AsyncClient, home: Path, project: Path) -> None:
     await http.post("/api/config/ssh/profiles", json=GPU)
     mount = {"name": "code", "local": str(project), "remote": "/r"}
+
+    bad_pattern = await http.post("/api/config/ssh/profiles/gpu/mounts", json={**mount, "exclude": ["a\nb"]})
+    assert bad_pattern.status_code == 422
+    assert "exclude pattern 'a\\nb' contains a line break or NUL" in bad_pattern.json()["detail"]
+    assert (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]["mounts"] == []
 
     no_profile = await http.post("/api/config/ssh/profiles/nope/mounts", json=mount)
     assert no_profile.status_code == 404

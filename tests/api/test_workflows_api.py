@@ -371,3 +371,44 @@ async def test_sync_failure_is_502_and_the_run_is_failed(
     assert response.json()["detail"] == f"workflow run {run['id']}: {run['error']}"
     assert run["job_ids"] == {}
     assert run["transport"] == "dev"
+
+
+@pytest.mark.cluster
+async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_ssh(
+    client: httpx.AsyncClient, host: Host, dev_profile: SSHProfile
+) -> None:
+    """sbatch runs a job that names no directory in the login directory; svc does the same and logs under it."""
+    import shlex
+
+    import asyncssh
+
+    import svc_plugin_ssh.hooks
+    from svc_plugin_ssh.connect import connect_options
+
+    host.profiles.create("dev", dev_profile)
+    host.profiles.activate("dev")
+    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    await host.reload_profiles()
+    created = await client.post(
+        "/api/workflows/create", json={"name": "athome", "jobs": [{"name": "where", "command": "pwd; echo $USER"}]}
+    )
+    assert created.status_code == 200, created.text
+    response = await client.post("/api/workflows/athome/run")
+    assert response.status_code == 202, response.text
+    done = await wait_run(client, response.json()["id"], {"completed", "failed"})
+    assert done["status"] == "completed", done
+    job_id = done["job_ids"]["where"]
+
+    target, options = connect_options(dev_profile)
+    async with asyncssh.connect(target, **options) as conn:
+        home = str((await conn.run("pwd", check=True)).stdout).strip()
+        logs = (await client.get(f"/api/jobs/{job_id}/logs")).json()
+        try:
+            assert logs["stdout"] == f"{home}\n{dev_profile.username}\n"
+            assert logs["stderr"] == ""
+            assert logs["stdout_path"] == f"{home}/logs/where-{job_id}.out"
+            job = (await client.get(f"/api/jobs/{job_id}")).json()
+            assert (job["transport"], job["stdout_path"]) == ("dev", logs["stdout_path"])
+        finally:
+            paths = [f"{home}/logs/where-{job_id}.out", f"{home}/logs/where-{job_id}.err"]
+            await conn.run(shlex.join(["rm", "-f", "--", *paths]), check=False)

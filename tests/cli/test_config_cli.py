@@ -143,7 +143,9 @@ def test_profile_lifecycle(env: dict[str, str], profiles_file: Path) -> None:
     assert [(r["name"], r["is_current"], r["port"], r["key_filename"]) for r in rows] == [
         ("gpu", True, 2222, "~/.ssh/id_ed25519")
     ]
-    assert rows[0]["mounts"] == [{"name": "code", "local": str(project.resolve()), "remote": "/scratch/alice/code"}]
+    assert rows[0]["mounts"] == [
+        {"name": "code", "local": str(project.resolve()), "remote": "/scratch/alice/code", "exclude": []}
+    ]
     assert stat.S_IMODE(profiles_file.stat().st_mode) == 0o600
     assert "alice@login.example.org:2222" in run(env, "profile", "list").stdout
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.serve import ServeProcess, free_port, start_serve
 
 TOKEN = "serve-test-token-0123456789"
@@ -127,3 +128,57 @@ def test_no_auth_on_loopback_warns() -> None:
     finally:
         err = server.stop()
     assert "warning: --no-auth" in err
+
+
+@pytest.mark.cluster
+def test_a_running_server_uses_a_profile_the_cli_adds_afterwards(
+    server: ServeProcess, dev_profile: SSHProfile, tmp_path: Path
+) -> None:
+    """``svc profile add/mount add/use`` while ``svc serve`` runs: the files and jobs endpoints use it at once."""
+    import shlex
+    import uuid
+
+    base = server.base
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert httpx.get(f"{base}/api/files/mounts", headers=auth, timeout=5).json() == []
+    local = tmp_path / "project"
+    (local / "data").mkdir(parents=True)
+    (local / "train.py").write_text("print(1)\n")
+    (local / "data" / "big.bin").write_bytes(b"x" * 4096)
+    remote = f"svc-serve-test-{uuid.uuid4().hex[:12]}"
+    commands = [
+        ["profile", "add", "dev", "--hostname", dev_profile.hostname, "--username", dev_profile.username,
+         "--key", dev_profile.key_filename, "--port", str(dev_profile.port), "--known-hosts", dev_profile.known_hosts],
+        ["profile", "mount", "add", "dev", "proj", str(local), remote, "--exclude", "data/"],
+        ["profile", "use", "dev"],
+    ]  # fmt: skip
+    for command in commands:
+        done = subprocess.run([sys.executable, "-m", "svc_host", *command], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+    ssh = [
+        "ssh", "-p", str(dev_profile.port), "-i", dev_profile.key_filename, "-o", "BatchMode=yes",
+        "-o", f"UserKnownHostsFile={dev_profile.known_hosts}", f"{dev_profile.username}@{dev_profile.hostname}",
+    ]  # fmt: skip
+    leftovers = [remote]
+    try:
+        assert httpx.get(f"{base}/api/files/mounts", headers=auth, timeout=5).json() == [
+            {"name": "proj", "remote": remote}
+        ]
+        synced = httpx.post(f"{base}/api/files/sync", headers=auth, json={"mount": "proj"}, timeout=120)
+        assert synced.json() == {"status": "synced", "mount": "proj"}, synced.text
+        listed = subprocess.run([*ssh, shlex.join(["ls", "-A", remote])], capture_output=True, text=True, check=True)
+        assert sorted(listed.stdout.split()) == [".svc-manifest.json", ".svc-owner", "train.py"]  # no data/
+        report = httpx.get(f"{base}/api/files/inspect", headers=auth, params={"mount": "proj"}, timeout=120).json()
+        assert report["effective_exclude_patterns"][-1] == "data/"
+        assert report["files_would_transfer"] == 0
+
+        job = httpx.post(
+            f"{base}/api/jobs", headers=auth, json={"script_content": "#!/bin/bash\nhostname\n"}, timeout=60
+        )
+        assert job.status_code == 201, job.text
+        shown = httpx.get(f"{base}/api/jobs/{job.json()['job_id']}", headers=auth, timeout=30).json()
+        assert shown["transport"] == "dev"
+        leftovers.extend(path for path in (shown["stdout_path"], shown["stderr_path"]) if path)
+    finally:
+        subprocess.run([*ssh, shlex.join(["rm", "-rf", "--", *leftovers])], capture_output=True, check=False)

@@ -26,7 +26,7 @@ import asyncssh
 import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.errors import SyncError
+from svc_host.errors import ConfigError, SyncError
 from svc_host.sync import StaleUnknownReason, SyncResult
 from svc_host.testing.plugin import skip_or_fail
 from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
@@ -444,24 +444,53 @@ async def test_manifest_merges_across_syncs_and_forgets_mirrored_paths(
 
 
 async def test_changed_exclude_filter_makes_stale_uploads_unknown(
-    dev_ssh: DevSSH, rsync_backend: RsyncBackend, test_mount: Mount, state_dir: Path, shell: RemoteShell
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
 ) -> None:
     local = Path(test_mount.local)
     write_tree(local, {"a.txt": "a", "run.log": "l"})
     await rsync_backend.sync(test_mount)
-    stricter = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, extra_excludes={"contract": ["*.log"]})
-    try:
-        report = await stricter.inspect(test_mount)
-        assert report.stale_uploads_unknown_code is StaleUnknownReason.EXCLUDE_CHANGED
-        assert "exclude" in report.stale_uploads_unknown_reason
-        assert "*.log" in report.effective_exclude_patterns
-        write_tree(local, {"new.log": "n"})
-        await stricter.sync(test_mount)
-        assert "new.log" not in await shell.listing(test_mount.remote)
-        again = await stricter.inspect(test_mount)
-        assert (again.stale_uploads_known, again.stale_uploads) == (True, 0)
-    finally:
-        await stricter.close()
+    stricter = test_mount.model_copy(update={"exclude": ["*.log"]})
+    report = await rsync_backend.inspect(stricter)
+    assert report.stale_uploads_unknown_code is StaleUnknownReason.EXCLUDE_CHANGED
+    assert "exclude" in report.stale_uploads_unknown_reason
+    assert "*.log" in report.effective_exclude_patterns
+    write_tree(local, {"new.log": "n"})
+    await rsync_backend.sync(stricter)
+    assert "new.log" not in await shell.listing(test_mount.remote)
+    again = await rsync_backend.inspect(stricter)
+    assert (again.stale_uploads_known, again.stale_uploads) == (True, 0)
+
+
+async def test_excluded_data_folder_is_not_uploaded_nor_mirrored_away(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    """A mount's ``exclude`` and its project file's: ``data/`` stays local, the cluster's own ``data/`` stays."""
+    local = Path(test_mount.local)
+    write_tree(local, {"train.py": "t", "data/train.csv": "1,2", "data/deep/x.npy": "x", "out.ckpt": "w"})
+    (local / ".svc.json").write_text(json.dumps({"exclude": ["*.ckpt"], "log_dir": "logs"}))
+    mount = test_mount.model_copy(update={"exclude": ["data/"]})
+    result = await rsync_backend.sync(mount)
+    assert result.files_transferred == 2  # train.py and .svc.json
+    assert await shell.listing(mount.remote) == {"train.py", ".svc.json", ".svc-manifest.json", ".svc-owner"}
+    report = await rsync_backend.inspect(mount)
+    assert report.effective_exclude_patterns[-2:] == ["data/", "*.ckpt"]
+    assert (report.files_would_transfer, report.stale_uploads_known) == (0, True)
+
+    await shell.write(f"{mount.remote}/data/cluster-only.bin", b"job output")
+    mirror = await rsync_backend.sync(mount, delete=True)
+    assert mirror.entries_deleted == 0
+    assert "data/cluster-only.bin" in await shell.listing(mount.remote)
+
+
+async def test_an_invalid_project_file_refuses_the_sync_and_changes_nothing(
+    rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
+) -> None:
+    local = Path(test_mount.local)
+    write_tree(local, {"train.py": "t"})
+    (local / ".svc.json").write_text(json.dumps({"exclude": "data/"}))
+    with pytest.raises(ConfigError, match=r"\.svc\.json: exclude: must be a list of rsync patterns"):
+        await rsync_backend.sync(test_mount)
+    assert await shell.listing(test_mount.remote) == set()
 
 
 async def test_foreign_owned_manifest_is_not_read(

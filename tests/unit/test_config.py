@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -226,3 +228,68 @@ def test_project_init_refuses_when_svc_json_exists(tmp_path: Path) -> None:
     with pytest.raises(ConflictError, match=r"svc\.json already exists"):
         init_project_config(tmp_path)
     assert not (tmp_path / ".svc.json").exists()
+
+
+# -- the project file's sync excludes --------------------------------------------------------------------------
+
+
+def test_project_exclude_is_kept_beside_the_job_defaults(paths: SvcPaths, tmp_path: Path) -> None:
+    directory = tmp_path / "code"
+    directory.mkdir()
+    written = write_project_config(directory, {"exclude": ["data/", "*.ckpt"], "log_dir": "out"})
+    assert json.loads(written.path.read_text()) == {"log_dir": "out", "exclude": ["data/", "*.ckpt"]}
+    assert read_project_config(directory).config == {"log_dir": "out", "exclude": ["data/", "*.ckpt"]}
+    # the working directory's project file may hold it too: it is no job default, so the merged config ignores it
+    write(paths.project_dir / ".svc.json", {"exclude": ["data/"], "log_dir": "out"})
+    assert load_config(paths, env=None).model_dump(mode="json") == {**SPEC_DEFAULTS, "log_dir": "out"}
+
+
+@pytest.mark.parametrize(
+    ("exclude", "message"),
+    [
+        ("data/", "exclude: must be a list of rsync patterns"),
+        ([1], "exclude: must be a list of rsync patterns"),
+        (["a\nb"], "contains a line break or NUL"),
+        (["nul\0"], "contains a line break or NUL"),
+        ([""], "an exclude pattern is empty"),
+        (["x" * 1025], "longer than 1024 characters"),
+        (["p"] * 257, "at most 256 exclude patterns"),
+    ],
+)
+def test_bad_project_excludes_are_refused_and_change_nothing(
+    paths: SvcPaths, tmp_path: Path, exclude: object, message: str
+) -> None:
+    directory = tmp_path / "code"
+    directory.mkdir()
+    write_project_config(directory, {"exclude": ["ok/"]})
+    with pytest.raises(ConfigError, match=message):
+        write_project_config(directory, {"exclude": exclude})
+    assert read_project_config(directory).config == {"exclude": ["ok/"]}
+    write(directory / ".svc.json", {"exclude": exclude})
+    with pytest.raises(ConfigError, match=r"\.svc\.json: exclude: ") as raised:
+        read_project_config(directory)
+    assert message.removeprefix("exclude: ") in str(raised.value)
+
+
+# -- concurrent writers of the user file -----------------------------------------------------------------------
+
+SAVE_MANY = """
+import sys
+from svc_host.config import save_user_config
+from svc_host.paths import SvcPaths
+
+paths = SvcPaths.from_env()
+for index in range(1, 31):
+    save_user_config(paths, {"resources": {sys.argv[1]: sys.argv[2].format(index)}})
+"""
+
+
+def test_processes_saving_the_user_config_at_once_lose_nothing(paths: SvcPaths) -> None:
+    """Each writer sets its own field 30 times: a read-modify-write racing another would bring back an old value."""
+    writers = {"partition": "p{}", "nodelist": "node{}", "memory_per_node": "{}G", "time_limit": "{}:00:00"}
+    procs = [subprocess.Popen([sys.executable, "-c", SAVE_MANY, key, form]) for key, form in writers.items()]
+    assert [proc.wait(timeout=120) for proc in procs] == [0] * len(writers)
+    resources = load_config(paths, env=None).resources.model_dump()
+    assert {key: resources[key] for key in writers} == {key: form.format(30) for key, form in writers.items()}
+    assert sorted(p.name for p in paths.user_config.parent.iterdir()) == ["config.json", "config.json.lock"]
+    assert stat.S_IMODE((paths.user_config.parent / "config.json.lock").stat().st_mode) == 0o600
