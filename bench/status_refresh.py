@@ -21,7 +21,7 @@ from typing import Any
 
 from svc_host.domain.submission import JobDefinition
 from svc_host.rendering.sbatch import render_sbatch
-from svc_host.slurm.argv import sacct_argv, squeue_argv
+from svc_host.slurm.argv import program, sacct_argv, squeue_argv
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
@@ -34,7 +34,7 @@ class CountingTransport(LocalTransport):
         self.commands: list[str] = []
 
     async def run(self, argv: Sequence[str], **kwargs: Any) -> CommandResult:
-        self.commands.append(argv[2] if argv[0] == "env" else argv[0])  # sacct runs under env SLURM_TIME_FORMAT
+        self.commands.append(program(argv))
         return await super().run(argv, **kwargs)
 
 

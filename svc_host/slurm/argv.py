@@ -87,6 +87,14 @@ def _format(fields: Sequence[str], delimiter: str) -> str:
     return ",".join(f"{field}:0{delimiter}" for field in fields[:-1]) + f",{fields[-1]}:0"
 
 
+def program(argv: Sequence[str]) -> str:
+    """The program an argv runs, past an ``env NAME=value ...`` prefix: what messages and counters name."""
+    words = list(argv)
+    if words[:1] == ["env"]:
+        words = [word for word in words[1:] if word != "--" and "=" not in word]
+    return words[0] if words else ""
+
+
 def sbatch_argv(*, comment: str | None = None) -> list[str]:
     """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``.
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from svc_host.domain.jobs import JobState
+from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport, decode_complete
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
@@ -29,16 +30,11 @@ class Scripted(SlurmTransport):
         idempotent: bool = True,
     ) -> CommandResult:
         self.calls.append(list(argv))
-        code, out, err = self.answers[command(argv)]
+        code, out, err = self.answers[program(argv)]
         return CommandResult(list(argv), code, out, err)
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return None
-
-
-def command(argv: Sequence[str]) -> str:
-    """The Slurm command of an argv, past an ``env NAME=value`` prefix."""
-    return next(word for word in argv if word != "env" and "=" not in word)
 
 
 def recorded(name: str) -> str:
@@ -48,7 +44,7 @@ def recorded(name: str) -> str:
 async def test_live_jobs_cost_one_squeue() -> None:
     transport = Scripted({"squeue": (0, recorded("squeue_jobs.txt"), "")})
     found = await transport.statuses(["5", "6", "14_1"])
-    assert [command(call) for call in transport.calls] == ["squeue"]
+    assert [program(call) for call in transport.calls] == ["squeue"]
     assert found["5"].name == "a|b c ünï"
     assert found["6"].gpus == 2
     assert found["14_1"].state is JobState.RUNNING
@@ -58,7 +54,7 @@ async def test_finished_and_unknown_jobs_cost_one_sacct_more() -> None:
     transport = Scripted({"squeue": (0, recorded("squeue_jobs.txt"), ""), "sacct": (0, recorded("sacct_jobs.txt"), "")})
     # 4488 and 4490 (exit 3, cancelled by root) are in the sacct recording only, so squeue does not know them.
     found = await transport.statuses(["5", "4488", "4490", "424242"])
-    assert [command(call) for call in transport.calls] == ["squeue", "sacct"]
+    assert [program(call) for call in transport.calls] == ["squeue", "sacct"]
     sacct_ids = next(arg for arg in transport.calls[1] if arg.startswith("--jobs="))
     assert sacct_ids == "--jobs=4488,4490,424242"  # only what squeue could not settle
     assert (found["4488"].state, found["4488"].exit_code) == (JobState.FAILED, 3)
@@ -96,7 +92,7 @@ async def test_without_accounting_scontrol_tells_the_end() -> None:
         }
     )
     found = await transport.statuses(["9"])
-    assert [command(call) for call in transport.calls] == ["squeue", "sacct", "scontrol"]
+    assert [program(call) for call in transport.calls] == ["squeue", "sacct", "scontrol"]
     assert found["9"].state is JobState.FAILED
 
 

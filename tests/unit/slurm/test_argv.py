@@ -9,6 +9,7 @@ import pytest
 from svc_host.slurm.argv import (
     SACCT_FIELDS,
     SQUEUE_FIELDS,
+    program,
     sacct_argv,
     sbatch_argv,
     scancel_argv,
@@ -106,3 +107,9 @@ def test_a_bare_string_is_not_taken_for_a_list_of_ids() -> None:
 def test_scontrol_refuses_a_bad_id() -> None:
     with pytest.raises(ValueError, match="invalid Slurm job id"):
         scontrol_show_job_argv("1 2")
+
+
+def test_messages_name_the_program_past_an_env_prefix() -> None:
+    assert program(sacct_argv(["7"])) == "sacct"
+    assert program(scancel_argv(["7"])) == "scancel"
+    assert program(["env", "--", "A=b", "squeue"]) == "squeue"
