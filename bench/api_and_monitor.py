@@ -27,7 +27,7 @@ from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition
 from svc_host.paths import SvcPaths
 from svc_host.plugins import create_plugin_manager
-from svc_host.slurm.argv import squeue_argv
+from svc_host.slurm.argv import program, squeue_argv
 from svc_host.testing.http import asgi_client, security_for_tests
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
@@ -57,7 +57,7 @@ async def main(repeat: int) -> None:
         original = local.run
 
         async def counting(argv: Sequence[str], **kwargs: Any) -> CommandResult:
-            commands.append(argv[0])
+            commands.append(program(argv))
             return await original(argv, **kwargs)
 
         local.run = counting  # type: ignore[method-assign]

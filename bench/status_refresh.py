@@ -3,7 +3,8 @@
 Needs the dev cluster (``scripts/devcluster up``). Submits 100 short jobs and waits for them to finish,
 then 100 held ones that stay pending without taking resources, and times ``LocalTransport.statuses``
 over all 200 ids (live jobs come from squeue, finished ones from sacct) and over the 100 live ones alone,
-against the raw ``squeue`` and ``sacct`` commands the refresh is made of. Cancels its jobs.
+against the raw ``squeue`` and ``sacct`` commands the refresh is made of (sacct also without its
+``env SLURM_TIME_FORMAT=%s`` prefix, to show what the prefix costs). Cancels its jobs.
 
     python bench/status_refresh.py [--repeat 20]
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from svc_host.domain.submission import JobDefinition
 from svc_host.rendering.sbatch import render_sbatch
-from svc_host.slurm.argv import sacct_argv, squeue_argv
+from svc_host.slurm.argv import program, sacct_argv, squeue_argv
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
@@ -33,7 +34,7 @@ class CountingTransport(LocalTransport):
         self.commands: list[str] = []
 
     async def run(self, argv: Sequence[str], **kwargs: Any) -> CommandResult:
-        self.commands.append(argv[0])
+        self.commands.append(program(argv))
         return await super().run(argv, **kwargs)
 
 
@@ -79,6 +80,7 @@ async def main(repeat: int) -> None:
             live_only = await p50(repeat, lambda: transport.statuses(live))
             raw_squeue = await p50(repeat, lambda: raw(squeue_argv(ids)))
             raw_sacct = await p50(repeat, lambda: raw(sacct_argv(finished)))
+            plain_sacct = await p50(repeat, lambda: raw(sacct_argv(finished)[2:]))  # without the env prefix
         finally:
             await transport.cancel(live)
     print(f"tracked jobs: {len(ids)} (100 finished, 100 live); statuses found: {len(found)}")
@@ -88,6 +90,7 @@ async def main(repeat: int) -> None:
     print(f"refresh p50, 100 live:      {live_only * 1000:7.1f} ms")
     print(f"raw squeue p50 (200 ids):   {raw_squeue * 1000:7.1f} ms")
     print(f"raw sacct p50 (100 ids):    {raw_sacct * 1000:7.1f} ms")
+    print(f"  same without env SLURM_TIME_FORMAT=%s: {plain_sacct * 1000:7.1f} ms")
     print(f"ratio live refresh / raw squeue:          {live_only / raw_squeue:.2f}x")
     print(f"ratio mixed refresh / (raw squeue + sacct): {mixed / (raw_squeue + raw_sacct):.2f}x")
 

@@ -28,6 +28,7 @@ from svc_host.domain.profiles import HostConfig
 from svc_host.paths import SvcPaths
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import create_plugin_manager
+from svc_host.slurm.argv import program
 from svc_host.store import jobs as job_repo
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
@@ -49,7 +50,7 @@ class CountingTransport(LocalTransport):
         try:
             return await super().run(argv, **kwargs)
         finally:
-            COMMANDS.append((argv[0], start, time.perf_counter()))
+            COMMANDS.append((program(argv), start, time.perf_counter()))
 
 
 class CountingPlugin:

@@ -27,6 +27,7 @@ from svc_host.domain.profiles import HostConfig
 from svc_host.paths import SvcPaths
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import create_plugin_manager
+from svc_host.slurm.argv import program
 from svc_host.testing.http import asgi_client, security_for_tests
 from svc_host.transport import CommandResult
 from svc_plugin_local.transport import LocalTransport
@@ -38,7 +39,7 @@ class CountingTransport(LocalTransport):
     """The local transport, counting every command it runs."""
 
     async def run(self, argv: Sequence[str], **kwargs: Any) -> CommandResult:
-        COMMANDS.append(argv[0])
+        COMMANDS.append(program(argv))
         return await super().run(argv, **kwargs)
 
 

@@ -257,14 +257,16 @@ def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mappin
     return load_config(paths, env=env)
 
 
-def reset_user_config(paths: SvcPaths, *, env: Mapping[str, str] | None = None) -> SvcConfig:
-    """Overwrite the user file with a complete default configuration; return the effective config.
+def reset_user_config(paths: SvcPaths) -> SvcConfig:
+    """Overwrite the user file with a complete default configuration and return it (what the file now holds).
 
-    The fresh file sets every field, so values from the system file no longer show through.
+    The fresh file sets every field, so values from the system file no longer show through; project files
+    and ``SVC_*`` variables still win over it.
     """
+    defaults = SvcConfig()
     with locked(paths.user_config):
-        write_json_atomic(paths.user_config, _defaults())
-    return load_config(paths, env=env)
+        write_json_atomic(paths.user_config, defaults.model_dump(mode="json"))
+    return defaults
 
 
 @dataclass(frozen=True)

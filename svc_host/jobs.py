@@ -88,6 +88,8 @@ def status_of(record: JobRecord) -> JobStatus:
         exit_code=record.exit_code,
         stdout_path=record.stdout_path,
         stderr_path=record.stderr_path,
+        started_at=job_repo.utc(record.started_at),
+        ended_at=job_repo.utc(record.ended_at),
     )
 
 

@@ -242,14 +242,17 @@ class ProfileStore:
 
     def host_config(self, *, env: Mapping[str, str] | None) -> HostConfig:
         """Profiles and the current one. With ``env``, ``SVC_SSH_HOSTNAME`` defines a profile named ``env``
-        that becomes current, and ``SVC_SSH_PROFILE`` selects the current profile (it wins when both are set).
+        that becomes current (with the mounts of a stored profile ``env``, if any), and ``SVC_SSH_PROFILE``
+        selects the current profile (it wins when both are set).
         ``env=None`` uses the file alone."""
         content = self.load()
         profiles = dict(content.profiles)
         current = content.current
         if env is not None:
             if env.get("SVC_SSH_HOSTNAME"):
-                profiles[ENV_PROFILE] = _profile_from_env(env)
+                stored = profiles.get(ENV_PROFILE)  # where its mounts are kept (POST /api/files/mounts)
+                mounts = stored.mounts if stored is not None else []
+                profiles[ENV_PROFILE] = _profile_from_env(env).model_copy(update={"mounts": mounts})
                 current = ENV_PROFILE
             selected = env.get("SVC_SSH_PROFILE")
             if selected:

@@ -163,7 +163,7 @@ class SlurmTransport(Transport):
         result = await self.run(argv, stdin=stdin, idempotent=idempotent)
         if result.exit_code != 0:
             raise TransportError(
-                f"{argv[0]} failed on transport {self.name!r}",
+                f"{slurm_argv.program(argv)} failed on transport {self.name!r}",
                 argv=argv,
                 exit_code=result.exit_code,
                 stderr=result.stderr,

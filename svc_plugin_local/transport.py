@@ -9,6 +9,7 @@ import signal
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport
 
 DEFAULT_TIMEOUT = 60.0
@@ -43,7 +44,7 @@ class LocalTransport(SlurmTransport):
             )
         except FileNotFoundError as exc:
             raise TransportError(
-                f"{argv[0]} not found on this machine; is Slurm installed and on PATH?", argv=argv
+                f"{program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
             ) from exc
         try:
             out, err = await asyncio.wait_for(
@@ -57,7 +58,7 @@ class LocalTransport(SlurmTransport):
             _kill_group(proc)  # a child left holding the pipes would keep wait() blocked for its lifetime
             await proc.wait()
             raise OutcomeUnknownError(
-                f"{argv[0]} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
+                f"{program(argv)} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
             ) from exc
         return CommandResult(
             argv,

@@ -11,6 +11,7 @@ import asyncssh
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport
 from svc_plugin_ssh import logfilter
 from svc_plugin_ssh.connect import connect_options
@@ -116,29 +117,31 @@ class SSHTransport(SlurmTransport):
                     raise asyncssh.ConnectionLost("the session ended without an exit status")
             except asyncssh.TimeoutError as exc:
                 raise OutcomeUnknownError(
-                    f"{argv[0]} timed out after {limit:.0f} s on {self.name!r}", argv=argv, timed_out=True
+                    f"{program(argv)} timed out after {limit:.0f} s on {self.name!r}", argv=argv, timed_out=True
                 ) from exc
             except asyncssh.ChannelOpenError as exc:
                 # The server refused the session: the command never started, so any command may go again.
                 await self._drop()
                 if attempt == 2:
-                    raise TransportError(f"connection to {self.name!r} refused {argv[0]}: {exc}", argv=argv) from exc
+                    raise TransportError(
+                        f"connection to {self.name!r} refused {program(argv)}: {exc}", argv=argv
+                    ) from exc
                 continue
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
                 await self._drop()
                 if not idempotent:
                     raise OutcomeUnknownError(
-                        f"connection to {self.name!r} lost while {argv[0]} ran (not run again): {exc}", argv=argv
+                        f"connection to {self.name!r} lost while {program(argv)} ran (not run again): {exc}", argv=argv
                     ) from exc
                 if attempt == 2:
                     raise TransportError(
-                        f"connection to {self.name!r} lost running {argv[0]}: {exc}", argv=argv
+                        f"connection to {self.name!r} lost running {program(argv)}: {exc}", argv=argv
                     ) from exc
                 continue
             exit_code = result.exit_status if result.exit_status is not None else 255  # killed by a signal
             if exit_code == 127 and "not found" in str(result.stderr):
                 raise TransportError(
-                    f"{argv[0]} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
+                    f"{program(argv)} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
                 )
             return CommandResult(argv, exit_code, _text(result.stdout), _text(result.stderr))
         raise AssertionError("unreachable")

@@ -164,12 +164,10 @@ def paths(as_json: bool) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def reset(yes: bool) -> None:
     """Overwrite the user config file with the default configuration."""
-    import os
-
     from svc_host.config import reset_user_config
 
     paths = _paths()
     if not yes:
         click.confirm(f"Overwrite {paths.user_config} with the defaults?", abort=True)
-    reset_user_config(paths, env=os.environ)
+    reset_user_config(paths)
     click.echo(f"reset {paths.user_config} to the default configuration")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -58,3 +59,7 @@ class JobStatus(BaseModel):
     node_list: str | None = None
     stdout_path: str | None = None
     stderr_path: str | None = None
+    started_at: datetime | None = None
+    """When the job started, when the source tells (accounting does; squeue's elapsed time does not)."""
+    ended_at: datetime | None = None
+    """When the job ended, when the source tells."""

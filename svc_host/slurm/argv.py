@@ -45,9 +45,14 @@ SACCT_FIELDS: Final = (
     "NodeList",  # "None assigned" while pending
     "Reason",
     "Submit",  # tells apart two jobs with one id after slurmctld lost its state
+    "Start",  # Unknown (or None) until the job starts
+    "End",  # Unknown until the job ends
     "JobName",  # last: may contain "|"
 )
-"""sacct ``--format`` columns in output order."""
+"""sacct ``--format`` columns in output order; the times are Unix seconds (:data:`SACCT_TIME_FORMAT`)."""
+
+SACCT_TIME_FORMAT: Final = "SLURM_TIME_FORMAT=%s"
+"""Makes sacct print times as Unix seconds: Slurm's default is the cluster's local time without a zone."""
 
 SINFO_FIELDS: Final = ("NodeList", "Partition", "StateLong", "CPUs", "Gres", "GresUsed")
 """sinfo ``--Format`` columns in output order, one line per node and partition."""
@@ -82,6 +87,14 @@ def _format(fields: Sequence[str], delimiter: str) -> str:
     return ",".join(f"{field}:0{delimiter}" for field in fields[:-1]) + f",{fields[-1]}:0"
 
 
+def program(argv: Sequence[str]) -> str:
+    """The program an argv runs, past an ``env NAME=value ...`` prefix: what messages and counters name."""
+    words = list(argv)
+    if words[:1] == ["env"]:
+        words = [word for word in words[1:] if word != "--" and "=" not in word]
+    return words[0] if words else ""
+
+
 def sbatch_argv(*, comment: str | None = None) -> list[str]:
     """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``.
 
@@ -111,10 +124,15 @@ def squeue_argv(job_ids: Sequence[str] | None = None, *, user: str | None = None
 def sacct_argv(job_ids: Sequence[str]) -> list[str]:
     """Build sacct printing one line per job allocation in the :data:`SACCT_FIELDS` format.
 
+    The command runs under ``env`` with :data:`SACCT_TIME_FORMAT`, an argv prefix rather than the
+    transport's environment, so the times come back as Unix seconds over SSH as well.
+
     Raises:
         ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
     """
     return [
+        "env",
+        SACCT_TIME_FORMAT,
         "sacct",
         "--parsable2",
         "--noheader",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from svc_host.domain.jobs import JobState, JobStatus
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
 _NO_VALUE: Final = frozenset({"", "N/A", "(NULL)", "NONE", "NONE ASSIGNED", "UNKNOWN"})
+_NO_TIME: Final = frozenset({"", "UNKNOWN", "NONE", "N/A"})
 _NO_DURATION: Final = frozenset({"", "N/A", "INVALID", "NOT_SET", "NONE", "PARTITION_LIMIT"})
 _UNLIMITED: Final = frozenset({"UNLIMITED", "INFINITE"})
 _DURATION = re.compile(r"(?:(?P<days>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?(?:\.\d+)?")
@@ -56,6 +58,24 @@ def parse_duration(text: str) -> int | None:
         return (parts[0] * 60 + parts[1]) * 60 + parts[2]
     minutes, seconds = [*parts, 0][:2]  # M, M:S
     return minutes * 60 + seconds
+
+
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
+def parse_epoch(text: str) -> datetime | None:
+    """A time sacct printed under ``SLURM_TIME_FORMAT=%s`` (Unix seconds) as an aware UTC datetime.
+
+    ``Unknown`` (not started or not ended yet), ``None`` and empty text are ``None``.
+
+    Raises:
+        SlurmParseError: the text is none of those.
+    """
+    text = text.strip()
+    if text.upper() in _NO_TIME:
+        return None
+    if not text.isdigit():
+        msg = f"unexpected time {text!r}: expected Unix seconds (sacct under SLURM_TIME_FORMAT=%s) or 'Unknown'"
+        raise SlurmParseError(msg)
+    return datetime.fromtimestamp(int(text), UTC)
 
 
 @functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
@@ -160,11 +180,12 @@ def parse_sacct(stdout: str) -> list[JobStatus]:
 
     Steps (``123.batch``, ``123.extern``, ``123.0``) are skipped. When one id appears twice
     (slurmctld restarted without its state and reused ids) the most recently submitted job wins.
+    ``started_at``/``ended_at`` are the Start and End accounting knows (UTC), ``None`` while ``Unknown``.
 
     Raises:
         SlurmParseError: a line does not have the format's columns.
     """
-    latest: dict[str, tuple[str, JobStatus]] = {}
+    latest: dict[str, tuple[datetime | None, JobStatus]] = {}
     for number, line in _lines(stdout):
         row = _columns("sacct", number, line, SACCT_FIELDS)
         job_id = _job_id("sacct", number, line, row["JobID"])
@@ -188,9 +209,11 @@ def parse_sacct(stdout: str) -> list[JobStatus]:
             signal=signal,
             reason=_text(row["Reason"]),
             node_list=_text(row["NodeList"]),
+            started_at=_field("sacct", number, line, parse_epoch, row["Start"]),
+            ended_at=_field("sacct", number, line, parse_epoch, row["End"]),
         )
-        submitted = row["Submit"]
-        if job_id not in latest or latest[job_id][0] <= submitted:
+        submitted = _field("sacct", number, line, parse_epoch, row["Submit"])
+        if job_id not in latest or _never(latest[job_id][0]) <= _never(submitted):
             latest[job_id] = (submitted, job)
     return [job for _, job in latest.values()]
 
@@ -347,6 +370,10 @@ def _scontrol_job_id(fields: Mapping[str, str]) -> str:
 def _final(state: JobState, exit_status: tuple[int | None, int | None]) -> tuple[int | None, int | None]:
     # Slurm prints 0:0 for jobs that have not ended; that is no exit code yet.
     return exit_status if state.is_terminal else (None, None)
+
+
+def _never(moment: datetime | None) -> datetime:
+    return moment or datetime.min.replace(tzinfo=UTC)
 
 
 def _literal_path(value: str) -> str | None:

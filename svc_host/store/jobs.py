@@ -144,12 +144,16 @@ def apply_statuses(
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path
+        # Accounting's times win over when a tick happened to see the change: a job can start and end
+        # between two ticks, and a tick sees a start up to an interval late.
+        record.started_at = status.started_at or record.started_at
+        record.ended_at = status.ended_at or record.ended_at
         if status.state.value != before:
             record.state = status.state.value
             record.updated_at = moment
             if status.state is JobState.RUNNING and record.started_at is None:
                 record.started_at = moment
-            if status.state.is_terminal:
+            if status.state.is_terminal and status.ended_at is None:
                 record.ended_at = moment
             session.add(
                 JobTransition(
@@ -193,15 +197,17 @@ def history(
 def history_stats(
     session: Session, *, since: datetime | None = None, until: datetime | None = None
 ) -> dict[str, float | int]:
-    """Totals per outcome and the mean runtime of finished jobs submitted in ``[since, until)``."""
-    query = select(JobRecord.state, func.count(), func.avg(JobRecord.elapsed_seconds)).group_by(JobRecord.state)
+    """Totals per outcome and the mean runtime of finished jobs submitted in ``[since, until)``; the mean is over
+    the jobs whose runtime is known (a job the scheduler lost has none)."""
+    elapsed = col(JobRecord.elapsed_seconds)
+    query = select(JobRecord.state, func.count(), func.sum(elapsed), func.count(elapsed)).group_by(JobRecord.state)
     if since is not None:
         query = query.where(JobRecord.submitted_at >= _aware(since))
     if until is not None:
         query = query.where(JobRecord.submitted_at < _aware(until))
     total = completed = failed = cancelled = 0
-    runtime_sum, runtime_n = 0.0, 0
-    for state, count, avg in session.exec(query):
+    runtime_sum, runtime_n = 0, 0
+    for state, count, known_sum, known in session.exec(query):
         total += count
         if state == JobState.COMPLETED.value:
             completed += count
@@ -209,9 +215,9 @@ def history_stats(
             cancelled += count
         elif JobState(state).is_terminal:
             failed += count
-        if avg is not None and JobState(state).is_terminal:
-            runtime_sum += float(avg) * count
-            runtime_n += count
+        if known_sum is not None and JobState(state).is_terminal:
+            runtime_sum += known_sum
+            runtime_n += known
     return {
         "total": total,
         "completed": completed,

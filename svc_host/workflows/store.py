@@ -412,3 +412,21 @@ def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) ->
         )
     )
     return set(session.exec(query))
+
+
+def upstream_names(session: Session, transport: str, job_ids: Collection[str]) -> dict[str, list[str]]:
+    """The upstream job names of each of ``job_ids`` that is a workflow job's current attempt on ``transport``
+    (the newest run wins when the scheduler reused an id); jobs of no workflow are absent."""
+    if not job_ids:
+        return {}
+    query = (
+        select(WorkflowRunJob.job_id, WorkflowRunJob.depends_on)
+        .join(WorkflowRunRecord, col(WorkflowRunRecord.id) == col(WorkflowRunJob.run_id))
+        .where(col(WorkflowRunJob.job_id).in_(list(job_ids)), WorkflowRunRecord.transport == transport)
+        .order_by(col(WorkflowRunRecord.started_at))
+    )
+    return {
+        job_id: [Dependency.parse(entry).job for entry in json.loads(depends_on)]
+        for job_id, depends_on in session.exec(query)
+        if job_id is not None
+    }

@@ -165,6 +165,18 @@ async def test_reset_overwrites_the_user_file_with_defaults(http: httpx.AsyncCli
     assert [p.name for p in paths.user_config.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
+async def test_reset_answers_the_defaults_even_where_other_layers_differ(
+    http: httpx.AsyncClient, paths: SvcPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths.system_config.parent.mkdir(parents=True)
+    paths.system_config.write_text(json.dumps({"resources": {"partition": "sys"}}))
+    monkeypatch.setenv("SVC_LOG_DIR", "env-logs")
+    response = await http.post("/api/config/reset")
+    assert (response.status_code, response.json()) == (200, DEFAULTS)
+    assert json.loads(paths.user_config.read_text()) == DEFAULTS
+    assert (await http.get("/api/config")).json()["log_dir"] == "env-logs"  # the environment still wins
+
+
 # -- /api/config/env -----------------------------------------------------------------------------------
 
 

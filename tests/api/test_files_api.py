@@ -148,16 +148,30 @@ async def test_add_mount_errors(
     assert [mount.name for mount in host.profiles.get(PROFILE).mounts] == ["proj"]
 
 
-async def test_a_profile_from_environment_variables_cannot_keep_mounts(
+async def test_the_profile_from_environment_variables_keeps_mounts(
     host: Host, svc_api_client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SVC_SSH_HOSTNAME", "login.example.org")
+    monkeypatch.setenv("SVC_SSH_USERNAME", "alice")
     host.read_env = True
     await host.reload_profiles()
     assert (await svc_api_client.get("/api/files/mounts")).json() == []
-    response = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": str(tmp_path), "remote": "x"})
-    assert response.status_code == 422
-    assert response.json()["detail"].startswith("the server's SSH profile 'env' comes from SVC_SSH_* variables")
+    refused = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": "/nowhere", "remote": "r"})
+    assert refused.status_code == 422
+    assert host.profiles.list() == {}  # a refused mount stores nothing
+    project = tmp_path / "env-project"
+    project.mkdir()
+    response = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": str(project), "remote": "r"})
+    assert (response.status_code, response.json().get("name")) == (200, "x"), response.text
+    assert (await svc_api_client.get("/api/files/mounts")).json() == [{"name": "x", "remote": "r"}]
+    await host.reload_profiles()  # kept in the profiles file, and the environment still says where to connect
+    assert host.transports.config.profiles["env"].hostname == "login.example.org"
+    assert [mount.name for mount in host.transports.config.profiles["env"].mounts] == ["x"]
+    taken = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": str(project), "remote": "r"})
+    assert taken.status_code == 409
+    deleted = await svc_api_client.delete("/api/files/mounts/x")
+    assert (deleted.status_code, deleted.json()) == (200, {"status": "deleted", "name": "x"})
+    assert (await svc_api_client.get("/api/files/mounts")).json() == []
 
 
 async def test_delete_mount(server: httpx.AsyncClient, host: Host, project: Path) -> None:

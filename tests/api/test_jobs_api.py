@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
+
+from svc_host.context import Host
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 
@@ -153,3 +156,37 @@ async def test_history_and_stats(svc_api_client: httpx.AsyncClient) -> None:
     wrong = await svc_api_client.get("/api/history/stats", params={"from": "yesterday"})
     assert wrong.status_code == 400
     assert wrong.json() == {"detail": "'from' must be an ISO date such as 2026-11-22, got 'yesterday'"}
+
+
+async def accounting_end(job_id: int) -> str:
+    """The job's state and end as sacct prints them (``COMPLETED|2026-...``), straight from accounting."""
+    argv = ["sacct", "--noheader", "--parsable2", "--allocations", "--format=State,End", f"--jobs={job_id}"]
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    return out.decode().strip()
+
+
+async def test_a_job_that_ended_between_two_looks_gets_its_times_from_accounting(
+    svc_api_client: httpx.AsyncClient, host: Host
+) -> None:
+    job = await submit(svc_api_client, "#SBATCH --hold\nsleep 2", job_name="blink")
+    job_id = job["job_id"]
+    await host.monitor.stop()  # nobody looks until the GET below: the job starts and ends unseen
+    release = await asyncio.create_subprocess_exec("scontrol", "release", str(job_id))
+    assert await release.wait() == 0
+    for _ in range(120):
+        state, _, end = (await accounting_end(job_id)).partition("|")
+        if state == "COMPLETED" and end not in {"", "Unknown"}:
+            break
+        await asyncio.sleep(0.5)
+    else:
+        raise AssertionError(f"job {job_id} did not end in accounting: {state} {end}")
+
+    body = (await svc_api_client.get(f"/api/jobs/{job_id}")).json()
+    assert [step["to"] for step in body["transitions"]] == ["PENDING", "COMPLETED"]  # never seen RUNNING
+    started, ended = datetime.fromisoformat(body["started_at"]), datetime.fromisoformat(body["ended_at"])
+    assert 2 <= (ended - started).total_seconds() <= 10
+    assert body["elapsed_time"] in {"0:00:02", "0:00:03"}
+    row = next(row for row in (await svc_api_client.get("/api/history")).json() if row["job_id"] == str(job_id))
+    assert (row["started_at"], row["ended_at"]) == (body["started_at"], body["ended_at"])
+    assert row["elapsed_seconds"] >= 2

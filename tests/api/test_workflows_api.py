@@ -289,6 +289,24 @@ async def test_run_with_a_body_and_cancel(client: httpx.AsyncClient) -> None:
     assert (await client.post(f"/api/workflows/runs/{run['id']}/cancel")).status_code == 422
 
 
+@pytest.mark.cluster
+@pytest.mark.usefixtures("local_transport")
+async def test_the_jobs_list_names_the_upstream_jobs_of_workflow_jobs(client: httpx.AsyncClient) -> None:
+    text = (
+        "name: deps\njobs:\n  - {name: a, command: 'sleep 60'}\n"
+        "  - {name: b, command: 'true', depends_on: ['afterany:a']}\n"
+    )
+    assert (await upload(client, text, "deps.yaml")).status_code == 200
+    run = (await client.post("/api/workflows/deps/run")).json()
+    try:
+        ids = {name: int(job_id) for name, job_id in run["job_ids"].items()}
+        listed = {job["job_id"]: job for job in (await client.get("/api/jobs")).json()}
+        assert (listed[ids["a"]]["depends_on"], listed[ids["b"]]["depends_on"]) == ([], ["a"])
+        assert (await client.get(f"/api/jobs/{ids['b']}")).json()["depends_on"] == ["a"]
+    finally:
+        await client.post(f"/api/workflows/runs/{run['id']}/cancel")
+
+
 async def test_run_and_run_paths_404_and_422(client: httpx.AsyncClient, workflows: Path) -> None:
     assert (await client.post("/api/workflows/nothere/run")).status_code == 404
     assert (await client.post("/api/workflows/bad%20name/run")).status_code == 422

@@ -83,6 +83,7 @@ def test_submit_status_logs_cancel_on_the_dev_cluster(slurm_cluster: None, tmp_p
         subprocess.run(["sleep", "0.5"], check=True)
     assert status["name"] == "cli job"
     assert status["state"] == "COMPLETED"
+    assert status["started_at"] <= status["ended_at"]  # from accounting, in UTC
     logs = svc("logs", job["job_id"])
     assert logs.returncode == 0, logs.stderr
     assert logs.stdout == "hello from svc\n"

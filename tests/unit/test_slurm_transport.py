@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from svc_host.domain.jobs import JobState
+from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport, decode_complete
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 
 
 class Scripted(SlurmTransport):
-    """Answers each command from a table ``argv[0] -> (exit code, stdout, stderr)`` and records the calls."""
+    """Answers each command from a table ``command -> (exit code, stdout, stderr)`` and records the calls."""
 
     name = "scripted"
 
@@ -29,7 +30,7 @@ class Scripted(SlurmTransport):
         idempotent: bool = True,
     ) -> CommandResult:
         self.calls.append(list(argv))
-        code, out, err = self.answers[argv[0]]
+        code, out, err = self.answers[program(argv)]
         return CommandResult(list(argv), code, out, err)
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
@@ -43,7 +44,7 @@ def recorded(name: str) -> str:
 async def test_live_jobs_cost_one_squeue() -> None:
     transport = Scripted({"squeue": (0, recorded("squeue_jobs.txt"), "")})
     found = await transport.statuses(["5", "6", "14_1"])
-    assert [call[0] for call in transport.calls] == ["squeue"]
+    assert [program(call) for call in transport.calls] == ["squeue"]
     assert found["5"].name == "a|b c ünï"
     assert found["6"].gpus == 2
     assert found["14_1"].state is JobState.RUNNING
@@ -51,12 +52,14 @@ async def test_live_jobs_cost_one_squeue() -> None:
 
 async def test_finished_and_unknown_jobs_cost_one_sacct_more() -> None:
     transport = Scripted({"squeue": (0, recorded("squeue_jobs.txt"), ""), "sacct": (0, recorded("sacct_jobs.txt"), "")})
-    found = await transport.statuses(["5", "9", "11", "424242"])
-    assert [call[0] for call in transport.calls] == ["squeue", "sacct"]
+    # 4488 and 4490 (exit 3, cancelled by root) are in the sacct recording only, so squeue does not know them.
+    found = await transport.statuses(["5", "4488", "4490", "424242"])
+    assert [program(call) for call in transport.calls] == ["squeue", "sacct"]
     sacct_ids = next(arg for arg in transport.calls[1] if arg.startswith("--jobs="))
-    assert sacct_ids == "--jobs=9,11,424242"  # only what squeue could not settle
-    assert (found["9"].state, found["9"].exit_code) == (JobState.FAILED, 3)
-    assert found["11"].raw_state == "CANCELLED by 0"
+    assert sacct_ids == "--jobs=4488,4490,424242"  # only what squeue could not settle
+    assert (found["4488"].state, found["4488"].exit_code) == (JobState.FAILED, 3)
+    assert found["4490"].raw_state == "CANCELLED by 0"
+    assert found["4490"].ended_at is not None
     assert "424242" not in found  # unknown is absent, never "failed"
 
 
@@ -67,8 +70,8 @@ async def test_squeue_refusing_unknown_ids_means_not_live() -> None:
             "sacct": (0, recorded("sacct_jobs.txt"), ""),
         }
     )
-    found = await transport.statuses(["8"])
-    assert found["8"].state is JobState.COMPLETED
+    found = await transport.statuses(["4487"])
+    assert found["4487"].state is JobState.COMPLETED
 
 
 async def test_an_accounting_outage_never_fails_running_jobs() -> None:
@@ -89,7 +92,7 @@ async def test_without_accounting_scontrol_tells_the_end() -> None:
         }
     )
     found = await transport.statuses(["9"])
-    assert [call[0] for call in transport.calls] == ["squeue", "sacct", "scontrol"]
+    assert [program(call) for call in transport.calls] == ["squeue", "sacct", "scontrol"]
     assert found["9"].state is JobState.FAILED
 
 

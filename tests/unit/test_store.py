@@ -213,3 +213,42 @@ def test_stats_count_outcomes_in_the_window(store: Store) -> None:
     stats = store.call(repo.history_stats, since=now - timedelta(hours=1))
     assert stats == {"total": 4, "completed": 1, "failed": 1, "cancelled": 1, "avg_runtime_seconds": 14.0}
     assert store.call(repo.history_stats)["total"] == 5
+
+
+def test_mean_runtime_is_over_the_jobs_whose_runtime_is_known(store: Store) -> None:
+    for job_id in ("1", "2", "3"):
+        add(store, job_id)
+    outcomes = {
+        "1": JobStatus(job_id="1", state=JobState.COMPLETED, raw_state="COMPLETED", elapsed_seconds=10),
+        "2": JobStatus(job_id="2", state=JobState.COMPLETED, raw_state="COMPLETED"),  # e.g. lost: no runtime
+        "3": JobStatus(job_id="3", state=JobState.FAILED, raw_state="FAILED", elapsed_seconds=40),
+    }
+    store.call(repo.apply_statuses, "local", outcomes)
+    assert store.call(repo.history_stats)["avg_runtime_seconds"] == 25.0
+
+
+def test_accounting_times_replace_when_a_tick_saw_the_job(store: Store) -> None:
+    add(store, "1")
+    add(store, "2")
+    seen = datetime(2026, 11, 23, 12, 0, 10, tzinfo=UTC)
+    store.call(
+        repo.apply_statuses,
+        "local",
+        {"2": JobStatus(job_id="2", state=JobState.RUNNING, raw_state="RUNNING")},
+        now=seen,
+    )
+    start, end = datetime(2026, 11, 23, 12, 0, 1, tzinfo=UTC), datetime(2026, 11, 23, 12, 0, 4, tzinfo=UTC)
+    ended = {
+        job_id: JobStatus(
+            job_id=job_id,
+            state=JobState.COMPLETED,
+            raw_state="COMPLETED",
+            elapsed_seconds=3,
+            started_at=start,
+            ended_at=end,
+        )
+        for job_id in ("1", "2")
+    }
+    store.call(repo.apply_statuses, "local", ended, now=seen + timedelta(seconds=20))
+    for record in store.call(repo.history):  # "1" was never seen running; "2" was seen 9 s late
+        assert (repo.utc(record.started_at), repo.utc(record.ended_at), record.elapsed_seconds) == (start, end, 3)

@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport
 
 from svc_example_site.settings import SiteSettings
@@ -47,7 +48,7 @@ class SiteTransport(SlurmTransport):
         try:
             code, out, err = await self.exec(argv, stdin.encode() if stdin is not None else None, timeout)
         except TimeoutError:
-            raise OutcomeUnknownError(f"{argv[0]} timed out", argv=argv, timed_out=True) from None
+            raise OutcomeUnknownError(f"{program(argv)} timed out", argv=argv, timed_out=True) from None
         if code == 255:  # ssh itself failed: the command may have started, so only an idempotent one is plain
             error = TransportError if idempotent else OutcomeUnknownError
             raise error(f"ssh to {self.settings.login} failed: {err.decode(errors='replace').strip()}", argv=argv)

@@ -88,10 +88,10 @@ def get_config_paths(host: HostDep) -> list[dict[str, Any]]:
 
 @router.post("/reset")
 def reset_config(host: HostDep) -> dict[str, Any]:
-    """Overwrite the user file with the default configuration; returns the merged configuration."""
-
+    """Overwrite the user file with the default configuration and return the defaults (as the spec says),
+    not the merged configuration: project files and ``SVC_*`` variables may still change what GET answers."""
     try:
-        return mask_config(reset_user_config(host.paths, env=_env(host)).model_dump(mode="json"))
+        return reset_user_config(host.paths).model_dump(mode="json")
     except OSError as exc:
         raise _write_failed(exc) from None
 

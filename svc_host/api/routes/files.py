@@ -106,13 +106,12 @@ def list_mount_config(host: HostDep) -> list[dict[str, Any]]:
     return [mount.model_dump(mode="json") for mount in (found[1].mounts if found else [])]
 
 
-def _add_mount(store: ProfileStore, profile_name: str, mount: Mount) -> Mount:
-    if profile_name not in store.list():
-        raise ConfigError(
-            f"the server's SSH profile {profile_name!r} comes from SVC_SSH_* variables and is not stored, so it "
-            "cannot keep mounts; store it (POST /api/config/ssh/profiles) and select it with SVC_SSH_PROFILE"
-        )
+def _add_mount(store: ProfileStore, profile_name: str, profile: SSHProfile, mount: Mount) -> Mount:
     try:
+        if profile_name not in store.list():
+            # The profile SVC_SSH_HOSTNAME defines is stored with its first mount (one write), so the mount
+            # outlives the process; the environment's settings keep winning (see ProfileStore.host_config).
+            return store.create(profile_name, profile.model_copy(update={"mounts": [mount]})).mounts[0]
         return store.add_mount(profile_name, mount)
     except ConfigError as exc:
         raise ConfigError(scrub(str(exc), {repr(mount.local): "<LOCAL_PATH>", mount.local: "<LOCAL_PATH>"})) from None
@@ -120,9 +119,10 @@ def _add_mount(store: ProfileStore, profile_name: str, mount: Mount) -> Mount:
 
 @router.post("/mounts", responses=error_responses(409, 422, 503))
 async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
-    """Add a mount to the server's profile: 409 name taken, 422 invalid, 503 no profile."""
-    profile_name, _ = _configured_profile(host)
-    created = await run_in_threadpool(_add_mount, host.profiles, profile_name, body)
+    """Add a mount to the server's profile (the one SVC_SSH_HOSTNAME defines too): 409 name taken, 422 invalid,
+    503 no profile."""
+    profile_name, profile = _configured_profile(host)
+    created = await run_in_threadpool(_add_mount, host.profiles, profile_name, profile, body)
     await host.reload_profiles()
     return created.model_dump(mode="json")
 

@@ -20,6 +20,7 @@ from svc_host.errors import ConfigError, InvalidRequestError, NotFoundError, des
 from svc_host.formatting import clock
 from svc_host.store import jobs as job_repo
 from svc_host.transport import LOG_CHUNK_LIMIT
+from svc_host.workflows import store as run_repo
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 
@@ -66,14 +67,14 @@ def _check_id(job_id: int) -> str:
     return str(job_id)
 
 
-def _list_form(job: JobStatus, command: list[str] | None) -> dict[str, Any]:
+def _list_form(job: JobStatus, command: list[str] | None, depends_on: list[str] | None = None) -> dict[str, Any]:
     nodes = job.nodes or 1
     gpus = job.gpus or 0
     return {
         "name": job.name or "",
         "job_id": int(job.job_id) if job.job_id.isdigit() else job.job_id,
         "status": job.state.value,
-        "depends_on": [],
+        "depends_on": depends_on or [],
         "command": command or [],
         "resources": {
             "nodes": nodes,
@@ -105,14 +106,18 @@ class JobListItem(BaseModel):
 
 @router.get("", response_model=list[JobListItem], responses=error_responses(502, 503))
 async def list_jobs(host: HostDep) -> JSONResponse:
-    """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted."""
+    """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted and the upstream
+    job names of workflow jobs."""
     transport = host.server_transport_name()
     # The store is read while squeue runs: jobs in the queue are the ones svc still tracks as live.
     queue, commands = await asyncio.gather(
         host.transport(transport).queue(), host.store.run(job_repo.live_commands, transport)
     )
+    upstream = await host.store.run(
+        run_repo.upstream_names, transport, [job.job_id for job in queue if job.job_id in commands]
+    )
     # Built as plain JSON: the queue can hold thousands of jobs and the generic encoder costs more than squeue.
-    return JSONResponse([_list_form(job, commands.get(job.job_id)) for job in queue])
+    return JSONResponse([_list_form(job, commands.get(job.job_id), upstream.get(job.job_id)) for job in queue])
 
 
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
@@ -151,7 +156,8 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
     from svc_host.store.jobs import transitions
 
     job, record = view.status, view.record
-    body = _list_form(job, json.loads(record.command) if record else None)
+    upstream = await host.store.run(run_repo.upstream_names, record.transport, [job.job_id]) if record else {}
+    body = _list_form(job, json.loads(record.command) if record else None, upstream.get(job.job_id))
     body.update(
         {
             "raw_state": job.raw_state,

@@ -9,6 +9,7 @@ import pytest
 from svc_host.slurm.argv import (
     SACCT_FIELDS,
     SQUEUE_FIELDS,
+    program,
     sacct_argv,
     sbatch_argv,
     scancel_argv,
@@ -51,14 +52,14 @@ def test_squeue_format_prints_whole_columns_with_array_task_ids_first_and_the_na
 
 def test_sacct_asks_for_allocations_of_those_jobs_from_long_ago() -> None:
     argv = sacct_argv(["7", "8_1"])
-    assert argv[:2] == ["sacct", "--parsable2"]
+    assert argv[:4] == ["env", "SLURM_TIME_FORMAT=%s", "sacct", "--parsable2"]  # times as Unix seconds
     assert {"--noheader", "--allocations", "--jobs=7,8_1"} <= set(argv)
     start = next(arg for arg in argv if arg.startswith("--starttime="))
     assert start.removeprefix("--starttime=") < "2020"
     fields = next(arg for arg in argv if arg.startswith("--format=")).removeprefix("--format=").split(",")
     assert fields == list(SACCT_FIELDS)
     assert fields[0] == "JobID"
-    assert fields[-1] == "JobName"
+    assert fields[-3:] == ["Start", "End", "JobName"]
 
 
 def test_scontrol() -> None:
@@ -106,3 +107,9 @@ def test_a_bare_string_is_not_taken_for_a_list_of_ids() -> None:
 def test_scontrol_refuses_a_bad_id() -> None:
     with pytest.raises(ValueError, match="invalid Slurm job id"):
         scontrol_show_job_argv("1 2")
+
+
+def test_messages_name_the_program_past_an_env_prefix() -> None:
+    assert program(sacct_argv(["7"])) == "sacct"
+    assert program(scancel_argv(["7"])) == "scancel"
+    assert program(["env", "--", "A=b", "squeue"]) == "squeue"

@@ -4,12 +4,14 @@ The recording submitted, among others: job 5 named ``a|b c ünï``, job 6 on ``-
 job 7 on ``-p multi -N2 --gres=gpu:2`` (pending forever: its second node never answers), 8 ``true``,
 9 ``exit 3``, 10 ``kill -9 $$``, 11 cancelled by root, 12 cancelled by its user svcdev (uid 1001),
 13 ``--time=1``, array 14 (``--array=0-2``, running), array 15 (pending), 16 ``--hold``,
-17 ``--gpus=3`` (pending), 22 a long name with ``|`` and ``=``, 23 a script on stdin.
+17 ``--gpus=3`` (pending), 22 a long name with ``|`` and ``=``, 23 a script on stdin. ``sacct_jobs.txt`` was
+recorded again (with Start and End) by submitting the same jobs, which got new ids: :data:`SACCT_IDS`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,14 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm"
 NAME = "a|b c ünï"
 LONG_NAME = "long name | with = and ünïcödé characters beyond twenty"
 MULTI_REASON = "ReqNodeNotAvail, UnavailableNodes:phantom"
+
+
+SACCT_IDS = {
+    "5": "4485", "6": "4534", "7": "4486", "8": "4487", "9": "4488", "10": "4489", "11": "4490", "12": "4491",
+    "13": "4492", "14_0": "4493_0", "14_1": "4493_1", "14_2": "4493_2", "15_[0-2]": "4494_[0-2]", "16": "4495",
+    "17": "4535", "22": "4496", "23": "4497",
+}  # fmt: skip
+"""The id of each job of the other recordings in the sacct recording (the same submissions, made again)."""
 
 
 def _read(name: str) -> str:
@@ -53,7 +63,10 @@ def squeue_later() -> dict[str, JobStatus]:
 
 @pytest.fixture(scope="module")
 def sacct() -> dict[str, JobStatus]:
-    return _by_id(parse_sacct(_read("sacct_jobs.txt")))
+    """The sacct recording by the ids the other recordings gave the same jobs (one id names one job here)."""
+    recorded = _by_id(parse_sacct(_read("sacct_jobs.txt")))
+    assert set(recorded) == set(SACCT_IDS.values())
+    return {job_id: recorded[sacct_id] for job_id, sacct_id in SACCT_IDS.items()}
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +190,20 @@ def test_sacct_gpus_of_pending_and_running_jobs(sacct: dict[str, JobStatus]) -> 
     assert (sacct["6"].gpus, sacct["17"].gpus, sacct["8"].gpus) == (2, 3, 0)
     assert sacct["13"].time_limit == "00:01:00"
     assert sacct["7"].time_limit is None  # Partition_Limit
-    assert sacct["13"].elapsed_seconds == 77
+    assert sacct["13"].elapsed_seconds == 87
+
+
+def test_sacct_start_and_end_are_utc_times_while_known(sacct: dict[str, JobStatus]) -> None:
+    def at(epoch: int) -> datetime:
+        return datetime.fromtimestamp(epoch, UTC)
+
+    timeout = sacct["13"]
+    assert (timeout.started_at, timeout.ended_at) == (at(1795470964), at(1795471051))
+    assert (timeout.ended_at - timeout.started_at).total_seconds() == timeout.elapsed_seconds
+    assert (sacct["8"].started_at, sacct["8"].ended_at) == (at(1795470964), at(1795470964))  # `true`: under 1 s
+    assert (sacct["5"].started_at, sacct["5"].ended_at) == (at(1795470964), None)  # running
+    assert (sacct["7"].started_at, sacct["7"].ended_at) == (None, None)  # pending
+    assert str(timeout.started_at) == "2026-11-23 21:56:04+00:00"
 
 
 def test_scontrol_jobs(scontrol: dict[str, JobStatus]) -> None:

@@ -170,14 +170,15 @@ def test_empty_outputs_are_no_records() -> None:
 
 
 SACCT_HEADERLESS = (
-    # JobID|State|ExitCode|Partition|NNodes|ElapsedRaw|Timelimit|AllocTRES|ReqTRES|User|NodeList|Reason|Submit|JobName
+    # JobID|State|ExitCode|Partition|NNodes|ElapsedRaw|Timelimit|AllocTRES|ReqTRES|User|NodeList|Reason|Submit|Start|
+    # End|JobName
     "9|COMPLETED|0:0|debug|1|61|01:00:00|cpu=1,mem=1000M,node=1,billing=1|cpu=1,mem=1000M,node=1,billing=1|root|n1|"
-    "None|2026-01-01T00:00:00|old\n"
+    "None|1767225600|1767225600|1767225661|old\n"
     "9|FAILED|3:0|debug|1|2|UNLIMITED|cpu=1,mem=1000M,node=1,billing=1|cpu=1,mem=1000M,node=1,billing=1|root|n1|"
-    "None|2026-02-01T00:00:00|new|er\n"
-    "9.batch|FAILED|3:0||1|2||cpu=1,mem=1000M,node=1||||None|2026-02-01T00:00:00|batch\n"
+    "None|1769904000|1769904001|1769904003|new|er\n"
+    "9.batch|FAILED|3:0||1|2||cpu=1,mem=1000M,node=1||||None|1769904001|1769904001|1769904003|batch\n"
     "10|PENDING|0:0|multi|2|0|Partition_Limit||billing=4,cpu=4,gres/gpu=4,mem=4000M,node=2|svcdev|None assigned|"
-    "Resources|2026-02-01T00:00:01|wide\n"
+    "Resources|1769904001|Unknown|Unknown|wide\n"
 )
 
 
@@ -186,6 +187,7 @@ def test_sacct_skips_steps_prefers_the_newest_job_of_a_reused_id_and_reads_reque
     assert sorted(jobs) == ["10", "9"]
     assert (jobs["9"].state, jobs["9"].exit_code, jobs["9"].name) == (JobState.FAILED, 3, "new|er")
     assert jobs["9"].time_limit == "UNLIMITED"
+    assert str(jobs["9"].started_at) == "2026-02-01 00:00:01+00:00"  # the newer job's times
     pending = jobs["10"]
     assert (pending.gpus, pending.nodes, pending.node_list, pending.reason) == (4, 2, None, "Resources")
     assert pending.time_limit is None
@@ -193,7 +195,13 @@ def test_sacct_skips_steps_prefers_the_newest_job_of_a_reused_id_and_reads_reque
 
 def test_bad_sacct_line_raises_naming_the_line() -> None:
     with pytest.raises(SlurmParseError, match=r"sacct output on line 1.*'x:y'"):
-        parse_sacct("9|FAILED|x:y|debug|1|2|UNLIMITED|||root|n1|None|2026-02-01T00:00:00|job\n")
+        parse_sacct("9|FAILED|x:y|debug|1|2|UNLIMITED|||root|n1|None|1769904000|1769904001|1769904003|job\n")
+
+
+def test_a_time_that_is_not_unix_seconds_raises_naming_the_line() -> None:
+    # Slurm's default ISO local time, as a sacct run without SLURM_TIME_FORMAT=%s would print it.
+    with pytest.raises(SlurmParseError, match=r"sacct output on line 1.*'2026-02-01T00:00:01'"):
+        parse_sacct("9|FAILED|3:0|debug|1|2|UNLIMITED|||root|n1|None|1769904000|2026-02-01T00:00:01|Unknown|job\n")
 
 
 def test_split_oneliner_keeps_spaces_and_equals_in_free_text() -> None:

@@ -14,6 +14,7 @@ export const ROUTES = [
   { path: '/runs/:id', page: 'run', title: 'Workflow run', nav: 'workflows' },
   { path: '/sweeps', page: 'sweeps', title: 'Sweeps', nav: 'sweeps' },
   { path: '/sweeps/:id', page: 'sweeps', title: 'Sweep', nav: 'sweeps' },
+  { path: '/schedules', page: 'schedules', title: 'Schedules', nav: 'schedules' },
   { path: '/files', page: 'files', title: 'Files', nav: 'files' },
   { path: '/history', page: 'history', title: 'History', nav: 'history' },
   { path: '/resources', page: 'resources', title: 'Resources', nav: 'resources' },

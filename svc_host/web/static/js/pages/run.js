@@ -10,6 +10,15 @@ import { dagView } from '../components/dag.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
+/** Who started a run: its sweep (a link), a schedule (a link to the schedules, marked), or web/cli/mcp. */
+export function runOrigin(run) {
+  if (run.sweep_id) return h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`);
+  if (run.triggered_by === 'schedule') {
+    return h('a', { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' }, '⏱ schedule');
+  }
+  return run.triggered_by;
+}
+
 export async function render(root, params) {
   const runId = params.id;
   // Subscribed before the first load: an event while the page loads marks it for one more reload.
@@ -92,7 +101,7 @@ export async function render(root, params) {
         h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
         h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
         h('dt', null, 'Where'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
-        h('dt', null, 'From'), h('dd', null, run.sweep_id ? h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`) : run.triggered_by),
+        h('dt', null, 'From'), h('dd', null, runOrigin(run)),
         Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
     errorBox.hidden = !run.error;
     errorBox.textContent = run.error || '';

@@ -9,6 +9,7 @@ import { live } from '../live.js';
 import { dagView, parseDependency } from '../components/dag.js';
 import { toYaml } from '../components/yaml.js';
 import { liveIndicator } from '../events.js';
+import { runOrigin } from './run.js';
 
 export const SAMPLE = `name: diamond
 args:
@@ -59,7 +60,7 @@ function runsTable(runs, { showWorkflow = true } = {}) {
         h('td', { class: 'num' }, `${done}/${statuses.length}`),
         h('td', { title: fmtTime(run.started_at) }, fmtAgo(run.started_at)),
         h('td', null, fmtDuration(took)),
-        h('td', null, run.sweep_id ? h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`) : run.triggered_by));
+        h('td', null, runOrigin(run)));
     }))));
 }
 
