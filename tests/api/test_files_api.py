@@ -5,6 +5,7 @@ Browse and read run against trees under ``tmp_path``; sync runs against the dev 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -19,8 +20,10 @@ import pytest
 
 import svc_plugin_rsync.hooks
 import svc_plugin_ssh.hooks
+from svc_host.api.app import create_app
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.testing.http import asgi_client, security_for_tests
 from svc_plugin_ssh.connect import connect_options
 
 PROFILE = "gpu"
@@ -149,12 +152,16 @@ async def test_add_mount_errors(
 
 
 async def test_the_profile_from_environment_variables_keeps_mounts(
-    host: Host, svc_api_client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    svc_host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SVC_SSH_HOSTNAME", "login.example.org")
     monkeypatch.setenv("SVC_SSH_USERNAME", "alice")
-    host.read_env = True
-    await host.reload_profiles()
+    host = dataclasses.replace(svc_host, read_env=True)  # a server started with SVC_SSH_* in its environment
+    async with asgi_client(create_app(host, security=security_for_tests())) as svc_api_client:
+        await _env_profile_keeps_mounts(host, svc_api_client, tmp_path)
+
+
+async def _env_profile_keeps_mounts(host: Host, svc_api_client: httpx.AsyncClient, tmp_path: Path) -> None:
     assert (await svc_api_client.get("/api/files/mounts")).json() == []
     refused = await svc_api_client.post("/api/files/mounts", json={"name": "x", "local": "/nowhere", "remote": "r"})
     assert refused.status_code == 422
