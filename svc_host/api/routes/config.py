@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.config import (
     SvcConfig,
     config_paths,
@@ -69,7 +70,7 @@ def get_config(host: HostDep) -> dict[str, Any]:
     return mask_config(load_config(host.paths, env=_env(host)).model_dump(mode="json"))
 
 
-@router.put("")
+@router.put("", responses=error_responses(422, 500))
 def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
     """Lay a full or partial configuration over the user file; returns the merged configuration."""
 
@@ -86,7 +87,7 @@ def get_config_paths(host: HostDep) -> list[dict[str, Any]]:
     return config_paths(host.paths)
 
 
-@router.post("/reset")
+@router.post("/reset", responses=error_responses(500))
 def reset_config(host: HostDep) -> dict[str, Any]:
     """Overwrite the user file with the default configuration; returns the merged configuration."""
 
@@ -173,7 +174,7 @@ def list_projects(host: HostDep) -> list[dict[str, Any]]:
     return entries
 
 
-@router.get("/projects/{mount_name}")
+@router.get("/projects/{mount_name}", responses=error_responses(400, 404))
 def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     """The project config file in the mount's local directory, as stored (partial)."""
 
@@ -182,7 +183,7 @@ def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     return _project_response(mount, project.path, project.exists, project.config)
 
 
-@router.put("/projects/{mount_name}")
+@router.put("/projects/{mount_name}", responses=error_responses(400, 404, 422, 500))
 def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, Any]:
     """Replace the mount's project config with ``body`` (a full or partial configuration)."""
 
@@ -194,7 +195,7 @@ def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, A
     return _project_response(mount, project.path, project.exists, project.config)
 
 
-@router.post("/projects/{mount_name}/init")
+@router.post("/projects/{mount_name}/init", responses=error_responses(400, 404, 409, 500))
 def init_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     """Create ``.svc.json`` in the mount's local directory with example values."""
 
