@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
 
 DEFAULT_TIMEOUT = 60.0
+RECONNECT_DELAYS = (0.5, 1.0, 2.0)
+"""A restarting sshd refuses connections for a moment: a refused connect is tried again after these pauses."""
 
 logfilter.install()  # before any connection: asyncssh logs command lines, which carry the profile's env values
 
@@ -57,7 +59,7 @@ class SSHTransport(SlurmTransport):
         host, options = connect_options(self.profile)
         where = f"{options.get('username', '')}@{host}:{options.get('port', 22)}".lstrip("@")
         try:
-            return await asyncssh.connect(host, **options)
+            return await self._connect_retrying(host, options)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise TransportError(
                 f"host key of {where} is not known (profile {self.name!r}); add it to known_hosts, e.g. "
@@ -70,6 +72,17 @@ class SSHTransport(SlurmTransport):
             ) from exc
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(f"cannot connect to {where} for profile {self.name!r}: {exc}") from exc
+
+    @staticmethod
+    async def _connect_retrying(host: str, options: dict[str, Any]) -> asyncssh.SSHClientConnection:
+        for delay in (*RECONNECT_DELAYS, None):
+            try:
+                return await asyncssh.connect(host, **options)
+            except (ConnectionRefusedError, ConnectionResetError, asyncssh.ConnectionLost):
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     def command_line(self, argv: Sequence[str]) -> str:
         """The argv as one remote command line: every word quoted, profile env vars set with ``env``.
