@@ -126,7 +126,7 @@ def submit(
 
             where = cluster_paths(
                 host.transports.config.profiles,
-                transport,
+                host.transports.spec(transport),
                 mount,
                 work_dir=definition.work_dir,
                 log_dir=definition.log_dir,

@@ -14,7 +14,7 @@ from svc_host import jobs
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
-from svc_host.mcp.context import LOCAL, host_of, transport_name
+from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
 
@@ -75,7 +75,7 @@ async def submit_job(
     target = transport_name(transport)
     host.transport(target)  # an unknown transport is the first thing to report
     if work_dir is None:
-        if target != LOCAL:
+        if host.transports.spec(target).remote:
             raise InvalidRequestError(
                 f"work_dir is required with transport={target!r}: give a directory on the cluster"
             )
@@ -115,7 +115,7 @@ async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any
     host = host_of(ctx)
     target = transport_name(transport)
     profiles = host.transports.config.profiles
-    user: str | None = getpass.getuser() if target == LOCAL else None
+    user: str | None = None if host.transports.spec(target).remote else getpass.getuser()
     if target in profiles:
         user = profiles[target].username or None
     queue = await host.transport(target).queue(user=user or None)
@@ -156,7 +156,7 @@ async def get_resources(ctx: Context, partition: str | None = None, transport: s
     host = host_of(ctx)
     target = transport_name(transport)
     cluster = host.transport(target)
-    if target != LOCAL:
+    if host.transports.spec(target).remote:
         snapshots = await cluster.resources(partition)
         if partition is not None and not snapshots:
             raise InvalidRequestError(f"partition {partition!r} not found on {target!r}")

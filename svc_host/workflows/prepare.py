@@ -40,6 +40,7 @@ from svc_host.workflows.store import NewJob, NewRun
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
     from svc_host.context import Host
+    from svc_host.plugin_types import TransportSpec
     from svc_host.store.tables import WorkflowRunRecord
 
 
@@ -91,14 +92,15 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
     selected = select(workflow, from_job=request.from_job, to_job=request.to_job, single_job=request.single_job)
     transport = request.transport or LOCAL
     host.transport(transport)  # an unknown transport is reported before anything else happens
+    spec = host.transports.spec(transport)
     profiles = host.transports.config.profiles
     root = request.mount
     if request.mount is not None:
-        if transport == LOCAL:
-            cluster_paths(profiles, transport, request.mount, work_dir=None, log_dir=".")  # the spec's message
+        if not spec.mounts:
+            cluster_paths(profiles, spec, request.mount, work_dir=None, log_dir=".")  # the spec's message
         find_mount(profiles, transport, request.mount)
     sync_mounts: list[str] = []
-    if transport != LOCAL:
+    if spec.mounts:
         if workflow.default_project is not None:
             find_mount(profiles, transport, workflow.default_project)
             root = root or workflow.default_project
@@ -110,7 +112,7 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
         NewJob(
             name=chosen.job.name,
             dependencies=chosen.dependencies,
-            definition=_definition(host, chosen.job, config, transport, root, roots, base),
+            definition=_definition(host, chosen.job, config, spec, root, roots, base),
             retry=chosen.job.retry,
             retry_delay=chosen.job.retry_delay,
         )
@@ -162,7 +164,7 @@ def _definition(
     host: Host,
     job: WorkflowJob,
     config: SvcConfig,
-    transport: str,
+    transport: TransportSpec,
     mount: str | None,
     roots: list[Path],
     base: Path,
@@ -180,15 +182,15 @@ def _definition(
     )
     work_dir = job.work_dir if job.work_dir is not None else config.work_dir
     log_dir = job.log_dir if job.log_dir is not None else config.log_dir
-    if mount is not None and transport != LOCAL:
+    if mount is not None and transport.mounts:
         placed = cluster_paths(host.transports.config.profiles, transport, mount, work_dir=work_dir, log_dir=log_dir)
         work_dir, log_dir = placed.work_dir, placed.job_log_dir
-    elif transport == LOCAL:
+    elif not transport.remote:
         work_dir = os.path.abspath(os.path.expanduser(work_dir or os.getcwd()))
     elif work_dir is None:
         raise WorkflowError(
-            [f"job {job.name!r}: work_dir is required with transport={transport!r}: give a directory on the cluster, "
-             "or a mount (mount, or the workflow's default_project)"]
+            [f"job {job.name!r}: work_dir is required with transport={transport.name!r}: give a directory on the "
+             "cluster, or a mount (mount, or the workflow's default_project)"]
         )  # fmt: skip
     script = None
     if job.script_path is not None:
