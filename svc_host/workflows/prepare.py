@@ -31,6 +31,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import NotFoundError, WorkflowError
 from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
+from svc_host.plugin_config import renderer_for
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
 from svc_host.workflows.load import load_workflow
@@ -112,12 +113,14 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
         NewJob(
             name=chosen.job.name,
             dependencies=chosen.dependencies,
-            definition=_definition(host, chosen.job, config, spec, root, roots, base),
+            definition=_definition(host, chosen.job, config, spec, root, roots, base, workflow.renderer),
             retry=chosen.job.retry,
             retry_delay=chosen.job.retry_delay,
         )
         for chosen in selected
     ]
+    for job in jobs:  # an unknown renderer is refused before anything is submitted
+        renderer_for(host.plugins, job.definition, config)
     selection = {"from_job": request.from_job, "to_job": request.to_job, "single_job": request.single_job}
     new_run = NewRun(
         workflow_name=workflow.name,
@@ -168,6 +171,7 @@ def _definition(
     mount: str | None,
     roots: list[Path],
     base: Path,
+    renderer: str | None,
 ) -> JobDefinition:
     resources = Resources.model_validate(
         {**config.resources.model_dump(), **job.resources.model_dump(include=job.resources.model_fields_set)}
@@ -208,6 +212,7 @@ def _definition(
             environment=environment,
             work_dir=work_dir,
             log_dir=log_dir,
+            renderer=job.renderer or renderer,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise WorkflowError([f"job {job.name!r}: {exc}"]) from None

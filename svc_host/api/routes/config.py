@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +26,7 @@ from svc_host.config import (
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
+from svc_host.plugin_config import check_config, shown
 from svc_host.secrets import mask_config, mask_env_value
 
 router = APIRouter(prefix="/api/config", tags=["config"])
@@ -67,7 +69,7 @@ def get_config(host: HostDep) -> dict[str, Any]:
     Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
     ``<redacted>`` keeps what is stored."""
 
-    return mask_config(load_config(host.paths, env=_env(host)).model_dump(mode="json"))
+    return mask_config(shown(host.plugins, load_config(host.paths, env=_env(host))))
 
 
 @router.put("", responses=error_responses(422, 500))
@@ -75,7 +77,8 @@ def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
     """Lay a full or partial configuration over the user file; returns the merged configuration."""
 
     try:
-        return mask_config(save_user_config(host.paths, body, env=_env(host)).model_dump(mode="json"))
+        saved = save_user_config(host.paths, body, env=_env(host), check=functools.partial(check_config, host.plugins))
+        return mask_config(shown(host.plugins, saved))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -92,7 +95,7 @@ def reset_config(host: HostDep) -> dict[str, Any]:
     """Overwrite the user file with the default configuration; returns the merged configuration."""
 
     try:
-        return mask_config(reset_user_config(host.paths, env=_env(host)).model_dump(mode="json"))
+        return mask_config(shown(host.plugins, reset_user_config(host.paths, env=_env(host))))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -189,7 +192,7 @@ def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, A
 
     mount = _mount(host, mount_name)
     try:
-        project = write_project_config(Path(mount.local), body)
+        project = write_project_config(Path(mount.local), body, check=functools.partial(check_config, host.plugins))
     except OSError as exc:
         raise _write_failed(exc) from None
     return _project_response(mount, project.path, project.exists, project.config)
