@@ -123,7 +123,7 @@ class SSHTransport(SlurmTransport):
                 if attempt == 2:
                     raise TransportError(f"connection to {self.name!r} refused {argv[0]}: {exc}", argv=argv) from exc
                 continue
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, OSError) as exc:  # a reset, a broken pipe
                 await self._drop()
                 if not idempotent:
                     raise OutcomeUnknownError(
@@ -162,7 +162,7 @@ class SSHTransport(SlurmTransport):
                     return None
                 except asyncssh.SFTPPermissionDenied as exc:
                     raise TransportError(f"permission denied reading {path} on {self.name!r}") from exc
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError) as exc:
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError, OSError) as exc:
                 await self._drop()
                 if attempt == 2:
                     raise TransportError(f"connection to {self.name!r} lost reading {path}: {exc}") from exc

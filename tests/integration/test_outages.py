@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlmodel import select
 
 from svc_host import jobs
 from svc_host.context import Host
@@ -30,6 +31,7 @@ from svc_host.paths import SvcPaths
 from svc_host.profiles import ProfileStore
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
+from svc_host.store.tables import WorkflowRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
@@ -216,7 +218,9 @@ async def test_sshd_restarted_mid_sweep_20_of_20_cells_complete_none_twice(
             await asyncio.sleep(1)
         done = await orchestrator.wait(sweep.id, timeout=180)
         assert killed  # the pool's sessions were really cut
-        assert (done.status, done.cells_completed, done.cells_failed) == ("completed", 20, 0), done
+        cells = host.store.call(lambda session: list(session.exec(select(WorkflowRunRecord))))
+        errors = [cell.error for cell in cells if cell.error]
+        assert (done.status, done.cells_completed, done.cells_failed) == ("completed", 20, 0), errors
         recorded = [record.job_id for record in host.store.call(job_repo.history)]
         assert len(recorded) == len(set(recorded)) == 20
         in_slurm: list[str] = []
