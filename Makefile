@@ -24,8 +24,10 @@ lint:
 
 # Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well;
 # tests marked HOLDS_GPUS (svc_host.testing.plugin) count or hold the GPUs and run one after another.
+# Tests marked outage stop a daemon every other test needs: they run afterwards, alone and serially.
 test: install cluster browser lint
-	$(PYTHON) -m pytest -n 4 --dist loadgroup
+	$(PYTHON) -m pytest -n 4 --dist loadgroup -m "not outage"
+	$(PYTHON) -m pytest -m outage
 
 run: install
 	bash scripts/run $(ARGS)

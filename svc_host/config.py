@@ -12,7 +12,7 @@ Every read goes to the files, so running servers see changes made by other proce
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -56,8 +56,21 @@ class Notifications(BaseModel):
     chat_webhook_url: str | None = None
 
 
+class Rendering(BaseModel):
+    """How job scripts are written: ``renderer`` names one of the registered renderers (``svc plugins``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    renderer: str = Field(default="default", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
 class SvcConfig(BaseModel):
-    """The configuration object of the specs (REST "SvcConfig", MCP "Configuration")."""
+    """The configuration object of the specs (REST "SvcConfig", MCP "Configuration").
+
+    ``rendering`` and ``plugins`` are svc's own additions: the renderer jobs use unless a job or workflow names
+    one, and each plugin's settings section ``plugins.<name>``, checked against the model the plugin declares
+    (``svc_settings``) by ``svc_host.plugin_config``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -66,6 +79,8 @@ class SvcConfig(BaseModel):
     notifications: Notifications = Field(default_factory=Notifications)
     log_dir: str = Field(default="logs", min_length=1)
     work_dir: str | None = None
+    rendering: Rendering = Field(default_factory=Rendering)
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 PROJECT_SYNC_KEY = "exclude"
@@ -121,9 +136,19 @@ def merge_layer(
             if isinstance(annotation, type) and issubclass(annotation, BaseModel):
                 merged[key] = merge_layer(merged[key], value, model=annotation)
                 continue
-            merged[key] = {**merged[key], **value}
+            merged[key] = _merge_dicts(merged[key], value)
             continue
         merged[key] = value
+    return merged
+
+
+def _merge_dicts(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Dict fields merge key by key, nested dicts too (``plugins.chat`` of two layers merge field by field)."""
+    merged = dict(base)
+    for key, value in over.items():
+        old = merged.get(key)
+        both = isinstance(value, Mapping) and isinstance(old, Mapping)
+        merged[key] = _merge_dicts(old, value) if both else value  # type: ignore[arg-type]
     return merged
 
 
@@ -239,11 +264,18 @@ def read_user_config(paths: SvcPaths) -> dict[str, Any]:
     return data
 
 
-def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mapping[str, str] | None = None) -> SvcConfig:
+def save_user_config(
+    paths: SvcPaths,
+    partial: Mapping[str, Any],
+    *,
+    env: Mapping[str, str] | None = None,
+    check: Callable[[SvcConfig], None] | None = None,
+) -> SvcConfig:
     """Lay ``partial`` over the user file, validate, write it atomically (0600); return the effective config.
 
-    A value that fails validation names the field of ``partial``; nothing is written then. A secret sent
-    back as ``<redacted>`` (as GET showed it) keeps the stored value.
+    A value that fails validation names the field of ``partial``; nothing is written then. ``check`` sees the
+    new user file first and may refuse it (``plugin_config.check_config``: renderer and plugin settings). A
+    secret sent back as ``<redacted>`` (as GET showed it) keeps the stored value.
     """
     with locked(paths.user_config):  # another process's write in between would otherwise be lost
         current = read_json_object(paths.user_config) or {}
@@ -252,7 +284,9 @@ def save_user_config(paths: SvcPaths, partial: Mapping[str, Any], *, env: Mappin
         environment = partial.get("environment")
         if isinstance(environment, Mapping) and "env_vars" in environment:
             updated["environment"] = {**updated["environment"], "env_vars": dict(environment["env_vars"])}
-        validate_layer(updated, where=str(paths.user_config))
+        validated = validate_layer(updated, where=str(paths.user_config))
+        if check is not None:
+            check(validated)
         write_json_atomic(paths.user_config, updated)
     return load_config(paths, env=env)
 
@@ -287,16 +321,21 @@ def read_project_config(directory: Path) -> ProjectConfig:
     return ProjectConfig(path=path, exists=data is not None, config=data or {})
 
 
-def write_project_config(directory: Path, config: Mapping[str, Any]) -> ProjectConfig:
+def write_project_config(
+    directory: Path, config: Mapping[str, Any], *, check: Callable[[SvcConfig], None] | None = None
+) -> ProjectConfig:
     """Replace the project configuration of ``directory`` with ``config`` (partial allowed), atomically.
 
-    A secret sent back as ``<redacted>`` keeps the value of the file being replaced."""
+    ``check`` may refuse it, as in ``save_user_config``. A secret sent back as ``<redacted>`` keeps the value of
+    the file being replaced."""
     path = project_config_file(directory)
     try:
         stored = read_json_object(path) or {}
     except ConfigError:
         stored = {}  # a broken file is being replaced; it has nothing to keep
     normalized = normalize_layer(keep_redacted(project_layer(config, where=str(path)), stored))
+    if check is not None:
+        check(validate_layer(normalized, where=str(path)))
     if PROJECT_SYNC_KEY in config:
         normalized[PROJECT_SYNC_KEY] = list(config[PROJECT_SYNC_KEY])
     _require_directory(directory)

@@ -73,6 +73,10 @@ class SyncError(CommandError):
     tail_lines = 3
 
 
+class StoreFullError(SvcError):
+    """The disk holding the store is full: the transaction was rolled back, nothing of it was written."""
+
+
 class NotFoundError(SvcError):
     """The named job, profile, mount, workflow or run does not exist."""
 

@@ -8,6 +8,7 @@ Plugins implement these with ``svc_host.hookimpl`` and register a module in the 
 
 Collect hooks (``svc_transports``, ``svc_sync_backends``, ``svc_renderers``, ``svc_api_routers``,
 ``svc_mcp_tools``, ``svc_cli_commands``, ``svc_background_tasks``) return a list of records from every plugin;
+``svc_settings`` declares the model of the plugin's own configuration section;
 the host merges them and refuses duplicate names, naming every provider. ``svc_event`` is a broadcast: every
 implementation sees every event. ``svc_health`` answers ``svc plugins`` and ``GET /api/plugins``.
 
@@ -25,6 +26,7 @@ import pluggy
 
 if TYPE_CHECKING:
     import click
+    from pydantic import BaseModel
 
     from svc_host.context import Host
     from svc_host.domain.profiles import HostConfig
@@ -204,5 +206,29 @@ def svc_cli_commands() -> Sequence[click.Command]:
             def hello() -> None:
                 click.echo("hello")
             return [hello]
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def svc_settings() -> type[BaseModel] | None:
+    """Declare the plugin's settings: a pydantic model for the section ``plugins.<plugin name>`` of svc's layered
+    configuration (system, user and project files, ``SVC_PLUGINS__<NAME>__<FIELD>`` variables).
+
+    Called whenever the configuration is shown or changed (``svc config show|set``, ``GET|PUT /api/config``):
+    the section is shown with the model's defaults filled in, and a value the model refuses is an error naming
+    the plugin and the field, and nothing is written. Read the values with
+    ``svc_host.plugin_config.plugin_settings(config, "<plugin name>", Model)``. Return ``None`` for none.
+    Settings are shown in full: keep secrets in environment variables.
+
+    Example::
+
+        class MySiteSettings(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+            qos: str = "normal"
+
+        @hookimpl
+        def svc_settings():
+            return MySiteSettings
     """
     raise NotImplementedError

@@ -14,6 +14,7 @@ from svc_host.context import Host
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError, NotFoundError
+from svc_host.plugin_config import renderer_for
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import JobRecord
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
@@ -21,7 +22,7 @@ from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
 
 async def submit(host: Host, definition: JobDefinition, *, transport: str, source: str) -> JobRecord:
     """Render, submit, record (state PENDING) and tell the monitor; returns the stored record."""
-    rendered = host.plugins.renderer("default").render(definition)
+    rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
     job_id = await host.transport(transport).submit(rendered)
     stdout_path, stderr_path = rendered.log_paths_for(job_id)
     if isinstance(definition.command, list):

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from svc_host.domain.profiles import Mount, SSHProfile, cluster_root
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
+from svc_host.plugin_types import TransportSpec
 
 MAX_READ_BYTES = 1024 * 1024
 """``GET /api/files/read`` refuses files larger than this (1 MB) with 413."""
@@ -67,7 +68,7 @@ class ClusterPaths:
 
 def cluster_paths(
     profiles: Mapping[str, SSHProfile],
-    transport: str | None,
+    transport: TransportSpec | None,
     mount: str | None,
     *,
     work_dir: str | None,
@@ -90,12 +91,12 @@ def cluster_paths(
     """
     if mount is None:
         return ClusterPaths(work_dir=work_dir, log_dir=log_dir, job_log_dir=log_dir)
-    if transport is None or transport == LOCAL:
+    if transport is None or not transport.mounts:
         raise InvalidRequestError(
             "mount requires an SSH transport; pass transport='<profile>' (local runs have no mount "
             "translation: work_dir and log_dir are used as given on this machine)"
         )
-    found = find_mount(profiles, transport, mount)
+    found = find_mount(profiles, transport.name, mount)
     root = cluster_root(found.remote)  # the Mount model already refused the forms it cannot express
     work = root if work_dir is None else _place(found, root, work_dir, "work_dir")
     log = _place(found, root, log_dir, "log_dir")

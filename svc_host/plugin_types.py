@@ -24,16 +24,26 @@ def _check_name(kind: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class TransportSpec:
-    """A way to reach a Slurm cluster. ``factory`` builds the transport; the host keeps one instance per name."""
+    """A way to reach a Slurm cluster. ``factory`` builds the transport; the host keeps one instance per name.
+
+    The host decides by these capabilities, never by a transport's name. Pooling needs no flag: a transport
+    that can spread a sweep over several sessions overrides ``Transport.pooled``.
+    """
 
     name: str
     factory: Callable[[], Transport]
     description: str = ""
     remote: bool = False
-    """True when the cluster is reached over the network (mount translation and sync apply)."""
+    """Jobs run on another machine: their paths are cluster paths (``work_dir`` is required, never this
+    machine's working directory) and ``squeue`` is not filtered by the local user."""
+    mounts: bool = False
+    """The SSH profile of the same name has mounts that apply to this transport: ``mount=`` translates paths
+    and sync copies files (requires ``remote``)."""
 
     def __post_init__(self) -> None:
         _check_name("transport", self.name)
+        if self.mounts and not self.remote:
+            raise ValueError(f"transport {self.name!r}: mounts=True requires remote=True")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from svc_host.plugin_types import (
 
 if TYPE_CHECKING:
     import click
+    from pydantic import BaseModel
 
     from svc_host.context import Host
     from svc_host.paths import SvcPaths
@@ -333,6 +334,20 @@ class PluginManager:
             table[name] = command
         self._refuse_duplicates("CLI command", providers)
         return table
+
+    def settings_models(self) -> dict[str, type[BaseModel]]:
+        """The settings model each plugin declares (``svc_settings``), by plugin name: its section's name."""
+        from pydantic import BaseModel
+
+        out: dict[str, type[BaseModel]] = {}
+        for plugin_name, model in self._call_each("svc_settings"):
+            if model is None:
+                continue
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                out[plugin_name] = model
+            else:
+                self._hook_failed(plugin_name, "svc_settings", f"returned {model!r:.60}, expected a pydantic model")
+        return out
 
     def background_tasks(self, host: Host) -> list[TaskSpec]:
         """The long-running tasks plugins want a server to run for ``host``."""

@@ -253,15 +253,15 @@ class SlurmTransport(Transport):
         return parse.parse_squeue(result.stdout)
 
     async def _finished_jobs(self, ids: list[str]) -> list[JobStatus]:
-        """Final states from accounting; an accounting outage leaves the jobs unknown, never failed."""
+        """Final states from accounting; without it (disabled, or slurmdbd down) from slurmctld's memory
+        (``scontrol``, with exit codes that squeue lacks). A job neither knows stays unknown, never failed."""
         result = await self.run(slurm_argv.sacct_argv(ids))
         if result.exit_code == 0:
             return parse.parse_sacct(result.stdout)
         log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
-        if "accounting storage is disabled" in result.stderr.lower():
-            shown = await self.run(slurm_argv.scontrol_show_job_argv())
-            if shown.exit_code == 0:
-                return parse.parse_scontrol_jobs(shown.stdout)
+        shown = await self.run(slurm_argv.scontrol_show_job_argv())
+        if shown.exit_code == 0:
+            return parse.parse_scontrol_jobs(shown.stdout)
         return []
 
     async def describe(self, job_id: str) -> JobStatus | None:

@@ -56,6 +56,10 @@ class TransportRegistry:
         """Every transport on offer (duplicate names raise ``PluginError`` naming the providers)."""
         return self.plugins.transport_specs(self.config)
 
+    def spec(self, name: str) -> TransportSpec:
+        """What the transport called ``name`` declares (its capabilities); an unknown name lists the choices."""
+        return self.plugins.transport_spec(name, self.config)
+
     def get(self, name: str) -> Transport:
         """The transport called ``name``; an unknown name lists the choices."""
         config = self.config

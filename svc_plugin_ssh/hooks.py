@@ -19,6 +19,7 @@ def svc_transports(config: HostConfig) -> list[TransportSpec]:
             factory=partial(SSHTransport, name, profile),
             description=profile.description or f"{profile.username}@{profile.ssh_host or profile.hostname}",
             remote=True,
+            mounts=True,
         )
         for name, profile in sorted(config.profiles.items())
     ]

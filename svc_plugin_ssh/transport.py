@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
 
 DEFAULT_TIMEOUT = 60.0
+RECONNECT_DELAYS = (0.5, 1.0, 2.0)
+"""A restarting sshd refuses connections for a moment: a refused connect is tried again after these pauses."""
 
 logfilter.install()  # before any connection: asyncssh logs command lines, which carry the profile's env values
 
@@ -66,7 +68,7 @@ class SSHTransport(SlurmTransport):
         host, options = connect_options(self.profile)
         where = f"{options.get('username', '')}@{host}:{options.get('port', 22)}".lstrip("@")
         try:
-            return await asyncssh.connect(host, **options)
+            return await self._connect_retrying(host, options)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise TransportError(
                 f"host key of {where} is not known (profile {self.name!r}); add it to known_hosts, e.g. "
@@ -85,6 +87,17 @@ class SSHTransport(SlurmTransport):
         ssh_config entry for ``ssh_host``, else the local login (no command needed)."""
         username = (await self.connection()).get_extra_info("username")
         return str(username) if username else None
+
+    @staticmethod
+    async def _connect_retrying(host: str, options: dict[str, Any]) -> asyncssh.SSHClientConnection:
+        for delay in (*RECONNECT_DELAYS, None):
+            try:
+                return await asyncssh.connect(host, **options)
+            except (ConnectionRefusedError, ConnectionResetError, asyncssh.ConnectionLost):
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     def command_line(self, argv: Sequence[str]) -> str:
         """The argv as one remote command line: every word quoted, profile env vars set with ``env``.
@@ -127,7 +140,7 @@ class SSHTransport(SlurmTransport):
                         f"connection to {self.name!r} refused {program(argv)}: {exc}", argv=argv
                     ) from exc
                 continue
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, OSError) as exc:  # a reset, a broken pipe
                 await self._drop()
                 if not idempotent:
                     raise OutcomeUnknownError(
@@ -166,7 +179,7 @@ class SSHTransport(SlurmTransport):
                     return None
                 except asyncssh.SFTPPermissionDenied as exc:
                     raise TransportError(f"permission denied reading {path} on {self.name!r}") from exc
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError) as exc:
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError, OSError) as exc:
                 await self._drop()
                 if attempt == 2:
                     raise TransportError(f"connection to {self.name!r} lost reading {path}: {exc}") from exc

@@ -12,6 +12,7 @@ from svc_host.errors import (
     NotFoundError,
     PluginError,
     RenderError,
+    StoreFullError,
     SvcError,
     SyncError,
     TransportError,
@@ -33,6 +34,7 @@ _STATUS: tuple[tuple[type[SvcError], int], ...] = (
     (TransportError, 502),
     (SyncError, 502),
     (RenderError, 500),
+    (StoreFullError, 500),
     (PluginError, 503),
 )
 

@@ -25,7 +25,8 @@ def _paths() -> SvcPaths:
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """``{"resources": {"nodes": 1}}`` -> ``[("resources.nodes", 1)]``; dict leaves such as env_vars stay whole."""
+    """``{"resources": {"nodes": 1}}`` -> ``[("resources.nodes", 1)]``; dict leaves such as env_vars stay whole,
+    except plugin sections: ``plugins.chat.format``."""
     from pydantic import BaseModel
 
     from svc_host.config import SvcConfig
@@ -39,6 +40,12 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     for key, value in data.items():
         if not prefix and key in sections and isinstance(value, dict):
             rows += _flatten(value, f"{key}.")
+        elif not prefix and key == "plugins" and isinstance(value, dict):
+            rows += [
+                (f"plugins.{name}.{field}", setting)
+                for name, section in value.items()
+                for field, setting in (section.items() if isinstance(section, dict) else [])
+            ]
         else:
             rows.append((prefix + key, value))
     return rows
@@ -52,10 +59,14 @@ def _lookup(data: dict[str, Any], key: str) -> Any:
 
 
 def config_keys() -> list[str]:
-    """Every key ``svc config set`` accepts (``environment.env_vars.NAME`` sets one variable)."""
+    """Every key ``svc config set`` accepts (``environment.env_vars.NAME`` sets one variable), the loaded plugins'
+    settings (``plugins.<name>.<field>``) included."""
     from svc_host.config import SvcConfig
+    from svc_host.plugins import get_plugin_manager
 
-    return [key for key, _ in _flatten(SvcConfig().model_dump(mode="json"))]
+    keys = [key for key, _ in _flatten(SvcConfig().model_dump(mode="json")) if key != "plugins"]
+    models = get_plugin_manager().settings_models()
+    return keys + [f"plugins.{name}.{field}" for name, model in sorted(models.items()) for field in model.model_fields]
 
 
 def partial_for(key: str, value: str, user_env_vars: dict[str, str]) -> dict[str, Any]:
@@ -80,6 +91,13 @@ def partial_for(key: str, value: str, user_env_vars: dict[str, str]) -> dict[str
     if key not in keys:
         raise InputError(f"unknown configuration key {key!r}; choose one of: {', '.join(keys)}")
     parsed: Any = None if value == "null" else value
+    if key.startswith("plugins."):  # plugin settings take JSON where it parses (5, true, ["a"]), else the text
+        _, name, field = key.split(".", 2)
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        return {"plugins": {name: {field: parsed}}}
     if key == "environment.env_vars":
         try:
             parsed = json.loads(value)
@@ -103,9 +121,11 @@ def show(as_json: bool) -> None:
 
     from svc_host.cli.output import print_json, print_table
     from svc_host.config import load_config
+    from svc_host.plugin_config import shown
+    from svc_host.plugins import get_plugin_manager
     from svc_host.secrets import mask_config
 
-    merged = mask_config(load_config(_paths(), env=os.environ).model_dump(mode="json"))
+    merged = mask_config(shown(get_plugin_manager(), load_config(_paths(), env=os.environ)))
     if as_json:
         print_json(merged)
         return
@@ -124,19 +144,25 @@ def json_text(value: Any) -> str:
 @click.argument("value")
 def set_value(key: str, value: str) -> None:
     """Set KEY (e.g. resources.partition) to VALUE in the user config file; 'null' clears a value."""
+    import functools
     import os
 
     from svc_host.config import read_user_config, save_user_config, validate_layer
+    from svc_host.plugin_config import check_config, shown
+    from svc_host.plugins import get_plugin_manager
     from svc_host.secrets import REDACTED
 
     paths = _paths()
+    plugins = get_plugin_manager()
     user_env_vars = read_user_config(paths).get("environment", {}).get("env_vars", {})
-    merged = save_user_config(paths, partial_for(key, value, user_env_vars), env=os.environ).model_dump(mode="json")
+    partial = partial_for(key, value, user_env_vars)
+    check = functools.partial(check_config, plugins)
+    merged = shown(plugins, save_user_config(paths, partial, env=os.environ, check=check))
     secret = key.startswith("environment.env_vars") or key == "notifications.chat_webhook_url"
     click.echo(f"{key} = {REDACTED if secret else value} (saved to {paths.user_config})")
     if key == "environment.env_vars":
         return
-    saved = validate_layer(read_user_config(paths)).model_dump(mode="json")
+    saved = shown(plugins, validate_layer(read_user_config(paths)))
     if _lookup(merged, key) != _lookup(saved, key):
         click.echo(
             f"note: the project config or an SVC_* variable overrides {key}; in effect: {_lookup(merged, key)!r}",

@@ -77,6 +77,7 @@ def _job_rows(jobs: list[JobStatus]) -> list[list[Any]]:
 @click.option("--log-dir", default="logs", show_default=True, help="Where Slurm writes the job's logs.")
 @click.option("--work-dir", help="Working directory of the job.")
 @click.option("--mount", "-m", help="A mount of the --transport profile: work and log dirs are relative to its root.")
+@click.option("--renderer", help="The renderer that writes the script (default: the config's rendering.renderer).")
 @transport_option
 @json_option
 def submit(
@@ -113,6 +114,7 @@ def submit(
             ),
             log_dir=fields["log_dir"],
             work_dir=fields["work_dir"],
+            renderer=fields["renderer"],
         )
     except ValidationError as exc:
         from svc_host.errors import describe_validation
@@ -126,7 +128,7 @@ def submit(
 
             where = cluster_paths(
                 host.transports.config.profiles,
-                transport,
+                host.transports.spec(transport),
                 mount,
                 work_dir=definition.work_dir,
                 log_dir=definition.log_dir,

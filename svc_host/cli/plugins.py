@@ -40,4 +40,3 @@ def plugins(as_json: bool) -> None:
     )
     for name, report in health.items():
         click.echo(f"{name}: {'ok' if report.ok else 'needs attention'}: {report.summary}")
-

@@ -31,13 +31,15 @@ LIST_LIMIT = 50
 
 def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str, Mount]:
     from svc_host.errors import InvalidRequestError, NotConfiguredError
-    from svc_host.mounts import LOCAL, find_mount
+    from svc_host.mounts import find_mount
+    from svc_host.plugins import get_plugin_manager
 
     name = transport or config.current_profile
     if name is None:
         raise NotConfiguredError("no SSH profile is current; pass --transport PROFILE or run `svc profile use PROFILE`")
-    if name == LOCAL:
-        raise InvalidRequestError("'local' has no mounts; pass an SSH profile with --transport")
+    spec = get_plugin_manager().transport_specs(config).get(name)
+    if spec is not None and not spec.mounts:
+        raise InvalidRequestError(f"{name!r} has no mounts; pass an SSH profile with --transport")
     return name, find_mount(config.profiles, name, mount)
 
 

@@ -128,6 +128,9 @@ class JobDefinition(BaseModel):
         pattern=r"^(after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)(,after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)*$",
     )
     """A Slurm ``--dependency`` value such as ``afterok:12:13``; set by the workflow engine."""
+    renderer: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    """The renderer that writes this job's script (``svc plugins`` lists them); none means the configuration's
+    ``rendering.renderer``."""
 
     @field_validator("name")
     @classmethod

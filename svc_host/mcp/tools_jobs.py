@@ -15,7 +15,7 @@ from svc_host.api.params import MAX_OFFSET
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
-from svc_host.mcp.context import LOCAL, host_of, transport_name
+from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
@@ -78,7 +78,7 @@ async def submit_job(
     target = transport_name(transport)
     host.transport(target)  # an unknown transport is the first thing to report
     if work_dir is None:
-        if target != LOCAL:
+        if host.transports.spec(target).remote:
             raise InvalidRequestError(
                 f"work_dir is required with transport={target!r}: give a directory on the cluster"
             )
@@ -206,7 +206,7 @@ async def get_resources(ctx: Context, partition: str | None = None, transport: s
     host = host_of(ctx)
     target = transport_name(transport)
     cluster = host.transport(target)
-    if target != LOCAL:
+    if host.transports.spec(target).remote:
         snapshots = await cluster.resources(partition)
         if partition is not None and not snapshots:
             raise InvalidRequestError(f"partition {partition!r} not found on {target!r}")

@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError
-from svc_host.mcp.context import LOCAL, host_of
+from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
 from svc_host.mounts import find_mount
 from svc_host.plugin_types import ToolSpec
@@ -25,10 +25,11 @@ def _mount(host: Host, transport: str, mount: str) -> Mount:
             "transport is required: the SSH profile whose mount to use (see list_ssh_profiles); "
             "there is no current-profile fallback"
         )
-    if transport == LOCAL:
+    spec = host.transports.specs().get(transport)
+    if spec is not None and not spec.mounts:
         raise InvalidRequestError(
-            "transport='local' is the scheduler on this machine, which has no mounts to sync; pass the name of an "
-            "SSH profile (see list_ssh_profiles)"
+            f"transport={transport!r} ({spec.description or 'not an SSH profile'}) has no mounts to sync; pass the "
+            "name of an SSH profile (see list_ssh_profiles)"
         )
     return find_mount(host.transports.config.profiles, transport, mount)
 

@@ -10,9 +10,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, create_engine
 
-from svc_host.errors import ConfigError
+from svc_host.errors import ConfigError, StoreFullError
 from svc_host.store.migrations import migrate
 
 P = ParamSpec("P")
@@ -29,10 +30,18 @@ class Store:
 
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a repository function in one transaction (committed when it returns)."""
-        with Session(self.engine, expire_on_commit=False) as session:
-            result = fn(session, *args, **kwargs)
-            session.commit()
-            return result
+        try:
+            with Session(self.engine, expire_on_commit=False) as session:
+                result = fn(session, *args, **kwargs)
+                session.commit()
+                return result
+        except OperationalError as exc:
+            if not _disk_full(exc):
+                raise
+            where = self.engine.url.render_as_string(hide_password=True)
+            raise StoreFullError(
+                f"the disk holding svc's store ({where}) is full; nothing was saved: free some space and try again"
+            ) from exc
 
     async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``call`` in a worker thread, so the event loop never waits on the database."""
@@ -40,6 +49,11 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _disk_full(exc: OperationalError) -> bool:
+    """SQLite's SQLITE_FULL, or PostgreSQL's ``disk_full`` (SQLSTATE 53100)."""
+    return "database or disk is full" in str(exc.orig) or getattr(exc.orig, "sqlstate", None) == "53100"
 
 
 def _engine(url: str) -> Engine:

@@ -103,9 +103,12 @@ class TransportContract:
 
     @pytest.mark.slow
     async def test_time_limit_gives_timeout(self, transport: Transport, submit: Any) -> None:
+        # It cannot be shorter: one minute is Slurm's smallest limit and slurmctld enforces limits on a ~30 s
+        # tick (about 80 s in all). It belongs to no xdist group, so under ``pytest -n`` the rest of the suite
+        # runs beside it; polling every 2 s keeps the wait from loading the shared login node.
         job_id, _ = await submit(command="sleep 300", resources=Resources(time_limit="1"))
         done = await wait_for_state(
-            transport, job_id, {JobState.TIMEOUT, JobState.COMPLETED, JobState.FAILED}, timeout=180
+            transport, job_id, {JobState.TIMEOUT, JobState.COMPLETED, JobState.FAILED}, timeout=180, interval=2
         )
         assert done.state is JobState.TIMEOUT
 

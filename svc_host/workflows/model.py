@@ -69,6 +69,8 @@ class WorkflowJob(BaseModel):
     environment: Environment = Field(default_factory=Environment)
     log_dir: str | None = None
     work_dir: str | None = None
+    renderer: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    """This job's renderer; else the workflow's ``renderer``, else the configuration's ``rendering.renderer``."""
 
     @field_validator("depends_on")
     @classmethod
@@ -128,6 +130,8 @@ class Workflow(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     args: dict[str, Any] = Field(default_factory=dict)
     default_project: str | None = Field(default=None, pattern=MOUNT_NAME_PATTERN)
+    renderer: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    """The renderer of every job that names none; else the configuration's ``rendering.renderer``."""
     jobs: list[WorkflowJob] = Field(min_length=1)
 
     @field_validator("name")
@@ -150,5 +154,7 @@ class Workflow(BaseModel):
             document["args"] = self.args
         if self.default_project is not None:
             document["default_project"] = self.default_project
+        if self.renderer is not None:
+            document["renderer"] = self.renderer
         document["jobs"] = [job.model_dump(mode="json", exclude_unset=True) for job in self.jobs]
         return document

@@ -33,6 +33,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import NotFoundError, WorkflowError
 from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
+from svc_host.plugin_config import renderer_for
 from svc_host.transport import SlurmTransport
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
@@ -43,6 +44,7 @@ from svc_host.workflows.store import NewJob, NewRun
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
     from svc_host.context import Host
+    from svc_host.plugin_types import TransportSpec
     from svc_host.store.tables import WorkflowRunRecord
 
 
@@ -91,7 +93,9 @@ async def with_login_dir(host: Host, request: RunRequest) -> RunRequest:
         TransportError: the cluster could not be asked.
         PluginError: an unknown transport.
     """
-    if request.transport == LOCAL or request.mount is not None or request.login_dir is not None:
+    if request.transport is None or request.mount is not None or request.login_dir is not None:
+        return request
+    if not host.transports.spec(request.transport).remote:
         return request
     transport = host.transport(request.transport)
     if not isinstance(transport, SlurmTransport):
@@ -112,14 +116,15 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
     selected = select(workflow, from_job=request.from_job, to_job=request.to_job, single_job=request.single_job)
     transport = request.transport or LOCAL
     host.transport(transport)  # an unknown transport is reported before anything else happens
+    spec = host.transports.spec(transport)
     profiles = host.transports.config.profiles
     root = request.mount
     if request.mount is not None:
-        if transport == LOCAL:
-            cluster_paths(profiles, transport, request.mount, work_dir=None, log_dir=".")  # the spec's message
+        if not spec.mounts:
+            cluster_paths(profiles, spec, request.mount, work_dir=None, log_dir=".")  # the spec's message
         find_mount(profiles, transport, request.mount)
     sync_mounts: list[str] = []
-    if transport != LOCAL:
+    if spec.mounts:
         if workflow.default_project is not None:
             find_mount(profiles, transport, workflow.default_project)
             root = root or workflow.default_project
@@ -131,12 +136,16 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
         NewJob(
             name=chosen.job.name,
             dependencies=chosen.dependencies,
-            definition=_definition(host, chosen.job, config, transport, root, roots, base, request.login_dir),
+            definition=_definition(
+                host, chosen.job, config, spec, root, roots, base, request.login_dir, workflow.renderer
+            ),
             retry=chosen.job.retry,
             retry_delay=chosen.job.retry_delay,
         )
         for chosen in selected
     ]
+    for job in jobs:  # an unknown renderer is refused before anything is submitted
+        renderer_for(host.plugins, job.definition, config)
     selection = {"from_job": request.from_job, "to_job": request.to_job, "single_job": request.single_job}
     new_run = NewRun(
         workflow_name=workflow.name,
@@ -183,11 +192,12 @@ def _definition(
     host: Host,
     job: WorkflowJob,
     config: SvcConfig,
-    transport: str,
+    transport: TransportSpec,
     mount: str | None,
     roots: list[Path],
     base: Path,
     login_dir: str | None,
+    renderer: str | None,
 ) -> JobDefinition:
     resources = Resources.model_validate(
         {**config.resources.model_dump(), **job.resources.model_dump(include=job.resources.model_fields_set)}
@@ -202,16 +212,16 @@ def _definition(
     )
     work_dir = job.work_dir if job.work_dir is not None else config.work_dir
     log_dir = job.log_dir if job.log_dir is not None else config.log_dir
-    if mount is not None and transport != LOCAL:
+    if mount is not None and transport.mounts:
         placed = cluster_paths(host.transports.config.profiles, transport, mount, work_dir=work_dir, log_dir=log_dir)
         work_dir, log_dir = placed.work_dir, placed.job_log_dir
-    elif transport == LOCAL:
+    elif not transport.remote:
         work_dir = os.path.abspath(os.path.expanduser(work_dir or os.getcwd()))
     elif work_dir is None:
         if login_dir is None:
             raise WorkflowError(
-                [f"job {job.name!r}: work_dir is required with transport={transport!r}: give a directory on the "
-                 "cluster, or a mount (mount, or the workflow's default_project)"]
+                [f"job {job.name!r}: work_dir is required with transport={transport.name!r}: give a directory on "
+                 "the cluster, or a mount (mount, or the workflow's default_project)"]
             )  # fmt: skip
         work_dir = login_dir
     script = None
@@ -230,6 +240,7 @@ def _definition(
             environment=environment,
             work_dir=work_dir,
             log_dir=log_dir,
+            renderer=job.renderer or renderer,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise WorkflowError([f"job {job.name!r}: {exc}"]) from None

@@ -15,8 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
-from svc_host.errors import RenderError, SvcError, SyncError, TransportError
+from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
 from svc_host.mounts import find_mount
+from svc_host.plugin_config import renderer_for
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import (
     CANCELLED,
@@ -136,9 +137,11 @@ class RunDriver:
             if not await self._move(run_id, RUN_SUBMITTING, only_from=[RUN_SYNCING]):
                 return  # cancelled meanwhile
             try:
+                config = self.host.config()
                 for job in snap.jobs:
-                    self.host.plugins.renderer("default").render(JobDefinition.model_validate_json(job.definition))
-            except RenderError as exc:
+                    definition = JobDefinition.model_validate_json(job.definition)
+                    renderer_for(self.host.plugins, definition, config).render(definition)
+            except (RenderError, ConfigError) as exc:
                 await self._fail(run_id, f"script rendering failed: {exc}")
                 raise RenderError(f"workflow run {run_id}: script rendering failed: {exc}") from exc
             failures = await self._pass(run_id, launching=True)

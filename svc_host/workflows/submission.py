@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import SvcError, WorkflowError
+from svc_host.plugin_config import renderer_for
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
@@ -108,7 +109,7 @@ class Submitter:
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
         if definition.environment.env_vars:
             definition = await self._with_env_values(run, job.name, definition)
-        rendered = self.host.plugins.renderer("default").render(definition)
+        rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
         attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
@@ -198,7 +199,8 @@ class Submitter:
             log.info("run %s: job %s was not accepted before the restart; it will be submitted", run.id, job.name)
             return
         definition = JobDefinition.model_validate_json(job.definition)
-        stdout, stderr = self.host.plugins.renderer("default").render(definition).log_paths_for(found)
+        rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
+        stdout, stderr = rendered.log_paths_for(found)
         status = await self.host.store.run(
             repo.finish_submit,
             job.id,

@@ -34,6 +34,8 @@ DEFAULTS: dict[str, Any] = {
     "notifications": {"chat_webhook_url": None},
     "log_dir": "logs",
     "work_dir": None,
+    "rendering": {"renderer": "default"},  # svc's additions to the spec's object (docs/interfaces.md)
+    "plugins": {},
 }
 
 
@@ -74,10 +76,17 @@ def with_mount(host: Host, project: Path) -> Path:
 # -- /api/config ---------------------------------------------------------------------------------------
 
 
+def with_plugin_defaults(shown: dict[str, Any]) -> dict[str, Any]:
+    """``shown`` with the installed chat plugin's section (its defaults, filled in) set aside and checked."""
+    chat = shown["plugins"].pop("chat")
+    assert (chat["format"], chat["retry_seconds"], chat["allow_http_hosts"]) == (None, 5.0, [])
+    return shown
+
+
 async def test_get_config_is_the_default_in_a_fresh_setup(http: httpx.AsyncClient) -> None:
     response = await http.get("/api/config")
     assert response.status_code == 200
-    assert response.json() == DEFAULTS
+    assert with_plugin_defaults(response.json()) == DEFAULTS
 
 
 async def test_get_config_merges_layers_and_the_server_environment(
@@ -160,7 +169,7 @@ async def test_reset_overwrites_the_user_file_with_defaults(http: httpx.AsyncCli
     await http.put("/api/config", json={"resources": {"partition": "gpu"}, "log_dir": "out"})
     response = await http.post("/api/config/reset")
     assert response.status_code == 200
-    assert response.json() == DEFAULTS
+    assert with_plugin_defaults(response.json()) == DEFAULTS
     assert json.loads(paths.user_config.read_text()) == DEFAULTS
     assert [p.name for p in paths.user_config.parent.iterdir() if p.name.endswith(".tmp")] == []
 
@@ -381,3 +390,22 @@ async def test_project_config_errors(
     failed = await http.put("/api/config/projects/code", json={"log_dir": "x"})
     assert failed.status_code == 500
     assert failed.json() == {"detail": "could not write the configuration: No space left on device"}
+
+
+async def test_plugin_settings_are_shown_changed_and_refused_naming_the_plugin_and_field(
+    http: httpx.AsyncClient, paths: SvcPaths
+) -> None:
+    changed = await http.put("/api/config", json={"plugins": {"chat": {"format": "discord", "retry_seconds": 2}}})
+    assert changed.status_code == 200, changed.text
+    assert (changed.json()["plugins"]["chat"]["format"], changed.json()["plugins"]["chat"]["timeout_seconds"]) == (
+        "discord",
+        10.0,
+    )
+    stored = paths.user_config.read_text()
+    refused = await http.put("/api/config", json={"plugins": {"chat": {"format": "irc"}}})
+    assert refused.status_code == 422
+    assert refused.json()["detail"].startswith("plugin 'chat' settings (plugins.chat): format: Input should be ")
+    unknown = await http.put("/api/config", json={"plugins": {"nosuch": {"a": 1}}})
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"].startswith("plugins.nosuch: no loaded plugin 'nosuch' has settings")
+    assert paths.user_config.read_text() == stored

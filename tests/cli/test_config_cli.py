@@ -208,3 +208,32 @@ def test_a_profiles_file_with_a_hostile_env_key_is_one_line_naming_the_file(
     result = run(env, "profile", "list")
     assert result.returncode == 1
     assert one_line_error(result).startswith(f"error: {profiles_file}: profiles.gpu.env_vars: ")
+
+
+def test_plugin_settings_are_shown_set_and_refused_naming_the_plugin_and_field(
+    env: dict[str, str], user_config: Path
+) -> None:
+    shown = json.loads(run(env, "config", "show", "--json").stdout)
+    assert shown["plugins"]["chat"]["retry_seconds"] == 5.0  # the chat plugin's defaults, filled in
+    assert "plugins.chat.format" in run(env, "config", "show").stdout
+    assert run(env, "config", "set", "plugins.chat.format", "teams").returncode == 0
+    assert run(env, "config", "set", "plugins.chat.allow_http_hosts", '["hooks.lan"]').returncode == 0
+    saved = user_config.read_text()
+    assert json.loads(saved)["plugins"] == {"chat": {"format": "teams", "allow_http_hosts": ["hooks.lan"]}}
+    refused = run(env, "config", "set", "plugins.chat.retry_seconds", "0")
+    assert refused.returncode != 0
+    assert one_line_error(refused) == (
+        "error: plugin 'chat' settings (plugins.chat): retry_seconds: Input should be greater than 0"
+    )
+    assert user_config.read_text() == saved
+
+
+def test_the_renderer_is_a_setting_refused_when_unknown(env: dict[str, str], user_config: Path) -> None:
+    refused = run(env, "config", "set", "rendering.renderer", "nope")
+    assert refused.returncode != 0
+    error = one_line_error(refused)
+    assert error.startswith("error: rendering.renderer: unknown renderer 'nope'; choose one of: default")
+    assert "site" in error  # the example site's renderer is on offer too
+    assert not user_config.exists()
+    assert run(env, "config", "set", "rendering.renderer", "site").returncode == 0
+    assert json.loads(run(env, "config", "show", "--json").stdout)["rendering"] == {"renderer": "site"}

@@ -165,7 +165,7 @@ async def test_max_delete_below_one_is_refused(mcp_factory: Any, local: Path) ->
         ("gpu", "proj", "SSH profile 'gpu' not found; known profiles: 'dev'"),
         ("", "proj", "transport is required: the SSH profile whose mount to use (see list_ssh_profiles); "
                      "there is no current-profile fallback"),
-        ("local", "proj", "transport='local' is the scheduler on this machine, which has no mounts to sync; "
+        ("local", "proj", "transport='local' (Slurm on this machine) has no mounts to sync; "
                           "pass the name of an SSH profile (see list_ssh_profiles)"),
     ],
 )  # fmt: skip

@@ -38,6 +38,8 @@ SPEC_DEFAULTS = {
     "notifications": {"chat_webhook_url": None},
     "log_dir": "logs",
     "work_dir": None,
+    "rendering": {"renderer": "default"},  # svc's additions to the spec's object (docs/interfaces.md)
+    "plugins": {},
 }
 
 

@@ -19,8 +19,10 @@ from svc_host.mounts import (
     read_file,
     resolve_inside,
 )
+from svc_host.plugin_types import TransportSpec
 
 LOCAL_ROOT = "/home/ada/code/proj"
+GPU = TransportSpec(name="gpu", factory=object, remote=True, mounts=True)
 
 
 def profiles(remote: str = "/scratch/ada/proj") -> dict[str, SSHProfile]:
@@ -50,12 +52,19 @@ def test_unknown_profile_names_the_known_ones() -> None:
 
 
 def test_without_mount_paths_are_used_as_given() -> None:
-    paths = cluster_paths(profiles(), "gpu", None, work_dir="run", log_dir="logs")
+    paths = cluster_paths(profiles(), GPU, None, work_dir="run", log_dir="logs")
     assert (paths.work_dir, paths.log_dir, paths.job_log_dir) == ("run", "logs", "logs")
 
 
-@pytest.mark.parametrize("transport", [None, "local"])
-def test_mount_without_ssh_transport_is_refused_with_the_spec_message(transport: str | None) -> None:
+@pytest.mark.parametrize(
+    "transport",
+    [
+        None,
+        TransportSpec(name="local", factory=object),
+        TransportSpec(name="site", factory=object, remote=True),  # remote, but no profile whose mounts apply
+    ],
+)
+def test_mount_without_ssh_transport_is_refused_with_the_spec_message(transport: TransportSpec | None) -> None:
     with pytest.raises(InvalidRequestError) as caught:
         cluster_paths(profiles(), transport, "proj", work_dir=None, log_dir="logs")
     message = str(caught.value)
@@ -65,7 +74,7 @@ def test_mount_without_ssh_transport_is_refused_with_the_spec_message(transport:
 
 def test_unknown_mount_in_translation_has_the_spec_message() -> None:
     with pytest.raises(NotFoundError, match=r"^Mount 'data' not found in profile 'gpu'$"):
-        cluster_paths(profiles(), "gpu", "data", work_dir=None, log_dir="logs")
+        cluster_paths(profiles(), GPU, "data", work_dir=None, log_dir="logs")
 
 
 @pytest.mark.parametrize(
@@ -86,7 +95,7 @@ def test_unknown_mount_in_translation_has_the_spec_message() -> None:
 def test_translation_onto_an_absolute_remote_root(
     work_dir: str | None, log_dir: str, expected: tuple[str, str]
 ) -> None:
-    paths = cluster_paths(profiles(), "gpu", "proj", work_dir=work_dir, log_dir=log_dir)
+    paths = cluster_paths(profiles(), GPU, "proj", work_dir=work_dir, log_dir=log_dir)
     assert (paths.work_dir, paths.log_dir) == expected
     assert paths.job_log_dir == paths.log_dir  # absolute: the renderer uses it as it is
 
@@ -105,16 +114,16 @@ def test_translation_onto_an_absolute_remote_root(
 def test_translation_onto_a_login_relative_root(
     remote: str, work_dir: str | None, log_dir: str, expected: tuple[str, str, str]
 ) -> None:
-    paths = cluster_paths(profiles(remote), "gpu", "proj", work_dir=work_dir, log_dir=log_dir)
+    paths = cluster_paths(profiles(remote), GPU, "proj", work_dir=work_dir, log_dir=log_dir)
     assert (paths.work_dir, paths.log_dir, paths.job_log_dir) == expected
 
 
 @pytest.mark.parametrize("path", ["..", "../x", "a/../../x", "./.."])
 def test_relative_paths_may_not_climb_above_the_mount_root(path: str) -> None:
     with pytest.raises(InvalidRequestError, match=r"climbs above the root of mount 'proj'"):
-        cluster_paths(profiles(), "gpu", "proj", work_dir=path, log_dir="logs")
+        cluster_paths(profiles(), GPU, "proj", work_dir=path, log_dir="logs")
     with pytest.raises(InvalidRequestError, match=r"log_dir .* climbs above"):
-        cluster_paths(profiles(), "gpu", "proj", work_dir=None, log_dir=path)
+        cluster_paths(profiles(), GPU, "proj", work_dir=None, log_dir=path)
 
 
 # -- the boundary -----------------------------------------------------------------------------------------

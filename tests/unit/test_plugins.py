@@ -286,3 +286,8 @@ def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(svc_
         hub.publish = monkeypatched  # type: ignore[method-assign]
     assert seen == ["job.status_changed"]
     assert [event.name for event in published] == ["job.status_changed"]
+
+
+def test_a_transport_with_mounts_must_be_remote() -> None:
+    with pytest.raises(ValueError, match=r"transport 'odd': mounts=True requires remote=True"):
+        TransportSpec(name="odd", factory=object, mounts=True)

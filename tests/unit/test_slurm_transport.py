@@ -74,12 +74,27 @@ async def test_squeue_refusing_unknown_ids_means_not_live() -> None:
     assert found["4487"].state is JobState.COMPLETED
 
 
-async def test_an_accounting_outage_never_fails_running_jobs() -> None:
+async def test_an_accounting_outage_never_fails_running_jobs_and_scontrol_tells_the_ends() -> None:
     down = (1, "", "sacct: error: Problem talking to the database: Connection refused\n")
-    transport = Scripted({"squeue": (0, recorded("squeue_jobs.txt"), ""), "sacct": down})
-    found = await transport.statuses(["5", "99999"])
+    transport = Scripted(
+        {
+            "squeue": (0, recorded("squeue_jobs.txt"), ""),
+            "sacct": down,
+            "scontrol": (0, recorded("scontrol_show_job.txt"), ""),
+        }
+    )
+    found = await transport.statuses(["5", "9", "99999"])
+    assert [call[0] for call in transport.calls] == ["squeue", "sacct", "scontrol"]
     assert found["5"].state is JobState.RUNNING
+    assert (found["9"].state, found["9"].exit_code) == (JobState.FAILED, 3)  # squeue has no exit code
     assert "99999" not in found
+
+
+async def test_with_accounting_and_slurmctld_down_ended_jobs_stay_unknown() -> None:
+    down = (1, "", "sacct: error: Problem talking to the database: Connection refused\n")
+    refused = (1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
+    transport = Scripted({"squeue": (1, "", "Invalid job id specified"), "sacct": down, "scontrol": refused})
+    assert await transport.statuses(["9"]) == {}
 
 
 async def test_without_accounting_scontrol_tells_the_end() -> None:

@@ -90,3 +90,13 @@ async def test_two_drops_of_an_idempotent_command_are_an_error(monkeypatch: pyte
     with pytest.raises(TransportError, match="connection to 'hpc' lost running squeue"):
         await transport_over(conn, monkeypatch).run(["squeue"])
     assert len(conn.lines) == 2
+
+
+@pytest.mark.parametrize("error", [ConnectionResetError(104, "Connection reset by peer"), BrokenPipeError(32, "pipe")])
+async def test_a_reset_under_a_command_is_a_drop_never_a_crash(error: OSError, monkeypatch: pytest.MonkeyPatch) -> None:
+    # asyncssh hands a channel the socket's own error when sshd goes away (an sshd restart that ends its sessions)
+    squeue = DroppingConnection(error)
+    assert (await transport_over(squeue, monkeypatch).run(["squeue", "--me"])).stdout == "ok\n"
+    sbatch = DroppingConnection(error)
+    with pytest.raises(OutcomeUnknownError, match="not run again"):
+        await transport_over(sbatch, monkeypatch).run(["sbatch"], idempotent=False)

@@ -17,6 +17,7 @@ from svc_host import hookimpl
 from svc_host.plugin_types import Event, HealthReport, TaskSpec
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
     from svc_host.context import Host
     from svc_host.paths import SvcPaths
 
@@ -33,13 +34,15 @@ STUCK_SECONDS = 900
 
 
 def settings_for(paths: SvcPaths, *, read_env: bool = True) -> ChatSettings:
-    """The chat settings of an svc installation: its layered config, then the process environment."""
+    """The chat settings of an svc installation: its layered config (``plugins.chat``), then ``SVC_CHAT_*``."""
     from svc_host.config import load_config
+    from svc_host.plugin_config import plugin_settings
 
-    from svc_plugin_chat.settings import ChatSettings
+    from svc_plugin_chat.settings import ChatConfig, ChatSettings
 
     config = load_config(paths, env=os.environ if read_env else None)
-    return ChatSettings.from_env(config.notifications.chat_webhook_url)
+    section = plugin_settings(config, "chat", ChatConfig)
+    return ChatSettings.from_env(config.notifications.chat_webhook_url, section=section)
 
 
 def queue_event(event: Event, outbox_dir: Path, settings: ChatSettings) -> bool:
@@ -69,6 +72,13 @@ def svc_event(event: Event) -> None:
 
     paths = SvcPaths.from_env()
     queue_event(event, paths.state_dir, settings_for(paths))
+
+
+@hookimpl
+def svc_settings() -> type[BaseModel]:
+    from svc_plugin_chat.settings import ChatConfig
+
+    return ChatConfig
 
 
 @hookimpl

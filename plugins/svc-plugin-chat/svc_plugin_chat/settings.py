@@ -1,4 +1,5 @@
-"""What the chat plugin reads from svc's config and the environment, validated once per use."""
+"""What the chat plugin reads from svc's config (``plugins.chat``, ``notifications.chat_webhook_url``) and the
+environment, validated once per use."""
 
 from __future__ import annotations
 
@@ -8,12 +9,40 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from svc_host.errors import ConfigError
 
 from svc_plugin_chat.rules import DEFAULT_RULES, Rule, parse_rules
 
 ChatFormat = Literal["slack", "mattermost", "discord", "teams"]
 FORMATS: tuple[str, ...] = get_args(ChatFormat)
+
+
+class ChatConfig(BaseModel):
+    """The section ``plugins.chat`` of svc's configuration (``svc config set plugins.chat.format teams``).
+
+    A ``SVC_CHAT_*`` variable that is set wins over its field (``SVC_CHAT_FORMAT`` over ``format``...).
+    ``events`` takes the rules of ``SVC_CHAT_EVENTS`` (see ``rules``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: ChatFormat | None = None
+    events: str | None = Field(default=None, max_length=2000)
+    allow_http_hosts: list[str] = Field(default_factory=list)
+    retry_seconds: float = Field(default=5.0, gt=0, le=86400)
+    retry_max_seconds: float = Field(default=300.0, gt=0, le=86400)
+    timeout_seconds: float = Field(default=10.0, gt=0, le=86400)
+
+    @field_validator("events")
+    @classmethod
+    def _rules(cls, value: str | None) -> str | None:
+        if value:
+            try:
+                parse_rules(value)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
 
 @dataclass(frozen=True)
@@ -34,20 +63,26 @@ class ChatSettings:
     timeout_seconds: float = 10.0
 
     @classmethod
-    def from_env(cls, config_url: str | None, env: Mapping[str, str] | None = None) -> ChatSettings:
+    def from_env(
+        cls, config_url: str | None, env: Mapping[str, str] | None = None, section: ChatConfig | None = None
+    ) -> ChatSettings:
+        """The settings from ``section`` (``plugins.chat``), each ``SVC_CHAT_*`` variable that is set winning."""
         env = os.environ if env is None else env
-        chosen = (env.get("SVC_CHAT_FORMAT") or "").strip().lower() or None
+        section = section or ChatConfig()
+        chosen = (env.get("SVC_CHAT_FORMAT") or "").strip().lower() or section.format
         if chosen is not None and chosen not in FORMATS:
             raise ConfigError(f"SVC_CHAT_FORMAT {chosen!r} is not a chat format; choose one of: {', '.join(FORMATS)}")
-        hosts = frozenset(h.strip().lower() for h in env.get("SVC_CHAT_ALLOW_HTTP_HOSTS", "").split(",") if h.strip())
+        raw_hosts = env["SVC_CHAT_ALLOW_HTTP_HOSTS"].split(",") if env.get("SVC_CHAT_ALLOW_HTTP_HOSTS") else None
+        hosts = frozenset(h.strip().lower() for h in raw_hosts or section.allow_http_hosts if h.strip())
+        events = env.get("SVC_CHAT_EVENTS") or section.events
         return cls(
             url=config_url or env.get("CHAT_WEBHOOK_URL") or None,
             format=chosen,  # type: ignore[arg-type]  # checked against FORMATS above
-            rules=parse_rules(env["SVC_CHAT_EVENTS"]) if env.get("SVC_CHAT_EVENTS") else DEFAULT_RULES,
+            rules=parse_rules(events) if events else DEFAULT_RULES,
             allow_http_hosts=hosts,
-            retry_seconds=_seconds(env, "SVC_CHAT_RETRY_SECONDS", 5.0),
-            retry_max_seconds=_seconds(env, "SVC_CHAT_RETRY_MAX_SECONDS", 300.0),
-            timeout_seconds=_seconds(env, "SVC_CHAT_TIMEOUT_SECONDS", 10.0),
+            retry_seconds=_seconds(env, "SVC_CHAT_RETRY_SECONDS", section.retry_seconds),
+            retry_max_seconds=_seconds(env, "SVC_CHAT_RETRY_MAX_SECONDS", section.retry_max_seconds),
+            timeout_seconds=_seconds(env, "SVC_CHAT_TIMEOUT_SECONDS", section.timeout_seconds),
         )
 
 

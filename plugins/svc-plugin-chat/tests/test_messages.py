@@ -8,7 +8,7 @@ from svc_host.plugin_types import Event
 
 from svc_plugin_chat.messages import message_for, payload_for
 from svc_plugin_chat.rules import DEFAULT_RULES, parse_rules
-from svc_plugin_chat.settings import ChatSettings, format_for, validate_url
+from svc_plugin_chat.settings import ChatConfig, ChatSettings, format_for, validate_url
 
 
 def job(to: str, job_id: str = "42") -> Event:
@@ -112,3 +112,14 @@ def test_settings_from_the_environment() -> None:
     assert ChatSettings.from_env("https://config.example/h", env).url == "https://config.example/h"
     with pytest.raises(ConfigError, match="SVC_CHAT_FORMAT 'irc' is not a chat format"):
         ChatSettings.from_env(None, {"SVC_CHAT_FORMAT": "irc"})
+
+
+def test_settings_from_the_plugins_config_section_with_each_set_variable_winning() -> None:
+    section = ChatConfig(format="discord", events="job:FAILED", allow_http_hosts=["Hooks.Lan"], retry_seconds=2)
+    settings = ChatSettings.from_env("https://x.example/h", {}, section)
+    assert (settings.format, settings.allow_http_hosts, settings.retry_seconds) == ("discord", {"hooks.lan"}, 2.0)
+    assert settings.rules == parse_rules("job:FAILED")
+    overridden = ChatSettings.from_env(None, {"SVC_CHAT_FORMAT": "slack", "SVC_CHAT_RETRY_SECONDS": "7"}, section)
+    assert (overridden.format, overridden.retry_seconds, overridden.timeout_seconds) == ("slack", 7.0, 10.0)
+    with pytest.raises(ValueError, match="events"):
+        ChatConfig(events="nosuchkind:FAILED")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.config import (
     SvcConfig,
     config_paths,
@@ -24,6 +26,7 @@ from svc_host.config import (
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
+from svc_host.plugin_config import check_config, shown
 from svc_host.secrets import mask_config, mask_env_value
 
 router = APIRouter(prefix="/api/config", tags=["config"])
@@ -66,15 +69,16 @@ def get_config(host: HostDep) -> dict[str, Any]:
     Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
     ``<redacted>`` keeps what is stored."""
 
-    return mask_config(load_config(host.paths, env=_env(host)).model_dump(mode="json"))
+    return mask_config(shown(host.plugins, load_config(host.paths, env=_env(host))))
 
 
-@router.put("")
+@router.put("", responses=error_responses(422, 500))
 def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
     """Lay a full or partial configuration over the user file; returns the merged configuration."""
 
     try:
-        return mask_config(save_user_config(host.paths, body, env=_env(host)).model_dump(mode="json"))
+        saved = save_user_config(host.paths, body, env=_env(host), check=functools.partial(check_config, host.plugins))
+        return mask_config(shown(host.plugins, saved))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -86,12 +90,12 @@ def get_config_paths(host: HostDep) -> list[dict[str, Any]]:
     return config_paths(host.paths)
 
 
-@router.post("/reset")
+@router.post("/reset", responses=error_responses(500))
 def reset_config(host: HostDep) -> dict[str, Any]:
     """Overwrite the user file with the default configuration and return the defaults (as the spec says),
     not the merged configuration: project files and ``SVC_*`` variables may still change what GET answers."""
     try:
-        return reset_user_config(host.paths).model_dump(mode="json")
+        return mask_config(shown(host.plugins, reset_user_config(host.paths)))
     except OSError as exc:
         raise _write_failed(exc) from None
 
@@ -173,7 +177,7 @@ def list_projects(host: HostDep) -> list[dict[str, Any]]:
     return entries
 
 
-@router.get("/projects/{mount_name}")
+@router.get("/projects/{mount_name}", responses=error_responses(400, 404))
 def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     """The project config file in the mount's local directory, as stored (partial)."""
 
@@ -182,19 +186,19 @@ def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     return _project_response(mount, project.path, project.exists, project.config)
 
 
-@router.put("/projects/{mount_name}")
+@router.put("/projects/{mount_name}", responses=error_responses(400, 404, 422, 500))
 def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, Any]:
     """Replace the mount's project config with ``body`` (a full or partial configuration)."""
 
     mount = _mount(host, mount_name)
     try:
-        project = write_project_config(Path(mount.local), body)
+        project = write_project_config(Path(mount.local), body, check=functools.partial(check_config, host.plugins))
     except OSError as exc:
         raise _write_failed(exc) from None
     return _project_response(mount, project.path, project.exists, project.config)
 
 
-@router.post("/projects/{mount_name}/init")
+@router.post("/projects/{mount_name}/init", responses=error_responses(400, 404, 409, 500))
 def init_project(host: HostDep, mount_name: str) -> dict[str, Any]:
     """Create ``.svc.json`` in the mount's local directory with example values."""
 

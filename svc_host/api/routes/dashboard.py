@@ -27,6 +27,7 @@ from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
 from svc_host.mounts import find_mount
+from svc_host.plugin_config import renderer_for
 from svc_host.secrets import REDACTED, mask_config
 from svc_host.transport import SlurmTransport
 
@@ -42,8 +43,9 @@ EXPORT_LINE = re.compile(r"^(\s*export\s+[A-Za-z_][A-Za-z0-9_]*=).*$", re.MULTIL
 
 @router.post("/scripts/preview")
 def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
-    """Render a job definition (a ``command`` or a ``script``) with the default renderer; submits nothing."""
-    rendered = host.plugins.renderer("default").render(body)
+    """Render a job definition (a ``command`` or a ``script``) with its renderer (``renderer``, else the
+    configuration's ``rendering.renderer``); submits nothing."""
+    rendered = renderer_for(host.plugins, body, host.config()).render(body)
     return {"script": rendered.text, "stdout_path": rendered.stdout_path, "stderr_path": rendered.stderr_path}
 
 

@@ -50,6 +50,11 @@ class SubmitJob(BaseModel):
         pattern=NO_CONTROL,
         description="The Slurm job name. One line, no control characters.",
     )
+    renderer: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$",
+        description="The renderer that writes the script (GET /api/plugins); default: rendering.renderer.",
+    )
 
 
 JobId = Annotated[
@@ -130,6 +135,7 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
             script=body.script_content,
             log_dir=config.log_dir,
             work_dir=config.work_dir,
+            renderer=body.renderer,
         )
     except ValidationError as exc:  # the body is checked above, so only the configured defaults can be wrong
         raise ConfigError(f"the configured job defaults are invalid: {describe_validation(exc.errors())}") from None

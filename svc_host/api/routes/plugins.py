@@ -21,7 +21,7 @@ async def list_plugins(host: HostDep) -> dict[str, Any]:
     says (``{ok, summary, details}``), or null."""
     try:
         offered = [
-            {"name": spec.name, "description": spec.description, "remote": spec.remote}
+            {"name": spec.name, "description": spec.description, "remote": spec.remote, "mounts": spec.mounts}
             for spec in host.transports.specs().values()
         ]
         transport_error = None

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body
 from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.profiles import refuse_unknown_host
@@ -48,7 +49,7 @@ def list_profiles(host: HostDep) -> dict[str, Any]:
     }
 
 
-@router.post("")
+@router.post("", responses=error_responses(409, 422, 500))
 async def create_profile(host: HostDep, body: ProfileCreate) -> dict[str, Any]:
     """Create a profile (409 if the name exists, 422 for an invalid name or missing hostname).
 
@@ -58,7 +59,7 @@ async def create_profile(host: HostDep, body: ProfileCreate) -> dict[str, Any]:
     return _profile_json(await _change(host, host.profiles.create, body.name, profile))
 
 
-@router.put("/{name}")
+@router.put("/{name}", responses=error_responses(404, 422, 500))
 async def update_profile(host: HostDep, name: str, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
     """Apply hostname, username, key_filename, port, description, ssh_host, proxy_jump and env_vars.
 
@@ -67,28 +68,28 @@ async def update_profile(host: HostDep, name: str, body: Annotated[dict[str, Any
     return _profile_json(await _change(host, host.profiles.update, name, body))
 
 
-@router.delete("/{name}")
+@router.delete("/{name}", responses=error_responses(404, 500))
 async def delete_profile(host: HostDep, name: str) -> dict[str, bool]:
     """Delete a profile and its mounts."""
     await _change(host, host.profiles.delete, name)
     return {"ok": True}
 
 
-@router.post("/{name}/activate")
+@router.post("/{name}/activate", responses=error_responses(404, 500))
 async def activate_profile(host: HostDep, name: str) -> dict[str, bool]:
     """Make the profile current (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` still win where set)."""
     await _change(host, host.profiles.activate, name)
     return {"ok": True}
 
 
-@router.post("/{name}/mounts")
+@router.post("/{name}/mounts", responses=error_responses(404, 409, 422, 500))
 async def add_mount(host: HostDep, name: str, body: Mount) -> dict[str, Any]:
     """Add a mount; its local directory must exist and is stored resolved."""
     mount = await _change(host, host.profiles.add_mount, name, body)
     return mount.model_dump(mode="json")
 
 
-@router.delete("/{name}/mounts/{mount_name}")
+@router.delete("/{name}/mounts/{mount_name}", responses=error_responses(404, 500))
 async def remove_mount(host: HostDep, name: str, mount_name: str) -> dict[str, bool]:
     """Remove a mount (its local files are left alone)."""
     await _change(host, host.profiles.remove_mount, name, mount_name)
