@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
-from svc_host.errors import NotFoundError, WorkflowError
+from svc_host.errors import NotFoundError, PluginError, WorkflowError
 from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
 from svc_host.plugin_config import renderer_for
 from svc_host.transport import SlurmTransport
@@ -91,11 +91,14 @@ async def with_login_dir(host: Host, request: RunRequest) -> RunRequest:
 
     Raises:
         TransportError: the cluster could not be asked.
-        PluginError: an unknown transport.
     """
-    if request.transport is None or request.mount is not None or request.login_dir is not None:
+    if request.mount is not None or request.login_dir is not None:
         return request
-    if not host.transports.spec(request.transport).remote:
+    try:
+        remote = host.transports.spec(request.transport or LOCAL).remote
+    except PluginError:
+        return request  # ``prepare`` reports an unknown transport, after the workflow's own errors
+    if not remote:
         return request
     transport = host.transport(request.transport)
     if not isinstance(transport, SlurmTransport):

@@ -84,7 +84,7 @@ async def test_an_accounting_outage_never_fails_running_jobs_and_scontrol_tells_
         }
     )
     found = await transport.statuses(["5", "9", "99999"])
-    assert [call[0] for call in transport.calls] == ["squeue", "sacct", "scontrol"]
+    assert [program(call) for call in transport.calls] == ["squeue", "sacct", "scontrol"]
     assert found["5"].state is JobState.RUNNING
     assert (found["9"].state, found["9"].exit_code) == (JobState.FAILED, 3)  # squeue has no exit code
     assert "99999" not in found

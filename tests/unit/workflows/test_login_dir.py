@@ -55,7 +55,7 @@ def login(svc_register_plugin: Any, svc_host: Host, tmp_path: Path) -> Scripted:
     @hookimpl
     def svc_transports(config: HostConfig) -> list[TransportSpec]:
         return [
-            TransportSpec(name="hpc", factory=lambda: cluster, remote=True),
+            TransportSpec(name="hpc", factory=lambda: cluster, remote=True, mounts=True),
             TransportSpec(name="plain", factory=FakeTransport, remote=True),
         ]
 
