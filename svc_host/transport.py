@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
@@ -117,6 +119,15 @@ class SlurmTransport(Transport):
     reconcile_delays: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0, 5.0)
     """Pauses before each lookup of a submission whose outcome is unknown (30 s in all)."""
 
+    @functools.cached_property
+    def _queries(self) -> SingleFlight[tuple[str, ...], CommandResult]:
+        return SingleFlight()
+
+    async def query(self, argv: Sequence[str]) -> CommandResult:
+        """Run an idempotent command without stdin; identical commands running at the same time on this
+        transport are one command (single flight), so concurrent clients cost the scheduler one query."""
+        return await self._queries.run(tuple(argv), lambda: self.run(argv))
+
     @abstractmethod
     async def run(
         self,
@@ -138,8 +149,12 @@ class SlurmTransport(Transport):
         """Up to ``limit`` bytes of ``path`` from ``offset`` and the file's size, or ``None`` if it is missing."""
 
     async def check(self, argv: Sequence[str], *, stdin: str | None = None, idempotent: bool = True) -> str:
-        """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
-        result = await self.run(argv, stdin=stdin, idempotent=idempotent)
+        """Run a command and return its stdout; a non-zero exit raises ``TransportError``. Idempotent commands
+        without stdin are shared with identical ones running at the same time (``query``)."""
+        if stdin is None and idempotent:
+            result = await self.query(argv)
+        else:
+            result = await self.run(argv, stdin=stdin, idempotent=idempotent)
         if result.exit_code != 0:
             raise TransportError(
                 f"{argv[0]} failed on transport {self.name!r}",
@@ -223,7 +238,7 @@ class SlurmTransport(Transport):
         return {job_id: found[job_id] for job_id in ids if job_id in found}
 
     async def _squeue_jobs(self, ids: list[str]) -> list[JobStatus]:
-        result = await self.run(slurm_argv.squeue_argv(ids))
+        result = await self.query(slurm_argv.squeue_argv(ids))
         if result.exit_code != 0:
             # squeue refuses the whole list when it knows none of the ids; that just means "not live".
             if "invalid job id" in result.stderr.lower():
@@ -233,18 +248,18 @@ class SlurmTransport(Transport):
 
     async def _finished_jobs(self, ids: list[str]) -> list[JobStatus]:
         """Final states from accounting; an accounting outage leaves the jobs unknown, never failed."""
-        result = await self.run(slurm_argv.sacct_argv(ids))
+        result = await self.query(slurm_argv.sacct_argv(ids))
         if result.exit_code == 0:
             return parse.parse_sacct(result.stdout)
         log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
         if "accounting storage is disabled" in result.stderr.lower():
-            shown = await self.run(slurm_argv.scontrol_show_job_argv())
+            shown = await self.query(slurm_argv.scontrol_show_job_argv())
             if shown.exit_code == 0:
                 return parse.parse_scontrol_jobs(shown.stdout)
         return []
 
     async def describe(self, job_id: str) -> JobStatus | None:
-        result = await self.run(slurm_argv.scontrol_show_job_argv(job_id))
+        result = await self.query(slurm_argv.scontrol_show_job_argv(job_id))
         if result.exit_code != 0:
             if "invalid job id" in result.stderr.lower():
                 finished = await self._finished_jobs([job_id])

@@ -7,6 +7,7 @@ import asyncio
 from svc_host.domain.profiles import HostConfig
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import PluginManager
+from svc_host.scheduler_snapshots import SchedulerSnapshots
 from svc_host.transport import Transport
 
 
@@ -17,6 +18,8 @@ class TransportRegistry:
         self.plugins = plugins
         self.config = config or HostConfig()
         self._instances: dict[str, Transport] = {}
+        self.snapshots = SchedulerSnapshots(self.get)
+        """The last queue and resources answers of each transport, shared by every client of this process."""
 
     def specs(self) -> dict[str, TransportSpec]:
         """Every transport on offer (duplicate names raise ``PluginError`` naming the providers)."""
@@ -35,4 +38,5 @@ class TransportRegistry:
 
     async def close(self) -> None:
         instances, self._instances = list(self._instances.values()), {}
+        self.snapshots.clear()
         await asyncio.gather(*(transport.close() for transport in instances), return_exceptions=True)
