@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from svc_host.domain.jobs import JobStatus
@@ -20,22 +20,38 @@ from svc_host.single_flight import SingleFlight
 from svc_host.transport import Transport
 
 V = TypeVar("V")
+W = TypeVar("W")
 
 MAX_AGE = 1.0
 """Seconds a list answer may be old by default."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Snapshot(Generic[V]):
     """One scheduler answer and when it arrived (the event loop's clock)."""
 
     value: V
     taken_at: float
+    _derived: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
 
     @property
     def age(self) -> float:
         """Seconds since the scheduler answered."""
         return max(0.0, asyncio.get_running_loop().time() - self.taken_at)
+
+    async def derive(self, key: str, build: Callable[[V], Awaitable[W]]) -> W:
+        """``build(value)`` once per snapshot and ``key``, shared by every reader of this snapshot (the encoded
+        body of a list response: fifty clients in one second cost one encoding). A failure is not kept."""
+        built = self._derived.get(key)
+        if built is None:
+            built = self._derived[key] = asyncio.ensure_future(build(self.value))
+            built.add_done_callback(lambda done: self._forget_failure(key, done))
+        result: W = await asyncio.shield(built)
+        return result
+
+    def _forget_failure(self, key: str, built: asyncio.Future[Any]) -> None:
+        if built.cancelled() or built.exception() is not None:
+            self._derived.pop(key, None)
 
 
 class SchedulerSnapshots:

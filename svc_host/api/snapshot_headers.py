@@ -1,7 +1,9 @@
-"""``X-Svc-Snapshot-Age``: how old the scheduler answer behind a list response is (list shapes stay the spec's)."""
+"""List responses served from a scheduler snapshot: ``X-Svc-Snapshot-Age`` says how old the answer is (the
+list shapes stay the spec's), and the body is encoded once per snapshot (``Snapshot.derive``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from svc_host.scheduler_snapshots import Snapshot
@@ -24,3 +26,8 @@ SNAPSHOT_RESPONSE: dict[int | str, dict[str, Any]] = {
 
 def snapshot_headers(snapshot: Snapshot[Any]) -> dict[str, str]:
     return {SNAPSHOT_AGE: f"{snapshot.age:.3f}"}
+
+
+def encode_json(content: Any) -> bytes:
+    """JSON as FastAPI's own responses encode it (compact, UTF-8), built once per snapshot."""
+    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from svc_host import hookimpl
-from svc_host.domain.jobs import JobState
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
 from svc_host.monitor import Monitor
@@ -179,3 +179,26 @@ async def test_the_monitor_tick_refreshes_the_queue_snapshot_lists_read(
     await registry.close()
     await registry.snapshots.queue("fake")  # rebuilt transports start from a fresh answer
     assert fake.calls == ["queue", "queue"]
+
+
+async def test_readers_of_one_snapshot_share_what_is_built_from_it(fake: FakeTransport) -> None:
+    snapshots = SchedulerSnapshots(lambda name: fake)
+    await submit(fake)
+    builds: list[int] = []
+
+    async def encode(jobs: list[JobStatus]) -> str:
+        builds.append(len(jobs))
+        await asyncio.sleep(0.01)
+        if len(builds) == 1:
+            raise RuntimeError("the store is busy")
+        return ",".join(job.job_id for job in jobs)
+
+    queue = await snapshots.queue("fake")
+    with pytest.raises(RuntimeError):
+        await queue.derive("list", encode)
+    bodies = await asyncio.gather(*(queue.derive("list", encode) for _ in range(20)))  # the failure was not kept
+    assert bodies == ["1000"] * 20
+    assert builds == [1, 1]
+    fresh = await snapshots.queue("fake", max_age=0)
+    assert await fresh.derive("list", encode) == "1000"  # a new snapshot builds anew
+    assert builds == [1, 1, 1]

@@ -11,26 +11,32 @@ from fastapi import APIRouter, Query, Response
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
+from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
+from svc_host.domain.resources import ResourceSnapshot
 from svc_host.resource_sampler import history_series
 from svc_host.store import resource_samples
 
 router = APIRouter(prefix="/api", tags=["resources"])
 
 
-@router.get("/resources", responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE})
+@router.get(
+    "/resources", response_model=list[ResourceSnapshot], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE}
+)
 async def resources(
     host: HostDep,
-    response: Response,
     partition: str | None = Query(
         None, max_length=256, pattern=r"^[A-Za-z0-9_.-]+$", description="Only this partition (a Slurm partition name)."
     ),
-) -> list[dict[str, Any]]:
+) -> Response:
     """One snapshot per partition; an unknown partition gives an empty array. The answer is shared by every
     client and at most about a second old; ``X-Svc-Snapshot-Age`` says how old."""
     found = await host.transports.snapshots.resources(host.server_transport_name(), partition)
-    response.headers.update(snapshot_headers(found))
-    return [snap.model_dump(mode="json") for snap in found.value]
+
+    async def encode(snapshots: list[ResourceSnapshot]) -> bytes:
+        return encode_json([snap.model_dump(mode="json") for snap in snapshots])
+
+    body = await found.derive("GET /api/resources", encode)
+    return Response(body, media_type="application/json", headers=snapshot_headers(found))
 
 
 @router.get("/resources/history")

@@ -1,0 +1,142 @@
+"""Benchmark: ``GET /api/history/stats`` over 1,000,000 stored jobs, with and without migration 8's indexes.
+
+Fills a throwaway SQLite store (migrated like any svc store) with ``--jobs`` finished and live jobs submitted
+over the last year, then times, side by side and ``--repeat`` times each:
+
+- ``GET /api/history/stats`` (in-process ASGI: routing, the store in a worker thread, the JSON answer) for all
+  time, the last 30 days and one day;
+- the raw SQL statement svc runs, through the ``sqlite3`` module, for the same ranges;
+- the raw SQL again with migration 8's indexes dropped (what the stats cost before it).
+
+    python bench/history_stats.py [--jobs 1000000] [--repeat 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import insert, text
+
+from svc_host.api.app import create_app
+from svc_host.context import Host
+from svc_host.paths import SvcPaths
+from svc_host.plugins import create_plugin_manager
+from svc_host.store.tables import JobRecord
+from svc_host.testing.http import asgi_client, security_for_tests
+
+STATES = (("COMPLETED", 70), ("FAILED", 12), ("CANCELLED", 8), ("TIMEOUT", 3), ("RUNNING", 4), ("PENDING", 3))
+MIGRATION_8 = ("ix_job_submitted_state_elapsed", "ix_job_state_elapsed")
+RAW = (
+    "SELECT state, count(*), avg(elapsed_seconds) FROM job "
+    "WHERE submitted_at >= coalesce(?, submitted_at) AND submitted_at < coalesce(?, '9999') GROUP BY state"
+)
+
+
+def fill(host: Host, count: int, now: datetime) -> None:
+    """``count`` jobs over the last 365 days, in batches of 50,000 rows."""
+    rng = random.Random(8)  # noqa: S311 - reproducible test data, not a secret
+    names, weights = zip(*STATES, strict=True)
+    with host.store.engine.begin() as conn:
+        for start in range(0, count, 50_000):
+            rows = []
+            for number in range(start, min(count, start + 50_000)):
+                submitted = now - timedelta(seconds=rng.uniform(0, 365 * 86400))
+                state = rng.choices(names, weights)[0]
+                finished = state not in ("RUNNING", "PENDING")
+                rows.append(
+                    {
+                        "transport": "local",
+                        "job_id": str(number + 1),
+                        "name": f"job-{number % 500}",
+                        "source": "web",
+                        "state": state,
+                        "raw_state": state,
+                        "submitted_at": submitted,
+                        "updated_at": submitted,
+                        "elapsed_seconds": rng.randint(1, 86400) if finished else None,
+                        "resources": '{"nodes": 1, "gpus_per_node": 1}',
+                        "command": '["python", "train.py"]',
+                        "env_var_names": "[]",
+                    }
+                )
+            conn.execute(insert(JobRecord), rows)
+
+
+def quantiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    return f"p50 {statistics.median(ordered) * 1000:6.1f} ms  max {ordered[-1] * 1000:6.1f} ms"
+
+
+async def timed(repeat: int, call: Callable[[], Awaitable[object]]) -> list[float]:
+    taken = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        await call()
+        taken.append(time.perf_counter() - started)
+    return taken
+
+
+def timed_raw(db: Path, repeat: int, since: str | None, until: str | None) -> list[float]:
+    with sqlite3.connect(db) as conn:
+        taken = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            conn.execute(RAW, (since, until)).fetchall()
+            taken.append(time.perf_counter() - started)
+    return taken
+
+
+async def main(count: int, repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = SvcPaths(root / "etc.json", root / "config", root / "state", root)
+        host = Host.create("web", paths=paths, plugins=create_plugin_manager(strict=True))
+        db = paths.state_dir / "svc.db"
+        now = datetime.now(UTC)
+        started = time.perf_counter()
+        fill(host, count, now)
+        with host.store.engine.begin() as conn:
+            conn.execute(text("ANALYZE"))
+        took = time.perf_counter() - started
+        print(f"{count:,} jobs stored in {took:.0f} s (schema version {host.store.schema_version})")
+        month, day = (now - timedelta(days=30)).date(), (now - timedelta(days=3)).date()
+        ranges = {
+            "all time": ({}, None, None),
+            "last 30 days": ({"from": month.isoformat()}, str(month), None),
+            "one day": ({"from": day.isoformat(), "to": day.isoformat()}, str(day), str(day + timedelta(days=1))),
+        }
+        async with asgi_client(create_app(host, security=security_for_tests())) as client:
+            for label, (params, since, until) in ranges.items():
+
+                async def stats(params: dict[str, str] = params) -> None:
+                    response = await client.get("/api/history/stats", params=params)
+                    response.raise_for_status()
+
+                api = await timed(repeat, stats)
+                raw = timed_raw(db, repeat, since, until)
+                print(f"{label:>13}  GET /api/history/stats {quantiles(api)}   raw SQL {quantiles(raw)}")
+        with sqlite3.connect(db) as conn:
+            for index in MIGRATION_8:
+                conn.execute(f"DROP INDEX {index}")
+            conn.execute("ANALYZE")
+        for label, (_, since, until) in ranges.items():
+            raw = timed_raw(db, repeat, since, until)
+            print(f"{label:>13}  raw SQL without migration 8's indexes  {quantiles(raw)}")
+        await host.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--jobs", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=10)
+    options = parser.parse_args()
+    asyncio.run(main(options.jobs, options.repeat))
