@@ -34,11 +34,13 @@ from svc_host.store.tables import JobRecord
 from svc_host.testing.http import asgi_client, security_for_tests
 
 STATES = (("COMPLETED", 70), ("FAILED", 12), ("CANCELLED", 8), ("TIMEOUT", 3), ("RUNNING", 4), ("PENDING", 3))
-MIGRATION_8 = ("ix_job_submitted_state_elapsed", "ix_job_state_elapsed")
-RAW = (
-    "SELECT state, count(*), avg(elapsed_seconds) FROM job "
-    "WHERE submitted_at >= coalesce(?, submitted_at) AND submitted_at < coalesce(?, '9999') GROUP BY state"
-)
+MIGRATION_8 = ("ix_job_state_submitted_elapsed", "ix_job_state_elapsed")
+
+
+SELECT = "SELECT state, count(*), avg(elapsed_seconds) FROM job"
+"""The statement svc's ``history_stats`` runs, for each kind of range."""
+ALL, SINCE = f"{SELECT} GROUP BY state", f"{SELECT} WHERE submitted_at >= ? GROUP BY state"
+BETWEEN = f"{SELECT} WHERE submitted_at >= ? AND submitted_at < ? GROUP BY state"
 
 
 def fill(host: Host, count: int, now: datetime) -> None:
@@ -85,12 +87,12 @@ async def timed(repeat: int, call: Callable[[], Awaitable[object]]) -> list[floa
     return taken
 
 
-def timed_raw(db: Path, repeat: int, since: str | None, until: str | None) -> list[float]:
+def timed_raw(db: Path, repeat: int, statement: str, params: tuple[str, ...]) -> list[float]:
     with sqlite3.connect(db) as conn:
         taken = []
         for _ in range(repeat):
             started = time.perf_counter()
-            conn.execute(RAW, (since, until)).fetchall()
+            conn.execute(statement, params).fetchall()
             taken.append(time.perf_counter() - started)
     return taken
 
@@ -109,27 +111,32 @@ async def main(count: int, repeat: int) -> None:
         took = time.perf_counter() - started
         print(f"{count:,} jobs stored in {took:.0f} s (schema version {host.store.schema_version})")
         month, day = (now - timedelta(days=30)).date(), (now - timedelta(days=3)).date()
-        ranges = {
-            "all time": ({}, None, None),
-            "last 30 days": ({"from": month.isoformat()}, str(month), None),
-            "one day": ({"from": day.isoformat(), "to": day.isoformat()}, str(day), str(day + timedelta(days=1))),
+        since_day = f"{day} 00:00:00.000000"
+        ranges: dict[str, tuple[dict[str, str], str, tuple[str, ...]]] = {
+            "all time": ({}, ALL, ()),
+            "last 30 days": ({"from": month.isoformat()}, SINCE, (f"{month} 00:00:00.000000",)),
+            "one day": (
+                {"from": day.isoformat(), "to": day.isoformat()},
+                BETWEEN,
+                (since_day, f"{day + timedelta(days=1)} 00:00:00.000000"),
+            ),
         }
         async with asgi_client(create_app(host, security=security_for_tests())) as client:
-            for label, (params, since, until) in ranges.items():
+            for label, (params, statement, values) in ranges.items():
 
                 async def stats(params: dict[str, str] = params) -> None:
                     response = await client.get("/api/history/stats", params=params)
                     response.raise_for_status()
 
                 api = await timed(repeat, stats)
-                raw = timed_raw(db, repeat, since, until)
+                raw = timed_raw(db, repeat, statement, values)
                 print(f"{label:>13}  GET /api/history/stats {quantiles(api)}   raw SQL {quantiles(raw)}")
         with sqlite3.connect(db) as conn:
             for index in MIGRATION_8:
                 conn.execute(f"DROP INDEX {index}")
             conn.execute("ANALYZE")
-        for label, (_, since, until) in ranges.items():
-            raw = timed_raw(db, repeat, since, until)
+        for label, (_, statement, values) in ranges.items():
+            raw = timed_raw(db, repeat, statement, values)
             print(f"{label:>13}  raw SQL without migration 8's indexes  {quantiles(raw)}")
         await host.close()
 
