@@ -20,15 +20,15 @@ import asyncio
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from events_fanout import COMMANDS, counts, free_port, wrap_commands
+from events_fanout import COMMANDS, counts, wrap_commands
 
 from svc_host.slurm.argv import sinfo_argv, squeue_argv
+from svc_host.testing.serve import running_serve
 
 TOKEN = "bench-load-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 HELD = "#!/bin/bash\n#SBATCH --job-name=api-load\n#SBATCH --hold\ntrue\n"
@@ -127,7 +127,6 @@ def main() -> None:
             directory.mkdir()
         log = root / "commands.log"
         wrap_commands(bin_dir, log)
-        port = free_port()
         env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
         env.update(
             PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -137,46 +136,30 @@ def main() -> None:
             SVC_SYSTEM_CONFIG=str(root / "etc.json"),
             SVC_API_TOKEN=TOKEN,
         )
-        server = subprocess.Popen(
-            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-            env=env,
-            cwd=work,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        base = f"http://127.0.0.1:{port}"
-        held: list[str] = []
-        try:
-            for _ in range(300):
-                try:
-                    httpx.get(f"{base}/openapi.json", timeout=1)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
-            held = asyncio.run(submit_held(base, options.held))
-            print(f"svc serve (local transport) tracking {len(held)} held jobs; {options.seconds:g} s per phase")
-            print(
-                f"{'clients':>7}  {'requests':>8}  {'errors':>6}  {'req/s':>6}  {'p50 ms':>6}  {'p95 ms':>6}  "
-                f"{'max ms':>6}  {'squeue/s':>8}  {'sinfo/s':>7}  {'sacct/s':>7}  {'scontrol/s':>10}"
-            )
-            for clients in options.clients:
-                before = counts(log)
-                latencies, errors = asyncio.run(phase(port, clients, options.seconds))
-                after = counts(log)
-                rate = {name: (after[name] - before[name]) / options.seconds for name in COMMANDS}
+        with running_serve(base_env=env, cwd=work, stderr=subprocess.DEVNULL, wait=60) as server:
+            held = asyncio.run(submit_held(server.base, options.held))
+            try:
+                print(f"svc serve (local transport) tracking {len(held)} held jobs; {options.seconds:g} s per phase")
                 print(
-                    f"{clients:>7}  {len(latencies):>8}  {len(errors):>6}  {len(latencies) / options.seconds:>6.0f}  "
-                    f"{statistics.median(latencies) * 1000:>6.0f}  {percentile(latencies, 0.95) * 1000:>6.0f}  "
-                    f"{latencies[-1] * 1000:>6.0f}  {rate['squeue']:>8.2f}  {rate['sinfo']:>7.2f}  "
-                    f"{rate['sacct']:>7.2f}  {rate['scontrol']:>10.2f}"
+                    f"{'clients':>7}  {'requests':>8}  {'errors':>6}  {'req/s':>6}  {'p50 ms':>6}  {'p95 ms':>6}  "
+                    f"{'max ms':>6}  {'squeue/s':>8}  {'sinfo/s':>7}  {'sacct/s':>7}  {'scontrol/s':>10}"
                 )
-                for error in errors[:3]:
-                    print(f"         error: {error}")
-        finally:
-            if held:
+                for clients in options.clients:
+                    before = counts(log)
+                    latencies, errors = asyncio.run(phase(server.port, clients, options.seconds))
+                    after = counts(log)
+                    rate = {name: (after[name] - before[name]) / options.seconds for name in COMMANDS}
+                    widths = {"squeue": 8, "sinfo": 7, "sacct": 7, "scontrol": 10}
+                    rates = "  ".join(f"{rate[name]:>{width}.2f}" for name, width in widths.items())
+                    print(
+                        f"{clients:>7}  {len(latencies):>8}  {len(errors):>6}  "
+                        f"{len(latencies) / options.seconds:>6.0f}  {statistics.median(latencies) * 1000:>6.0f}  "
+                        f"{percentile(latencies, 0.95) * 1000:>6.0f}  {latencies[-1] * 1000:>6.0f}  {rates}"
+                    )
+                    for error in errors[:3]:
+                        print(f"         error: {error}")
+            finally:
                 subprocess.run(["scancel", *held], check=False)
-            server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":
