@@ -4,7 +4,9 @@ seconds old, so the scheduler's load does not grow with the number of clients.
 ``GET /api/jobs`` and ``GET /api/resources`` read the queue and the partitions from here; a refresh is one
 command whatever the number of waiting requests (single flight per transport and query), and the monitor's
 tick and the resource sampler refresh the same snapshots, so an open dashboard usually costs no command of
-its own. Each answer says how old it is (``Snapshot.age``; REST sends it as ``X-Svc-Snapshot-Age``).
+its own. On a Slurm transport a resources refresh runs only sinfo: its running jobs come from the queue
+snapshot (at most ``max_age`` old itself). Each answer says how old it is (``Snapshot.age``; REST sends it as
+``X-Svc-Snapshot-Age``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
-from svc_host.domain.jobs import JobStatus
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.single_flight import SingleFlight
-from svc_host.transport import Transport
+from svc_host.slurm.resources import summarize
+from svc_host.transport import SlurmTransport, Transport
 
 V = TypeVar("V")
 W = TypeVar("W")
@@ -73,8 +77,17 @@ class SchedulerSnapshots:
     ) -> Snapshot[list[ResourceSnapshot]]:
         """Availability per partition (or of one partition), at most ``max_age`` seconds old."""
         return await self._get(
-            ("resources", transport, partition), lambda: self.transport(transport).resources(partition), max_age
+            ("resources", transport, partition), lambda: self._resources(transport, partition), max_age
         )
+
+    async def _resources(self, name: str, partition: str | None) -> list[ResourceSnapshot]:
+        transport = self.transport(name)
+        if not isinstance(transport, SlurmTransport):  # it summarizes on its own
+            return await transport.resources(partition)
+        # The running jobs come from the queue snapshot (the monitor's tick, GET /api/jobs): only sinfo is new.
+        nodes, queued = await asyncio.gather(transport.nodes(partition), self.queue(name))
+        running = [job for job in queued.value if job.state is JobState.RUNNING]
+        return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query

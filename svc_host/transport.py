@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.single_flight import SingleFlight
@@ -282,13 +282,17 @@ class SlurmTransport(Transport):
         text, used = decode_complete(data, at_eof=offset + len(data) >= size)
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 
+    async def nodes(self, partition: str | None = None) -> list[NodeInfo]:
+        """Every node of every partition (or of one), one entry per node and partition: one sinfo."""
+        return parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
+
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
+        nodes = await self.nodes(partition)
         running = [job for job in await self.queue() if job.state is JobState.RUNNING]
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def resources_total(self) -> ResourceSnapshot:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv()))
+        nodes = await self.nodes()
         running = [job for job in await self.queue() if job.state is JobState.RUNNING]
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
 

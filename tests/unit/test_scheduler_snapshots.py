@@ -41,7 +41,8 @@ class SlowSqueue(SlurmTransport):
     ) -> CommandResult:
         self.calls.append(list(argv))
         await asyncio.sleep(self.delay)
-        return CommandResult(list(argv), self.exit_code, (FIXTURES / "squeue_jobs.txt").read_text(), "boom")
+        recorded = "sinfo_gpu.txt" if argv[0] == "sinfo" else "squeue_jobs.txt"
+        return CommandResult(list(argv), self.exit_code, (FIXTURES / recorded).read_text(), "boom")
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return None
@@ -202,3 +203,16 @@ async def test_readers_of_one_snapshot_share_what_is_built_from_it(fake: FakeTra
     fresh = await snapshots.queue("fake", max_age=0)
     assert await fresh.derive("list", encode) == "1000"  # a new snapshot builds anew
     assert builds == [1, 1, 1]
+
+
+async def test_resources_take_the_running_jobs_from_the_queue_snapshot() -> None:
+    transport = SlowSqueue()
+    snapshots = SchedulerSnapshots(lambda name: transport)
+    await snapshots.queue("slow")  # what the monitor's tick or GET /api/jobs just asked
+    found = await snapshots.resources("slow")
+    assert [call[0] for call in transport.calls] == ["squeue", "sinfo"]
+    asked = await transport.resources()  # the same figures as asking both itself
+    assert [snap.model_dump(exclude={"timestamp"}) for snap in found.value] == [
+        snap.model_dump(exclude={"timestamp"}) for snap in asked
+    ]
+    assert found.value[0].jobs_running == 1
