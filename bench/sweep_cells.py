@@ -1,5 +1,5 @@
-"""Benchmark: a 200-cell sweep of a one-job workflow with max_parallel 50, through the orchestrator and the one
-workflow engine, on the dev cluster (``local`` transport).
+"""Benchmark: a sweep of a one-job workflow through the orchestrator and the one workflow engine (``local``
+transport), by default 200 identical cells with max_parallel 50 on the dev cluster.
 
 Measures the time to prepare and write the sweep (every cell validated, rendered and written in one
 transaction), the wall time until every cell has ended, the sbatch calls and their rate (calls per second from
@@ -7,7 +7,13 @@ the first sbatch to the last), the most cells in flight at once, and every sched
 The cluster has 8 CPUs, so at most 8 one-CPU jobs run at once: the rest wait in Slurm's queue, which is what
 max_parallel 50 asks for. Cleans up after itself (state in a temp dir, live jobs cancelled).
 
+``--non-uniform`` sweeps two axes of unequal length (``lr`` x ``size``, 8 sizes) that change each cell's command
+and work directory, so every cell renders a different script. ``--fake-slurm`` puts ``sbatch``, ``squeue`` and
+``sacct`` shims first on ``PATH`` (sbatch hands out ids, squeue lists nothing, sacct reports every asked id
+COMPLETED): the engine's own rate, without the dev cluster's 8 CPUs (or the other users of the cluster) in the way.
+
     python bench/sweep_cells.py [--cells 200] [--max-parallel 50] [--command true]
+    python bench/sweep_cells.py --cells 1000 --max-parallel 100 --non-uniform --fake-slurm
 """
 
 from __future__ import annotations
@@ -38,6 +44,25 @@ from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 from svc_plugin_local.transport import LocalTransport
 
+SIZES = ("xs", "s", "m", "l", "xl", "2xl", "3xl", "4xl")
+SBATCH_SHIM = """#!/bin/sh
+# ids from a counter under a lock: concurrent submissions never share one
+exec 9>>"{dir}/lock"
+flock 9
+n=$(( $(cat "{dir}/counter" 2>/dev/null || echo 100000) + 1 ))
+echo "$n" > "{dir}/counter"
+flock -u 9
+cat > /dev/null
+echo "$n"
+"""
+SACCT_SHIM = """#!/bin/sh
+for arg; do case "$arg" in --jobs=*) ids="${{arg#--jobs=}}";; esac; done
+now=$(date +%Y-%m-%dT%H:%M:%S)
+echo "$ids" | tr , '\\n' | while read -r id; do
+  echo "$id|COMPLETED|0:0|debug|1|1|365-00:00:00|cpu=1,node=1|cpu=1,node=1|root|localhost|None|$now|cell"
+done
+"""
+
 COMMANDS: list[tuple[str, float, float]] = []
 """(command, start, end) of every command the transport ran."""
 
@@ -59,10 +84,36 @@ class CountingPlugin:
         return [TransportSpec(name="local", factory=CountingTransport, description="counting local transport")]
 
 
-async def main(cells: int, max_parallel: int, command: str) -> None:
+def fake_slurm(bin_dir: Path) -> None:
+    """``sbatch``/``squeue``/``sacct`` shims in ``bin_dir``, put first on ``PATH``."""
+    bin_dir.mkdir()
+    for name, text in (("sbatch", SBATCH_SHIM), ("sacct", SACCT_SHIM), ("squeue", "#!/bin/sh\nexit 0\n")):
+        (bin_dir / name).write_text(text.format(dir=bin_dir))
+        (bin_dir / name).chmod(0o755)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def workflow(cells: int, command: str, *, non_uniform: bool) -> tuple[str, dict[str, Any]]:
+    """The workflow's YAML and the sweep's matrix."""
+    if not non_uniform:
+        yaml = f"name: one\nargs: {{i: 0}}\njobs:\n  - {{name: cell, command: {command!r}}}\n"
+        return yaml, {"i": list(range(cells))}
+    if cells % len(SIZES):
+        raise SystemExit(f"--non-uniform needs a multiple of {len(SIZES)} cells")
+    yaml = (
+        "name: one\nargs: {lr: 0.1, size: m}\njobs:\n"
+        f"  - {{name: cell, command: '{command} --lr={{{{ lr }}}} --size={{{{ size }}}}', "
+        "work_dir: 'runs/{{ size }}/{{ lr }}'}\n"
+    )
+    return yaml, {"lr": [round(0.0001 * (k + 1), 4) for k in range(cells // len(SIZES))], "size": list(SIZES)}
+
+
+async def main(cells: int, max_parallel: int, command: str, *, non_uniform: bool, fake: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.chdir(base)
+        if fake:
+            fake_slurm(base / "bin")
         paths = SvcPaths(
             system_config=base / "etc.json", user_config_dir=base / "config", state_dir=base / "state", project_dir=base
         )
@@ -81,8 +132,9 @@ async def main(cells: int, max_parallel: int, command: str) -> None:
 
         engine.add_listener(watch)
         path = base / "one.yaml"
-        path.write_text(f"name: one\nargs: {{i: 0}}\njobs:\n  - {{name: cell, command: {command!r}}}\n")
-        spec = parse_sweep({"matrix": {"i": list(range(cells))}, "max_parallel": max_parallel})
+        yaml, matrix = workflow(cells, command, non_uniform=non_uniform)
+        path.write_text(yaml)
+        spec = parse_sweep({"matrix": matrix, "max_parallel": max_parallel})
         started = time.perf_counter()
         sweep = await orchestrator.submit(SweepRequest(run=RunRequest(yaml_path=path), spec=spec, source="web"))
         written = time.perf_counter() - started
@@ -99,19 +151,24 @@ async def main(cells: int, max_parallel: int, command: str) -> None:
             if live:
                 await host.transport("local").cancel(live)
             await host.close()
+    report(cells, max_parallel, command, non_uniform=non_uniform, fake=fake, written=written)
+    print(
+        f"sweep {done.status} after {finished:.1f} s: {done.cells_completed} completed, {done.cells_failed} failed, "
+        f"{done.cells_cancelled} cancelled; cells in flight at most: {max(flying)} (max_parallel {max_parallel})"
+    )
+
+
+def report(cells: int, max_parallel: int, command: str, *, non_uniform: bool, fake: bool, written: float) -> None:
     sbatch = sorted((start, end) for name, start, end in COMMANDS if name == "sbatch")
     span = sbatch[-1][1] - sbatch[0][0]
     wave = sorted(end for _, end in sbatch[:max_parallel])[-1] - sbatch[0][0]
-    print(f"cells: {cells} (one job each: {command!r}), max_parallel {max_parallel}, 8 CPUs on the dev cluster")
+    where = "fake sbatch/squeue/sacct (PATH shims)" if fake else "8 CPUs on the dev cluster"
+    shape = f"lr x size, {len(SIZES)} sizes: every cell its own script" if non_uniform else "identical"
+    print(f"cells: {cells} ({shape}; one job each: {command!r}), max_parallel {max_parallel}, {where}")
     print(f"prepare + write of the sweep and every cell: {written:.2f} s")
-    print(
-        f"sweep {done.status} after {finished:.1f} s: {done.cells_completed} completed, {done.cells_failed} failed, "
-        f"{done.cells_cancelled} cancelled"
-    )
     print(f"sbatch calls: {len(sbatch)} in {span:.1f} s = {len(sbatch) / span:.1f} per second over the sweep")
     first = min(max_parallel, len(sbatch))
     print(f"first wave: {first} cells submitted in {wave:.2f} s = {first / wave:.1f} sbatch per second")
-    print(f"cells in flight at most: {max(flying)} (max_parallel {max_parallel})")
     print(f"scheduler commands: {dict(collections.Counter(name for name, _, _ in COMMANDS))}")
 
 
@@ -120,5 +177,15 @@ if __name__ == "__main__":
     parser.add_argument("--cells", type=int, default=200)
     parser.add_argument("--max-parallel", type=int, default=50)
     parser.add_argument("--command", default="true")
+    parser.add_argument("--non-uniform", action="store_true", help="two unequal axes that change every cell")
+    parser.add_argument("--fake-slurm", action="store_true", help="PATH shims for sbatch, squeue and sacct")
     options = parser.parse_args()
-    asyncio.run(main(options.cells, options.max_parallel, options.command))
+    asyncio.run(
+        main(
+            options.cells,
+            options.max_parallel,
+            options.command,
+            non_uniform=options.non_uniform,
+            fake=options.fake_slurm,
+        )
+    )

@@ -1,7 +1,9 @@
 """The one status loop: per transport, one batched scheduler query per tick for every tracked job.
 
-The monitor reads the live jobs of a transport from the store, asks the transport for all of them at
-once (squeue for live jobs, sacct for finished ones), writes transitions and emits ``job.status_changed``.
+The monitor reads the live jobs of a transport from the store, reads all of them from one refresh of the
+transport's queue snapshot (the squeue that ``GET /api/jobs`` serves, see :mod:`svc_host.scheduler_snapshots`),
+asks the transport once for the jobs that left the queue (their final state from accounting), writes
+transitions and emits ``job.status_changed``.
 The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
 changes. A loop ends when its transport has no live job left and starts again on the next ``poke``.
 
@@ -93,7 +95,7 @@ class Monitor:
         live = await self.store.run(job_repo.live_job_ids, transport)
         if not live:
             return []
-        statuses = await self.transports.get(transport).statuses(live)
+        statuses = await self._statuses(transport, live)
         statuses.update(self._lost(transport, live, statuses))
         changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
@@ -119,6 +121,18 @@ class Monitor:
                 )
             )
         return changes
+
+    async def _statuses(self, transport: str, live: list[str]) -> dict[str, JobStatus]:
+        """The live jobs' states from the transport's queue snapshot, refreshed by this tick (or shared with a
+        list request running now), so list endpoints read what the tick asked; only jobs that left the queue
+        cost a query of their own (their final state from accounting)."""
+        queued = await self.transports.snapshots.queue(transport, max_age=0)
+        wanted = set(live)
+        found = {job.job_id: job for job in queued.value if job.job_id in wanted and not job.state.is_terminal}
+        left = [job_id for job_id in live if job_id not in found]
+        if left:
+            found.update(await self.transports.get(transport).statuses(left))
+        return found
 
     def _lost(self, transport: str, live: list[str], found: dict[str, JobStatus]) -> dict[str, JobStatus]:
         """``FAILED``/``LOST`` for the live jobs missing from every answer for ``lost_after`` seconds."""

@@ -87,7 +87,8 @@ class ResourceSampler:
     async def sample(self) -> list[ResourceSnapshot]:
         """Take one sample now: query, store (unless another server just did), prune, emit; returns the snapshots."""
         transport = self.transport_name()
-        snapshots = await self.transports.get(transport).resources()
+        # A fresh answer that also serves GET /api/resources for the next second.
+        snapshots = (await self.transports.snapshots.resources(transport, max_age=0)).value
         now = datetime.now(UTC)
         before = now - timedelta(days=self.settings.keep_days)
         fresh_after = now - timedelta(seconds=self.settings.interval / 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -19,9 +20,10 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
@@ -124,6 +126,15 @@ class SlurmTransport(Transport):
 
     _login: str | None = None
 
+    @functools.cached_property
+    def _queries(self) -> SingleFlight[tuple[str, ...], CommandResult]:
+        return SingleFlight()
+
+    async def query(self, argv: Sequence[str]) -> CommandResult:
+        """Run an idempotent command without stdin; identical commands running at the same time on this
+        transport are one command (single flight), so concurrent clients cost the scheduler one query."""
+        return await self._queries.run(tuple(argv), lambda: self.run(argv))
+
     @abstractmethod
     async def run(
         self,
@@ -159,8 +170,12 @@ class SlurmTransport(Transport):
         return found
 
     async def check(self, argv: Sequence[str], *, stdin: str | None = None, idempotent: bool = True) -> str:
-        """Run a command and return its stdout; a non-zero exit raises ``TransportError``."""
-        result = await self.run(argv, stdin=stdin, idempotent=idempotent)
+        """Run a command and return its stdout; a non-zero exit raises ``TransportError``. Idempotent commands
+        without stdin are shared with identical ones running at the same time (``query``)."""
+        if stdin is None and idempotent:
+            result = await self.query(argv)
+        else:
+            result = await self.run(argv, stdin=stdin, idempotent=idempotent)
         if result.exit_code != 0:
             raise TransportError(
                 f"{slurm_argv.program(argv)} failed on transport {self.name!r}",
@@ -244,7 +259,7 @@ class SlurmTransport(Transport):
         return {job_id: found[job_id] for job_id in ids if job_id in found}
 
     async def _squeue_jobs(self, ids: list[str]) -> list[JobStatus]:
-        result = await self.run(slurm_argv.squeue_argv(ids))
+        result = await self.query(slurm_argv.squeue_argv(ids))
         if result.exit_code != 0:
             # squeue refuses the whole list when it knows none of the ids; that just means "not live".
             if "invalid job id" in result.stderr.lower():
@@ -255,17 +270,17 @@ class SlurmTransport(Transport):
     async def _finished_jobs(self, ids: list[str]) -> list[JobStatus]:
         """Final states from accounting; without it (disabled, or slurmdbd down) from slurmctld's memory
         (``scontrol``, with exit codes that squeue lacks). A job neither knows stays unknown, never failed."""
-        result = await self.run(slurm_argv.sacct_argv(ids))
+        result = await self.query(slurm_argv.sacct_argv(ids))
         if result.exit_code == 0:
             return parse.parse_sacct(result.stdout)
         log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
-        shown = await self.run(slurm_argv.scontrol_show_job_argv())
+        shown = await self.query(slurm_argv.scontrol_show_job_argv())
         if shown.exit_code == 0:
             return parse.parse_scontrol_jobs(shown.stdout)
         return []
 
     async def describe(self, job_id: str) -> JobStatus | None:
-        result = await self.run(slurm_argv.scontrol_show_job_argv(job_id))
+        result = await self.query(slurm_argv.scontrol_show_job_argv(job_id))
         if result.exit_code != 0:
             if "invalid job id" in result.stderr.lower():
                 finished = await self._finished_jobs([job_id])
@@ -291,13 +306,17 @@ class SlurmTransport(Transport):
         text, used = decode_complete(data, at_eof=offset + len(data) >= size)
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 
+    async def nodes(self, partition: str | None = None) -> list[NodeInfo]:
+        """Every node of every partition (or of one), one entry per node and partition: one sinfo."""
+        return parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
+
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
+        nodes = await self.nodes(partition)
         running = [job for job in await self.queue() if job.state is JobState.RUNNING]
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def resources_total(self) -> ResourceSnapshot:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv()))
+        nodes = await self.nodes()
         running = [job for job in await self.queue() if job.state is JobState.RUNNING]
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
 

@@ -11,6 +11,7 @@ from svc_host.domain.profiles import HostConfig
 from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import PluginManager
 from svc_host.profiles import ProfilesWatch
+from svc_host.scheduler_snapshots import SchedulerSnapshots
 from svc_host.transport import Transport
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class TransportRegistry:
         self._config = config or (watch.config if watch is not None else HostConfig())
         self._instances: dict[str, Transport] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self.snapshots = SchedulerSnapshots(self.get)
+        """The last queue and resources answers of each transport, shared by every client of this process."""
 
     @property
     def config(self) -> HostConfig:
@@ -84,14 +87,18 @@ class TransportRegistry:
 
     async def close(self) -> None:
         instances, self._instances = list(self._instances.values()), {}
+        self.snapshots.clear()
         await asyncio.gather(*(transport.close() for transport in instances), return_exceptions=True)
         await self._settle()
 
     def _adopt(self, config: HostConfig) -> None:
         old, self._config = self._config, config
-        for name in [name for name in self._instances if connection_changed(old, config, name)]:
+        changed = [name for name in self._instances if connection_changed(old, config, name)]
+        for name in changed:
             log.info("SSH profile %r changed; its connection is closed and made again on next use", name)
             self.close_later(self._instances.pop(name).close())
+        if changed:
+            self.snapshots.clear()  # a changed name may now reach another cluster
 
     def _closed(self, task: asyncio.Task[None]) -> None:
         self._closing.discard(task)

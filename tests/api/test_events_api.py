@@ -120,10 +120,12 @@ async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_
     ticks_before = host.monitor.ticks.get("fake", 0)
     twenty, readers = await watch_jobs_finish(host, fake, base_url, streams=20)
     assert len(readers) == 20
-    # every scheduler call came from a monitor tick: one batched query per tick, whatever the number of streams
-    assert twenty == host.monitor.ticks["fake"] - ticks_before
-    assert set(fake.calls) == {"submit", "statuses"}
-    assert twenty <= one + 2, (one, twenty)  # the same job story costs the same ticks (timing leaves a little slack)
+    # every scheduler call came from a monitor tick: one read of the queue per tick (and one question for the
+    # jobs that left it), whatever the number of streams
+    ticks = host.monitor.ticks["fake"] - ticks_before
+    assert ticks <= twenty <= 2 * ticks
+    assert set(fake.calls) == {"submit", "queue", "statuses"}
+    assert twenty <= one + 4, (one, twenty)  # the same job story costs the same ticks (timing leaves a little slack)
 
 
 async def test_event_frames_carry_ids_names_and_the_payload(host: Host, fake: FakeTransport, base_url: str) -> None:

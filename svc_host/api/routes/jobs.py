@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host import jobs
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_OFFSET, error_responses
+from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
 from svc_host.context import Host
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_JOB_ID, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
@@ -109,20 +108,24 @@ class JobListItem(BaseModel):
     elapsed_time: str
 
 
-@router.get("", response_model=list[JobListItem], responses=error_responses(502, 503))
-async def list_jobs(host: HostDep) -> JSONResponse:
-    """Every job in the scheduler's queue (one squeue), with the command for jobs svc submitted and the upstream
-    job names of workflow jobs."""
+@router.get("", response_model=list[JobListItem], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE})
+async def list_jobs(host: HostDep) -> Response:
+    """Every job in the scheduler's queue, with the command for jobs svc submitted and the upstream job names of
+    workflow jobs. The queue is a snapshot at most about a second old, shared by every client;
+    ``X-Svc-Snapshot-Age`` says how old."""
     transport = host.server_transport_name()
-    # The store is read while squeue runs: jobs in the queue are the ones svc still tracks as live.
-    queue, commands = await asyncio.gather(
-        host.transport(transport).queue(), host.store.run(job_repo.live_commands, transport)
-    )
-    upstream = await host.store.run(
-        run_repo.upstream_names, transport, [job.job_id for job in queue if job.job_id in commands]
-    )
-    # Built as plain JSON: the queue can hold thousands of jobs and the generic encoder costs more than squeue.
-    return JSONResponse([_list_form(job, commands.get(job.job_id), upstream.get(job.job_id)) for job in queue])
+    queue = await host.transports.snapshots.queue(transport)
+
+    async def encode(jobs: list[JobStatus]) -> bytes:
+        # Jobs in the queue are the ones svc still tracks as live. Built as plain JSON: the queue can hold
+        # thousands of jobs and the generic encoder costs more than squeue.
+        commands = await host.store.run(job_repo.live_commands, transport)
+        ours = [job.job_id for job in jobs if job.job_id in commands]
+        upstream = await host.store.run(run_repo.upstream_names, transport, ours)
+        return encode_json([_list_form(job, commands.get(job.job_id), upstream.get(job.job_id)) for job in jobs])
+
+    body = await queue.derive("GET /api/jobs", encode)
+    return Response(body, media_type="application/json", headers=snapshot_headers(queue))
 
 
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))

@@ -1,4 +1,5 @@
-"""``GET /api/resources``: GPU and node availability per partition (one sinfo + one squeue per call);
+"""``GET /api/resources``: GPU and node availability per partition (one sinfo + one squeue per refresh of the
+shared snapshot, whatever the number of clients);
 ``GET /api/resources/history``: GPU use per partition over time, as the server's sampler stored it."""
 
 from __future__ import annotations
@@ -6,26 +7,36 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
+from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
+from svc_host.domain.resources import ResourceSnapshot
 from svc_host.resource_sampler import history_series
 from svc_host.store import resource_samples
 
 router = APIRouter(prefix="/api", tags=["resources"])
 
 
-@router.get("/resources", responses=error_responses(502, 503))
+@router.get(
+    "/resources", response_model=list[ResourceSnapshot], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE}
+)
 async def resources(
     host: HostDep,
     partition: str | None = Query(
         None, max_length=256, pattern=r"^[A-Za-z0-9_.-]+$", description="Only this partition (a Slurm partition name)."
     ),
-) -> list[dict[str, Any]]:
-    """One snapshot per partition; an unknown partition gives an empty array."""
-    snapshots = await host.transport(host.server_transport_name()).resources(partition)
-    return [snap.model_dump(mode="json") for snap in snapshots]
+) -> Response:
+    """One snapshot per partition; an unknown partition gives an empty array. The answer is shared by every
+    client and at most about a second old; ``X-Svc-Snapshot-Age`` says how old."""
+    found = await host.transports.snapshots.resources(host.server_transport_name(), partition)
+
+    async def encode(snapshots: list[ResourceSnapshot]) -> bytes:
+        return encode_json([snap.model_dump(mode="json") for snap in snapshots])
+
+    body = await found.derive("GET /api/resources", encode)
+    return Response(body, media_type="application/json", headers=snapshot_headers(found))
 
 
 @router.get("/resources/history")

@@ -1,0 +1,110 @@
+"""Scheduler snapshots: the last answer of each list query per transport, served while at most ``max_age``
+seconds old, so the scheduler's load does not grow with the number of clients.
+
+``GET /api/jobs`` and ``GET /api/resources`` read the queue and the partitions from here; a refresh is one
+command whatever the number of waiting requests (single flight per transport and query), and the monitor's
+tick and the resource sampler refresh the same snapshots, so an open dashboard usually costs no command of
+its own. On a Slurm transport a resources refresh runs only sinfo: its running jobs come from the queue
+snapshot (at most ``max_age`` old itself). Each answer says how old it is (``Snapshot.age``; REST sends it as
+``X-Svc-Snapshot-Age``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.resources import ResourceSnapshot
+from svc_host.single_flight import SingleFlight
+from svc_host.slurm.resources import summarize
+from svc_host.transport import SlurmTransport, Transport
+
+V = TypeVar("V")
+W = TypeVar("W")
+
+MAX_AGE = 1.0
+"""Seconds a list answer may be old by default."""
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot(Generic[V]):
+    """One scheduler answer and when it arrived (the event loop's clock)."""
+
+    value: V
+    taken_at: float
+    _derived: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def age(self) -> float:
+        """Seconds since the scheduler answered."""
+        return max(0.0, asyncio.get_running_loop().time() - self.taken_at)
+
+    async def derive(self, key: str, build: Callable[[V], Awaitable[W]]) -> W:
+        """``build(value)`` once per snapshot and ``key``, shared by every reader of this snapshot (the encoded
+        body of a list response: fifty clients in one second cost one encoding). A failure is not kept."""
+        built = self._derived.get(key)
+        if built is None:
+            built = self._derived[key] = asyncio.ensure_future(build(self.value))
+            built.add_done_callback(lambda done: self._forget_failure(key, done))
+        result: W = await asyncio.shield(built)
+        return result
+
+    def _forget_failure(self, key: str, built: asyncio.Future[Any]) -> None:
+        if built.cancelled() or built.exception() is not None:
+            self._derived.pop(key, None)
+
+
+class SchedulerSnapshots:
+    """The queue and resources answers of every transport, shared by every client of this process."""
+
+    def __init__(self, transport: Callable[[str], Transport], *, max_age: float = MAX_AGE) -> None:
+        self.transport = transport
+        self.max_age = max_age
+        self._latest: dict[Hashable, Snapshot[Any]] = {}
+        self._flights: SingleFlight[Hashable, Snapshot[Any]] = SingleFlight()
+
+    async def queue(self, transport: str, *, max_age: float | None = None) -> Snapshot[list[JobStatus]]:
+        """Every job in the scheduler's queue, at most ``max_age`` seconds old (0: a query now, or the one
+        running now)."""
+        return await self._get(("queue", transport), lambda: self.transport(transport).queue(), max_age)
+
+    async def resources(
+        self, transport: str, partition: str | None = None, *, max_age: float | None = None
+    ) -> Snapshot[list[ResourceSnapshot]]:
+        """Availability per partition (or of one partition), at most ``max_age`` seconds old."""
+        return await self._get(
+            ("resources", transport, partition), lambda: self._resources(transport, partition), max_age
+        )
+
+    async def _resources(self, name: str, partition: str | None) -> list[ResourceSnapshot]:
+        transport = self.transport(name)
+        if not isinstance(transport, SlurmTransport):  # it summarizes on its own
+            return await transport.resources(partition)
+        # The running jobs come from the queue snapshot (the monitor's tick, GET /api/jobs): only sinfo is new.
+        nodes, queued = await asyncio.gather(transport.nodes(partition), self.queue(name))
+        running = [job for job in queued.value if job.state is JobState.RUNNING]
+        return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+
+    def clear(self) -> None:
+        """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query
+        running now still answers its callers but is not kept."""
+        self._latest = {}
+        self._flights = SingleFlight()
+
+    async def _get(self, key: Hashable, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
+        limit = self.max_age if max_age is None else max_age
+        latest = self._latest.get(key)
+        if latest is not None and latest.age <= limit:
+            return latest
+        kept = self._latest
+
+        async def refresh() -> Snapshot[Any]:
+            snapshot = Snapshot(await fetch(), asyncio.get_running_loop().time())
+            kept[key] = snapshot
+            return snapshot
+
+        return await self._flights.run(key, refresh)

@@ -1,0 +1,77 @@
+"""On the dev cluster: concurrent ``GET /api/jobs`` and ``GET /api/resources`` cost the scheduler one query."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+
+import svc_plugin_local.hooks
+from svc_host.context import Host
+from svc_host.transport import CommandResult
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture
+def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None:
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
+
+
+@pytest.fixture
+def commands(local: None, host: Host) -> list[str]:
+    """The name of every command the server's ``local`` transport runs."""
+    transport = host.transports.get("local")
+    real = transport.run  # type: ignore[attr-defined]
+    seen: list[str] = []
+
+    async def counted(argv: Sequence[str], **kwargs: Any) -> CommandResult:
+        seen.append(argv[0])
+        result: CommandResult = await real(argv, **kwargs)
+        return result
+
+    transport.run = counted  # type: ignore[attr-defined]
+    return seen
+
+
+@pytest.fixture
+def held_job() -> Iterator[str]:
+    """A job held in the queue (pending, holding nothing), submitted with plain sbatch: svc does not track it."""
+    job_id = subprocess.run(
+        ["sbatch", "--parsable", "--hold", "--job-name=snapshot-held", "--wrap=true"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    yield job_id
+    subprocess.run(["scancel", job_id], check=False)
+
+
+async def test_fifty_concurrent_job_lists_cost_one_squeue(
+    commands: list[str], held_job: str, svc_api_client: httpx.AsyncClient
+) -> None:
+    responses = await asyncio.gather(*(svc_api_client.get("/api/jobs") for _ in range(50)))
+    assert [response.status_code for response in responses] == [200] * 50
+    assert commands == ["squeue"]
+    for response in responses:
+        assert int(held_job) in {job["job_id"] for job in response.json()}
+        assert 0 <= float(response.headers["X-Svc-Snapshot-Age"]) <= 1.5
+    assert len({response.content for response in responses}) == 1  # everybody saw the same snapshot
+
+    await asyncio.sleep(1.2)  # older than a second: the next list asks the scheduler again
+    again = await svc_api_client.get("/api/jobs")
+    assert again.status_code == 200
+    assert float(again.headers["X-Svc-Snapshot-Age"]) < 1.0
+    assert commands == ["squeue", "squeue"]
+
+
+async def test_concurrent_resource_views_cost_one_sinfo(commands: list[str], svc_api_client: httpx.AsyncClient) -> None:
+    responses = await asyncio.gather(*(svc_api_client.get("/api/resources") for _ in range(30)))
+    assert [response.status_code for response in responses] == [200] * 30
+    assert sorted(commands) == ["sinfo", "squeue"]
+    assert {"debug", "gpu"} <= {snap["partition"] for snap in responses[0].json()}
+    assert "X-Svc-Snapshot-Age" in responses[0].headers
