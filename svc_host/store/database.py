@@ -47,13 +47,22 @@ def _engine(url: str) -> Engine:
         parsed = make_url(url)
     except Exception as exc:
         raise ConfigError(f"SVC_DATABASE_URL is not a database URL: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise ConfigError(f"SVC_DATABASE_URL: svc runs on SQLite or PostgreSQL, not {backend!r}")
     connect_args: dict[str, Any] = {}
-    if parsed.get_backend_name() == "sqlite":
+    if backend == "postgresql":
+        # psycopg 3 whatever the URL names (SQLAlchemy's default for postgresql:// is psycopg2); TIMESTAMP
+        # columns hold UTC, so the session's time zone is UTC for aware datetimes to be stored as written.
+        parsed = parsed.set(drivername="postgresql+psycopg")
+        connect_args = {"options": _with_utc(parsed.query.get("options"))}
+        parsed = parsed.difference_update_query(["options"])
+    if backend == "sqlite":
         connect_args = {"check_same_thread": False, "timeout": 30}
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    engine = create_engine(url, connect_args=connect_args)
-    if parsed.get_backend_name() == "sqlite":
+    engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend == "postgresql")
+    if backend == "sqlite":
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
@@ -66,3 +75,9 @@ def _engine(url: str) -> Engine:
             cursor.close()
 
     return engine
+
+
+def _with_utc(options: str | tuple[str, ...] | None) -> str:
+    """libpq ``options`` of the URL (e.g. ``-csearch_path=team``) with the session time zone set to UTC."""
+    given = " ".join([options] if isinstance(options, str) else options or ())
+    return f"{given} -c timezone=UTC".strip()

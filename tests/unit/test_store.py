@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import create_engine, inspect, text
 from sqlmodel import SQLModel
 
 from svc_host.domain.jobs import JobState, JobStatus
@@ -23,8 +23,8 @@ from svc_host.workflows import store as runs
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    return Store(database_url)
 
 
 def add(store: Store, job_id: str, *, name: str = "j", source: str = "cli", when: datetime | None = None) -> None:
@@ -49,8 +49,8 @@ def test_a_fresh_database_is_migrated_to_the_latest_version(store: Store) -> Non
         assert db_columns == {column.name for column in table.columns}, table.name
 
 
-def test_reopening_keeps_rows_and_does_not_migrate_twice(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_reopening_keeps_rows_and_does_not_migrate_twice(database_url: str) -> None:
+    url = database_url
     first = Store(url)
     add(first, "7")
     first.close()
@@ -60,8 +60,8 @@ def test_reopening_keeps_rows_and_does_not_migrate_twice(tmp_path: Path) -> None
         assert conn.execute(text("SELECT count(*) FROM schema_version")).scalar() == 1
 
 
-def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def test_a_database_from_before_migrations_is_upgraded(database_url: str) -> None:
+    url = database_url
     with Store(url).engine.begin() as conn:  # simulate a version-0 database: nothing recorded
         conn.execute(text("DROP TABLE job_transition"))
         conn.execute(text("DROP TABLE job"))
@@ -71,45 +71,37 @@ def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
 
 KILLED_MID_MIGRATION = """
 import os, signal, sys
-from sqlalchemy import event
 from svc_host.store import database, migrations
 
 # die (SIGKILL, as an OOM killer or kill -9 would) after migration 2's tables, before its version row
-migrations.MIGRATIONS = (
-    migrations.MIGRATIONS[0], (*migrations.MIGRATIONS[1], "SELECT die()"), *migrations.MIGRATIONS[2:]
-)
-make_engine = database._engine
-
-def engine_that_dies(url):
-    engine = make_engine(url)
-    die = lambda: os.kill(os.getpid(), signal.SIGKILL)
-    event.listen(engine, "connect", lambda conn, _: conn.create_function("die", 0, die))
-    return engine
-
-database._engine = engine_that_dies
+die = lambda conn: os.kill(os.getpid(), signal.SIGKILL)
+migrations.MIGRATIONS = (migrations.MIGRATIONS[0], (*migrations.MIGRATIONS[1], die), *migrations.MIGRATIONS[2:])
 database.Store(sys.argv[1])
 """
 
 
-def versions(path: Path) -> tuple[list[int], set[str]]:
-    with sqlite3.connect(path) as conn:
-        rows = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def versions(url: str) -> tuple[list[int], set[str]]:
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            rows = [row[0] for row in conn.execute(text("SELECT version FROM schema_version"))]
+            tables = set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
     return rows, tables
 
 
-def test_a_migration_killed_before_its_version_row_is_undone_and_runs_again(tmp_path: Path) -> None:
-    path = tmp_path / "svc.db"
-    killed = subprocess.run([sys.executable, "-c", KILLED_MID_MIGRATION, f"sqlite:///{path}"], check=False)
+def test_a_migration_killed_before_its_version_row_is_undone_and_runs_again(database_url: str) -> None:
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_MIGRATION, database_url], check=False)
     assert killed.returncode == -signal.SIGKILL
-    rows, tables = versions(path)
+    rows, tables = versions(database_url)
     assert rows == [1]  # migration 1 committed with its version row; migration 2 rolled back entirely
     assert "job" in tables
     assert "workflow_run" not in tables
-    store = Store(f"sqlite:///{path}")
+    store = Store(database_url)
     assert store.schema_version == len(MIGRATIONS)
     add(store, "7")
-    assert versions(path)[0] == [len(MIGRATIONS)]
+    assert versions(database_url)[0] == [len(MIGRATIONS)]
 
 
 def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
@@ -124,8 +116,8 @@ def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
     add(store, "7")
 
 
-def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_every_migration_runs_twice_without_harm(database_url: str) -> None:
+    url = database_url
     first = Store(url)
     add(first, "7")
     with first.engine.begin() as conn:
@@ -135,8 +127,8 @@ def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
     assert [row.job_id for row in again.call(repo.history)] == ["7"]
 
 
-def test_env_var_values_stored_by_earlier_versions_are_blanked(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_env_var_values_stored_by_earlier_versions_are_blanked(database_url: str) -> None:
+    url = database_url
     old = Store(url)
     definition = JobDefinition(name="a", command="true", environment={"env_vars": {"TOKEN": "s3cret", "N": "1"}})
     job = runs.NewJob(name="a", dependencies=[], definition=definition, retry=0, retry_delay=5)
@@ -161,6 +153,8 @@ def test_env_var_values_stored_by_earlier_versions_are_blanked(tmp_path: Path) -
 def test_a_bad_database_url_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="SVC_DATABASE_URL is not a database URL"):
         Store("not a url")
+    with pytest.raises(ConfigError, match="SQLite or PostgreSQL, not 'mysql'"):
+        Store("mysql://svc@127.0.0.1/svc")
 
 
 def test_submission_records_resources_and_env_names_but_no_values(store: Store) -> None:
