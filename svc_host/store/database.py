@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, create_engine
 
 from svc_host.errors import ConfigError
 from svc_host.store.migrations import migrate
 
+log = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
+_ATTEMPTS = 3
+_RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
+"""deadlock_detected, serialization_failure"""
 
 
 class Store:
-    """A database reached through SQLAlchemy (``sqlite:///...`` by default, any URL via SVC_DATABASE_URL)."""
+    """A database reached through SQLAlchemy: ``sqlite:///...`` by default, ``postgresql://...`` (SVC_DATABASE_URL)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -28,11 +34,23 @@ class Store:
         self.schema_version = migrate(self.engine)
 
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a repository function in one transaction (committed when it returns)."""
-        with Session(self.engine, expire_on_commit=False) as session:
-            result = fn(session, *args, **kwargs)
-            session.commit()
-            return result
+        """Run a repository function in one transaction (committed when it returns).
+
+        On PostgreSQL a transaction the server chose to abort (a deadlock, a serialization failure) is run again
+        from the start, up to three times: repository functions only read and write the database, and the
+        aborted attempt left nothing behind."""
+        attempt = 1
+        while True:
+            with Session(self.engine, expire_on_commit=False) as session:
+                try:
+                    result = fn(session, *args, **kwargs)
+                    session.commit()
+                    return result
+                except DBAPIError as exc:
+                    if attempt == _ATTEMPTS or getattr(exc.orig, "sqlstate", None) not in _RETRIED_SQLSTATES:
+                        raise
+                    log.info("retrying a transaction PostgreSQL aborted: %s", type(exc.orig).__name__)
+            attempt += 1
 
     async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``call`` in a worker thread, so the event loop never waits on the database."""

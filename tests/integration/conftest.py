@@ -32,10 +32,17 @@ def work() -> Path:
 
 
 @pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths) -> Iterator[Callable[[], Host]]:
+def store_url(svc_paths: SvcPaths) -> str:
+    """The store of the test's hosts: SQLite in the state directory. Modules that test the store's users (the
+    engine, sweeps, races) override it with ``database_url`` to run on PostgreSQL as well."""
+    return f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
+
+
+@pytest.fixture
+def make_host(plugins: PluginManager, svc_paths: SvcPaths, store_url: str) -> Iterator[Callable[[], Host]]:
     """Hosts on one store (a second one is the restarted server); live local jobs of this store are cancelled."""
     made: list[Host] = []
-    url = f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
+    url = store_url
 
     def make() -> Host:
         host = Host(

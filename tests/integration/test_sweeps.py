@@ -33,6 +33,12 @@ from svc_host.workflows.prepare import RunRequest
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
+@pytest.fixture
+def store_url(database_url: str) -> str:
+    """This module runs on SQLite and on PostgreSQL."""
+    return database_url
+
+
 class Events:
     """An ``svc_event`` observer of sweep events."""
 

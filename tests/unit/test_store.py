@@ -6,12 +6,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
-from sqlmodel import SQLModel
+from sqlmodel import Session, SQLModel
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
@@ -193,6 +196,16 @@ def test_history_is_newest_first_and_filters(store: Store) -> None:
     assert [r.job_id for r in store.call(repo.history, source="web")] == ["2"]
 
 
+def test_integers_are_64_bit_on_every_database(store: Store) -> None:
+    """SQLite's integers are 64-bit; PostgreSQL's columns are BIGINT, so a value past 2**31 is kept as is."""
+    add(store, "1")
+    huge = JobStatus(job_id="1", state=JobState.RUNNING, raw_state="RUNNING", elapsed_seconds=2**40)
+    store.call(repo.apply_statuses, "local", {"1": huge})
+    row = store.call(repo.find_job, "local", "1")
+    assert row is not None
+    assert row.elapsed_seconds == 2**40
+
+
 def test_stats_count_outcomes_in_the_window(store: Store) -> None:
     now = datetime.now(UTC)
     add(store, "1", when=now - timedelta(days=3))
@@ -207,3 +220,31 @@ def test_stats_count_outcomes_in_the_window(store: Store) -> None:
     stats = store.call(repo.history_stats, since=now - timedelta(hours=1))
     assert stats == {"total": 4, "completed": 1, "failed": 1, "cancelled": 1, "avg_runtime_seconds": 14.0}
     assert store.call(repo.history_stats)["total"] == 5
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_transaction_postgresql_aborts_in_a_deadlock_is_run_again(database_url: str) -> None:
+    """Two transactions lock two jobs in opposite orders: PostgreSQL aborts one, which ``Store.call`` runs again,
+    so both writes land. (SQLite's one write lock makes such transactions wait in turn instead.)"""
+    store = Store(database_url)
+    add(store, "1")
+    add(store, "2")
+    both_hold_one = threading.Barrier(2)
+    attempts: Counter[str] = Counter()
+
+    def lock_in_order(session: Session, first: str, second: str) -> None:
+        attempts[first] += 1
+        rename = text("UPDATE job SET name = name || :tag WHERE job_id = :job_id")
+        session.execute(rename, {"tag": f"+{first}", "job_id": first})
+        if attempts[first] == 1:
+            both_hold_one.wait(timeout=30)
+        session.execute(rename, {"tag": f"+{first}", "job_id": second})
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(store.call, lock_in_order, a, b) for a, b in (("1", "2"), ("2", "1"))]
+        for future in done:
+            future.result(timeout=60)
+    assert sorted(attempts.values()) == [1, 2]  # the deadlock's victim ran again, once
+    names = {row.job_id: row.name for row in store.call(repo.history)}
+    assert {job_id: sorted(name.split("+")[1:]) for job_id, name in names.items()} == {"1": ["1", "2"], "2": ["1", "2"]}
+    store.close()
