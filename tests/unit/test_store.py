@@ -9,7 +9,7 @@ import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -247,4 +247,20 @@ def test_a_transaction_postgresql_aborts_in_a_deadlock_is_run_again(database_url
     assert sorted(attempts.values()) == [1, 2]  # the deadlock's victim ran again, once
     names = {row.job_id: row.name for row in store.call(repo.history)}
     assert {job_id: sorted(name.split("+")[1:]) for job_id, name in names.items()} == {"1": ["1", "2"], "2": ["1", "2"]}
+    store.close()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_postgresql_url_keeps_its_options_and_the_session_runs_in_utc(database_url: str) -> None:
+    """The URL's ``options`` (here the test's own schema) reach the server along with ``timezone=UTC``, so a time
+    written in any zone reads back as the same moment."""
+    schema = database_url.rsplit("search_path%3D", 1)[1]
+    store = Store(database_url)
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT current_schema(), current_setting('TimeZone')")).one() == (schema, "UTC")
+    berlin = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=1)))
+    add(store, "1", when=berlin)
+    row = store.call(repo.find_job, "local", "1")
+    assert row is not None
+    assert repo.utc(row.submitted_at) == datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
     store.close()
