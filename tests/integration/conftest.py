@@ -32,17 +32,12 @@ def work() -> Path:
 
 
 @pytest.fixture
-def store_url(svc_paths: SvcPaths) -> str:
-    """The store of the test's hosts: SQLite in the state directory. Modules that test the store's users (the
-    engine, sweeps, races) override it with ``database_url`` to run on PostgreSQL as well."""
-    return f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
-
-
-@pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths, store_url: str) -> Iterator[Callable[[], Host]]:
-    """Hosts on one store (a second one is the restarted server); live local jobs of this store are cancelled."""
+def make_host(plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str) -> Iterator[Callable[[], Host]]:
+    """Hosts on one store, ``svc_database_url`` (a second one is the restarted server; modules that test the
+    store's users override it with ``database_url`` to run on PostgreSQL too); live local jobs of this store are
+    cancelled."""
     made: list[Host] = []
-    url = store_url
+    url = svc_database_url
 
     def make() -> Host:
         host = Host(

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture
-def store_url(database_url: str) -> str:
+def svc_database_url(database_url: str) -> str:
     """This module runs on SQLite and on PostgreSQL."""
     return database_url
 

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 @pytest.fixture
-def store_url(database_url: str) -> str:
+def svc_database_url(database_url: str) -> str:
     """This module runs on SQLite and on PostgreSQL."""
     return database_url
 
@@ -248,6 +248,7 @@ jobs:
 """
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # job selection, not the store: once is enough
 @pytest.mark.parametrize(
     ("selection", "ran"),
     [
@@ -387,7 +388,7 @@ jobs:
 
 
 async def test_env_var_values_reach_the_jobs_but_never_the_store(
-    engine: WorkflowEngine, work: Path, svc_paths: SvcPaths, store_url: str
+    engine: WorkflowEngine, work: Path, svc_paths: SvcPaths, svc_database_url: str
 ) -> None:
     """Values come from the workflow file (rendered with the run's args) and the configuration, read again at
     each submission (the second job is submitted later, by a monitor-driven pass); the store keeps names only."""
@@ -401,7 +402,7 @@ async def test_env_var_values_reach_the_jobs_but_never_the_store(
     records = engine.host.store.call(lambda session: list(session.exec(select(JobRecord))))
     assert {record.env_var_names for record in records} == {'["FROM_CONFIG", "FROM_FILE"]'}
     engine.host.store.close()  # SQLite: checkpoint the WAL, every byte the store holds is in the file now
-    stored = stored_bytes(store_url)
+    stored = stored_bytes(svc_database_url)
     assert b"config-token-9c1e" not in stored
     assert b"hi-file-value-7f3a" not in stored
     assert b"FROM_CONFIG" in stored
