@@ -75,8 +75,10 @@ def postgres_url() -> str:
     status = subprocess.run([script, "status"], capture_output=True, text=True, check=False)
     if status.returncode != 0:
         skip_or_fail(f"the dev PostgreSQL is not up (scripts/devpostgres up):\n{status.stdout}{status.stderr}")
-    out = subprocess.run([script, "env"], capture_output=True, text=True, check=True).stdout
-    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)["SVC_DEV_POSTGRES_URL"]
+    env = subprocess.run([script, "env"], capture_output=True, text=True, check=False)
+    if env.returncode != 0:  # its password file is root's
+        skip_or_fail(f"cannot read the dev PostgreSQL's URL (scripts/devpostgres env): {env.stderr.strip()}")
+    return dict(line.split("=", 1) for line in env.stdout.splitlines() if "=" in line)["SVC_DEV_POSTGRES_URL"]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
