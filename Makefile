@@ -1,9 +1,9 @@
 # One command to run svc, one to test it. `make test` works on a fresh Debian/Ubuntu machine as root:
-# it installs svc with its test extras, brings the dev cluster (real Slurm + loopback sshd) up, runs the
-# linters and the whole test suite against it.
+# it installs svc with its test extras, brings the dev cluster (real Slurm + loopback sshd) and the dev PostgreSQL
+# up, runs the linters and the whole test suite against them (store tests run on SQLite and on PostgreSQL).
 PYTHON ?= python3
 
-.PHONY: install cluster browser lint test run
+.PHONY: install cluster postgres browser lint test run
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
@@ -15,6 +15,9 @@ install:
 cluster:
 	bash scripts/devcluster up
 
+postgres:
+	bash scripts/devpostgres up
+
 browser:
 	bash scripts/browser
 
@@ -25,7 +28,7 @@ lint:
 # Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well;
 # tests marked HOLDS_GPUS (svc_host.testing.plugin) count or hold the GPUs and run one after another.
 # Tests marked outage stop a daemon every other test needs: they run afterwards, alone and serially.
-test: install cluster browser lint
+test: install cluster postgres browser lint
 	$(PYTHON) -m pytest -n 4 --dist loadgroup -m "not outage"
 	$(PYTHON) -m pytest -m outage
 

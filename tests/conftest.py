@@ -1,12 +1,17 @@
-"""Shared fixtures: the dev cluster's facts (``scripts/devcluster env``) and profiles pointing at it."""
+"""Shared fixtures: the dev cluster's facts (``scripts/devcluster env``) and profiles pointing at it, and a fresh
+database for each store test on both SQLite and the dev PostgreSQL (``scripts/devpostgres``)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from sqlalchemy import create_engine, make_url, text
 
 from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
@@ -61,3 +66,40 @@ def dev_profile(dev_env: dict[str, str]) -> SSHProfile:
         known_hosts=dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
         description="dev cluster over loopback ssh",
     )
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The URL of the dev PostgreSQL server's test database (``scripts/devpostgres env``), or skip (fail in CI)."""
+    script = ROOT / "scripts" / "devpostgres"
+    status = subprocess.run([script, "status"], capture_output=True, text=True, check=False)
+    if status.returncode != 0:
+        skip_or_fail(f"the dev PostgreSQL is not up (scripts/devpostgres up):\n{status.stdout}{status.stderr}")
+    env = subprocess.run([script, "env"], capture_output=True, text=True, check=False)
+    if env.returncode != 0:  # its password file is root's
+        skip_or_fail(f"cannot read the dev PostgreSQL's URL (scripts/devpostgres env): {env.stderr.strip()}")
+    return dict(line.split("=", 1) for line in env.stdout.splitlines() if "=" in line)["SVC_DEV_POSTGRES_URL"]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database for one test (the test runs once on each): a SQLite file in ``tmp_path``, or a
+    schema of its own in the dev PostgreSQL database (its URL names it), dropped afterwards with whatever
+    connections the test left open. Tests of a store, the workflow engine, sweeps, schedules and leases use it."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'svc.db'}"
+        return
+    base: str = request.getfixturevalue("postgres_url")
+    schema = f"t_{uuid.uuid4().hex}"
+    admin = create_engine(make_url(base).set(drivername="postgresql+psycopg"))
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    # application_name marks the test's connections, so the teardown can end those it left open
+    yield f"{base}?application_name={schema}&options={quote(f'-csearch_path={schema}')}"
+    with admin.begin() as conn:
+        conn.execute(
+            text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :name"),
+            {"name": schema},
+        )
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()

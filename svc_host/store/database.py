@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, create_engine
 
 from svc_host.errors import ConfigError, StoreFullError
 from svc_host.store.migrations import migrate
 
+log = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
+_ATTEMPTS = 3
+_RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
+"""deadlock_detected, serialization_failure"""
 
 
 class Store:
-    """A database reached through SQLAlchemy (``sqlite:///...`` by default, any URL via SVC_DATABASE_URL)."""
+    """A database reached through SQLAlchemy: ``sqlite:///...`` by default, ``postgresql://...`` (SVC_DATABASE_URL)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -29,19 +34,31 @@ class Store:
         self.schema_version = migrate(self.engine)
 
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a repository function in one transaction (committed when it returns)."""
-        try:
-            with Session(self.engine, expire_on_commit=False) as session:
-                result = fn(session, *args, **kwargs)
-                session.commit()
-                return result
-        except OperationalError as exc:
-            if not _disk_full(exc):
-                raise
-            where = self.engine.url.render_as_string(hide_password=True)
-            raise StoreFullError(
-                f"the disk holding svc's store ({where}) is full; nothing was saved: free some space and try again"
-            ) from exc
+        """Run a repository function in one transaction (committed when it returns).
+
+        On PostgreSQL a transaction the server chose to abort (a deadlock, a serialization failure) is run again
+        from the start, up to three times: repository functions only read and write the database, and the
+        aborted attempt left nothing behind. A full disk is ``StoreFullError`` (nothing was saved)."""
+        attempt = 1
+        while True:
+            try:
+                with Session(self.engine, expire_on_commit=False) as session:
+                    try:
+                        result = fn(session, *args, **kwargs)
+                        session.commit()
+                        return result
+                    except DBAPIError as exc:
+                        if attempt == _ATTEMPTS or getattr(exc.orig, "sqlstate", None) not in _RETRIED_SQLSTATES:
+                            raise
+                        log.info("retrying a transaction PostgreSQL aborted: %s", type(exc.orig).__name__)
+            except OperationalError as exc:
+                if not _disk_full(exc):
+                    raise
+                where = self.engine.url.render_as_string(hide_password=True)
+                raise StoreFullError(
+                    f"the disk holding svc's store ({where}) is full; nothing was saved: free some space and try again"
+                ) from exc
+            attempt += 1
 
     async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``call`` in a worker thread, so the event loop never waits on the database."""
@@ -61,13 +78,22 @@ def _engine(url: str) -> Engine:
         parsed = make_url(url)
     except Exception as exc:
         raise ConfigError(f"SVC_DATABASE_URL is not a database URL: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise ConfigError(f"SVC_DATABASE_URL: svc runs on SQLite or PostgreSQL, not {backend!r}")
     connect_args: dict[str, Any] = {}
-    if parsed.get_backend_name() == "sqlite":
+    if backend == "postgresql":
+        # psycopg 3 whatever the URL names (SQLAlchemy's default for postgresql:// is psycopg2); TIMESTAMP
+        # columns hold UTC, so the session's time zone is UTC for aware datetimes to be stored as written.
+        parsed = parsed.set(drivername="postgresql+psycopg")
+        connect_args = {"options": _with_utc(parsed.query.get("options"))}
+        parsed = parsed.difference_update_query(["options"])
+    if backend == "sqlite":
         connect_args = {"check_same_thread": False, "timeout": 30}
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    engine = create_engine(url, connect_args=connect_args)
-    if parsed.get_backend_name() == "sqlite":
+    engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend == "postgresql")
+    if backend == "sqlite":
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
@@ -80,3 +106,9 @@ def _engine(url: str) -> Engine:
             cursor.close()
 
     return engine
+
+
+def _with_utc(options: str | tuple[str, ...] | None) -> str:
+    """libpq ``options`` of the URL (e.g. ``-csearch_path=team``) with the session time zone set to UTC."""
+    given = " ".join([options] if isinstance(options, str) else options or ())
+    return f"{given} -c timezone=UTC".strip()

@@ -1,9 +1,11 @@
-"""The tables. Their columns must match the DDL of ``migrations.py`` (a test checks that they do)."""
+"""The tables. Their columns must match the DDL of ``migrations.py`` (a test checks that they do); every integer
+is 64-bit, on SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import BigInteger, Integer
 from sqlmodel import Field, SQLModel
 
 
@@ -201,3 +203,17 @@ class ScheduleRecord(SQLModel, table=True):
     fire_count: int = 0
     created_at: datetime
     updated_at: datetime
+
+
+def _integers_are_64_bit(*models: type[SQLModel]) -> None:
+    """Bind every integer column as BIGINT: what the migrations create on PostgreSQL (SQLite's integers are 64-bit
+    anyway), so a value past 2**31 is never cast to a 32-bit INTEGER on the way in."""
+    for model in models:
+        for column in SQLModel.metadata.tables[str(model.__tablename__)].columns:
+            if isinstance(column.type, Integer) and not isinstance(column.type, BigInteger):
+                column.type = BigInteger()
+
+
+_integers_are_64_bit(
+    JobRecord, JobTransition, WorkflowRunRecord, WorkflowRunJob, SweepRunRecord, ResourceSample, ScheduleRecord
+)

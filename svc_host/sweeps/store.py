@@ -129,7 +129,7 @@ def insert_sweep(
 def recount(session: Session, sweep_id: int, now: datetime | None = None) -> None:
     """Set the counters from the cells' statuses (after writing this transaction's own changes)."""
     session.flush()
-    session.execute(select(SweepRunRecord.id).where(SweepRunRecord.id == sweep_id).with_for_update())
+    runs.lock_sweep(session, sweep_id)
 
     def count(statuses: tuple[str, ...]) -> Any:
         return (
@@ -208,6 +208,7 @@ def next_cells(session: Session, sweep_id: int, launching: Collection[str], now:
     """The pending cells to launch now (matrix order), at most ``max_parallel`` in flight counting the cells
     in ``launching`` that are still pending. Their ``started_at`` becomes now and any owner left by a process
     that died while claiming them is cleared (only the sweep's owner launches cells)."""
+    runs.lock_sweep(session, sweep_id)
     sweep = session.get(SweepRunRecord, sweep_id)
     if sweep is None:
         return []
@@ -249,6 +250,7 @@ def drain_pending(
     """Cancel every pending cell (but those in ``keep``: being launched) with ``reason`` as its error, its
     jobs ``CANCELLED``; returns how many. Counters are recounted."""
     moment = now or runs.now_utc()
+    runs.lock_sweep(session, sweep_id)
     query = select(WorkflowRunRecord.id).where(
         WorkflowRunRecord.sweep_id == sweep_id,
         WorkflowRunRecord.status == RUN_PENDING,

@@ -125,8 +125,16 @@ def svc_paths(tmp_path: Path) -> SvcPaths:
 
 
 @pytest.fixture
-def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator[Host]:
-    """A ``Host`` on ``svc_paths`` with ``svc_plugin_manager`` (add plugins with ``svc_register_plugin`` first)."""
+def svc_database_url(svc_paths: SvcPaths) -> str:
+    """The store of ``svc_host``: SQLite in ``svc_paths``' state directory. Override it (with a
+    ``postgresql://`` URL of a database or schema of the test's own) to run tests on PostgreSQL."""
+    return f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
+
+
+@pytest.fixture
+def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_database_url: str) -> Iterator[Host]:
+    """A ``Host`` on ``svc_paths`` and ``svc_database_url`` with ``svc_plugin_manager`` (add plugins with
+    ``svc_register_plugin`` first)."""
     from svc_host.context import Host
     from svc_host.profiles import ProfileStore
     from svc_host.store.database import Store
@@ -135,7 +143,7 @@ def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths) -> Iterator
         paths=svc_paths,
         plugins=svc_plugin_manager,
         profiles=ProfileStore(svc_paths.profiles_file),
-        store=Store(f"sqlite:///{svc_paths.state_dir / 'svc.db'}"),
+        store=Store(svc_database_url),
         source="web",
         read_env=False,
     )

@@ -20,7 +20,7 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.leases import Leases, table_of
 from svc_host.store import jobs as job_repo
 from svc_host.store.jobs import utc
-from svc_host.store.tables import JobRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import (
     LIVE,
@@ -244,8 +244,13 @@ def set_run_status(
     A compare-and-set: the ``UPDATE`` names the status it read in its ``WHERE``, so a change that another
     transaction committed in between (a cancel racing a completion) is never overwritten. The loser re-reads
     (now under the write lock it took with its attempt) and decides again: a terminal status is final.
+
+    A sweep cell's sweep row is locked first (``lock_sweep``), as every writer of a sweep's cells does.
     """
     moment = now or now_utc()
+    sweep_id = session.exec(select(WorkflowRunRecord.sweep_id).where(WorkflowRunRecord.id == run_id)).first()
+    if sweep_id is not None:
+        lock_sweep(session, sweep_id)
     for _ in range(_CAS_ATTEMPTS):
         current: str | None = session.exec(
             select(WorkflowRunRecord.status).where(WorkflowRunRecord.id == run_id)
@@ -274,6 +279,13 @@ def set_run_status(
             hook(session, run, current)
         return current
     return None
+
+
+def lock_sweep(session: Session, sweep_id: int) -> None:
+    """Lock a sweep's row until the transaction ends (``SELECT ... FOR UPDATE``; SQLite's one write lock does it
+    there). Every transaction that writes a sweep's cells takes it before it touches them, so on PostgreSQL two
+    such transactions wait on each other in one order and never deadlock; the counters are recounted under it."""
+    session.execute(select(SweepRunRecord.id).where(SweepRunRecord.id == sweep_id).with_for_update())
 
 
 def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], now: datetime | None = None) -> None:

@@ -32,10 +32,12 @@ def work() -> Path:
 
 
 @pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths) -> Iterator[Callable[[], Host]]:
-    """Hosts on one store (a second one is the restarted server); live local jobs of this store are cancelled."""
+def make_host(plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str) -> Iterator[Callable[[], Host]]:
+    """Hosts on one store, ``svc_database_url`` (a second one is the restarted server; modules that test the
+    store's users override it with ``database_url`` to run on PostgreSQL too); live local jobs of this store are
+    cancelled."""
     made: list[Host] = []
-    url = f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
+    url = svc_database_url
 
     def make() -> Host:
         host = Host(

@@ -28,6 +28,13 @@ from svc_host.workflows.plan import RUN_CANCELLED, RUN_COMPLETED, RUN_RUNNING, W
 
 pytestmark = pytest.mark.cluster
 
+
+@pytest.fixture
+def svc_database_url(database_url: str) -> str:
+    """This module runs on SQLite and on PostgreSQL."""
+    return database_url
+
+
 ROUNDS = 120
 
 

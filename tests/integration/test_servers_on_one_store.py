@@ -1,5 +1,6 @@
 """Real svc processes on one store, on the dev cluster: ``svc serve``, ``svc mcp`` and CLI commands writing at
-once, and a ``svc serve`` killed with -9 in the middle of a workflow and a sweep, then started again.
+once, and two ``svc serve`` of which one is killed with -9 in the middle of a workflow and a sweep: the other
+finishes both, every job submitted once. Every test runs on SQLite and on PostgreSQL (``SVC_DATABASE_URL``).
 
 Everything runs as a user would start it (``python -m svc_host ...``), in the test's isolated home; every job
 is short and cancelled at the end if still live (only jobs this test's store knows).
@@ -36,6 +37,13 @@ pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("slurm_cluster")]
 TOKEN = "one-store-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PER_CLIENT = 8
+
+
+@pytest.fixture(autouse=True)
+def store_url(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every svc process of the test (servers, ``svc mcp``, the CLI) uses this store."""
+    monkeypatch.setenv("SVC_DATABASE_URL", database_url)
+    return database_url
 
 
 class Servers:
@@ -168,11 +176,12 @@ def _counts(session: Session) -> tuple[int, int, int]:
     )
 
 
-def test_serve_killed_with_9_mid_workflow_and_mid_sweep_finishes_both_after_a_restart(
-    servers: Servers, tmp_path: Path
+def test_of_two_servers_one_killed_with_9_mid_workflow_and_mid_sweep_the_other_finishes_both(
+    servers: Servers, store_url: str
 ) -> None:
     work = Path.cwd()
     base, first = servers.start()
+    other, _ = servers.start()
     with httpx.Client(base_url=base, headers=AUTH, timeout=60) as client:
         for name, text in (("chain.yaml", CHAIN), ("grid.yaml", GRID)):
             assert client.post("/api/workflows/upload", json={"yaml": text, "filename": name}).is_success
@@ -185,12 +194,10 @@ def test_serve_killed_with_9_mid_workflow_and_mid_sweep_finishes_both_after_a_re
         wait_for(client, f"/api/sweep_runs/{sweep_id}", lambda body: body["cells_running"] == 2, timeout=60)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
-    url = SvcPaths.from_env().database_url
-    before = rows(url)
+    before = rows(store_url)
     assert before[1:] == (5, 1)  # the run and the 4 cells, the sweep
 
-    base, _ = servers.start()
-    with httpx.Client(base_url=base, headers=AUTH, timeout=60) as client:
+    with httpx.Client(base_url=other, headers=AUTH, timeout=60) as client:  # it takes over what the first drove
         ended = ("completed", "failed", "cancelled")
         done_run = wait_for(client, f"/api/workflows/runs/{run['id']}", lambda body: body["status"] in ended)
         done_sweep = wait_for(client, f"/api/sweep_runs/{sweep_id}", lambda body: body["status"] in ended)
@@ -198,7 +205,7 @@ def test_serve_killed_with_9_mid_workflow_and_mid_sweep_finishes_both_after_a_re
     assert done_run["job_statuses"] == {"first": "COMPLETED", "second": "COMPLETED"}
     counts = [done_sweep[key] for key in ("cells_pending", "cells_running", "cells_completed", "cells_failed")]
     assert (done_sweep["status"], counts) == ("completed", [0, 0, 4, 0]), done_sweep
-    after = rows(url)
+    after = rows(store_url)
     assert after == (6, 5, 1)  # 2 + 4 jobs, each submitted once; no row lost
     assert (work / "chain.txt").read_text() == "first\nsecond\n"
     assert sorted((work / "grid.txt").read_text().split()) == ["1", "2", "3", "4"]

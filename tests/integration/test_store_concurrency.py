@@ -1,4 +1,4 @@
-"""Several svc processes on one SQLite store at once: nothing lost, no "database is locked".
+"""Several svc processes on one store at once, on SQLite and on PostgreSQL: nothing lost, no "database is locked".
 
 ``svc serve``, ``svc mcp`` and CLI commands each open the store and write to it while the others do. Here real
 processes, started together on a fresh database (so they also migrate it at the same moment), each write jobs
@@ -11,7 +11,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from sqlalchemy import text
 
@@ -55,8 +54,8 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def test_writers_in_separate_processes_lose_nothing(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_writers_in_separate_processes_lose_nothing(database_url: str) -> None:
+    url = database_url
     started = time.perf_counter()
     processes = [
         subprocess.Popen(

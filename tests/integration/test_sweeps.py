@@ -33,6 +33,12 @@ from svc_host.workflows.prepare import RunRequest
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
+@pytest.fixture
+def svc_database_url(database_url: str) -> str:
+    """This module runs on SQLite and on PostgreSQL."""
+    return database_url
+
+
 class Events:
     """An ``svc_event`` observer of sweep events."""
 
@@ -157,6 +163,7 @@ async def test_fail_fast_stops_launching(orchestrator: SweepOrchestrator, work: 
     assert {cell.error for cell in drained} == {"not started: fail_fast stopped the sweep after a cell failed"}
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # error handling, not the store: once is enough
 @pytest.mark.parametrize("where", ["render", "submit"])
 async def test_a_launch_that_raises_a_bug_fails_its_cell_with_the_error(
     orchestrator: SweepOrchestrator, work: Path, monkeypatch: pytest.MonkeyPatch, where: str
@@ -315,6 +322,7 @@ async def test_restart_mid_sweep_loses_no_cell_and_runs_none_twice(make_host: Ca
 # -- SSH ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SSH sessions, not the store: once is enough
 async def test_over_ssh_max_parallel_20_shares_one_pool_of_8_sessions(
     make_host: Callable[[], Host], dev_profile: SSHProfile
 ) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlalchemy import make_url
+from sqlmodel import SQLModel, select
 
 from svc_host import hookimpl
 from svc_host.context import Host
@@ -21,6 +22,7 @@ from svc_host.errors import InvalidStateError, TransportError
 from svc_host.paths import SvcPaths
 from svc_host.plugin_types import Event
 from svc_host.store import jobs as job_repo
+from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord
 from svc_host.testing.waiting import wait_for_state
 from svc_host.workflows.engine import WorkflowEngine
@@ -28,6 +30,12 @@ from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import RunSnapshot
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+
+@pytest.fixture
+def svc_database_url(database_url: str) -> str:
+    """This module runs on SQLite and on PostgreSQL."""
+    return database_url
 
 
 @pytest.fixture
@@ -197,6 +205,23 @@ def _until(condition: Callable[[RunSnapshot], bool]) -> Callable[[RunSnapshot], 
     return check
 
 
+def stored_bytes(store_url: str) -> bytes:
+    """What the store holds: the SQLite files byte for byte (free pages and the WAL included), or on PostgreSQL
+    every value of every table."""
+    if store_url.startswith("sqlite"):
+        database = Path(str(make_url(store_url).database))
+        return b"".join(path.read_bytes() for path in database.parent.glob(f"{database.name}*"))
+    store = Store(store_url)
+    try:
+        return store.call(
+            lambda session: repr(
+                [list(session.execute(table.select())) for table in SQLModel.metadata.sorted_tables]
+            ).encode()
+        )
+    finally:
+        store.close()
+
+
 class _Reached(Exception):
     pass
 
@@ -223,6 +248,7 @@ jobs:
 """
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # job selection, not the store: once is enough
 @pytest.mark.parametrize(
     ("selection", "ran"),
     [
@@ -362,7 +388,7 @@ jobs:
 
 
 async def test_env_var_values_reach_the_jobs_but_never_the_store(
-    engine: WorkflowEngine, work: Path, svc_paths: SvcPaths
+    engine: WorkflowEngine, work: Path, svc_paths: SvcPaths, svc_database_url: str
 ) -> None:
     """Values come from the workflow file (rendered with the run's args) and the configuration, read again at
     each submission (the second job is submitted later, by a monitor-driven pass); the store keeps names only."""
@@ -375,8 +401,8 @@ async def test_env_var_values_reach_the_jobs_but_never_the_store(
     assert {json.loads(job.definition)["environment"]["env_vars"]["FROM_CONFIG"] for job in done.jobs} == {""}
     records = engine.host.store.call(lambda session: list(session.exec(select(JobRecord))))
     assert {record.env_var_names for record in records} == {'["FROM_CONFIG", "FROM_FILE"]'}
-    engine.host.store.close()  # checkpoint the WAL: every byte the store holds is in the file now
-    stored = b"".join(path.read_bytes() for path in svc_paths.state_dir.glob("svc.db*"))
+    engine.host.store.close()  # SQLite: checkpoint the WAL, every byte the store holds is in the file now
+    stored = stored_bytes(svc_database_url)
     assert b"config-token-9c1e" not in stored
     assert b"hi-file-value-7f3a" not in stored
     assert b"FROM_CONFIG" in stored

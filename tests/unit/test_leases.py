@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from pathlib import Path
 
 from svc_host.leases import LeaseKeeper
 from svc_host.store.database import Store
@@ -29,8 +28,8 @@ def keeper(store: Store, owner: str, *, adopt: bool, held: list[list[str]], take
     )
 
 
-async def test_a_server_takes_over_a_run_whose_holder_stopped_renewing(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'svc.db'}")
+async def test_a_server_takes_over_a_run_whose_holder_stopped_renewing(database_url: str) -> None:
+    store = Store(database_url)
     for run_id in ("r1", "cell"):
         status = "pending" if run_id == "cell" else "running"  # a pending sweep cell waits for its sweep
         store.call(repo.insert_run, repo.NewRun("wf", "/wf.yaml", {}, {}, "local", None, [], []), run_id=run_id,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -26,8 +25,8 @@ def fake() -> FakeTransport:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    return Store(database_url)
 
 
 @pytest.fixture

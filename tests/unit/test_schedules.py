@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,8 +115,8 @@ class Launcher:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    made = Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    made = Store(database_url)
     yield made  # type: ignore[misc]
     made.close()
 
@@ -136,9 +135,9 @@ async def test_a_schedule_fires_once_per_due_time(store: Store) -> None:
     assert schedules.as_utc(record.next_fire_at) == T0 + timedelta(minutes=20)
 
 
-async def test_two_servers_on_one_store_fire_each_due_time_once(store: Store, tmp_path: Path) -> None:
+async def test_two_servers_on_one_store_fire_each_due_time_once(store: Store, database_url: str) -> None:
     clock, launcher = Clock(), Launcher()
-    other_store = Store(f"sqlite:///{tmp_path / 'svc.db'}")
+    other_store = Store(database_url)
     try:
         one, two = Scheduler(store, launcher, clock=clock), Scheduler(other_store, launcher, clock=clock)
         await manage.add(store, spec(every=600), now=clock.now)

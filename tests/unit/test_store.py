@@ -6,12 +6,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text
-from sqlmodel import SQLModel
+from sqlalchemy import create_engine, inspect, text
+from sqlmodel import Session, SQLModel
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
@@ -23,8 +26,8 @@ from svc_host.workflows import store as runs
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    return Store(database_url)
 
 
 def add(store: Store, job_id: str, *, name: str = "j", source: str = "cli", when: datetime | None = None) -> None:
@@ -49,8 +52,8 @@ def test_a_fresh_database_is_migrated_to_the_latest_version(store: Store) -> Non
         assert db_columns == {column.name for column in table.columns}, table.name
 
 
-def test_reopening_keeps_rows_and_does_not_migrate_twice(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_reopening_keeps_rows_and_does_not_migrate_twice(database_url: str) -> None:
+    url = database_url
     first = Store(url)
     add(first, "7")
     first.close()
@@ -60,8 +63,8 @@ def test_reopening_keeps_rows_and_does_not_migrate_twice(tmp_path: Path) -> None
         assert conn.execute(text("SELECT count(*) FROM schema_version")).scalar() == 1
 
 
-def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def test_a_database_from_before_migrations_is_upgraded(database_url: str) -> None:
+    url = database_url
     with Store(url).engine.begin() as conn:  # simulate a version-0 database: nothing recorded
         conn.execute(text("DROP TABLE job_transition"))
         conn.execute(text("DROP TABLE job"))
@@ -71,45 +74,37 @@ def test_a_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
 
 KILLED_MID_MIGRATION = """
 import os, signal, sys
-from sqlalchemy import event
 from svc_host.store import database, migrations
 
 # die (SIGKILL, as an OOM killer or kill -9 would) after migration 2's tables, before its version row
-migrations.MIGRATIONS = (
-    migrations.MIGRATIONS[0], (*migrations.MIGRATIONS[1], "SELECT die()"), *migrations.MIGRATIONS[2:]
-)
-make_engine = database._engine
-
-def engine_that_dies(url):
-    engine = make_engine(url)
-    die = lambda: os.kill(os.getpid(), signal.SIGKILL)
-    event.listen(engine, "connect", lambda conn, _: conn.create_function("die", 0, die))
-    return engine
-
-database._engine = engine_that_dies
+die = lambda conn: os.kill(os.getpid(), signal.SIGKILL)
+migrations.MIGRATIONS = (migrations.MIGRATIONS[0], (*migrations.MIGRATIONS[1], die), *migrations.MIGRATIONS[2:])
 database.Store(sys.argv[1])
 """
 
 
-def versions(path: Path) -> tuple[list[int], set[str]]:
-    with sqlite3.connect(path) as conn:
-        rows = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def versions(url: str) -> tuple[list[int], set[str]]:
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            rows = [row[0] for row in conn.execute(text("SELECT version FROM schema_version"))]
+            tables = set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
     return rows, tables
 
 
-def test_a_migration_killed_before_its_version_row_is_undone_and_runs_again(tmp_path: Path) -> None:
-    path = tmp_path / "svc.db"
-    killed = subprocess.run([sys.executable, "-c", KILLED_MID_MIGRATION, f"sqlite:///{path}"], check=False)
+def test_a_migration_killed_before_its_version_row_is_undone_and_runs_again(database_url: str) -> None:
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_MIGRATION, database_url], check=False)
     assert killed.returncode == -signal.SIGKILL
-    rows, tables = versions(path)
+    rows, tables = versions(database_url)
     assert rows == [1]  # migration 1 committed with its version row; migration 2 rolled back entirely
     assert "job" in tables
     assert "workflow_run" not in tables
-    store = Store(f"sqlite:///{path}")
+    store = Store(database_url)
     assert store.schema_version == len(MIGRATIONS)
     add(store, "7")
-    assert versions(path)[0] == [len(MIGRATIONS)]
+    assert versions(database_url)[0] == [len(MIGRATIONS)]
 
 
 def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
@@ -124,8 +119,8 @@ def test_tables_without_a_version_row_are_adopted(tmp_path: Path) -> None:
     add(store, "7")
 
 
-def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_every_migration_runs_twice_without_harm(database_url: str) -> None:
+    url = database_url
     first = Store(url)
     add(first, "7")
     with first.engine.begin() as conn:
@@ -135,8 +130,8 @@ def test_every_migration_runs_twice_without_harm(tmp_path: Path) -> None:
     assert [row.job_id for row in again.call(repo.history)] == ["7"]
 
 
-def test_env_var_values_stored_by_earlier_versions_are_blanked(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_env_var_values_stored_by_earlier_versions_are_blanked(database_url: str) -> None:
+    url = database_url
     old = Store(url)
     definition = JobDefinition(name="a", command="true", environment={"env_vars": {"TOKEN": "s3cret", "N": "1"}})
     job = runs.NewJob(name="a", dependencies=[], definition=definition, retry=0, retry_delay=5)
@@ -161,6 +156,8 @@ def test_env_var_values_stored_by_earlier_versions_are_blanked(tmp_path: Path) -
 def test_a_bad_database_url_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="SVC_DATABASE_URL is not a database URL"):
         Store("not a url")
+    with pytest.raises(ConfigError, match="SQLite or PostgreSQL, not 'mysql'"):
+        Store("mysql://svc@127.0.0.1/svc")
 
 
 def test_submission_records_resources_and_env_names_but_no_values(store: Store) -> None:
@@ -197,6 +194,16 @@ def test_history_is_newest_first_and_filters(store: Store) -> None:
     assert [r.job_id for r in store.call(repo.history)] == ["3", "2", "1"]
     assert [r.job_id for r in store.call(repo.history, limit=1, offset=1)] == ["2"]
     assert [r.job_id for r in store.call(repo.history, source="web")] == ["2"]
+
+
+def test_integers_are_64_bit_on_every_database(store: Store) -> None:
+    """SQLite's integers are 64-bit; PostgreSQL's columns are BIGINT, so a value past 2**31 is kept as is."""
+    add(store, "1")
+    huge = JobStatus(job_id="1", state=JobState.RUNNING, raw_state="RUNNING", elapsed_seconds=2**40)
+    store.call(repo.apply_statuses, "local", {"1": huge})
+    row = store.call(repo.find_job, "local", "1")
+    assert row is not None
+    assert row.elapsed_seconds == 2**40
 
 
 def test_stats_count_outcomes_in_the_window(store: Store) -> None:
@@ -252,3 +259,47 @@ def test_accounting_times_replace_when_a_tick_saw_the_job(store: Store) -> None:
     store.call(repo.apply_statuses, "local", ended, now=seen + timedelta(seconds=20))
     for record in store.call(repo.history):  # "1" was never seen running; "2" was seen 9 s late
         assert (repo.utc(record.started_at), repo.utc(record.ended_at), record.elapsed_seconds) == (start, end, 3)
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_transaction_postgresql_aborts_in_a_deadlock_is_run_again(database_url: str) -> None:
+    """Two transactions lock two jobs in opposite orders: PostgreSQL aborts one, which ``Store.call`` runs again,
+    so both writes land. (SQLite's one write lock makes such transactions wait in turn instead.)"""
+    store = Store(database_url)
+    add(store, "1")
+    add(store, "2")
+    both_hold_one = threading.Barrier(2)
+    attempts: Counter[str] = Counter()
+
+    def lock_in_order(session: Session, first: str, second: str) -> None:
+        attempts[first] += 1
+        rename = text("UPDATE job SET name = name || :tag WHERE job_id = :job_id")
+        session.execute(rename, {"tag": f"+{first}", "job_id": first})
+        if attempts[first] == 1:
+            both_hold_one.wait(timeout=30)
+        session.execute(rename, {"tag": f"+{first}", "job_id": second})
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(store.call, lock_in_order, a, b) for a, b in (("1", "2"), ("2", "1"))]
+        for future in done:
+            future.result(timeout=60)
+    assert sorted(attempts.values()) == [1, 2]  # the deadlock's victim ran again, once
+    names = {row.job_id: row.name for row in store.call(repo.history)}
+    assert {job_id: sorted(name.split("+")[1:]) for job_id, name in names.items()} == {"1": ["1", "2"], "2": ["1", "2"]}
+    store.close()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_postgresql_url_keeps_its_options_and_the_session_runs_in_utc(database_url: str) -> None:
+    """The URL's ``options`` (here the test's own schema) reach the server along with ``timezone=UTC``, so a time
+    written in any zone reads back as the same moment."""
+    schema = database_url.rsplit("search_path%3D", 1)[1]
+    store = Store(database_url)
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT current_schema(), current_setting('TimeZone')")).one() == (schema, "UTC")
+    berlin = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=1)))
+    add(store, "1", when=berlin)
+    row = store.call(repo.find_job, "local", "1")
+    assert row is not None
+    assert repo.utc(row.submitted_at) == datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
+    store.close()

@@ -41,7 +41,7 @@ ENV_DESCRIPTIONS = {
     "SVC_SSH_KEY": "path to the SSH private key (with SVC_SSH_HOSTNAME)",
     "SVC_SSH_PORT": "SSH port (with SVC_SSH_HOSTNAME; default 22)",
     "SVC_TRANSPORT": "transport the REST API uses (default: the current SSH profile, else local)",
-    "SVC_DATABASE_URL": "SQLAlchemy URL of the job store (default: SQLite in the state directory)",
+    "SVC_DATABASE_URL": "URL of the job store: sqlite:///... (default: SQLite in the state directory) or postgresql://...",
     "SVC_DISABLE_PLUGINS": "comma-separated plugin names not to load",
     "SVC_PLUGINS_STRICT": "1 makes a plugin that fails to load fatal",
     "SVC_SYSTEM_CONFIG": "path of the system configuration file (default /etc/svc/config.json)",

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,8 +28,8 @@ BUCKET |= {"cancelled": "cells_cancelled"} | dict.fromkeys(repo.IN_FLIGHT, "cell
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    return Store(database_url)
 
 
 def new_sweep(store: Store, cells: int, *, max_parallel: int = 2, fail_fast: bool = False) -> int:
@@ -168,50 +166,52 @@ steps = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# every example makes a sweep of its own in the test's database (shared by the examples, hence the health check)
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(cells=st.integers(1, 8), plans=st.lists(st.lists(steps, min_size=1, max_size=12), min_size=2, max_size=5))
-def test_counters_add_up_under_concurrent_transitions(cells: int, plans: list[list[Step]]) -> None:
+def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: int, plans: list[list[Step]]) -> None:
     """Threads change cells (the engine's ``set_run_status``), drain, cancel and launch at once, racing on the
     same cells; a reader checks every committed state; at the end the counters match the cells' statuses."""
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(f"sqlite:///{Path(tmp) / 'svc.db'}")
-        sweep_id = new_sweep(store, cells, max_parallel=3)
-        ids = cell_ids(store, sweep_id)
-        start = threading.Barrier(len(plans) + 1)
-        done = threading.Event()
-        errors: list[BaseException] = []
+    store = Store(database_url)
+    sweep_id = new_sweep(store, cells, max_parallel=3)
+    ids = cell_ids(store, sweep_id)
+    start = threading.Barrier(len(plans) + 1)
+    done = threading.Event()
+    errors: list[BaseException] = []
 
-        def hammer(plan: list[Step]) -> None:
-            start.wait()
-            try:
-                for kind, index, target in plan:
-                    if kind == "status":
-                        store.call(runs.set_run_status, ids[index % cells], target)
-                    elif kind == "drain":
-                        store.call(repo.drain_pending, sweep_id, "drained")
-                    elif kind == "cancel":
-                        store.call(repo.request_cancel, sweep_id)
-                    else:
-                        store.call(repo.next_cells, sweep_id, set())
-            except Exception as exc:  # noqa: BLE001 - a thread's failure is reported by the test
-                errors.append(exc)
+    def hammer(plan: list[Step]) -> None:
+        start.wait()
+        try:
+            for kind, index, target in plan:
+                if kind == "status":
+                    store.call(runs.set_run_status, ids[index % cells], target)
+                elif kind == "drain":
+                    store.call(repo.drain_pending, sweep_id, "drained")
+                elif kind == "cancel":
+                    store.call(repo.request_cancel, sweep_id)
+                else:
+                    store.call(repo.next_cells, sweep_id, set())
+        except Exception as exc:  # noqa: BLE001 - a thread's failure is reported by the test
+            errors.append(exc)
 
-        def read() -> None:
-            start.wait()
-            while not done.is_set():
-                sweep = store.call(repo.get_sweep, sweep_id)
-                if sweep is None or repo.counters(sweep).total != sweep.cell_count:
-                    errors.append(AssertionError(f"counters do not add up: {sweep}"))
-                    return
+    def read() -> None:
+        start.wait()
+        while not done.is_set():
+            sweep = store.call(repo.get_sweep, sweep_id)
+            if sweep is None or repo.counters(sweep).total != sweep.cell_count:
+                errors.append(AssertionError(f"counters do not add up: {sweep}"))
+                return
 
-        threads = [threading.Thread(target=hammer, args=(plan,)) for plan in plans]
-        reader = threading.Thread(target=read)
-        for thread in [*threads, reader]:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        done.set()
-        reader.join()
-        assert errors == []
-        assert_counters_match(store, sweep_id)
-        store.close()
+    threads = [threading.Thread(target=hammer, args=(plan,)) for plan in plans]
+    reader = threading.Thread(target=read)
+    for thread in [*threads, reader]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    reader.join()
+    assert errors == []
+    assert_counters_match(store, sweep_id)
+    store.close()

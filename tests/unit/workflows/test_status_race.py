@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from svc_host.store.database import Store
 from svc_host.sweeps import store as sweeps
@@ -23,8 +22,8 @@ def cell() -> repo.NewRun:
     return repo.NewRun("wf", "/wf.yaml", {}, {}, "local", None, [], [])
 
 
-def test_completion_and_cancel_never_both_win(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'svc.db'}"
+def test_completion_and_cancel_never_both_win(database_url: str) -> None:
+    url = database_url
     completer, canceller = Store(url), Store(url)
     new = sweeps.NewSweep("wf", "/wf.yaml", {"x": list(range(ROUNDS))}, {}, False, ROUNDS, "web", "local")
     sweep = completer.call(sweeps.insert_sweep, new, [cell() for _ in range(ROUNDS)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -41,8 +40,8 @@ def test_lookup_finds_the_marker() -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 'svc.db'}")
+def store(database_url: str) -> Store:
+    return Store(database_url)
 
 
 def new_run() -> repo.NewRun:
