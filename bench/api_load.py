@@ -28,7 +28,7 @@ import httpx
 from events_fanout import COMMANDS, counts, wrap_commands
 
 from svc_host.slurm.argv import sinfo_argv, squeue_argv
-from svc_host.testing.serve import running_serve
+from svc_host.testing.serve import isolated_env, running_serve
 
 TOKEN = "bench-load-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 HELD = "#!/bin/bash\n#SBATCH --job-name=api-load\n#SBATCH --hold\ntrue\n"
@@ -122,20 +122,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="svc-load-") as raw:
         root = Path(raw)
-        bin_dir, home, work = root / "bin", root / "home", root / "work"
-        for directory in (bin_dir, home, work):
+        bin_dir, work = root / "bin", root / "work"
+        for directory in (bin_dir, work):
             directory.mkdir()
         log = root / "commands.log"
         wrap_commands(bin_dir, log)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-        env.update(
-            PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
-            HOME=str(home),
-            XDG_CONFIG_HOME=str(home / ".config"),
-            XDG_STATE_HOME=str(home / ".local" / "state"),
-            SVC_SYSTEM_CONFIG=str(root / "etc.json"),
-            SVC_API_TOKEN=TOKEN,
-        )
+        env = isolated_env(root, token=TOKEN)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
         with running_serve(base_env=env, cwd=work, stderr=subprocess.DEVNULL, wait=60) as server:
             held = asyncio.run(submit_held(server.base, options.held))
             try:

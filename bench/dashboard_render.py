@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import tempfile
@@ -24,7 +23,7 @@ from sqlmodel import Session
 
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord
-from svc_host.testing.serve import running_serve
+from svc_host.testing.serve import isolated_env, running_serve
 
 TOKEN = "bench-render-token-0123456789abcdef"  # noqa: S105 (a throwaway token for the bench server)
 CHROMIUM_ARGS = [
@@ -86,19 +85,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="svc-bench-render-") as tmp:
         root = Path(tmp)
-        home = root / "home"
-        home.mkdir()
         database_url = f"sqlite:///{root / 'svc.db'}"
         seed(database_url, args.jobs)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-        env.update(
-            HOME=str(home),
-            XDG_CONFIG_HOME=str(home / ".config"),
-            XDG_STATE_HOME=str(home / ".state"),
-            SVC_SYSTEM_CONFIG=str(root / "etc.json"),
-            SVC_API_TOKEN=TOKEN,
-            SVC_DATABASE_URL=database_url,
-        )
+        env = isolated_env(root, token=TOKEN) | {"SVC_DATABASE_URL": database_url}
         with running_serve(base_env=env, cwd=root, stderr=subprocess.DEVNULL, wait=60) as server:
             base = server.base
             with sync_playwright() as playwright:

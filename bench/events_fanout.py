@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from svc_host.testing.serve import running_serve
+from svc_host.testing.serve import isolated_env, running_serve
 
 TOKEN = "bench-events-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 COMMANDS = ("squeue", "sacct", "sinfo", "scontrol")
@@ -117,21 +117,14 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="svc-fanout-") as raw:
         root = Path(raw)
-        bin_dir, home, work = root / "bin", root / "home", root / "work"
-        for directory in (bin_dir, home, work):
+        bin_dir, work = root / "bin", root / "work"
+        for directory in (bin_dir, work):
             directory.mkdir()
         log = root / "commands.log"
         wrap_commands(bin_dir, log)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-        env.update(
-            PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
-            HOME=str(home),
-            XDG_CONFIG_HOME=str(home / ".config"),
-            XDG_STATE_HOME=str(home / ".local" / "state"),
-            SVC_SYSTEM_CONFIG=str(root / "etc.json"),
-            SVC_API_TOKEN=TOKEN,
-            SVC_RESOURCE_SAMPLE_SECONDS="10",
-        )
+        env = isolated_env(root, token=TOKEN)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        env["SVC_RESOURCE_SAMPLE_SECONDS"] = "10"
         with running_serve(base_env=env, cwd=work, stderr=subprocess.DEVNULL, wait=60) as server:
             base = server.base
             what = "tabs" if options.browser else "streams"

@@ -23,6 +23,24 @@ from typing import IO, Any
 import httpx
 
 
+def isolated_env(root: Path, *, token: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) without ``SVC_*`` settings, with a home, XDG directories and a
+    system config file of its own under ``root`` (``root/home``, ``root/etc``) and ``token`` as the API token."""
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {key: value for key, value in (os.environ if base is None else base).items() if not key.startswith("SVC_")}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        SVC_SYSTEM_CONFIG=str(root / "etc" / "config.json"),
+        SVC_API_TOKEN=token,
+    )
+    return env
+
+
 def free_port() -> int:
     """A loopback TCP port nobody listens on right now."""
     with socket.socket() as sock:

@@ -25,21 +25,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, seed, settings
 
 from svc_host.domain.profiles import SSHProfile
+from svc_host.testing.serve import isolated_env, start_serve
 
 pytestmark = pytest.mark.cluster
 
@@ -50,58 +46,25 @@ SLURM_MAX_JOB_ID = 67_108_863
 SAFE_SCRIPT = "#!/bin/sh\nexit 0\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, dev_profile: SSHProfile) -> Iterator[tuple[str, Path]]:
     """``svc serve`` on a free loopback port with a fresh home; yields its base URL and its scratch dir."""
     root = tmp_path_factory.mktemp("schemathesis")
-    home, work = root / "home", root / "work"
-    (home / ".config" / "svc").mkdir(parents=True)
+    work = root / "work"
     work.mkdir()
+    env = isolated_env(root, token=TOKEN) | {"SVC_SSH_PROFILE": "dev", "SVC_TRANSPORT": "dev"}
     profiles = {"current": "dev", "profiles": {"dev": dev_profile.model_dump(mode="json")}}
-    (home / ".config" / "svc" / "profiles.json").write_text(json.dumps(profiles))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-    env |= {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "SVC_SYSTEM_CONFIG": str(root / "etc" / "config.json"),
-        "SVC_API_TOKEN": TOKEN,
-        "SVC_SSH_PROFILE": "dev",
-        "SVC_TRANSPORT": "dev",
-    }
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=work,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=2)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    break
-                time.sleep(0.1)
-        else:
-            pytest.fail("svc serve did not answer")
-        assert process.poll() is None, (root / "server.log").read_text()
-        yield base, root
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
+    (Path(env["XDG_CONFIG_HOME"]) / "svc").mkdir(parents=True)
+    (Path(env["XDG_CONFIG_HOME"]) / "svc" / "profiles.json").write_text(json.dumps(profiles))
+    with (root / "server.log").open("w") as log:
+        try:
+            running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}: {(root / 'server.log').read_text()}")
+        try:
+            yield running.base, root
+        finally:
+            running.stop()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from svc_host.paths import SvcPaths
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunRecord
+from svc_host.testing.serve import ServeProcess, start_serve
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("slurm_cluster")]
 
@@ -50,36 +50,16 @@ class Servers:
     """``svc serve`` processes started by a test (stopped, and their live jobs cancelled, at its end)."""
 
     def __init__(self) -> None:
-        self.started: list[subprocess.Popen[str]] = []
+        self.started: list[ServeProcess] = []
 
     def start(self) -> tuple[str, subprocess.Popen[str]]:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        process = subprocess.Popen(
-            [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-            env={**os.environ, "SVC_API_TOKEN": TOKEN},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.started.append(process)
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            if process.poll() is not None:
-                raise AssertionError(f"svc serve exited {process.returncode}: {process.stderr.read()}")  # type: ignore[union-attr]
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=2)
-                return base, process
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError("svc serve did not answer")
+        server = start_serve(env={"SVC_API_TOKEN": TOKEN})
+        self.started.append(server)
+        return server.base, server.process
 
     def stop(self) -> None:
-        for process in self.started:
-            if process.poll() is None:
-                process.terminate()
-                process.communicate(timeout=60)
+        for server in self.started:
+            server.stop(timeout=60)
 
 
 @pytest.fixture

@@ -7,12 +7,8 @@ cluster fails the tests instead of skipping them.
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +17,7 @@ import httpx
 import pytest
 
 from svc_host.testing.plugin import skip_or_fail
+from svc_host.testing.serve import isolated_env, start_serve
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
@@ -47,12 +44,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cluster)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Server:
     """A running ``svc serve``: its base URL, token and an API client that sends the token."""
 
@@ -72,51 +63,20 @@ class Server:
 def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``svc serve`` as a user runs it, on a free loopback port, with a home of its own."""
     root = tmp_path_factory.mktemp("web-server")
-    home = root / "home"
     work = root / "work"
-    for directory in (home, work):
-        directory.mkdir()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SVC_")}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        SVC_SYSTEM_CONFIG=str(root / "etc" / "config.json"),
-        SVC_API_TOKEN=TOKEN,
-    )
-    port = free_port()
-    log = (root / "serve.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "svc_host", "serve", "--port", str(port), "--log-level", "warning"],
-        env=env,
-        cwd=work,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"svc serve exited {process.returncode}: {(root / 'serve.log').read_text()}")
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise AssertionError("svc serve did not answer within 30 s") from None
-                time.sleep(0.1)
-        server = Server(base, home, process)
-        yield server
-        server.client.close()
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
-        log.close()
+    work.mkdir()
+    env = isolated_env(root, token=TOKEN)
+    with (root / "serve.log").open("w") as log:
+        try:
+            running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        except RuntimeError as exc:
+            raise AssertionError(f"{exc}: {(root / 'serve.log').read_text()}") from None
+        server = Server(running.base, Path(env["HOME"]), running.process)
+        try:
+            yield server
+        finally:
+            server.client.close()
+            running.stop()
 
 
 # Module scope, not session: Playwright's sync API keeps an event loop running in this thread while it is
