@@ -20,7 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
+
+
+def _add_sweep_array_job_id(conn: Connection) -> None:
+    """The Slurm job array a sweep's cells were submitted as (``None``: one submission per cell)."""
+    if "array_job_id" not in {column["name"] for column in inspect(conn).get_columns("sweep_run")}:
+        conn.execute(text("ALTER TABLE sweep_run ADD COLUMN array_job_id VARCHAR"))
 
 
 def _forget_env_values(conn: Connection) -> None:
@@ -191,6 +197,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 6: values of environment variables are never stored (the engine reads them when it submits)
     (_forget_env_values,),
+    # 7: a sweep submitted as one Slurm job array records the array's job id
+    (_add_sweep_array_job_id,),
 )
 
 

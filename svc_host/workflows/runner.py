@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
@@ -256,8 +256,9 @@ class RunDriver:
 
     # -- cancel ----------------------------------------------------------------------------------------------
 
-    async def cancel_jobs(self, run_id: str) -> list[str]:
-        """Cancel every live job of a run and give unsubmitted ones ``CANCELLED``; returns the warnings."""
+    async def cancel_jobs(self, run_id: str, *, cancelled: Collection[str] = ()) -> list[str]:
+        """Cancel every live job of a run (but those in ``cancelled``: cancelled already) and give unsubmitted ones
+        ``CANCELLED``; returns the warnings."""
         await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
         snap = await self._snapshot(run_id)
         if snap is None:
@@ -265,7 +266,7 @@ class RunDriver:
         live = [
             (job.name, job.job_id)
             for job in snap.jobs
-            if job.job_id is not None and snap.job_status(job) in repo.LIVE_STATUSES
+            if job.job_id is not None and job.job_id not in cancelled and snap.job_status(job) in repo.LIVE_STATUSES
         ]
         warnings = await self.submitter.scancel(snap.run.transport, live)
         self.notify(run_id)

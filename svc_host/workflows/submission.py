@@ -40,8 +40,13 @@ def marker(run_id: str, job: str, attempt: int) -> str:
 
 def with_marker(script: RenderedScript, value: str) -> RenderedScript:
     """The script with a ``--comment`` directive right after its shebang line (so inside the directive block)."""
+    return with_directive(script, "comment", value)
+
+
+def with_directive(script: RenderedScript, option: str, value: str) -> RenderedScript:
+    """The script with ``#SBATCH --<option>=<value>`` right after its shebang line (a plain-word value)."""
     first, newline, rest = script.text.partition("\n")
-    line = f"#SBATCH --comment={value}\n"
+    line = f"#SBATCH --{option}={value}\n"
     text = f"{first}{newline}{line}{rest}" if first.startswith("#!") else f"#!/bin/bash\n{line}{script.text}"
     return script.model_copy(update={"text": text})
 
