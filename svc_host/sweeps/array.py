@@ -21,9 +21,11 @@ from svc_host.workflows.submission import with_directive
 TASK_VARIABLE = "SLURM_ARRAY_TASK_ID"
 
 
-def array_definition(definitions: Sequence[JobDefinition]) -> JobDefinition | None:
+def array_definition(definitions: Sequence[JobDefinition], *, fail_fast: bool = False) -> JobDefinition | None:
     """The one job every task runs (cell ``i``'s command for task ``i``), or None when the cells' jobs differ in
-    anything but their command, or one has a user script (each cell is then submitted on its own)."""
+    anything but their command, or one has a user script (each cell is then submitted on its own). With
+    ``fail_fast`` a task whose command fails holds the array's tasks not started yet before it ends (see
+    :func:`dispatch`)."""
     if not definitions:
         return None
     first = definitions[0]
@@ -33,17 +35,29 @@ def array_definition(definitions: Sequence[JobDefinition]) -> JobDefinition | No
             return None
         if definition.model_dump(exclude={"command", "dependency"}) != shared:
             return None
-    return first.model_copy(update={"command": dispatch([d.command for d in definitions if d.command is not None])})
+    commands = [definition.command for definition in definitions if definition.command is not None]
+    return first.model_copy(update={"command": dispatch(commands, fail_fast=fail_fast)})
 
 
-def dispatch(commands: Sequence[str | list[str]]) -> str:
-    """A bash ``case`` running command ``i`` for array task ``i`` (an unknown task exits 2 with an ``svc:`` line)."""
+def dispatch(commands: Sequence[str | list[str]], *, fail_fast: bool = False) -> str:
+    """A bash ``case`` running command ``i`` for array task ``i`` (an unknown task exits 2 with an ``svc:`` line).
+
+    With ``fail_fast`` the command runs in a subshell (so an ``exit`` in it ends only the command), and when it
+    fails the task holds its array (``scontrol hold``: the tasks not started yet stay pending) before it exits
+    with the command's status: Slurm would otherwise start the next task in the slot the failed one frees,
+    before svc has seen the failure. svc then cancels the held tasks. The hold is best effort: a task Slurm kills
+    (a timeout, out of memory) cannot run it, and svc cancels what has not started once it sees the failure.
+    """
     lines = [f'case "${{{TASK_VARIABLE}:-}}" in']
     for index, command in enumerate(commands):
         run = shlex.join(command) if isinstance(command, list) else f"eval {shlex.quote(command)}"
-        lines.append(f"{index}) {run} ;;")
+        lines.append(f"{index}) ( {run} ) ;;" if fail_fast and not isinstance(command, list) else f"{index}) {run} ;;")
     lines.append(f"*) printf 'svc: no sweep cell for array task %s\\n' \"${{{TASK_VARIABLE}:-}}\" >&2; exit 2 ;;")
     lines.append("esac")
+    if fail_fast:
+        lines.append("svc_status=$?")
+        lines.append('[ "$svc_status" -eq 0 ] || scontrol hold "${SLURM_ARRAY_JOB_ID:-}" >/dev/null 2>&1')
+        lines.append('exit "$svc_status"')
     return "\n".join(lines)
 
 

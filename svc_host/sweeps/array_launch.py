@@ -111,7 +111,8 @@ async def launch_array(
         return None
     first = cells[0][0]
     name = first.jobs[0].name
-    definition = array_definition([definition for _, definition in cells])
+    stops = sweep.fail_fast and all(job.retries_left == 0 for snap, _ in cells for job in snap.jobs)
+    definition = array_definition([definition for _, definition in cells], fail_fast=stops)
     try:
         if definition is None:
             raise WorkflowError([f"job {name!r}: the cells can no longer be one array"])

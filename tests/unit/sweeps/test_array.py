@@ -78,3 +78,26 @@ def test_the_array_script_logs_per_task_and_reports_paths_by_task_id() -> None:
     assert "#SBATCH --output=/w/logs/train-%A_%a.out" in lines
     assert "#SBATCH --error=/w/logs/train-%A_%a.err" in lines
     assert rendered.log_paths_for("41_1") == ("/w/logs/train-41_1.out", "/w/logs/train-41_1.err")
+
+
+def test_with_fail_fast_a_failing_task_holds_its_array_and_keeps_its_status(tmp_path: Path) -> None:
+    """``scontrol`` here is a stand-in on PATH that records its arguments (the dev cluster test holds for real)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "scontrol"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/held\n')
+    fake.chmod(0o755)
+    script = dispatch(["echo ok", "echo no; exit 3", "false"], fail_fast=True)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURM_ARRAY_JOB_ID": "41"}
+    codes = []
+    for index in range(3):
+        done = subprocess.run(
+            ["bash", "-c", script],
+            capture_output=True,
+            text=True,
+            env={**env, "SLURM_ARRAY_TASK_ID": str(index)},
+            check=False,
+        )
+        codes.append((done.returncode, done.stdout))
+    assert codes == [(0, "ok\n"), (3, "no\n"), (1, "")]
+    assert (tmp_path / "held").read_text() == "hold 41\nhold 41\n"  # once per failed task, none for the success
