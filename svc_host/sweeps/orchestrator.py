@@ -28,11 +28,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
-from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.leases import LeaseKeeper
 from svc_host.slurm.arrays import task_id
-from svc_host.store import jobs as job_repo
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
@@ -180,7 +178,7 @@ class SweepOrchestrator:
         if sweep.array_job_id is not None:  # the whole array in one scancel; retried cells' own jobs on their own
             queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)
             await self.engine.driver.submitter.scancel(sweep.transport, [(sweep.name, sweep.array_job_id)])
-            await self._never_started(sweep.transport, [job_id for _, job_id in queued])
+            await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
             done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
         flying = await self.host.store.run(repo.cell_ids, sweep_id, repo.IN_FLIGHT)
         await asyncio.gather(*(self._cancel_cell(run_id, cancelled=done) for run_id in flying))
@@ -317,17 +315,9 @@ class SweepOrchestrator:
             transport, [("array task", job_id) for job_id in tasks]
         ):
             log.warning("sweep %s: %s", sweep_id, warning)
-        await self._never_started(transport, tasks)
+        await self.engine.driver.submitter.never_started(transport, tasks)
         for run_id, _ in queued:
             await self._cancel_cell(run_id, error=FAIL_FAST_REASON, cancelled=tasks)
-
-    async def _never_started(self, transport: str, tasks: list[str]) -> None:
-        """Record array tasks cancelled before they started as ``CANCELLED``: Slurm drops such a task at once, and
-        accounting keeps it only inside a range (``123_[4-9]``) or the array's own record, never under its id."""
-        if tasks:
-            raw = "CANCELLED (array task cancelled before it started)"
-            gone = {job_id: JobStatus(job_id=job_id, state=JobState.CANCELLED, raw_state=raw) for job_id in tasks}
-            await self.host.store.run(job_repo.apply_statuses, transport, gone)
 
     async def _cancel_cell(self, run_id: str, *, error: str | None = None, cancelled: Collection[str] = ()) -> None:
         try:

@@ -14,9 +14,11 @@ import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING
 
+from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import RenderError, SvcError, SyncError, TransportError
 from svc_host.mounts import find_mount
+from svc_host.slurm.arrays import array_of
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import (
     CANCELLED,
@@ -269,5 +271,14 @@ class RunDriver:
             if job.job_id is not None and job.job_id not in cancelled and snap.job_status(job) in repo.LIVE_STATUSES
         ]
         warnings = await self.submitter.scancel(snap.run.transport, live)
+        queued = [
+            job.job_id
+            for job in snap.jobs
+            if job.job_id is not None
+            and job.job_id not in cancelled
+            and array_of(job.job_id) is not None
+            and snap.job_status(job) == JobState.PENDING.value
+        ]
+        await self.submitter.never_started(snap.run.transport, queued)
         self.notify(run_id)
         return warnings

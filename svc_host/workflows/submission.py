@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import SvcError, WorkflowError
+from svc_host.store import jobs as job_repo
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
@@ -217,6 +219,14 @@ class Submitter:
         self.host.monitor.poke(run.transport)
         if status == RUN_CANCELLED:
             await self.scancel(run.transport, [(job.name, found)])
+
+    async def never_started(self, transport_name: str, tasks: Collection[str]) -> None:
+        """Record array tasks that were cancelled while pending as ``CANCELLED``: Slurm drops such a task at once,
+        and accounting keeps it only inside a range (``123_[4-9]``) or the array's own record, never by its id."""
+        if tasks:
+            raw = "CANCELLED (array task cancelled before it started)"
+            gone = {job_id: JobStatus(job_id=job_id, state=JobState.CANCELLED, raw_state=raw) for job_id in tasks}
+            await self.host.store.run(job_repo.apply_statuses, transport_name, gone)
 
     async def scancel(self, transport_name: str, jobs: list[tuple[str, str]]) -> list[str]:
         """Cancel jobs in one scancel; when that fails, one by one to say which failed (``<name>: <message>``)."""
