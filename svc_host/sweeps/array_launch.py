@@ -29,18 +29,13 @@ from svc_host.transport import SlurmTransport
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_PENDING, RUN_RUNNING, RUN_SUBMITTING, WAITING
 from svc_host.workflows.prepare import env_values
 from svc_host.workflows.store import now_utc
-from svc_host.workflows.submission import MARKER_PREFIX, with_marker
+from svc_host.workflows.submission import array_marker, with_marker
 
 if TYPE_CHECKING:
     from svc_host.context import Host
     from svc_host.store.tables import SweepRunRecord
     from svc_host.workflows.engine import WorkflowEngine
     from svc_host.workflows.store import RunSnapshot
-
-
-def array_marker(sweep_id: int) -> str:
-    """The comment of a sweep's array (a word :mod:`svc_host.slurm.tags` recognises as svc's)."""
-    return f"{MARKER_PREFIX}-sweep:{sweep_id}:array"
 
 
 async def array_cells(engine: WorkflowEngine, sweep: SweepRunRecord) -> list[tuple[RunSnapshot, JobDefinition]] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import and_, func, or_, update
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
@@ -396,6 +396,22 @@ def cancel_unsubmitted(session: Session, run_id: str, status: str, now: datetime
         .where(col(WorkflowRunJob.run_id) == run_id, col(WorkflowRunJob.status).in_([WAITING, "RETRYING"]))
         .values(status=status, next_retry_at=None, updated_at=moment)
     )
+
+
+def sweep_position(session: Session, run_id: str) -> int | None:
+    """A sweep cell's place among its sweep's cells by ``started_at``, then id (its task of the sweep's job array:
+    the cells of an array are launched together, a microsecond apart in matrix order); None for a plain run."""
+    run = session.get(WorkflowRunRecord, run_id)
+    if run is None or run.sweep_id is None:
+        return None
+    before = or_(
+        col(WorkflowRunRecord.started_at) < run.started_at,
+        and_(col(WorkflowRunRecord.started_at) == run.started_at, col(WorkflowRunRecord.id) < run.id),
+    )
+    query = (
+        select(func.count()).select_from(WorkflowRunRecord).where(WorkflowRunRecord.sweep_id == run.sweep_id, before)
+    )
+    return session.exec(query).one()
 
 
 def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) -> set[str]:

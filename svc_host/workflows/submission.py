@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import SvcError, WorkflowError
+from svc_host.slurm.arrays import array_of, task_id
 from svc_host.store import jobs as job_repo
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
@@ -38,6 +39,11 @@ MARKER_PREFIX = "svc-wf"
 
 def marker(run_id: str, job: str, attempt: int) -> str:
     return f"{MARKER_PREFIX}:{run_id}:{job}:{attempt}"
+
+
+def array_marker(sweep_id: int) -> str:
+    """The comment of a sweep's job array (``svc_host.sweeps.array_launch``): one for all its cells."""
+    return f"{MARKER_PREFIX}-sweep:{sweep_id}:array"
 
 
 def with_marker(script: RenderedScript, value: str) -> RenderedScript:
@@ -82,11 +88,20 @@ def can_look_up(transport: Transport) -> bool:
     return isinstance(transport, SlurmTransport)
 
 
-async def find_submitted(transport: Transport, job_name: str, value: str) -> str | None:
-    """The id of the job carrying marker ``value``, or None. Raises ``TransportError`` if squeue fails."""
+async def find_submitted(
+    transport: Transport, job_name: str, value: str, *, array: tuple[str, int] | None = None
+) -> str | None:
+    """The id of the job carrying marker ``value``, or None. Raises ``TransportError`` if squeue fails.
+
+    ``array`` is ``(array marker, task index)`` for a sweep cell: when its sweep's job array carries that marker
+    (listed as ``123_4`` or as a pending range ``123_[5-9%2]``), the cell's job is its task ``123_<index>``."""
     if not isinstance(transport, SlurmTransport):
         raise TypeError(f"transport {type(transport).__name__} cannot list job comments")
-    return parse_lookup(await transport.check(lookup_argv(job_name))).get(value)
+    found = parse_lookup(await transport.check(lookup_argv(job_name)))
+    if value in found or array is None:
+        return found.get(value)
+    array_job_id = array_of(found.get(array[0], ""))
+    return task_id(array_job_id, array[1]) if array_job_id is not None else None
 
 
 class RunCancelled(Exception):
@@ -189,12 +204,16 @@ class Submitter:
             return
         transport = self.transport_for(run)
         value = marker(run.id, job.name, job.attempt)
+        array = None
+        if run.sweep_id is not None and job.attempt == 1:  # the cell may have been submitted with its sweep's array
+            position = await self.host.store.run(repo.sweep_position, run.id)
+            array = (array_marker(run.sweep_id), position) if position is not None else None
         if not can_look_up(transport):
             error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"
             await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
             return
         try:
-            found = await find_submitted(transport, job.name, value)
+            found = await find_submitted(transport, job.name, value, array=array)
         except SvcError as exc:
             log.warning("run %s: cannot check job %s yet: %s", run.id, job.name, exc)
             return

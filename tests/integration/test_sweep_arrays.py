@@ -4,8 +4,10 @@ cells that still count, cancel and fail one by one. Jobs are short and write int
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ from svc_host.domain.submission import RenderedScript
 from svc_host.slurm.arrays import task_ids
 from svc_host.sweeps.orchestrator import SweepOrchestrator
 from svc_host.workflows.store import snapshot
-from tests.integration.test_sweeps import counts, finish, job_records, request, start, stop, workflow
+from tests.integration.test_sweeps import counts, crash, finish, job_records, request, start, stop, workflow
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -183,3 +185,49 @@ async def test_cells_with_differing_resources_are_submitted_one_by_one(
     assert len(sbatches) == 2
     assert not any("--array" in script for script in sbatches)
     assert all(record.job_id.isdigit() for record in job_records(orchestrator.host))
+
+
+RESTART = """\
+name: restart-uniform
+args: {x: 0}
+jobs:
+  - {name: cell, command: "sleep 2; echo {{ x }} >> ran.txt"}
+"""
+
+
+async def test_killed_after_the_array_was_accepted_every_cell_adopts_its_task(
+    make_host: Callable[[], Host], work: Path
+) -> None:
+    """Killed right after sbatch accepted the array, before any task id was stored: the new server finds the array
+    by its marker, each cell adopts its own task, and no cell is submitted again."""
+    first = await start(make_host(), lease=2, arrays=True)
+    local = first.host.transport("local")
+    real_submit = local.submit
+    submitted: list[str] = []
+    hung = asyncio.Event()
+
+    async def submit(script: Any) -> str:
+        submitted.append(await real_submit(script))
+        hung.set()
+        await asyncio.Event().wait()  # killed here
+        raise AssertionError("unreachable")
+
+    local.submit = submit  # type: ignore[method-assign]
+    sweep = await first.submit(request(workflow(work, RESTART), {"x": [0, 1, 2, 3]}, max_parallel=2))
+    await asyncio.wait_for(hung.wait(), 60)
+    crash(first)
+    await first.host.transports.close()
+
+    second = await start(make_host(), lease=2, arrays=True)
+    try:
+        done = await finish(second, sweep.id, timeout=90)
+        assert (done.status, counts(done)) == ("completed", (0, 0, 4, 0, 0))
+        assert sorted((work / "ran.txt").read_text().split()) == ["0", "1", "2", "3"]  # each cell ran once
+        assert len(submitted) == 1
+        assert sorted(record.job_id for record in job_records(second.host)) == [f"{submitted[0]}_{i}" for i in range(4)]
+        for cell in await second.cells(done.id or 0):  # each cell adopted the task of its own args
+            snap = second.host.store.call(snapshot, cell.id)
+            assert snap is not None
+            assert snap.jobs[0].job_id == f"{submitted[0]}_{json.loads(cell.args)['x']}"
+    finally:
+        await stop(second)
