@@ -39,6 +39,7 @@ from svc_host.workflows.prepare import RunRequest
 class Outcome:
     label: str
     sbatch: int
+    written: float | None
     all_submitted: float
     finished: float
     detail: str
@@ -55,12 +56,16 @@ def raw_array(cells: int, max_parallel: int) -> Outcome:
         while True:
             polls += 1
             left = subprocess.run(
-                ["squeue", "--noheader", f"--jobs={array_id}", "--format=%i"], capture_output=True, text=True
+                ["squeue", "--noheader", f"--jobs={array_id}", "--format=%i"],
+                check=False,
+                capture_output=True,
+                text=True,
             )
             if left.returncode != 0 or not left.stdout.strip():
                 break
             time.sleep(0.5)
-        return Outcome("raw sbatch --array", 1, submitted, time.perf_counter() - started, f"{polls} squeue polls")
+        finished = time.perf_counter() - started
+        return Outcome("raw sbatch --array", 1, None, submitted, finished, f"{polls} squeue polls")
 
 
 async def svc_sweep(cells: int, max_parallel: int, *, arrays: bool) -> Outcome:
@@ -83,6 +88,7 @@ async def svc_sweep(cells: int, max_parallel: int, *, arrays: bool) -> Outcome:
         spec = parse_sweep({"matrix": {"i": list(range(cells))}, "max_parallel": max_parallel})
         started = time.perf_counter()
         sweep = await orchestrator.submit(SweepRequest(run=RunRequest(yaml_path=path), spec=spec, source="web"))
+        written = time.perf_counter() - started
         assert sweep.id is not None
         try:
             done = await orchestrator.wait(sweep.id, timeout=1800)
@@ -100,7 +106,7 @@ async def svc_sweep(cells: int, max_parallel: int, *, arrays: bool) -> Outcome:
     counted = dict(collections.Counter(name for name, _, _ in COMMANDS))
     label = "svc, one job array" if arrays else "svc, one sbatch per cell"
     outcome = f"{done.status}: {done.cells_completed} completed, {done.cells_failed} failed; commands {counted}"
-    return Outcome(label, len(sbatch), max(sbatch) - started, finished, outcome)
+    return Outcome(label, len(sbatch), written, max(sbatch) - started, finished, outcome)
 
 
 async def main(cells: int, max_parallel: int) -> None:
@@ -110,9 +116,15 @@ async def main(cells: int, max_parallel: int) -> None:
         await svc_sweep(cells, max_parallel, arrays=False),
     ]
     print(f"{cells} cells running 'true', max_parallel {max_parallel}, dev cluster (8 CPUs, shared)")
-    print(f"{'':28} {'sbatch':>7} {'all submitted':>14} {'all ended':>10}")
+    print(f"{'':28} {'sbatch':>7} {'written':>9} {'all submitted':>14} {'all ended':>10}")
     for outcome in outcomes:
-        print(f"{outcome.label:28} {outcome.sbatch:>7} {outcome.all_submitted:>12.2f} s {outcome.finished:>8.1f} s")
+        written = f"{outcome.written:7.2f} s" if outcome.written is not None else f"{'-':>9}"
+        print(
+            f"{outcome.label:28} {outcome.sbatch:>7} {written} {outcome.all_submitted:>12.2f} s "
+            f"{outcome.finished:>8.1f} s"
+        )
+    print("written: every cell prepared and written (svc); all submitted and all ended: from the request")
+    print(f"load average when done: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for outcome in outcomes:
         print(f"{outcome.label}: {outcome.detail}")
 

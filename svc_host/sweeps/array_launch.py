@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
-from svc_host.errors import SvcError, WorkflowError
+from svc_host.errors import RenderError, SvcError, WorkflowError
 from svc_host.slurm.arrays import array_flag, task_id
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array import array_definition, array_script
@@ -91,9 +91,37 @@ async def launch_array(
     if sweep.id is None:
         return None
     run_ids = [snap.run.id for snap, _ in cells]
+    rows = {job.id for snap, _ in cells for job in snap.jobs if job.id is not None}
+    in_flight = engine.driver.submitter.in_flight
+    in_flight.update(rows)  # submitted by this process now: no engine pass takes them for a crash's leftovers
+    try:
+        submitted = await _submit(engine, sweep, sweep.id, cells)
+    finally:
+        in_flight.difference_update(rows)
+    if submitted is None:
+        return None
+    array_job_id, statuses, tasks = submitted
+    first, name = cells[0][0], cells[0][0].jobs[0].name
+    running = await host.store.run(repo.move_cells, sweep.id, run_ids, RUN_RUNNING, only_from=[RUN_SUBMITTING])
+    await _announce(engine, sweep.id, running, RUN_RUNNING)
+    gone = [task_id(array_job_id, c.index) for c in tasks if statuses.get(c.run_id) in (RUN_CANCELLED, "")]
+    if gone:  # cells cancelled while the array was being submitted: their tasks (all: the array) go too
+        victims = [array_job_id] if len(gone) == len(tasks) else gone
+        await engine.driver.submitter.scancel(first.run.transport, [(name, job_id) for job_id in victims])
+    host.monitor.poke(first.run.transport)
+    return array_job_id
+
+
+async def _submit(
+    engine: WorkflowEngine, sweep: SweepRunRecord, sweep_id: int, cells: Sequence[tuple[RunSnapshot, JobDefinition]]
+) -> tuple[str, dict[str, str], list[repo.ArrayCell]] | None:
+    """Cells ``submitting``, one sbatch, the tasks recorded: the array's id, each cell's status after the record
+    (one cancelled meanwhile needs its task cancelled) and the tasks; None when no cell was still pending."""
+    host = engine.host
+    run_ids = [snap.run.id for snap, _ in cells]
     moved = await host.store.run(
         repo.move_cells,
-        sweep.id,
+        sweep_id,
         run_ids,
         RUN_SUBMITTING,
         only_from=[RUN_PENDING],
@@ -101,7 +129,7 @@ async def launch_array(
         lease_until=now_utc() + engine.lease,
     )
     engine.hold([run_id for run_id, _ in moved])
-    await _announce(engine, sweep.id, moved, RUN_SUBMITTING)
+    await _announce(engine, sweep_id, moved, RUN_SUBMITTING)
     if not moved:
         return None
     first = cells[0][0]
@@ -112,12 +140,17 @@ async def launch_array(
         if definition is None:
             raise WorkflowError([f"job {name!r}: the cells can no longer be one array"])
         rendered = host.plugins.renderer("default").render(definition)
-        script = with_marker(array_script(rendered, array_flag(len(cells), sweep.max_parallel)), array_marker(sweep.id))
+        script = with_marker(array_script(rendered, array_flag(len(cells), sweep.max_parallel)), array_marker(sweep_id))
         array_job_id = await engine.driver.submitter.transport_for(first.run).submit(script)
-    except (SvcError, WorkflowError) as exc:
-        error = f"submission of job {name!r} failed: {exc}"
-        failed = await host.store.run(repo.fail_cells, sweep.id, run_ids, error)
-        await _announce(engine, sweep.id, failed, "failed")
+    except Exception as exc:  # a plugin's bug too: the cells end failed with the reason, never submitting
+        if isinstance(exc, RenderError):
+            error = f"script rendering failed: {exc}"
+        elif isinstance(exc, SvcError | WorkflowError):
+            error = f"submission of job {name!r} failed: {exc}"
+        else:
+            error = f"launch failed: {type(exc).__name__}: {exc}"  # as for a cell launched on its own
+        failed = await host.store.run(repo.fail_cells, sweep_id, run_ids, error)
+        await _announce(engine, sweep_id, failed, "failed")
         raise
     tasks = [
         repo.ArrayCell(
@@ -132,16 +165,9 @@ async def launch_array(
         if job.id is not None
     ]
     statuses = await host.store.run(
-        repo.finish_array, sweep.id, transport=first.run.transport, array_job_id=array_job_id, cells=tasks
+        repo.finish_array, sweep_id, transport=first.run.transport, array_job_id=array_job_id, cells=tasks
     )
-    running = await host.store.run(repo.move_cells, sweep.id, run_ids, RUN_RUNNING, only_from=[RUN_SUBMITTING])
-    await _announce(engine, sweep.id, running, RUN_RUNNING)
-    gone = [task_id(array_job_id, c.index) for c in tasks if statuses.get(c.run_id) in (RUN_CANCELLED, "")]
-    if gone:  # cells cancelled while the array was being submitted: their tasks (all: the array) go too
-        victims = [array_job_id] if len(gone) == len(tasks) else gone
-        await engine.driver.submitter.scancel(first.run.transport, [(name, job_id) for job_id in victims])
-    host.monitor.poke(first.run.transport)
-    return array_job_id
+    return array_job_id, statuses, tasks
 
 
 async def _announce(engine: WorkflowEngine, sweep_id: int, moved: list[tuple[str, str]], after: str) -> None:

@@ -305,6 +305,8 @@ class SweepOrchestrator:
 
     async def _stop_queued_tasks(self, sweep_id: int, transport: str) -> None:
         """fail_fast in an array: cancel the cells whose task has not started (one scancel for all of them)."""
+        if not await self.host.store.run(repo.waiting_in_queue, sweep_id):
+            return
         with contextlib.suppress(SvcError):  # states fresh, so a task that just started runs to its end
             await self.host.monitor.refresh(transport)
         queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)

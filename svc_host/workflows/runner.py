@@ -203,7 +203,8 @@ class RunDriver:
             return []
         now = repo.now_utc()
         decided = plan(snap.views(), now)
-        await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
+        if decided.updates:
+            await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
         rows = {job.name: job for job in snap.jobs}
         if decided.cancel:
             warnings = await self.submitter.scancel(

@@ -231,3 +231,18 @@ async def test_killed_after_the_array_was_accepted_every_cell_adopts_its_task(
             assert snap.jobs[0].job_id == f"{submitted[0]}_{json.loads(cell.args)['x']}"
     finally:
         await stop(second)
+
+
+async def test_a_submission_that_raises_fails_every_cell_with_the_reason(
+    orchestrator: SweepOrchestrator, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def submit(script: RenderedScript) -> str:
+        raise RuntimeError("the plugin tripped over itself")
+
+    monkeypatch.setattr(orchestrator.host.transport("local"), "submit", submit)
+    sweep = await orchestrator.submit(request(workflow(work, UNIFORM), {"lr": [1, 2], "seed": [3]}))
+    done = await finish(orchestrator, sweep.id, timeout=30)
+    assert (done.status, counts(done), done.array_job_id) == ("failed", (0, 0, 0, 2, 0), None)
+    cells = await orchestrator.cells(done.id or 0)
+    assert {cell.error for cell in cells} == {"launch failed: RuntimeError: the plugin tripped over itself"}
+    assert job_records(orchestrator.host) == []
