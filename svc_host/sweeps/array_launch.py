@@ -140,7 +140,8 @@ async def _submit(
         if definition is None:
             raise WorkflowError([f"job {name!r}: the cells can no longer be one array"])
         rendered = host.plugins.renderer("default").render(definition)
-        script = with_marker(array_script(rendered, array_flag(len(cells), sweep.max_parallel)), array_marker(sweep_id))
+        tasks_flag = array_flag(len(cells), sweep.max_parallel)
+        script = with_marker(array_script(rendered, tasks_flag), array_marker(first.run.id))
         array_job_id = await engine.driver.submitter.transport_for(first.run).submit(script)
     except Exception as exc:  # a plugin's bug too: the cells end failed with the reason, never submitting
         if isinstance(exc, RenderError):

@@ -398,9 +398,10 @@ def cancel_unsubmitted(session: Session, run_id: str, status: str, now: datetime
     )
 
 
-def sweep_position(session: Session, run_id: str) -> int | None:
-    """A sweep cell's place among its sweep's cells by ``started_at``, then id (its task of the sweep's job array:
-    the cells of an array are launched together, a microsecond apart in matrix order); None for a plain run."""
+def sweep_place(session: Session, run_id: str) -> tuple[int, str] | None:
+    """A sweep cell's place among its sweep's cells by ``started_at``, then id, and the id of the first one (its
+    task of the sweep's job array and the array's marker: the cells of an array are launched together, a
+    microsecond apart in matrix order); None for a plain run."""
     run = session.get(WorkflowRunRecord, run_id)
     if run is None or run.sweep_id is None:
         return None
@@ -408,10 +409,11 @@ def sweep_position(session: Session, run_id: str) -> int | None:
         col(WorkflowRunRecord.started_at) < run.started_at,
         and_(col(WorkflowRunRecord.started_at) == run.started_at, col(WorkflowRunRecord.id) < run.id),
     )
-    query = (
-        select(func.count()).select_from(WorkflowRunRecord).where(WorkflowRunRecord.sweep_id == run.sweep_id, before)
-    )
-    return session.exec(query).one()
+    same_sweep = WorkflowRunRecord.sweep_id == run.sweep_id
+    position = session.exec(select(func.count()).select_from(WorkflowRunRecord).where(same_sweep, before)).one()
+    order = (col(WorkflowRunRecord.started_at), col(WorkflowRunRecord.id))
+    first = session.exec(select(WorkflowRunRecord.id).where(same_sweep).order_by(*order).limit(1)).one()
+    return position, first
 
 
 def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) -> set[str]:

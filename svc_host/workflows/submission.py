@@ -41,9 +41,10 @@ def marker(run_id: str, job: str, attempt: int) -> str:
     return f"{MARKER_PREFIX}:{run_id}:{job}:{attempt}"
 
 
-def array_marker(sweep_id: int) -> str:
-    """The comment of a sweep's job array (``svc_host.sweeps.array_launch``): one for all its cells."""
-    return f"{MARKER_PREFIX}-sweep:{sweep_id}:array"
+def array_marker(first_cell: str) -> str:
+    """The comment of a sweep's job array (``svc_host.sweeps.array_launch``), one for all its cells: named by the
+    run id of its first cell, unique across databases (sweep ids are not)."""
+    return f"{MARKER_PREFIX}-array:{first_cell}"
 
 
 def with_marker(script: RenderedScript, value: str) -> RenderedScript:
@@ -206,8 +207,8 @@ class Submitter:
         value = marker(run.id, job.name, job.attempt)
         array = None
         if run.sweep_id is not None and job.attempt == 1:  # the cell may have been submitted with its sweep's array
-            position = await self.host.store.run(repo.sweep_position, run.id)
-            array = (array_marker(run.sweep_id), position) if position is not None else None
+            place = await self.host.store.run(repo.sweep_place, run.id)
+            array = (array_marker(place[1]), place[0]) if place is not None else None
         if not can_look_up(transport):
             error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"
             await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
