@@ -130,8 +130,11 @@ async def _submit(
     )
     engine.hold([run_id for run_id, _ in moved])
     await _announce(engine, sweep_id, moved, RUN_SUBMITTING)
-    if not moved:
+    launched = {run_id for run_id, _ in moved}
+    cells = [cell for cell in cells if cell[0].run.id in launched]  # not one cancelled meanwhile
+    if not cells:
         return None
+    run_ids = [snap.run.id for snap, _ in cells]
     first = cells[0][0]
     name = first.jobs[0].name
     stops = sweep.fail_fast and all(job.retries_left == 0 for snap, _ in cells for job in snap.jobs)

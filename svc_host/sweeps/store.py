@@ -361,13 +361,14 @@ def move_cells(
         ).all()
     )
     moved: list[tuple[str, str]] = []
-    for position, run_id in enumerate(run_ids):
+    for run_id in run_ids:
         before = current.get(run_id)
         if before is None or before not in only_from or before == status:
             continue
         values: dict[str, Any] = {"status": status, "updated_at": moment}
         if before == RUN_PENDING:
-            values.update(started_at=moment + timedelta(microseconds=position), owner=owner, lease_until=lease_until)
+            launched = moment + timedelta(microseconds=len(moved))
+            values.update(started_at=launched, owner=owner, lease_until=lease_until)
         if error is not None:
             values["error"] = error
         if status in (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED):
