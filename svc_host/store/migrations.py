@@ -27,7 +27,14 @@ import json
 import re
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
+
+
+def _add_sweep_array_job_id(conn: Connection) -> None:
+    """The Slurm job array a sweep's cells were submitted as (``None``: one submission per cell)."""
+    if "array_job_id" not in {column["name"] for column in inspect(conn).get_columns("sweep_run")}:
+        conn.execute(text("ALTER TABLE sweep_run ADD COLUMN array_job_id VARCHAR"))
+
 
 _INTEGER = re.compile(r"\bINTEGER\b")
 _ROWID = re.compile(r"\bBIGINT PRIMARY KEY\b")
@@ -208,8 +215,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 6: values of environment variables are never stored (the engine reads them when it submits)
     (_forget_env_values,),
-    # 7: placeholder for the job-arrays migration of another branch (the lead puts it here at merge).
-    (),
+    # 7: a sweep submitted as one Slurm job array records the array's job id
+    (_add_sweep_array_job_id,),
     # 8: history statistics over millions of jobs read an index, never the wide job rows. A date range seeks
     # each state's slice of (state, submitted_at) and reads the rows already grouped by state (no sort); all of
     # history scans the narrower (state, elapsed_seconds).

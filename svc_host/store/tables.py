@@ -157,6 +157,9 @@ class SweepRunRecord(SQLModel, table=True):
     owner: str | None = None
     """The svc process launching its cells (an engine's owner name), as for workflow runs."""
     lease_until: datetime | None = None
+    array_job_id: str | None = None
+    """The Slurm job array the cells were submitted as (cell ``i`` is task ``<id>_<i>``); ``None`` when each
+    cell was submitted on its own."""
 
 
 class ResourceSample(SQLModel, table=True):

@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING
 from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.leases import LeaseKeeper
+from svc_host.slurm.arrays import task_id
 from svc_host.sweeps import store as repo
+from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
-from svc_host.sweeps.settle import announce, settle
+from svc_host.sweeps.settle import FAIL_FAST_REASON, announce, settle
 from svc_host.sweeps.status import TERMINAL, stops_launching
 from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows.engine import RunChange, WorkflowEngine
@@ -41,7 +43,9 @@ from svc_host.workflows.prepare import with_login_dir
 from svc_host.workflows.store import now_utc
 
 if TYPE_CHECKING:
+    from svc_host.domain.submission import JobDefinition
     from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
+    from svc_host.workflows.store import RunSnapshot
 
 log = logging.getLogger(__name__)
 POOL_LIMIT = 8
@@ -54,6 +58,8 @@ class _Driven:
 
     resources: contextlib.AsyncExitStack
     launches: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    array_checked: bool = False
+    """Whether this process has looked at launching the sweep as one job array (done once, before any cell)."""
 
 
 class SweepOrchestrator:
@@ -66,8 +72,11 @@ class SweepOrchestrator:
         adopt_orphans: bool = True,
         lease_seconds: float = 30.0,
         renew_seconds: float = 10.0,
+        arrays: bool = True,
     ) -> None:
         self.engine = engine
+        self.arrays = arrays
+        """Submit a uniform sweep as one job array (``svc_host.sweeps.array_launch``); else one sbatch per cell."""
         self.host = engine.host
         self.owner = engine.owner
         self.lease = timedelta(seconds=lease_seconds)
@@ -168,8 +177,14 @@ class SweepOrchestrator:
                 raise InvalidStateError(f"sweep run {sweep_id} is already {sweep.status}; nothing to cancel")
             return sweep
         announce(self.host, sweep, outcome.left)
+        done: list[str] = []
+        if sweep.array_job_id is not None:  # the whole array in one scancel; retried cells' own jobs on their own
+            queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)
+            await self.engine.driver.submitter.scancel(sweep.transport, [(sweep.name, sweep.array_job_id)])
+            await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
+            done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
         flying = await self.host.store.run(repo.cell_ids, sweep_id, repo.IN_FLIGHT)
-        await asyncio.gather(*(self._cancel_cell(run_id) for run_id in flying))
+        await asyncio.gather(*(self._cancel_cell(run_id, cancelled=done) for run_id in flying))
         await self._settle(sweep_id)  # ``cancelled`` now if nothing was running
         self.kick(sweep_id)
         return sweep
@@ -242,8 +257,17 @@ class SweepOrchestrator:
                 await driven.resources.aclose()
             return
         cancelled = sweep.cancel_requested_at is not None
+        if sweep.array_job_id is not None and sweep.fail_fast and sweep.cells_failed and not cancelled:
+            await self._stop_queued_tasks(sweep_id, sweep.transport)
         if stops_launching(repo.counters(sweep), fail_fast=sweep.fail_fast, cancel_requested=cancelled):
             return
+        if self.arrays and not driven.array_checked:
+            driven.array_checked = True
+            cells = await array_cells(self.engine, sweep)
+            if cells is not None:
+                task = asyncio.create_task(self._launch_array(sweep, cells, driven), name=f"svc-sweep-{sweep_id}-array")
+                driven.launches.update((snap.run.id, task) for snap, _ in cells)
+                return
         for run_id in await self.host.store.run(repo.next_cells, sweep_id, set(driven.launches)):
             task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
             driven.launches[run_id] = task
@@ -266,9 +290,43 @@ class SweepOrchestrator:
             driven.launches.pop(run_id, None)
             self.kick(sweep_id)
 
-    async def _cancel_cell(self, run_id: str) -> None:
+    async def _launch_array(
+        self, sweep: SweepRunRecord, cells: list[tuple[RunSnapshot, JobDefinition]], driven: _Driven
+    ) -> None:
         try:
-            for warning in await self.engine.cancel(run_id):
+            array_job_id = await launch_array(self.engine, sweep, cells)
+            log.info("sweep %s: %d cells submitted as job array %s", sweep.id, len(cells), array_job_id)
+        except SvcError as exc:  # every cell was marked failed with the reason
+            log.info("sweep %s: the job array could not be submitted: %s", sweep.id, exc)
+        except Exception:
+            log.exception("sweep %s: launching the job array failed", sweep.id)
+        finally:
+            for snap, _ in cells:
+                driven.launches.pop(snap.run.id, None)
+            if sweep.id is not None:
+                self.kick(sweep.id)
+
+    async def _stop_queued_tasks(self, sweep_id: int, transport: str) -> None:
+        """fail_fast in an array: cancel the cells whose task has not started (one scancel for all of them)."""
+        if not await self.host.store.run(repo.waiting_in_queue, sweep_id):
+            return
+        with contextlib.suppress(SvcError):  # states fresh, so a task that just started runs to its end
+            await self.host.monitor.refresh(transport)
+        queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)
+        if not queued:
+            return
+        tasks = [job_id for _, job_id in queued]
+        for warning in await self.engine.driver.submitter.scancel(
+            transport, [("array task", job_id) for job_id in tasks]
+        ):
+            log.warning("sweep %s: %s", sweep_id, warning)
+        await self.engine.driver.submitter.never_started(transport, tasks)
+        for run_id, _ in queued:
+            await self._cancel_cell(run_id, error=FAIL_FAST_REASON, cancelled=tasks)
+
+    async def _cancel_cell(self, run_id: str, *, error: str | None = None, cancelled: Collection[str] = ()) -> None:
+        try:
+            for warning in await self.engine.cancel(run_id, error=error, cancelled=cancelled):
                 log.warning("cell %s: %s", run_id, warning)
         except InvalidStateError:
             pass  # it ended meanwhile

@@ -23,8 +23,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, update
 from sqlmodel import Session, col, select
 
+from svc_host.domain.submission import JobDefinition
 from svc_host.leases import Leases, table_of
-from svc_host.store.tables import SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.slurm.arrays import task_id
+from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps.status import PENDING, TERMINAL, Counters
 from svc_host.workflows import store as runs
 from svc_host.workflows.plan import (
@@ -37,6 +39,7 @@ from svc_host.workflows.plan import (
     RUN_RUNNING,
     RUN_SUBMITTING,
     RUN_SYNCING,
+    SUBMITTING,
     WAITING,
 )
 
@@ -320,3 +323,144 @@ def move_status(
         .execution_options(synchronize_session=False)
     )
     return getattr(result, "rowcount", 0) == 1
+
+
+@dataclass(frozen=True)
+class ArrayCell:
+    """A cell submitted as task ``index`` of its sweep's array: its run, its one job row (and that job's own
+    definition, the cell's command) and the log paths."""
+
+    run_id: str
+    job_row: int
+    index: int
+    definition: JobDefinition
+    stdout_path: str | None
+    stderr_path: str | None
+
+
+def move_cells(
+    session: Session,
+    sweep_id: int,
+    run_ids: Sequence[str],
+    status: str,
+    *,
+    only_from: Collection[str],
+    error: str | None = None,
+    owner: str | None = None,
+    lease_until: datetime | None = None,
+    now: datetime | None = None,
+) -> list[tuple[str, str]]:
+    """Move cells to ``status`` (each a compare-and-set from its status in ``only_from``) and recount once;
+    returns ``(cell, old status)`` of those moved. Leaving ``pending`` stamps ``started_at`` (a microsecond apart,
+    in the given order) and the owner; a move to ``submitting`` also marks the cells' waiting jobs
+    ``SUBMITTING`` (attempt 1), the crash marker of a submission."""
+    moment = now or runs.now_utc()
+    current = dict(
+        session.exec(
+            select(WorkflowRunRecord.id, WorkflowRunRecord.status).where(
+                col(WorkflowRunRecord.id).in_(list(run_ids)), WorkflowRunRecord.sweep_id == sweep_id
+            )
+        ).all()
+    )
+    moved: list[tuple[str, str]] = []
+    for run_id in run_ids:
+        before = current.get(run_id)
+        if before is None or before not in only_from or before == status:
+            continue
+        values: dict[str, Any] = {"status": status, "updated_at": moment}
+        if before == RUN_PENDING:
+            launched = moment + timedelta(microseconds=len(moved))
+            values.update(started_at=launched, owner=owner, lease_until=lease_until)
+        if error is not None:
+            values["error"] = error
+        if status in (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED):
+            values["completed_at"] = moment
+        result = session.execute(
+            update(WorkflowRunRecord)
+            .where(col(WorkflowRunRecord.id) == run_id, col(WorkflowRunRecord.status) == before)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+        if getattr(result, "rowcount", 0) == 1:
+            moved.append((run_id, before))
+    if status == RUN_SUBMITTING and moved:
+        session.execute(
+            update(WorkflowRunJob)
+            .where(
+                col(WorkflowRunJob.run_id).in_([run_id for run_id, _ in moved]), col(WorkflowRunJob.status) == WAITING
+            )
+            .values(status=SUBMITTING, attempt=WorkflowRunJob.attempt + 1, submitting_since=moment, updated_at=moment)
+        )
+    recount(session, sweep_id, moment)
+    return moved
+
+
+def finish_array(
+    session: Session,
+    sweep_id: int,
+    *,
+    transport: str,
+    array_job_id: str,
+    cells: Sequence[ArrayCell],
+    now: datetime | None = None,
+) -> dict[str, str]:
+    """Record an accepted array: the sweep's ``array_job_id``, and for every cell its task ``<array>_<index>``
+    (a ``job`` row tracked by the monitor, as for any submission), in one transaction. Returns each cell's
+    status (a cell cancelled meanwhile must have its task cancelled)."""
+    moment = now or runs.now_utc()
+    session.execute(
+        update(SweepRunRecord)
+        .where(col(SweepRunRecord.id) == sweep_id)
+        .values(array_job_id=array_job_id, updated_at=moment)
+        .execution_options(synchronize_session=False)
+    )
+    statuses: dict[str, str] = {}
+    for cell in cells:
+        statuses[cell.run_id] = runs.finish_submit(
+            session,
+            cell.job_row,
+            transport=transport,
+            job_id=task_id(array_job_id, cell.index),
+            definition=cell.definition,
+            stdout_path=cell.stdout_path,
+            stderr_path=cell.stderr_path,
+            now=moment,
+        )
+    return statuses
+
+
+def waiting_in_queue(session: Session, sweep_id: int) -> list[tuple[str, str]]:
+    """``(cell, task id)`` of the running cells of an array sweep whose task has not started (``PENDING``)."""
+    query = (
+        select(WorkflowRunRecord.id, JobRecord.job_id)
+        .join(WorkflowRunJob, col(WorkflowRunJob.run_id) == col(WorkflowRunRecord.id))
+        .join(JobRecord, col(JobRecord.id) == col(WorkflowRunJob.job_pk))
+        .where(
+            WorkflowRunRecord.sweep_id == sweep_id,
+            WorkflowRunRecord.status == RUN_RUNNING,
+            WorkflowRunJob.status == "PENDING",
+            JobRecord.state == "PENDING",
+        )
+    )
+    return [(run_id, job_id) for run_id, job_id in session.exec(query).all()]
+
+
+def fail_cells(session: Session, sweep_id: int, run_ids: Sequence[str], error: str) -> list[tuple[str, str]]:
+    """Fail cells whose submission failed: their ``SUBMITTING`` jobs ``FAILED`` and the cells ``failed`` with
+    ``error``; returns ``(cell, old status)`` of those moved."""
+    moment = runs.now_utc()
+    session.execute(
+        update(WorkflowRunJob)
+        .where(col(WorkflowRunJob.run_id).in_(list(run_ids)), col(WorkflowRunJob.status) == SUBMITTING)
+        .values(status="FAILED", submitting_since=None, error=error, updated_at=moment)
+    )
+    return move_cells(
+        session, sweep_id, run_ids, RUN_FAILED, only_from=[RUN_PENDING, RUN_SUBMITTING], error=error, now=moment
+    )
+
+
+def cells_by_id(session: Session, sweep_id: int, run_ids: Sequence[str]) -> dict[str, WorkflowRunRecord]:
+    query = select(WorkflowRunRecord).where(
+        WorkflowRunRecord.sweep_id == sweep_id, col(WorkflowRunRecord.id).in_(list(run_ids))
+    )
+    return {run.id: run for run in session.exec(query.execution_options(populate_existing=True))}

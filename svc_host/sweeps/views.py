@@ -36,6 +36,7 @@ def sweep_view(sweep: SweepRunRecord) -> dict[str, Any]:
         "completed_at": _iso(sweep.completed_at),
         "cancel_requested_at": _iso(sweep.cancel_requested_at),
         "error": sweep.error,
+        "array_job_id": sweep.array_job_id,
     }
 
 

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -42,6 +42,7 @@ from svc_host.workflows.store import RUN_LEASES
 if TYPE_CHECKING:
     from svc_host.context import Host
     from svc_host.store.jobs import StateChange
+    from svc_host.store.tables import WorkflowRunRecord
     from svc_host.transport import Transport
     from svc_host.workflows.store import RunSnapshot
 
@@ -132,6 +133,10 @@ class WorkflowEngine:
         else:
             self.driver.submitter.routes[sweep_id] = transport
 
+    def hold(self, run_ids: Collection[str]) -> None:
+        """Drive runs this engine's owner was written on in the store (a sweep's cells launched together)."""
+        self._owned.update(run_ids)
+
     def add_listener(self, listener: RunListener) -> None:
         """Call ``listener`` on every run status change this engine makes (sweeps count cells with it)."""
         self._listeners.append(listener)
@@ -178,15 +183,16 @@ class WorkflowEngine:
         prepared = await self.prepare(request)
         return await self.launch(await self.create(prepared, triggered_by=triggered_by))
 
-    async def cancel(self, run_id: str) -> list[str]:
-        """Cancel a run and every job it submitted; returns ``<job name>: <message>`` for jobs that could not
-        be cancelled. ``InvalidStateError`` for a terminal run, ``NotFoundError`` for an unknown one."""
+    async def cancel(self, run_id: str, *, error: str | None = None, cancelled: Collection[str] = ()) -> list[str]:
+        """Cancel a run and every job it submitted but those in ``cancelled`` (job ids cancelled already, e.g.
+        with their array); returns ``<job name>: <message>`` for jobs that could not be cancelled.
+        ``InvalidStateError`` for a terminal run, ``NotFoundError`` for an unknown one."""
         snap = await self.get(run_id)
-        if snap.terminal or await self._set_status(run_id, RUN_CANCELLED) is None:
+        if snap.terminal or await self._set_status(run_id, RUN_CANCELLED, error) is None:
             now = await self.get(run_id)
             raise InvalidStateError(f"workflow run {run_id} is already {now.run.status}; nothing to cancel")
         self._cancel_timer(run_id)
-        return await self.driver.cancel_jobs(run_id)
+        return await self.driver.cancel_jobs(run_id, cancelled=cancelled)
 
     async def get(self, run_id: str, *, refresh: bool = False) -> RunSnapshot:
         """A run as stored; ``refresh`` first brings the states of its live jobs up to date (one batched query)."""
@@ -264,9 +270,13 @@ class WorkflowEngine:
 
     async def _status_changed(self, run_id: str, before: str, after: str) -> None:
         snap = await self.host.store.run(repo.snapshot, run_id)
-        if snap is None:
-            return
-        run = snap.run
+        if snap is not None:
+            await self.announce(snap.run, before, after)
+
+    async def announce(self, run: WorkflowRunRecord, before: str, after: str) -> None:
+        """Tell about a run status change made in the store (an event, the listeners, waiters); for changes
+        made outside the engine's own steps, such as a sweep's cells moved together."""
+        run_id = run.id
         if after in RUN_TERMINAL:
             self._cancel_timer(run_id)
             self.driver.forget(run_id)

@@ -11,13 +11,15 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING
 
+from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
 from svc_host.mounts import find_mount
 from svc_host.plugin_config import renderer_for
+from svc_host.slurm.arrays import array_of
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import (
     CANCELLED,
@@ -204,7 +206,8 @@ class RunDriver:
             return []
         now = repo.now_utc()
         decided = plan(snap.views(), now)
-        await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
+        if decided.updates:
+            await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
         rows = {job.name: job for job in snap.jobs}
         if decided.cancel:
             warnings = await self.submitter.scancel(
@@ -259,8 +262,9 @@ class RunDriver:
 
     # -- cancel ----------------------------------------------------------------------------------------------
 
-    async def cancel_jobs(self, run_id: str) -> list[str]:
-        """Cancel every live job of a run and give unsubmitted ones ``CANCELLED``; returns the warnings."""
+    async def cancel_jobs(self, run_id: str, *, cancelled: Collection[str] = ()) -> list[str]:
+        """Cancel every live job of a run (but those in ``cancelled``: cancelled already) and give unsubmitted ones
+        ``CANCELLED``; returns the warnings."""
         await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
         snap = await self._snapshot(run_id)
         if snap is None:
@@ -268,8 +272,17 @@ class RunDriver:
         live = [
             (job.name, job.job_id)
             for job in snap.jobs
-            if job.job_id is not None and snap.job_status(job) in repo.LIVE_STATUSES
+            if job.job_id is not None and job.job_id not in cancelled and snap.job_status(job) in repo.LIVE_STATUSES
         ]
         warnings = await self.submitter.scancel(snap.run.transport, live)
+        queued = [
+            job.job_id
+            for job in snap.jobs
+            if job.job_id is not None
+            and job.job_id not in cancelled
+            and array_of(job.job_id) is not None
+            and snap.job_status(job) == JobState.PENDING.value
+        ]
+        await self.submitter.never_started(snap.run.transport, queued)
         self.notify(run_id)
         return warnings

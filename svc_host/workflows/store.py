@@ -410,6 +410,24 @@ def cancel_unsubmitted(session: Session, run_id: str, status: str, now: datetime
     )
 
 
+def sweep_place(session: Session, run_id: str) -> tuple[int, str] | None:
+    """A sweep cell's place among its sweep's submitted cells (a job attempted) by ``started_at``, then id, and the
+    id of the first of them: its task in the sweep's job array and the array's marker (the cells of an array are
+    launched together, a microsecond apart in matrix order; cells cancelled before are not in it). None for a
+    plain run."""
+    run = session.get(WorkflowRunRecord, run_id)
+    if run is None or run.sweep_id is None:
+        return None
+    submitted = (
+        select(WorkflowRunRecord.id, WorkflowRunRecord.started_at)
+        .join(WorkflowRunJob, col(WorkflowRunJob.run_id) == col(WorkflowRunRecord.id))
+        .where(WorkflowRunRecord.sweep_id == run.sweep_id, col(WorkflowRunJob.attempt) > 0)
+        .order_by(col(WorkflowRunRecord.started_at), col(WorkflowRunRecord.id))
+    )
+    order = [cell for cell, _ in dict.fromkeys(session.exec(submitted).all())]
+    return (order.index(run_id), order[0]) if run_id in order else None
+
+
 def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) -> set[str]:
     """The runs (not terminal) whose current attempts include one of ``job_ids`` on ``transport``."""
     if not job_ids:

@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import SvcError, WorkflowError
 from svc_host.plugin_config import renderer_for
+from svc_host.slurm.arrays import array_of, task_id
+from svc_host.store import jobs as job_repo
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
@@ -39,10 +42,21 @@ def marker(run_id: str, job: str, attempt: int) -> str:
     return f"{MARKER_PREFIX}:{run_id}:{job}:{attempt}"
 
 
+def array_marker(first_cell: str) -> str:
+    """The comment of a sweep's job array (``svc_host.sweeps.array_launch``), one for all its cells: named by the
+    run id of its first cell, unique across databases (sweep ids are not)."""
+    return f"{MARKER_PREFIX}-array:{first_cell}"
+
+
 def with_marker(script: RenderedScript, value: str) -> RenderedScript:
     """The script with a ``--comment`` directive right after its shebang line (so inside the directive block)."""
+    return with_directive(script, "comment", value)
+
+
+def with_directive(script: RenderedScript, option: str, value: str) -> RenderedScript:
+    """The script with ``#SBATCH --<option>=<value>`` right after its shebang line (a plain-word value)."""
     first, newline, rest = script.text.partition("\n")
-    line = f"#SBATCH --comment={value}\n"
+    line = f"#SBATCH --{option}={value}\n"
     text = f"{first}{newline}{line}{rest}" if first.startswith("#!") else f"#!/bin/bash\n{line}{script.text}"
     return script.model_copy(update={"text": text})
 
@@ -76,11 +90,20 @@ def can_look_up(transport: Transport) -> bool:
     return isinstance(transport, SlurmTransport)
 
 
-async def find_submitted(transport: Transport, job_name: str, value: str) -> str | None:
-    """The id of the job carrying marker ``value``, or None. Raises ``TransportError`` if squeue fails."""
+async def find_submitted(
+    transport: Transport, job_name: str, value: str, *, array: tuple[str, int] | None = None
+) -> str | None:
+    """The id of the job carrying marker ``value``, or None. Raises ``TransportError`` if squeue fails.
+
+    ``array`` is ``(array marker, task index)`` for a sweep cell: when its sweep's job array carries that marker
+    (listed as ``123_4`` or as a pending range ``123_[5-9%2]``), the cell's job is its task ``123_<index>``."""
     if not isinstance(transport, SlurmTransport):
         raise TypeError(f"transport {type(transport).__name__} cannot list job comments")
-    return parse_lookup(await transport.check(lookup_argv(job_name))).get(value)
+    found = parse_lookup(await transport.check(lookup_argv(job_name)))
+    if value in found or array is None:
+        return found.get(value)
+    array_job_id = array_of(found.get(array[0], ""))
+    return task_id(array_job_id, array[1]) if array_job_id is not None else None
 
 
 class RunCancelled(Exception):
@@ -183,12 +206,16 @@ class Submitter:
             return
         transport = self.transport_for(run)
         value = marker(run.id, job.name, job.attempt)
+        array = None
+        if run.sweep_id is not None and job.attempt == 1:  # the cell may have been submitted with its sweep's array
+            place = await self.host.store.run(repo.sweep_place, run.id)
+            array = (array_marker(place[1]), place[0]) if place is not None else None
         if not can_look_up(transport):
             error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"
             await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
             return
         try:
-            found = await find_submitted(transport, job.name, value)
+            found = await find_submitted(transport, job.name, value, array=array)
         except SvcError as exc:
             log.warning("run %s: cannot check job %s yet: %s", run.id, job.name, exc)
             return
@@ -214,6 +241,14 @@ class Submitter:
         self.host.monitor.poke(run.transport)
         if status == RUN_CANCELLED:
             await self.scancel(run.transport, [(job.name, found)])
+
+    async def never_started(self, transport_name: str, tasks: Collection[str]) -> None:
+        """Record array tasks that were cancelled while pending as ``CANCELLED``: Slurm drops such a task at once,
+        and accounting keeps it only inside a range (``123_[4-9]``) or the array's own record, never by its id."""
+        if tasks:
+            raw = "CANCELLED (array task cancelled before it started)"
+            gone = {job_id: JobStatus(job_id=job_id, state=JobState.CANCELLED, raw_state=raw) for job_id in tasks}
+            await self.host.store.run(job_repo.apply_statuses, transport_name, gone)
 
     async def scancel(self, transport_name: str, jobs: list[tuple[str, str]]) -> list[str]:
         """Cancel jobs in one scancel; when that fails, one by one to say which failed (``<name>: <message>``)."""

@@ -20,7 +20,7 @@ from svc_host.workflows import store as runs
 SWEEP_FIELDS = {
     "id", "name", "workflow_yaml_path", "status", "matrix", "args", "fail_fast", "max_parallel", "cell_count",
     "cells_pending", "cells_running", "cells_completed", "cells_failed", "cells_cancelled", "submission_source",
-    "started_at", "completed_at", "cancel_requested_at", "error",
+    "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id",
 }  # fmt: skip
 CELL_FIELDS = {"id", "workflow_name", "status", "started_at", "completed_at", "args", "error", "triggered_by"}
 GRID = """\
@@ -170,28 +170,26 @@ async def test_a_sweep_runs_and_its_cells_are_listed(client: httpx.AsyncClient) 
 async def test_cancelling_cells_and_the_sweep(client: httpx.AsyncClient) -> None:
     body = {"sweep": {"matrix": {"a": [1, 2, 3, 4]}, "max_parallel": 1}, "args": {"pause": 60}}
     sweep_id = (await client.post("/api/workflows/grid/run", json=body)).json()["id"]
-    for _ in range(240):
-        cells = (await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json()
-        if "running" in {cell["status"] for cell in cells}:
-            break
-        await asyncio.sleep(0.25)
-    assert [cell["status"] for cell in cells] == ["pending", "pending", "pending", "running"]  # by status
-    first, last = cells[3]["id"], cells[2]["id"]
+    submitted = await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 4)
+    assert submitted["array_job_id"] is not None  # uniform cells: one job array, one task running at a time
+    cells = (await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json()
+    assert [cell["status"] for cell in cells] == ["running"] * 4
+    first, last = cells[0]["id"], cells[3]["id"]  # by started_at: task 0 (started) and task 3 (waiting its turn)
 
-    pending = await client.post(f"/api/workflows/runs/{last}/cancel")  # a cell waiting for its turn
-    assert pending.json() == {"status": "cancelled", "run_id": last}
+    queued = await client.post(f"/api/workflows/runs/{last}/cancel")
+    assert queued.json() == {"status": "cancelled", "run_id": last}
     counted = (await client.get(f"/api/sweep_runs/{sweep_id}")).json()
-    assert [counted[f"cells_{state}"] for state in ("pending", "running", "cancelled")] == [2, 1, 1]
+    assert [counted[f"cells_{state}"] for state in ("pending", "running", "cancelled")] == [0, 3, 1]
 
-    running = await client.post(f"/api/workflows/runs/{first}/cancel")  # its slot goes to the next cell
+    running = await client.post(f"/api/workflows/runs/{first}/cancel")  # Slurm gives its slot to the next task
     assert running.status_code == 200
-    moved = await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 1 and sweep["cells_pending"] == 1)
+    moved = await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 2)
     assert (moved["cells_cancelled"], moved["status"]) == (2, "running")
 
     cancelled = await client.post(f"/api/sweep_runs/{sweep_id}/cancel")
     assert cancelled.status_code == 202
     drained = cancelled.json()
-    assert (drained["status"], drained["cells_pending"], drained["cells_cancelled"]) == ("draining", 0, 3)
+    assert (drained["status"], drained["cells_pending"], drained["cells_cancelled"]) == ("draining", 0, 2)
     assert drained["cancel_requested_at"] is not None
     done = await wait_for(client, sweep_id, lambda sweep: sweep["status"] == "cancelled")
     assert (done["cells_cancelled"], done["cells_running"], done["cells_pending"]) == (4, 0, 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-AUTHOR_TESTS = '''
+AUTHOR_TESTS = """
 import json
 from types import SimpleNamespace
 
@@ -54,7 +54,7 @@ def test_cli(svc_isolated_home, svc_cli):
     result = svc_cli("plugins", "--json")
     assert result.returncode == 0, result.stderr
     assert "local" in {row["name"] for row in json.loads(result.stdout)}
-'''
+"""
 
 
 def author_env() -> dict[str, str]:
@@ -63,7 +63,7 @@ def author_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
 
 
-AUTHOR_CONTRACT = '''
+AUTHOR_CONTRACT = """
 import pytest
 
 from svc_host.testing.contract import TransportContract
@@ -80,7 +80,7 @@ class TestMine(TransportContract):
     @pytest.fixture
     def job_dir(self, tmp_path):
         return str(tmp_path)
-'''
+"""
 
 
 def run_authors_tests(project: Path, filename: str, tests: str, *pytest_args: str) -> str:

@@ -51,10 +51,13 @@ class Events:
             self.seen.append((event.payload["from"], event.payload["to"]))
 
 
-async def start(host: Host, *, lease: float = 30.0) -> SweepOrchestrator:
+async def start(host: Host, *, lease: float = 30.0, arrays: bool = False) -> SweepOrchestrator:
+    """An orchestrator submitting one sbatch per cell unless ``arrays`` (test_sweep_arrays.py tests arrays)."""
     engine = WorkflowEngine(host, adopt_orphans=lease < 30, lease_seconds=lease, renew_seconds=lease / 4)
     await engine.start()
-    orchestrator = SweepOrchestrator(engine, adopt_orphans=lease < 30, lease_seconds=lease, renew_seconds=lease / 4)
+    orchestrator = SweepOrchestrator(
+        engine, adopt_orphans=lease < 30, lease_seconds=lease, renew_seconds=lease / 4, arrays=arrays
+    )
     await orchestrator.start()
     return orchestrator
 

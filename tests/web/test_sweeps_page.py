@@ -1,5 +1,5 @@
-"""Sweeps in the browser: six cells started from the workflow page two at a time, the counters moving live, and a
-cancel that ends the running cells (and their jobs) CANCELLED and drops the rest."""
+"""Sweeps in the browser: six uniform cells started from the workflow page as one job array (two tasks running at a
+time), the counters moving live, and a cancel that ends every cell (and its task) CANCELLED."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ jobs:
 """
 
 
-def test_a_six_cell_sweep_runs_two_at_a_time_and_cancel_ends_its_running_cells(
+def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     page: Page, svc_server: Server, screenshot: Callable[[Page, str], None]
 ) -> None:
     from playwright.sync_api import expect
@@ -39,10 +39,11 @@ def test_a_six_cell_sweep_runs_two_at_a_time_and_cancel_ends_its_running_cells(
     sweep_id = int(page.url.rsplit("/", 1)[1])
 
     running = page.locator("tr[data-status=running]")
-    expect(running).to_have_count(2, timeout=60_000)
-    expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "2")
-    expect(page.locator(".stacked-seg[data-label=pending]")).to_have_attribute("data-value", "4")
-    running_cells = [running.nth(i).get_attribute("data-cell") for i in range(2)]
+    expect(running).to_have_count(6, timeout=60_000)  # all submitted at once; Slurm runs two tasks at a time
+    expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "6")
+    expect(page.locator(".stacked-seg[data-label=pending]")).to_have_attribute("data-value", "0")
+    running_cells = [running.nth(i).get_attribute("data-cell") for i in range(6)]
+    expect(page.locator(".array-job")).to_contain_text("as one Slurm job array")
     page.wait_for_timeout(500)
     screenshot(page, "sweep")
 
@@ -55,6 +56,7 @@ def test_a_six_cell_sweep_runs_two_at_a_time_and_cancel_ends_its_running_cells(
 
     sweep = svc_server.api("GET", f"/api/sweep_runs/{sweep_id}")
     assert (sweep["status"], sweep["cells_cancelled"], sweep["cells_completed"]) == ("cancelled", 6, 0)
+    assert sweep["array_job_id"] is not None
     deadline = time.monotonic() + 30
     for cell_id in running_cells:
         while True:  # the cell is cancelled at once; its job's CANCELLED comes with the monitor's next tick

@@ -215,3 +215,40 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
     assert errors == []
     assert_counters_match(store, sweep_id)
     store.close()
+
+
+def test_cells_launched_as_one_array_move_together_record_their_tasks_and_keep_their_place(store: Store) -> None:
+    sweep_id = new_sweep(store, 4)
+    order = [cell.id for cell in sorted(store.call(repo.cells, sweep_id), key=lambda c: (c.started_at, c.id))]
+    store.call(runs.set_run_status, order[3], "cancelled")
+    moved = store.call(repo.move_cells, sweep_id, order, "submitting", only_from=["pending"], owner="me")
+    assert moved == [(run_id, "pending") for run_id in order[:3]]  # the cancelled cell stays cancelled
+    assert_counters_match(store, sweep_id)
+    rows = store.call(lambda s: {j.run_id: j for j in s.exec(select(WorkflowRunJob))})
+    assert [rows[run_id].status for run_id in order] == ["SUBMITTING"] * 3 + ["WAITING"]
+    places = [store.call(runs.sweep_place, run_id) for run_id in order]
+    assert places == [(0, order[0]), (1, order[0]), (2, order[0]), None]  # the task of each, and the array's marker
+    tasks = [
+        repo.ArrayCell(run_id, rows[run_id].id or 0, i, JobDefinition(name="a", command="true"), f"o{i}", f"e{i}")
+        for i, run_id in enumerate(order[:3])
+    ]
+    statuses = store.call(repo.finish_array, sweep_id, transport="local", array_job_id="77", cells=tasks)
+    assert statuses == dict.fromkeys(order[:3], "submitting")
+    assert store.call(repo.get_sweep, sweep_id).array_job_id == "77"  # type: ignore[union-attr]
+    store.call(repo.move_cells, sweep_id, order, "running", only_from=["submitting"])
+    waiting = store.call(repo.waiting_in_queue, sweep_id)
+    assert sorted(waiting) == sorted((run_id, f"77_{i}") for i, run_id in enumerate(order[:3]))
+    assert_counters_match(store, sweep_id)
+
+
+def test_an_array_that_could_not_be_submitted_fails_its_cells(store: Store) -> None:
+    sweep_id = new_sweep(store, 2)
+    ids = cell_ids(store, sweep_id)
+    store.call(repo.move_cells, sweep_id, ids, "submitting", only_from=["pending"])
+    failed = store.call(repo.fail_cells, sweep_id, ids, "submission of job 'a' failed: no")
+    assert sorted(failed) == sorted((run_id, "submitting") for run_id in ids)
+    cells = store.call(repo.cells, sweep_id)
+    assert {(cell.status, cell.error) for cell in cells} == {("failed", "submission of job 'a' failed: no")}
+    rows = store.call(lambda s: list(s.exec(select(WorkflowRunJob))))
+    assert {row.status for row in rows} == {"FAILED"}
+    assert_counters_match(store, sweep_id)

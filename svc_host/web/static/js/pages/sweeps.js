@@ -114,6 +114,7 @@ async function renderSweep(root, sweepId) {
         h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
         Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
         h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
+        sweep.array_job_id ? [h('dt', null, 'Submitted'), h('dd', { class: 'array-job' }, `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`)] : null,
         h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? `took ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}` : `running for ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}`}`),
         sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
     errorBox.hidden = !sweep.error;
