@@ -1,4 +1,4 @@
-"""Job array ids, on output recorded from the dev cluster's array 4268 (``--array=0-5%2``, task 2 exits 3; see
+"""Job array ids, on output recorded from the dev cluster's array 13402 (``--array=0-5%2``, task 2 exits 3; see
 tests/fixtures/slurm/README.md)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from svc_host.slurm.arrays import array_flag, array_of, task_id, task_ids
 from svc_host.slurm.parse import parse_sacct, parse_squeue
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm"
-TASKS = [f"4268_{index}" for index in range(6)]
+TASKS = [f"13402_{index}" for index in range(6)]
 
 
 def _read(name: str) -> str:
@@ -23,24 +23,26 @@ def test_squeue_with_array_lists_every_task_on_its_own_line() -> None:
     jobs = {job.job_id: job for job in parse_squeue(_read("squeue_array_tasks.txt"))}
     assert sorted(jobs) == TASKS
     assert [jobs[task].state for task in TASKS] == [JobState.RUNNING] * 2 + [JobState.PENDING] * 4
-    assert jobs["4268_3"].reason == "JobArrayTaskLimit"
+    assert jobs["13402_3"].reason == "JobArrayTaskLimit"
 
 
 def test_pending_ranges_of_squeue_and_sacct_read_back_as_their_tasks() -> None:
     squeue = [job.job_id for job in parse_squeue(_read("squeue_array_ranges.txt"))]
     sacct = [job.job_id for job in parse_sacct(_read("sacct_array_pending.txt"))]
-    assert "4268_[2-5%2]" in squeue
-    assert "4268_[2-5%2]" in sacct
+    assert "13402_[2-5%2]" in squeue
+    assert "13402_[2-5%2]" in sacct
     for listed in (squeue, sacct):
         assert sorted(task for job_id in listed for task in task_ids(job_id)) == TASKS
-        assert {array_of(job_id) for job_id in listed} == {"4268"}
+        assert {array_of(job_id) for job_id in listed} == {"13402"}
 
 
 def test_sacct_gives_every_ended_task_its_own_state_and_exit_code() -> None:
     jobs = {job.job_id: job for job in parse_sacct(_read("sacct_array_tasks.txt"))}
     assert sorted(jobs) == TASKS
-    assert (jobs["4268_2"].state, jobs["4268_2"].exit_code) == (JobState.FAILED, 3)
-    assert {jobs[task].state for task in TASKS if task != "4268_2"} == {JobState.COMPLETED}
+    assert (jobs["13402_2"].state, jobs["13402_2"].exit_code) == (JobState.FAILED, 3)
+    assert {jobs[task].state for task in TASKS if task != "13402_2"} == {JobState.COMPLETED}
+    ran = {task: (jobs[task].ended_at - jobs[task].started_at).total_seconds() for task in TASKS}  # type: ignore[operator]
+    assert ran == {**dict.fromkeys(TASKS, 12.0), "13402_2": 0.0}  # each task's own start and end, from accounting
 
 
 @pytest.mark.parametrize(
