@@ -219,6 +219,8 @@ async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -
     async def progress(now: SweepRunRecord) -> None:
         nonlocal ended, beats
         done = now.cells_completed + now.cells_failed + now.cells_cancelled
+        if done == ended == now.cell_count:
+            return  # every cell ended and was reported; only the sweep's own status is still to settle
         beats = beats + 1 if done == ended else 0
         ended = done
         # Progress must grow with every notification: heartbeats creep towards the next whole cell.

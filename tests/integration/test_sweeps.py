@@ -188,8 +188,8 @@ async def test_a_launch_that_raises_a_bug_fails_its_cell_with_the_error(
         return await real_submit(script)
 
     if where == "render":
-        spec = dataclasses.replace(real_renderer, render=render)
-        monkeypatch.setattr(host.plugins, "renderer", lambda name="default": spec)
+        renderers = {**host.plugins.renderers(), "default": dataclasses.replace(real_renderer, render=render)}
+        monkeypatch.setattr(host.plugins, "renderers", lambda: renderers)
     else:
         monkeypatch.setattr(host.transport("local"), "submit", submit)
     sweep = await orchestrator.submit(request(workflow(work, GRID), {"a": [1, 2, 3]}, max_parallel=1))
