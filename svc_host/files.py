@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from svc_host.errors import ConfigError
+
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename."""
@@ -30,3 +32,21 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
 def write_json_atomic(path: Path, value: Any, *, mode: int = 0o600) -> None:
     """``write_atomic`` of pretty JSON with a trailing newline."""
     write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, ``None`` if there is no such file; anything else is a ``ConfigError``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must hold a JSON object, not {type(data).__name__}")
+    return data
