@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.slurm import argv as slurm_argv
@@ -268,14 +268,17 @@ class SlurmTransport(Transport):
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
-        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        nodes, running = await self._nodes_and_running(partition)
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def resources_total(self) -> ResourceSnapshot:
-        nodes = parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv()))
-        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        nodes, running = await self._nodes_and_running(None)
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
+
+    async def _nodes_and_running(self, partition: str | None) -> tuple[list[NodeInfo], list[JobStatus]]:
+        """sinfo and squeue at the same time (two channels on one SSH connection, two local processes)."""
+        sinfo, queue = await asyncio.gather(self.check(slurm_argv.sinfo_argv(partition)), self.queue())
+        return parse.parse_sinfo(sinfo), [job for job in queue if job.state is JobState.RUNNING]
 
 
 def decode_complete(data: bytes, *, at_eof: bool) -> tuple[str, int]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context
 
@@ -29,18 +29,17 @@ from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
-from svc_host.store.tables import SweepRunRecord
-from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
-from svc_host.sweeps.views import mcp_result
-from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
 from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.plan import FINAL, RUN_COMPLETED
-from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.source import YamlSyntaxError, dump, parse
-from svc_host.workflows.store import RunSnapshot
+
+if TYPE_CHECKING:  # the ORM and the run services are imported by the tools that use them, not at server start
+    from svc_host.store.tables import SweepRunRecord
+    from svc_host.sweeps.cells import SweepRequest
+    from svc_host.workflows.store import RunSnapshot
 
 MAX_WAIT_SECONDS = 3600.0
 SWEEP_HEARTBEAT_SECONDS = 10.0
@@ -89,6 +88,8 @@ async def create_workflow(
 
 @tool_result
 async def validate_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    from svc_host.workflows import views
+
     _, text = await _read(host_of(ctx), yaml_path)
     workflow, problems = await asyncio.to_thread(check_workflow, text)
     if workflow is not None and not problems:
@@ -133,6 +134,10 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    from svc_host.sweeps.cells import SweepRequest
+    from svc_host.workflows import views
+    from svc_host.workflows.prepare import RunRequest
+
     if not math.isfinite(wait_seconds):
         raise InvalidRequestError(f"wait_seconds must be a number of seconds, got {wait_seconds}")
     spec = None
@@ -187,6 +192,8 @@ async def run_workflow(
 
 
 async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[str, Any]:
+    from svc_host.sweeps.views import mcp_result
+
     orchestrator = await host.sweep_orchestrator()
     sweep = await orchestrator.submit(request)
     if sweep.id is None:
@@ -227,6 +234,8 @@ async def list_workflows(ctx: Context, directory: str = ".") -> dict[str, Any]:
 
 @tool_result
 async def get_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    from svc_host.workflows import views
+
     _, text = await _read(host_of(ctx), yaml_path)
     workflow, problems = await asyncio.to_thread(check_workflow, text)
     if problems or workflow is None:
