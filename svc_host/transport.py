@@ -100,6 +100,10 @@ class Transport(ABC):
         when the context exits. Transports without sessions return themselves."""
         return contextlib.nullcontext(self)
 
+    async def connect(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
+        """Open what the transport holds (a connection) ahead of its first command, e.g. while the CLI opens
+        the store; failures are left to that command, which reports them."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
         """Release connections; the transport may be used again afterwards (it reconnects)."""
 
