@@ -5,7 +5,8 @@ Needs the local Slurm of the dev cluster (``scripts/devcluster up``). Uses the o
 
 * spawn -> ``initialize`` answered, one new server process per sample (cold), next to the idle
   interpreter (``python3 -c pass``);
-* in one warm server: ``get_resources`` (local) vs raw ``sinfo`` with svc's columns, ``list_jobs`` vs
+* in one warm server: ``get_resources`` (local) vs the two commands it wraps, raw ``sinfo`` and ``squeue``
+  with svc's columns, run at the same time as svc runs them (and ``sinfo`` alone, the floor), ``list_jobs`` vs
   raw ``squeue --user``, and ``get_job_status`` of a live job the server submitted (tracked: the store,
   after the monitor's refresh) vs raw ``squeue --jobs``. The raw commands are spawned from this process the way
   the local transport spawns them. The first call of each tool is shown apart (it may open the store).
@@ -62,6 +63,10 @@ async def raw(argv: Sequence[str]) -> None:
         raise SystemExit(f"{argv[0]} failed: {err.decode().strip()}")
 
 
+async def raw_together(*argvs: Sequence[str]) -> None:
+    await asyncio.gather(*(raw(argv) for argv in argvs))
+
+
 async def median(calls: int, call: Callable[[], Awaitable[Any]]) -> float:
     samples = []
     for _ in range(calls):
@@ -84,7 +89,7 @@ async def main(repeat: int, calls: int) -> None:
 
             async def tool(name: str, **arguments: Any) -> dict[str, Any]:
                 result = await client.call_tool(name, arguments)
-                content = result.structured_content
+                content: dict[str, Any] | None = result.structured_content
                 if not content or not content.get("success"):
                     raise SystemExit(f"{name} failed: {content}")
                 return content
@@ -93,15 +98,17 @@ async def main(repeat: int, calls: int) -> None:
             start = time.perf_counter()
             await tool("get_resources")
             first = time.perf_counter() - start
+            resources = await median(calls, lambda: tool("get_resources"))
             rows.append(
                 (
                     "get_resources",
                     first,
-                    await median(calls, lambda: tool("get_resources")),
-                    "sinfo",
-                    await median(calls, lambda: raw(sinfo_argv())),
+                    resources,
+                    "sinfo & squeue",
+                    await median(calls, lambda: raw_together(sinfo_argv(), squeue_argv())),
                 )
             )
+            rows.append(("", 0.0, resources, "sinfo alone", await median(calls, lambda: raw(sinfo_argv()))))
             start = time.perf_counter()
             await tool("list_jobs")
             first = time.perf_counter() - start
@@ -133,10 +140,8 @@ async def main(repeat: int, calls: int) -> None:
     print(f"tools in one warm server (local Slurm), medians of {calls} calls; first call apart")
     print(f"  {'tool':16} {'first':>8} {'median':>8}   {'raw':14} {'median':>8}   ratio (goal <= 1.3x)")
     for name, first, ours, raw_name, theirs in rows:
-        print(
-            f"  {name:16} {first * 1000:6.1f}ms {ours * 1000:6.1f}ms   {raw_name:14} {theirs * 1000:6.1f}ms   "
-            f"{ours / theirs:4.2f}x"
-        )
+        shown = f"{name:16} {first * 1000:6.1f}ms {ours * 1000:6.1f}ms" if name else " " * 34
+        print(f"  {shown}   {raw_name:14} {theirs * 1000:6.1f}ms   {ours / theirs:4.2f}x")
 
 
 if __name__ == "__main__":
