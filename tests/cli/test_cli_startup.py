@@ -1,10 +1,12 @@
-"""What a command loads decides how fast it starts: commands that never read svc's store never import the
-ORM, and ``svc --version`` imports neither pydantic nor SSH. Checked in a real process, through its
-``sys.modules`` when it exits."""
+"""How commands start. What a command loads decides how fast it starts: commands that never read svc's
+store never import the ORM, and ``svc --version`` imports neither pydantic nor SSH (checked in a real
+process, through its ``sys.modules`` when it exits). The store opened on first use is still opened by
+``svc serve`` before it listens, so a bad database URL is one line."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -76,3 +78,17 @@ def test_jobs_over_ssh_lists_the_queue_without_importing_the_store(
         ssh += [f"{dev_env['SVC_DEV_SSH_USER']}@{dev_env['SVC_DEV_SSH_HOST']}"]
         subprocess.run([*ssh, shlex.join(["scancel", job_id])], capture_output=True, timeout=120, check=False)
         subprocess.run([*ssh, shlex.join(["rm", "-rf", "--", work_dir])], capture_output=True, timeout=120, check=False)
+
+
+def test_serve_with_an_unusable_database_says_so_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "svc_host", "serve", "--port", "0"],
+        env={**os.environ, "SVC_DATABASE_URL": "not a url"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: SVC_DATABASE_URL is not a database URL")
+    assert len(done.stderr.strip().splitlines()) == 1
