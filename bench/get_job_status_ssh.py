@@ -4,11 +4,13 @@ Needs the dev cluster (``scripts/devcluster up``). Builds a ``Host`` in a tempor
 ``dev`` is the dev cluster's loopback sshd, then times ``svc_host.jobs.status`` (what the tool calls):
 
 * for a live job svc submitted and tracks (the store, after a monitor refresh: one squeue), with the
-  refresh cache expired before every call (the monitor's background loop is stopped so it cannot serve
-  the answer), and back to back (the coalesced case: calls within a second share one refresh);
+  refresh cache expired before every call by a 1.05 s pause (the monitor's background loop is stopped so it
+  cannot serve the answer), and back to back (the coalesced case: calls within a second share one refresh);
 * for a finished job svc never saw (``scontrol show job`` through ``describe``);
 
-against ``transport.run(squeue ...)`` over the same kept-alive asyncssh connection. Goal: <= 1.3x.
+against ``transport.run(squeue ...)`` over the same kept-alive asyncssh connection, back to back and after
+the same 1.05 s pause as the tracked calls (a command on a connection idle for a second is slower than one
+right after another, so the paused raw squeue is the fair comparison). Goal: <= 1.3x.
 It also prints where a tracked call's time goes: each store call (a worker-thread hop and a transaction)
 and each command on the connection, as medians per call.
 
@@ -157,6 +159,9 @@ async def main(repeat: int) -> None:
             coalesced = await p50(repeat, lambda: jobs.status(host, PROFILE, live_id))
             untracked = await p50(repeat, lambda: jobs.status(host, PROFILE, done_id))
             raw = await p50(repeat, lambda: transport.run(squeue_argv([live_id])))
+            # the tracked calls wait out the refresh cache (1 s) first: so does this raw squeue, since a command
+            # on a connection idle for a second is slower than one right after another
+            raw_paused = await p50(repeat, lambda: transport.run(squeue_argv([live_id])), pause=1.05)
             state = (await jobs.status(host, PROFILE, live_id)).status.state.value
         finally:
             if live_id:
@@ -168,10 +173,11 @@ async def main(repeat: int) -> None:
     print(f"get_job_status, tracked live, back to back:      {coalesced * 1000:7.1f} ms p50 (coalesced refresh)")
     print(f"get_job_status, untracked finished:              {untracked * 1000:7.1f} ms p50 (scontrol)")
     print(f"raw squeue on the same warm connection:          {raw * 1000:7.1f} ms p50")
-    print(f"ratio tracked / raw:   {tracked / raw:.2f}x (goal <= 1.3x)")
+    print(f"raw squeue, idle 1.05 s before each, as tracked: {raw_paused * 1000:7.1f} ms p50")
+    print(f"ratio tracked / raw after the same pause: {tracked / raw_paused:.2f}x (goal <= 1.3x)")
     print("where a tracked call with a fresh refresh spends its time:")
     print("\n".join(stages.lines()))
-    print(f"ratio untracked / raw: {untracked / raw:.2f}x (goal <= 1.3x)")
+    print(f"ratio untracked / raw back to back:       {untracked / raw:.2f}x (goal <= 1.3x)")
 
 
 if __name__ == "__main__":
