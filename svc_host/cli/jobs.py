@@ -26,9 +26,10 @@ json_option = click.option("--json", "as_json", is_flag=True, help=json_option_h
 def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = None) -> T:
     """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses).
 
-    ``store_and=NAME``: ``work`` reads the store and talks to transport NAME, so the store is opened (the ORM
-    imported, migrations checked) in a worker thread while NAME connects: the SSH handshake's waits overlap
-    the import. Commands that never read the store leave it alone.
+    ``store_and=NAME``: ``work`` reads the store and always talks to transport NAME (submit, logs), so the
+    store is opened (the ORM imported, migrations checked) in a worker thread while NAME connects: the SSH
+    handshake's waits overlap the import. Commands that may not need the connection (status and cancel of a
+    job that ended) or never read the store (jobs, resources) leave the other alone.
     """
     from svc_host.context import Host
 
@@ -187,7 +188,7 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
                 continue
         return found
 
-    found = _with_host(work, store_and=transport)
+    found = _with_host(work)  # a job that ended is answered from the store alone: no connection
     missing = [job_id for job_id in job_ids if job_id not in found]
     if as_json:
         print_json([_job_dict(found[job_id]) for job_id in job_ids if job_id in found])
@@ -212,7 +213,7 @@ def cancel(job_ids: tuple[str, ...], transport: str) -> None:
         for job_id in job_ids:
             await job_service.cancel(host, transport, job_id)
 
-    _with_host(work, store_and=transport)
+    _with_host(work)
     click.echo(f"cancelled {', '.join(job_ids)}")
 
 
