@@ -23,8 +23,8 @@ from pydantic_settings.sources.utils import parse_env_vars
 
 from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
-from svc_host.errors import ConfigError, ConflictError, describe_validation
-from svc_host.files import locked, write_json_atomic
+from svc_host.errors import ConfigError, ConflictError, describe_validation_error
+from svc_host.files import locked, read_json_object, write_json_atomic
 from svc_host.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
 from svc_host.secrets import keep_redacted
 
@@ -98,30 +98,6 @@ class ConfigLayer:
 
 
 # -- reading -------------------------------------------------------------------------------------------
-
-
-def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, ``None`` if there is no such file; anything else is a ``ConfigError``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: must hold a JSON object, not {type(data).__name__}")
-    return data
-
-
-def describe_validation_error(exc: ValidationError, *, where: str = "") -> str:
-    """``<where>: a.b: message; c: message`` — one clause per problem, fields as dotted paths."""
-    detail = describe_validation(exc.errors())
-    return f"{where}: {detail}" if where else detail
 
 
 def merge_layer(

@@ -1,25 +1,30 @@
-"""``Host``: everything one svc process works with, assembled once and shared by REST, MCP and CLI."""
+"""``Host``: everything one svc process works with, assembled once and shared by REST, MCP and CLI.
+
+The store, the monitor and the resource sampler are made on first use, so a command that only talks to
+the scheduler (``svc jobs -t PROFILE``) never imports the ORM, and ``svc mcp`` answers ``initialize``
+before any of them exist.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from svc_host.errors import NotFoundError
-from svc_host.monitor import Monitor
 from svc_host.paths import SvcPaths
 from svc_host.plugin_tasks import PluginTasks
 from svc_host.plugins import PluginManager, get_plugin_manager
 from svc_host.profiles import ProfileStore, ProfilesWatch
-from svc_host.resource_sampler import ResourceSampler, SamplerSettings
-from svc_host.store.database import Store
 from svc_host.transport import Transport
 from svc_host.transport_registry import TransportRegistry
 
 if TYPE_CHECKING:
     from svc_host.config import SvcConfig
+    from svc_host.monitor import Monitor
+    from svc_host.resource_sampler import ResourceSampler
     from svc_host.schedules.scheduler import Scheduler
+    from svc_host.store.database import Store
     from svc_host.sweeps.orchestrator import SweepOrchestrator
     from svc_host.sync import SyncBackend
     from svc_host.workflows.engine import WorkflowEngine
@@ -27,38 +32,40 @@ if TYPE_CHECKING:
 Source = Literal["web", "mcp", "cli"]
 
 
-@dataclass
 class Host:
     """Paths, plugins, profiles, transports, the store, the monitor and the run services of one process.
 
     ``read_env`` is False for the MCP server, which reads neither SVC_* variables nor the current profile.
+    Without a ``store``, the store at ``paths.database_url`` is opened on first use of ``host.store``.
     The Host owns the long-running services (the workflow engine and the sweep orchestrator, one per process,
     sharing one lease owner name): made on first use, started by ``start`` in servers (``svc serve``,
     ``svc mcp``) so they take over runs and sweeps nobody drives, and closed by ``close``.
     """
 
-    paths: SvcPaths
-    plugins: PluginManager
-    profiles: ProfileStore
-    store: Store
-    source: Source
-    read_env: bool = True
-    transports: TransportRegistry = field(init=False)
-    monitor: Monitor = field(init=False)
-    resource_sampler: ResourceSampler = field(init=False)
-    _sync_backends: dict[str, tuple[dict[str, object], SyncBackend]] = field(init=False, default_factory=dict)
-    _engine: WorkflowEngine | None = field(init=False, default=None)
-    _orchestrator: SweepOrchestrator | None = field(init=False, default=None)
-    _scheduler: Scheduler | None = field(init=False, default=None)
-    plugin_tasks: PluginTasks = field(init=False, default_factory=PluginTasks)
-
-    def __post_init__(self) -> None:
-        env = os.environ if self.read_env else None
-        self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=env))
-        self.monitor = Monitor(self.store, self.transports, self.plugins.emit)
-        self.resource_sampler = ResourceSampler(
-            self.store, self.transports, self.server_transport_name, self.plugins.emit, SamplerSettings.from_env(env)
-        )
+    def __init__(
+        self,
+        *,
+        paths: SvcPaths,
+        plugins: PluginManager,
+        profiles: ProfileStore,
+        source: Source,
+        store: Store | None = None,
+        read_env: bool = True,
+    ) -> None:
+        self.paths = paths
+        self.plugins = plugins
+        self.profiles = profiles
+        self.source: Source = source
+        self.read_env = read_env
+        self._store = store
+        self._monitor: Monitor | None = None
+        self._resource_sampler: ResourceSampler | None = None
+        self._sync_backends: dict[str, tuple[dict[str, object], SyncBackend]] = {}
+        self._engine: WorkflowEngine | None = None
+        self._orchestrator: SweepOrchestrator | None = None
+        self._scheduler: Scheduler | None = None
+        self.plugin_tasks = PluginTasks()
+        self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=self._env))
 
     @classmethod
     def create(
@@ -74,16 +81,52 @@ class Host:
             paths=paths,
             plugins=plugins or get_plugin_manager(),
             profiles=ProfileStore(paths.profiles_file),
-            store=Store(paths.database_url),
             source=source,
             read_env=read_env,
         )
+
+    @property
+    def _env(self) -> Mapping[str, str] | None:
+        return os.environ if self.read_env else None
+
+    @property
+    def store(self) -> Store:
+        """The database (opened, and migrated, on first use)."""
+        if self._store is None:
+            from svc_host.store.database import Store
+
+            self._store = Store(self.paths.database_url)
+        return self._store
+
+    @property
+    def monitor(self) -> Monitor:
+        """The job monitor on the store and the transports (made on first use, started by ``start``)."""
+        if self._monitor is None:
+            from svc_host.monitor import Monitor
+
+            self._monitor = Monitor(self.store, self.transports, self.plugins.emit)
+        return self._monitor
+
+    @property
+    def resource_sampler(self) -> ResourceSampler:
+        """The GPU-use history sampler of ``svc serve`` (made on first use)."""
+        if self._resource_sampler is None:
+            from svc_host.resource_sampler import ResourceSampler, SamplerSettings
+
+            self._resource_sampler = ResourceSampler(
+                self.store,
+                self.transports,
+                self.server_transport_name,
+                self.plugins.emit,
+                SamplerSettings.from_env(self._env),
+            )
+        return self._resource_sampler
 
     def config(self) -> SvcConfig:
         """The merged job defaults (system, user, project files; SVC_* variables unless ``read_env`` is off)."""
         from svc_host.config import load_config
 
-        return load_config(self.paths, env=os.environ if self.read_env else None)
+        return load_config(self.paths, env=self._env)
 
     def server_transport_name(self) -> str:
         """The transport REST uses: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
@@ -117,7 +160,7 @@ class Host:
     async def reload_profiles(self) -> None:
         """Adopt the profiles this process just changed: profiles whose connection settings changed reconnect
         on next use (changes by other processes are seen without it, see ``TransportRegistry``)."""
-        await self.transports.reload(self.profiles.host_config(env=os.environ if self.read_env else None))
+        await self.transports.reload(self.profiles.host_config(env=self._env))
 
     async def _close_sync_backends(self) -> None:
         kept, self._sync_backends = list(self._sync_backends.values()), {}
@@ -167,9 +210,7 @@ class Host:
         from svc_host.schedules.launch import HostLauncher
         from svc_host.schedules.scheduler import Scheduler, tick_seconds
 
-        self._scheduler = Scheduler(
-            self.store, HostLauncher(self), tick_seconds=tick_seconds(os.environ if self.read_env else None)
-        )
+        self._scheduler = Scheduler(self.store, HostLauncher(self), tick_seconds=tick_seconds(self._env))
         await self._scheduler.start()
 
     async def close(self) -> None:
@@ -177,9 +218,12 @@ class Host:
             await self._scheduler.close()
             self._scheduler = None
         await self.plugin_tasks.stop()
-        await self.resource_sampler.stop()
+        if self._resource_sampler is not None:
+            await self._resource_sampler.stop()
         await self.close_services()
-        await self.monitor.stop()
+        if self._monitor is not None:
+            await self._monitor.stop()
         await self._close_sync_backends()
         await self.transports.close()
-        self.store.close()
+        if self._store is not None:
+            self._store.close()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class SvcError(Exception):
@@ -109,6 +112,12 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> str:
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts) or "invalid input"
+
+
+def describe_validation_error(exc: ValidationError, *, where: str = "") -> str:
+    """``<where>: a.b: message; c: message`` — one clause per problem, fields as dotted paths."""
+    detail = describe_validation(exc.errors())
+    return f"{where}: {detail}" if where else detail
 
 
 class WorkflowError(SvcError):

@@ -1,27 +1,31 @@
 """Single jobs for every interface: submit and record, read status from the store, logs, cancel.
 
 REST, MCP and the CLI all go through these functions, so a job submitted from one is seen the same way
-from the others.
+from the others. The store's repository is imported where it is used: importing this module (as the MCP
+tools do when the server starts) costs no ORM.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError, NotFoundError
 from svc_host.plugin_config import renderer_for
-from svc_host.store import jobs as job_repo
-from svc_host.store.tables import JobRecord
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
+
+if TYPE_CHECKING:
+    from svc_host.store.tables import JobRecord
 
 
 async def submit(host: Host, definition: JobDefinition, *, transport: str, source: str) -> JobRecord:
     """Render, submit, record (state PENDING) and tell the monitor; returns the stored record."""
+    from svc_host.store import jobs as job_repo
+
     rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
     job_id = await host.transport(transport).submit(rendered)
     stdout_path, stderr_path = rendered.log_paths_for(job_id)
@@ -62,6 +66,8 @@ class JobView:
 
 async def status(host: Host, transport: str, job_id: str) -> JobView:
     """The job's current status; tracked jobs come from the store after a (coalesced) monitor refresh."""
+    from svc_host.store import jobs as job_repo
+
     record = await host.store.run(job_repo.find_job, transport, job_id)
     if record is not None:
         if not JobState(record.state).is_terminal:
@@ -77,6 +83,8 @@ async def status(host: Host, transport: str, job_id: str) -> JobView:
 
 def status_of(record: JobRecord) -> JobStatus:
     """The stored record in the shape transports report."""
+    from svc_host.store import jobs as job_repo
+
     return JobStatus(
         job_id=record.job_id,
         state=JobState(record.state),

@@ -107,6 +107,10 @@ class Transport(ABC):
         when the context exits. Transports without sessions return themselves."""
         return contextlib.nullcontext(self)
 
+    async def connect(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
+        """Open what the transport holds (a connection) ahead of its first command, e.g. while the CLI opens
+        the store; failures are left to that command, which reports them."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
         """Release connections; the transport may be used again afterwards (it reconnects)."""
 
@@ -311,14 +315,17 @@ class SlurmTransport(Transport):
         return parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
 
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
-        nodes = await self.nodes(partition)
-        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        nodes, running = await self._nodes_and_running(partition)
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def resources_total(self) -> ResourceSnapshot:
-        nodes = await self.nodes()
-        running = [job for job in await self.queue() if job.state is JobState.RUNNING]
+        nodes, running = await self._nodes_and_running(None)
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
+
+    async def _nodes_and_running(self, partition: str | None) -> tuple[list[NodeInfo], list[JobStatus]]:
+        """sinfo and squeue at the same time (two channels on one SSH connection, two local processes)."""
+        nodes, queue = await asyncio.gather(self.nodes(partition), self.queue())
+        return nodes, [job for job in queue if job.state is JobState.RUNNING]
 
 
 def decode_complete(data: bytes, *, at_eof: bool) -> tuple[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,10 @@ class SSHTransport(SlurmTransport):
         from svc_plugin_ssh.pool import SessionPool
 
         return SessionPool(self.name, self.profile, size, timeout=self.timeout)
+
+    async def connect(self) -> None:
+        with contextlib.suppress(TransportError):  # the first command connects again and says what is wrong
+            await self.connection()
 
     async def connection(self) -> asyncssh.SSHClientConnection:
         """The profile's connection, opened on first use and after a drop."""

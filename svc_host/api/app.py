@@ -37,7 +37,9 @@ AUTH_DESCRIPTION = (
 
 def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI:
     """Build the REST app around a ``Host`` (one made from the environment by default)."""
-    host = host or Host.create("web")
+    if host is None:
+        host = Host.create("web")
+        host.store  # noqa: B018 - opened before it listens: a bad SVC_DATABASE_URL is one line from `svc serve`
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

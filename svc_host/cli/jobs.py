@@ -23,13 +23,22 @@ transport_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 
 
-def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
-    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
+def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = None) -> T:
+    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses).
+
+    ``store_and=NAME``: ``work`` reads the store and always talks to transport NAME (submit, logs), so the
+    store is opened (the ORM imported, migrations checked) in a worker thread while NAME connects: the SSH
+    handshake's waits overlap the import. Commands that may not need the connection (status and cancel of a
+    job that ended) or never read the store (jobs, resources) leave the other alone.
+    """
     from svc_host.context import Host
 
     async def _run() -> T:
         host = Host.create("cli")
         try:
+            if store_and is not None:
+                target = host.transport(store_and)  # an unknown name fails here, before anything is opened
+                await asyncio.gather(asyncio.to_thread(lambda: host.store), target.connect())
             return await work(host)
         finally:
             await host.close()
@@ -138,7 +147,7 @@ def submit(
             translated = definition
         return await job_service.submit(host, translated, transport=transport, source="cli")
 
-    record = _with_host(work)
+    record = _with_host(work, store_and=transport)
     if as_json:
         print_json(
             {"job_id": record.job_id, "name": record.name, "stdout": record.stdout_path, "stderr": record.stderr_path}
@@ -181,7 +190,7 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
                 continue
         return found
 
-    found = _with_host(work)
+    found = _with_host(work)  # a job that ended is answered from the store alone: no connection
     missing = [job_id for job_id in job_ids if job_id not in found]
     if as_json:
         print_json([_job_dict(found[job_id]) for job_id in job_ids if job_id in found])
@@ -243,7 +252,7 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
                 return
             await asyncio.sleep(1.0)
 
-    _with_host(work)
+    _with_host(work, store_and=transport)
 
 
 def _check_job_id(job_id: str) -> None:

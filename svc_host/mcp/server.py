@@ -2,22 +2,35 @@
 
 The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither SVC_*
 variables nor the current profile; only an explicit ``transport`` selects a cluster.
+
+Agents spawn ``svc mcp`` on every launch, so ``initialize`` is answered before the store is opened: the
+Host starts (store, monitor, run services, plugin tasks) on the first tool call, or ``START_AFTER`` seconds
+after the server came up when no call came, so runs and sweeps nobody drives are still taken over. The
+store is opened in a worker thread: its import and migrations never hold up the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from svc_host import __version__
 from svc_host.context import Host
-from svc_host.mcp.results import SpecShapedServer
+from svc_host.errors import SvcError
+from svc_host.mcp.results import SpecShapedServer, failure
 
 log = logging.getLogger(__name__)
+
+START_AFTER = 2.0
+"""Seconds after start-up at which the Host starts by itself when no tool call started it."""
 
 INSTRUCTIONS = (
     "svc submits and watches batch jobs on Slurm GPU clusters. Every tool returns an object with "
@@ -29,20 +42,31 @@ INSTRUCTIONS = (
 def create_server(host: Host | None = None) -> MCPServer[Host]:
     """Build the stdio MCP server from the tools the plugins offer."""
     host = host or Host.create("mcp", read_env=False)
+    starting: asyncio.Future[None] | None = None
+
+    def start() -> asyncio.Future[None]:
+        nonlocal starting
+        if starting is None:
+            starting = asyncio.ensure_future(_start(host))
+        return starting
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Host]) -> AsyncIterator[Host]:
-        await host.start()
+        timer = asyncio.get_running_loop().call_later(START_AFTER, start)
         try:
             yield host
         finally:
+            timer.cancel()
+            if starting is not None:
+                with contextlib.suppress(Exception):  # a failed start was reported to the calls that waited
+                    await starting
             await host.close()
 
     server: MCPServer[Host] = SpecShapedServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for spec in host.plugins.mcp_tools().values():
         try:
             server.add_tool(
-                spec.function,
+                _after_start(spec.function, start),
                 name=spec.name,
                 description=spec.description,
                 annotations=ToolAnnotations(
@@ -54,3 +78,24 @@ def create_server(host: Host | None = None) -> MCPServer[Host]:
         except Exception:  # a plugin's tool whose signature the SDK cannot read must not take the others down
             log.exception("MCP tool %s left out: its parameters cannot be turned into a schema", spec.name)
     return server
+
+
+async def _start(host: Host) -> None:
+    await asyncio.to_thread(lambda: host.store)
+    await host.start()
+
+
+def _after_start(
+    function: Callable[..., Awaitable[dict[str, Any]]], start: Callable[[], asyncio.Future[None]]
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The tool, run once the Host has started; a start that failed (an unusable database) is the tool's error."""
+
+    @functools.wraps(function)
+    async def call(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            await asyncio.shield(start())
+        except SvcError as exc:
+            return failure(str(exc))
+        return await function(*args, **kwargs)
+
+    return call

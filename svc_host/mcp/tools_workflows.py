@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -32,19 +32,17 @@ from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_types import ToolSpec
-from svc_host.store.tables import SweepRunRecord
-from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
-from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
-from svc_host.sweeps.views import mcp_result
-from svc_host.workflows import views
 from svc_host.workflows.dag import raw_jobs
 from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.plan import FINAL, RUN_COMPLETED
-from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.source import YamlSyntaxError, dump, parse
-from svc_host.workflows.store import RunSnapshot
+
+if TYPE_CHECKING:  # the ORM and the run services are imported by the tools that use them, not at server start
+    from svc_host.store.tables import SweepRunRecord
+    from svc_host.sweeps.cells import SweepRequest
+    from svc_host.workflows.store import RunSnapshot
 
 MAX_WAIT_SECONDS = 3600.0
 SWEEP_HEARTBEAT_SECONDS = 10.0
@@ -93,6 +91,8 @@ async def create_workflow(
 
 @tool_result
 async def validate_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    from svc_host.workflows import views
+
     _, text = await _read(host_of(ctx), yaml_path)
     workflow, problems = await asyncio.to_thread(check_workflow, text)
     if workflow is not None and not problems:
@@ -137,6 +137,9 @@ async def run_workflow(
     mount: str | None = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    from svc_host.sweeps.cells import SweepRequest
+    from svc_host.workflows.prepare import RunRequest
+
     wait = _wait_limit(wait_seconds)
     spec = None
     if sweep is not None:
@@ -179,6 +182,8 @@ def _wait_limit(wait_seconds: float) -> float:
 
 async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> dict[str, Any]:
     """Wait up to ``timeout`` seconds for a workflow run, reporting progress; ``run_workflow``'s normal shape."""
+    from svc_host.workflows import views
+
     engine = await host.workflow_engine()
     reported: list[int] = []
 
@@ -203,6 +208,8 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> di
 
 
 async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[str, Any]:
+    from svc_host.sweeps.views import mcp_result
+
     orchestrator = await host.sweep_orchestrator()
     sweep = await orchestrator.submit(request)
     if sweep.id is None:
@@ -241,6 +248,9 @@ async def wait_workflow_run(
     sweep_run_id: Annotated[int | None, Field(ge=1, le=MAX_ROW_ID)] = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
+    from svc_host.sweeps.views import mcp_result
+
     wait = _wait_limit(wait_seconds)
     host = host_of(ctx)
     if run_id is not None and sweep_run_id is None:
@@ -270,6 +280,8 @@ async def list_workflows(ctx: Context, directory: str = ".") -> dict[str, Any]:
 
 @tool_result
 async def get_workflow(ctx: Context, yaml_path: str) -> dict[str, Any]:
+    from svc_host.workflows import views
+
     _, text = await _read(host_of(ctx), yaml_path)
     workflow, problems = await asyncio.to_thread(check_workflow, text)
     if problems or workflow is None:

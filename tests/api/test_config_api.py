@@ -48,7 +48,7 @@ def paths() -> SvcPaths:
 async def host(paths: SvcPaths) -> AsyncIterator[Host]:
     host = Host.create("web", paths=paths, plugins=create_plugin_manager(strict=True))
     yield host
-    host.store.close()
+    await host.close()
 
 
 @pytest.fixture

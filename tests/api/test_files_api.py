@@ -5,7 +5,6 @@ Browse and read run against trees under ``tmp_path``; sync runs against the dev 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shlex
@@ -156,7 +155,9 @@ async def test_the_profile_from_environment_variables_keeps_mounts(
 ) -> None:
     monkeypatch.setenv("SVC_SSH_HOSTNAME", "login.example.org")
     monkeypatch.setenv("SVC_SSH_USERNAME", "alice")
-    host = dataclasses.replace(svc_host, read_env=True)  # a server started with SVC_SSH_* in its environment
+    host = Host(  # a server started with SVC_SSH_* in its environment
+        paths=svc_host.paths, plugins=svc_host.plugins, profiles=svc_host.profiles, store=svc_host.store, source="web"
+    )
     async with asgi_client(create_app(host, security=security_for_tests())) as svc_api_client:
         await _env_profile_keeps_mounts(host, svc_api_client, tmp_path)
 

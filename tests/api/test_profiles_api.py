@@ -32,7 +32,7 @@ GPU = {
 async def host() -> AsyncIterator[Host]:
     host = Host.create("web", paths=SvcPaths.from_env(), plugins=create_plugin_manager(strict=True))
     yield host
-    host.store.close()
+    await host.close()
 
 
 @pytest.fixture

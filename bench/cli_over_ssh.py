@@ -1,0 +1,169 @@
+"""Benchmark: whole-process wall time of ``svc jobs|submit|status|logs -t PROFILE`` vs the raw ``ssh host CMD``.
+
+Needs the dev cluster (``scripts/devcluster up``). Every sample is a new process (cold: no svc server, no
+SSH master), raw and svc interleaved so both see the same load. The profile ``dev`` points at the dev
+cluster's loopback sshd; it lives in a temporary svc home, so nothing of yours is read or changed.
+
+Raw commands are OpenSSH's ``ssh`` running the same Slurm command line svc sends (``squeue`` with svc's
+columns, ``sbatch --parsable``, ``cat`` of the log). Also measured: the idle interpreter (``python3 -c pass``,
+which on a sandbox with a certifi ``.pth`` is not free) and ``svc --version``. Prints medians of wall time
+and of CPU time (user + sys of the child: less sensitive to other load on the machine).
+
+    python bench/cli_over_ssh.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.paths import SvcPaths
+from svc_host.profiles import ProfileStore
+from svc_host.slurm.argv import squeue_argv
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE = "dev"
+
+
+def dev_env() -> dict[str, str]:
+    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def timed(argv: Sequence[str], env: dict[str, str], stdin: str | None = None) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one child process, and its stdout; a failure stops the bench."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+class Samples:
+    def __init__(self) -> None:
+        self.wall: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+
+    def run(self, label: str, argv: Sequence[str], env: dict[str, str], stdin: str | None = None) -> str:
+        wall, cpu, out = timed(argv, env, stdin)
+        self.wall.setdefault(label, []).append(wall)
+        self.cpu.setdefault(label, []).append(cpu)
+        return out
+
+    def median(self, label: str) -> tuple[float, float]:
+        return statistics.median(self.wall[label]), statistics.median(self.cpu[label])
+
+
+def main(repeat: int) -> None:
+    facts = dev_env()
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
+        env.update(
+            XDG_CONFIG_HOME=f"{home}/config",
+            XDG_STATE_HOME=f"{home}/state",
+            SVC_SYSTEM_CONFIG=f"{home}/etc.json",
+        )
+        paths = SvcPaths(Path(home) / "etc.json", Path(home) / "config" / "svc", Path(home) / "state" / "svc", ROOT)
+        ProfileStore(paths.profiles_file).create(
+            PROFILE,
+            SSHProfile(
+                hostname=facts["SVC_DEV_SSH_HOST"],
+                port=int(facts["SVC_DEV_SSH_PORT"]),
+                username=facts["SVC_DEV_SSH_USER"],
+                key_filename=facts["SVC_DEV_SSH_KEY"],
+                known_hosts=facts["SVC_DEV_SSH_KNOWN_HOSTS"],
+            ),
+        )
+        ssh = [
+            "ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-p", facts["SVC_DEV_SSH_PORT"],
+            "-i", facts["SVC_DEV_SSH_KEY"], "-o", f"UserKnownHostsFile={facts['SVC_DEV_SSH_KNOWN_HOSTS']}",
+            f"{facts['SVC_DEV_SSH_USER']}@{facts['SVC_DEV_SSH_HOST']}",
+        ]  # fmt: skip
+        # the console script next to this interpreter: a version manager's shim (pyenv) would add its own start-up
+        script = Path(sys.executable).with_name("svc")
+        svc = [str(script)] if script.exists() else [sys.executable, "-m", "svc_host"]
+        work_dir = f"svc-bench-{uuid.uuid4().hex[:12]}"
+        samples = Samples()
+        submitted: list[str] = []
+        try:
+            # one job svc tracks, finished, with a log: what status and logs are asked about
+            made = samples.run(
+                "setup",
+                [*svc, "submit", "--json", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "echo", "hi"],
+                env,
+            )
+            job, log_path = json.loads(made)["job_id"], json.loads(made)["stdout"]
+            submitted.append(job)
+            deadline = time.monotonic() + 120
+            while subprocess.run([*ssh, "test", "-s", log_path], check=False).returncode != 0:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"job {job} wrote no log in 120 s")
+                time.sleep(0.5)
+            sbatch = shlex.join(["sbatch", "--parsable", "-p", "debug", "-D", work_dir, "-o", "/dev/null"])
+            batch = "#!/bin/bash\ntrue\n"
+            for _ in range(repeat):
+                samples.run("python3 -c pass", [sys.executable, "-c", "pass"], env)
+                samples.run("svc --version", [*svc, "--version"], env)
+                samples.run("ssh squeue", [*ssh, shlex.join(squeue_argv())], env)
+                samples.run("svc jobs", [*svc, "jobs", "-t", PROFILE], env)
+                submitted.append(samples.run("ssh sbatch", [*ssh, sbatch], env, stdin=batch).strip())
+                submitted.append(
+                    samples.run(
+                        "svc submit",
+                        [*svc, "submit", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "true"],
+                        env,
+                    ).strip()
+                )
+                samples.run("ssh squeue -j", [*ssh, shlex.join(squeue_argv([job]))], env)
+                samples.run("svc status", [*svc, "status", "-t", PROFILE, job], env)
+                samples.run("ssh cat log", [*ssh, shlex.join(["cat", "--", log_path])], env)
+                samples.run("svc logs", [*svc, "logs", "-t", PROFILE, job], env)
+        finally:
+            live = [job for job in submitted if job.split(";")[0].isdigit()]
+            if live:
+                subprocess.run([*ssh, shlex.join(["scancel", *live])], check=False)
+            subprocess.run([*ssh, shlex.join(["rm", "-rf", "--", work_dir])], check=False)
+
+    print(f"cold processes, medians of {repeat}; wall s (cpu s = user+sys of the child)")
+    base_wall, base_cpu = samples.median("python3 -c pass")
+    ver_wall, ver_cpu = samples.median("svc --version")
+    print(f"  {'python3 -c pass':16} {base_wall:6.3f} ({base_cpu:5.3f})")
+    print(
+        f"  {'svc --version':16} {ver_wall:6.3f} ({ver_cpu:5.3f})   +{ver_wall - base_wall:.3f} s over the idle "
+        "interpreter (goal < 0.1)"
+    )
+    print(f"  {'raw':16} {'wall':>6} {'(cpu)':>7}   {'svc':16} {'wall':>6} {'(cpu)':>7}   ratio (goal <= 2x)")
+    for raw, ours in (
+        ("ssh squeue", "svc jobs"),
+        ("ssh sbatch", "svc submit"),
+        ("ssh squeue -j", "svc status"),
+        ("ssh cat log", "svc logs"),
+    ):
+        raw_wall, raw_cpu = samples.median(raw)
+        our_wall, our_cpu = samples.median(ours)
+        print(
+            f"  {raw:16} {raw_wall:6.3f} ({raw_cpu:5.3f})   {ours:16} {our_wall:6.3f} ({our_cpu:5.3f})   "
+            f"{our_wall / raw_wall:4.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=7)
+    main(parser.parse_args().repeat)
