@@ -13,7 +13,6 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.plugin import skip_or_fail
 
@@ -36,13 +35,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
-
-
-@pytest.fixture
-def host(svc_host: Host) -> Host:
-    """svc's own tests call the ``svc_host`` fixture of svc's pytest plugin ``host`` (the plugin's names carry
-    the ``svc_`` prefix so that they never collide with a plugin author's fixtures)."""
-    return svc_host
 
 
 @pytest.fixture(scope="session")

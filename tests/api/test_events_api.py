@@ -37,9 +37,9 @@ def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
 
 
 @pytest.fixture
-async def base_url(host: Host) -> AsyncIterator[str]:
-    host.monitor.min_interval, host.monitor.max_interval = 0.05, 0.2
-    async with live_server(create_app(host, security=security_for_tests())) as url:
+async def base_url(svc_host: Host) -> AsyncIterator[str]:
+    svc_host.monitor.min_interval, svc_host.monitor.max_interval = 0.05, 0.2
+    async with live_server(create_app(svc_host, security=security_for_tests())) as url:
         yield url
 
 
@@ -114,27 +114,27 @@ async def watch_jobs_finish(host: Host, fake: FakeTransport, base_url: str, stre
 
 
 async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_query(
-    host: Host, fake: FakeTransport, base_url: str
+    svc_host: Host, fake: FakeTransport, base_url: str
 ) -> None:
-    one, _ = await watch_jobs_finish(host, fake, base_url, streams=1)
-    ticks_before = host.monitor.ticks.get("fake", 0)
-    twenty, readers = await watch_jobs_finish(host, fake, base_url, streams=20)
+    one, _ = await watch_jobs_finish(svc_host, fake, base_url, streams=1)
+    ticks_before = svc_host.monitor.ticks.get("fake", 0)
+    twenty, readers = await watch_jobs_finish(svc_host, fake, base_url, streams=20)
     assert len(readers) == 20
     # every scheduler call came from a monitor tick: one read of the queue per tick (and one question for the
     # jobs that left it), whatever the number of streams
-    ticks = host.monitor.ticks["fake"] - ticks_before
+    ticks = svc_host.monitor.ticks["fake"] - ticks_before
     assert ticks <= twenty <= 2 * ticks
     assert set(fake.calls) == {"submit", "queue", "statuses"}
     assert twenty <= one + 4, (one, twenty)  # the same job story costs the same ticks (timing leaves a little slack)
 
 
-async def test_event_frames_carry_ids_names_and_the_payload(host: Host, fake: FakeTransport, base_url: str) -> None:
+async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake: FakeTransport, base_url: str) -> None:
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
         client.stream("GET", "/api/events", params={"types": "sweep_run.status_changed"}, headers=AUTH) as response,
     ):
-        host.plugins.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
-        host.plugins.emit(
+        svc_host.plugins.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
+        svc_host.plugins.emit(
             Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"})
         )
         messages = sse_messages(response)
@@ -145,7 +145,7 @@ async def test_event_frames_carry_ids_names_and_the_payload(host: Host, fake: Fa
     assert message.json()["name"] == "sweep_run.status_changed"
 
 
-async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(host: Host, base_url: str) -> None:
+async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_host: Host, base_url: str) -> None:
     big = "x" * 2000
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
@@ -155,13 +155,13 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(host
         emitting = 0.0
         for n in range(3000):
             started = time.perf_counter()
-            host.plugins.emit(
+            svc_host.plugins.emit(
                 Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big})
             )
             emitting += time.perf_counter() - started
             if n % 100 == 0:
                 await asyncio.sleep(0)  # let the server write to the sockets, as it does between monitor ticks
-        host.plugins.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        svc_host.plugins.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
         seen = []
         async for message in sse_messages(reading):
             seen.append(message.event)
@@ -178,12 +178,12 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(host
     assert late.count("job.status_changed") < 3000
 
 
-async def test_a_reconnect_with_last_event_id_replays_what_was_missed(host: Host, base_url: str) -> None:
+async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_host: Host, base_url: str) -> None:
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         async with client.stream("GET", "/api/events", headers=AUTH) as first:
-            host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
+            svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
             seen = await asyncio.wait_for(anext(sse_messages(first)), 5)
-        host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
+        svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
             replayed = await asyncio.wait_for(anext(sse_messages(again)), 5)
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:

@@ -24,11 +24,13 @@ def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None
 
 
 async def test_samples_of_the_real_cluster_follow_a_gpu_job(
-    local: None, host: Host, svc_api_client: httpx.AsyncClient
+    local: None, svc_host: Host, svc_api_client: httpx.AsyncClient
 ) -> None:
     events: list[Event] = []
     # interval 0: every sample() is stored however close together (the loop's own interval is not used here)
-    sampler = ResourceSampler(host.store, host.transports, lambda: "local", events.append, SamplerSettings(interval=0))
+    sampler = ResourceSampler(
+        svc_host.store, svc_host.transports, lambda: "local", events.append, SamplerSettings(interval=0)
+    )
     idle = {snap.partition: snap for snap in await sampler.sample()}
     assert {"debug", "gpu"} <= set(idle)
     assert idle["gpu"].total_gpus > 0

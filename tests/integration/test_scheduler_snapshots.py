@@ -23,9 +23,9 @@ def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None
 
 
 @pytest.fixture
-def commands(local: None, host: Host) -> list[str]:
+def commands(local: None, svc_host: Host) -> list[str]:
     """The name of every command the server's ``local`` transport runs."""
-    transport = host.transports.get("local")
+    transport = svc_host.transports.get("local")
     real = transport.run  # type: ignore[attr-defined]
     seen: list[str] = []
 

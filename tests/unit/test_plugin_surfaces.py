@@ -24,7 +24,7 @@ from svc_host.testing.http import asgi_client, security_for_tests
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
 
-async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     sys.path.insert(0, str(FAKE_SITE))
     try:
         import svc_fake_tools
@@ -32,17 +32,17 @@ async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: Plugi
         sys.path.remove(str(FAKE_SITE))
         sys.modules.pop("svc_fake_tools", None)
     svc_plugin_manager.register(svc_fake_tools, "tools")
-    async with asgi_client(create_app(host, security=security_for_tests())) as http:
+    async with asgi_client(create_app(svc_host, security=security_for_tests())) as http:
         assert (await http.get("/api/fake/ping")).json() == {"pong": True}
 
 
-async def test_svc_mcp_tools_carry_their_hints(svc_plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_mcp_tools_carry_their_hints(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     async def wipe(target: str) -> dict[str, object]:
         return {"success": False, "error": f"refusing to wipe {target}"}
 
     tool = ToolSpec(name="wipe", function=wipe, description="Wipe a thing.", destructive=True)
     svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
-    async with Client(create_server(host)) as client:
+    async with Client(create_server(svc_host)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["wipe"].annotations is not None
         assert tools["wipe"].annotations.destructive_hint is True
@@ -96,11 +96,11 @@ def hello_plugin() -> SimpleNamespace:
 def test_svc_cli_commands_add_subcommands(svc_plugin_manager: PluginManager, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import svc_host.plugins
+    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
 
     svc_plugin_manager.register(hello_plugin(), "greeter")
-    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: svc_plugin_manager)
+    monkeypatch.setattr(plugin_module, "get_plugin_manager", lambda: svc_plugin_manager)
     result = CliRunner().invoke(cli, ["hello", "world"])
     assert (result.exit_code, result.output) == (0, "hello world\n")
     listing = CliRunner().invoke(cli, ["--help"]).output
@@ -112,18 +112,18 @@ def test_svc_cli_commands_add_subcommands(svc_plugin_manager: PluginManager, mon
 def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import svc_host.plugins
+    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
 
     def refuse() -> PluginManager:
         raise AssertionError("plugins were loaded")
 
-    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", refuse)
+    monkeypatch.setattr(plugin_module, "get_plugin_manager", refuse)
     assert CliRunner().invoke(cli, ["--version"]).exit_code == 0
     assert CliRunner().invoke(cli, ["config", "--help"]).exit_code == 0
 
 
-async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: PluginManager, host: Host) -> None:
+async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     import asyncio
 
     from svc_host.plugin_types import TaskSpec
@@ -142,22 +142,22 @@ async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: 
         return [TaskSpec(name="worker", run=work)]
 
     svc_plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
-    host.source = "mcp"
-    await host.start()
+    svc_host.source = "mcp"
+    await svc_host.start()
     await asyncio.sleep(0.05)
-    assert host.plugin_tasks.names() == ["worker"]
-    await host.close()
+    assert svc_host.plugin_tasks.names() == ["worker"]
+    await svc_host.close()
     assert seen == ["started for mcp", "stopped"]
 
 
 async def test_svc_health_shows_in_the_api_and_the_cli(
-    svc_plugin_manager: PluginManager, host: Host, monkeypatch: pytest.MonkeyPatch
+    svc_plugin_manager: PluginManager, svc_host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
 
     from click.testing import CliRunner
 
-    import svc_host.plugins
+    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
     from svc_host.plugin_types import HealthReport
 
@@ -165,30 +165,32 @@ async def test_svc_health_shows_in_the_api_and_the_cli(
         return HealthReport(ok=False, summary="3 messages waiting", details={"waiting": 3})
 
     svc_plugin_manager.register(SimpleNamespace(svc_health=hookimpl(health)), "outboxy")
-    async with asgi_client(create_app(host, security=security_for_tests())) as http:
+    async with asgi_client(create_app(svc_host, security=security_for_tests())) as http:
         listed = {p["name"]: p for p in (await http.get("/api/plugins")).json()["plugins"]}
     assert listed["outboxy"]["health"] == {"ok": False, "summary": "3 messages waiting", "details": {"waiting": 3}}
     assert listed["svc_host.rendering.hooks"]["health"] is None
-    monkeypatch.setattr(svc_host.plugins, "get_plugin_manager", lambda: svc_plugin_manager)
+    monkeypatch.setattr(plugin_module, "get_plugin_manager", lambda: svc_plugin_manager)
     rows = {row["name"]: row for row in json.loads(CliRunner().invoke(cli, ["plugins", "--json"]).output)}
     assert rows["outboxy"]["health"]["summary"] == "3 messages waiting"
     table = CliRunner().invoke(cli, ["plugins"]).output
     assert table.endswith("\noutboxy: needs attention: 3 messages waiting\n")
 
 
-async def test_a_tool_whose_signature_cannot_be_read_is_left_out(svc_plugin_manager: PluginManager, host: Host) -> None:
+async def test_a_tool_whose_signature_cannot_be_read_is_left_out(
+    svc_plugin_manager: PluginManager, svc_host: Host
+) -> None:
     async def unreadable(thing: NoSuchType) -> dict[str, object]:  # type: ignore[name-defined]  # noqa: F821
         return {"success": True}
 
     tool = ToolSpec(name="unreadable", function=unreadable, description="Cannot be described.")
     svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "sloppy")
-    async with Client(create_server(host)) as client:
+    async with Client(create_server(svc_host)) as client:
         names = {t.name for t in (await client.list_tools()).tools}
     assert "unreadable" not in names
     assert "submit_job" in names
 
 
-async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, host: Host) -> None:
+async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     from svc_host.domain.profiles import HostConfig, SSHProfile
     from svc_host.plugin_types import SyncBackendSpec
 
@@ -204,7 +206,7 @@ async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginM
     svc_plugin_manager.register(
         SimpleNamespace(svc_sync_backends=hookimpl(lambda: [SyncBackendSpec("recorder", Recorder)])), "recorders"
     )
-    await host.transports.reload(
+    await svc_host.transports.reload(
         HostConfig(
             profiles={
                 "site": SSHProfile(hostname="a.example", sync_backend="recorder"),
@@ -212,7 +214,7 @@ async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginM
             }
         )
     )
-    assert isinstance(host.sync_backend("site"), Recorder)
+    assert isinstance(svc_host.sync_backend("site"), Recorder)
     assert made == ["site"]
     with pytest.raises(PluginError, match=r"unknown sync backend 'rsinc'; choose one of: recorder \(from recorders"):
-        host.sync_backend("typo")
+        svc_host.sync_backend("typo")
