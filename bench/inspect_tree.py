@@ -15,29 +15,16 @@ import argparse
 import asyncio
 import shlex
 import statistics
-import subprocess
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
+from devcluster import dev_profile
+
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_plugin_rsync.argv import destination, ssh_argv
 from svc_plugin_rsync.backend import RsyncBackend
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def dev_profile() -> SSHProfile:
-    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
-    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    return SSHProfile(
-        hostname=env["SVC_DEV_SSH_HOST"],
-        port=int(env["SVC_DEV_SSH_PORT"]),
-        username=env["SVC_DEV_SSH_USER"],
-        key_filename=env["SVC_DEV_SSH_KEY"],
-        known_hosts=env["SVC_DEV_SSH_KNOWN_HOSTS"],
-    )
 
 
 def build_tree(root: Path, dirs: int, files: int) -> None:

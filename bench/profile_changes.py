@@ -26,24 +26,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from devcluster import dev_profile
+
 from svc_host.context import Host
-from svc_host.domain.profiles import SSHProfile
 from svc_host.paths import SvcPaths
 from svc_host.transport import SlurmTransport
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def dev_profile() -> SSHProfile:
-    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
-    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    return SSHProfile(
-        hostname=env["SVC_DEV_SSH_HOST"],
-        port=int(env["SVC_DEV_SSH_PORT"]),
-        username=env["SVC_DEV_SSH_USER"],
-        key_filename=env["SVC_DEV_SSH_KEY"],
-        known_hosts=env["SVC_DEV_SSH_KNOWN_HOSTS"],
-    )
 
 
 def median_sync(repeat: int, call: Callable[[], Any]) -> float:

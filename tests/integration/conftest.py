@@ -10,6 +10,7 @@ import pytest
 
 import svc_plugin_local.hooks
 from svc_host.context import Host
+from svc_host.domain.profiles import SSHProfile
 from svc_host.paths import SvcPaths
 from svc_host.plugins import PluginManager
 from svc_host.profiles import ProfileStore
@@ -59,3 +60,15 @@ def make_host(plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str
     store.close()
     for host in made:
         host.store.close()
+
+
+@pytest.fixture
+async def dev_host(make_host: Callable[[], Host], dev_profile: SSHProfile) -> Host:
+    """A host from ``make_host`` with the SSH transport and the dev cluster's profile ``dev``."""
+    import svc_plugin_ssh.hooks
+
+    host = make_host()
+    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    host.profiles.create("dev", dev_profile)
+    await host.reload_profiles()
+    return host

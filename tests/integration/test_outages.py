@@ -180,15 +180,9 @@ async def submitted_in(remote: str, since: datetime) -> list[str]:
 
 
 async def test_sshd_restarted_mid_sweep_20_of_20_cells_complete_none_twice(
-    make_host: Callable[[], Host], dev_profile: SSHProfile
+    dev_host: Host, dev_profile: SSHProfile
 ) -> None:
-    import svc_plugin_ssh.hooks
-
-    host = make_host()
-    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    host.profiles.create("dev", dev_profile)
-    await host.reload_profiles()
-    engine = WorkflowEngine(host, adopt_orphans=False)
+    engine = WorkflowEngine(dev_host, adopt_orphans=False)
     await engine.start()
     orchestrator = SweepOrchestrator(engine, adopt_orphans=False)
     await orchestrator.start()
@@ -218,10 +212,10 @@ async def test_sshd_restarted_mid_sweep_20_of_20_cells_complete_none_twice(
             await asyncio.sleep(1)
         done = await orchestrator.wait(sweep.id, timeout=180)
         assert killed  # the pool's sessions were really cut
-        cells = host.store.call(lambda session: list(session.exec(select(WorkflowRunRecord))))
+        cells = dev_host.store.call(lambda session: list(session.exec(select(WorkflowRunRecord))))
         errors = [cell.error for cell in cells if cell.error]
         assert (done.status, done.cells_completed, done.cells_failed) == ("completed", 20, 0), errors
-        recorded = [record.job_id for record in host.store.call(job_repo.history)]
+        recorded = [record.job_id for record in dev_host.store.call(job_repo.history)]
         assert len(recorded) == len(set(recorded)) == 20
         in_slurm: list[str] = []
         for _ in range(60):  # accounting learns of the last jobs a moment after they end
@@ -231,11 +225,11 @@ async def test_sshd_restarted_mid_sweep_20_of_20_cells_complete_none_twice(
             await asyncio.sleep(0.5)
         assert sorted(in_slurm) == sorted(recorded)  # Slurm ran each cell's job once
     finally:
-        live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
+        live = [record.job_id for record in dev_host.store.call(job_repo.live_jobs)]
         with contextlib.suppress(Exception):
             if live:
-                await host.transport("dev").cancel(live)
-            await host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
+                await dev_host.transport("dev").cancel(live)
+            await dev_host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
         await orchestrator.close()
         await close(engine)
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from svc_host.context import Host
-from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import RenderedScript
 from svc_host.slurm.arrays import task_ids
 from svc_host.store import jobs as job_repo
@@ -254,16 +253,8 @@ async def test_a_submission_that_raises_fails_every_cell_with_the_reason(
     assert job_records(orchestrator.host) == []
 
 
-async def test_over_ssh_a_uniform_sweep_is_one_array_with_its_logs_on_the_cluster(
-    make_host: Callable[[], Host], dev_profile: SSHProfile
-) -> None:
-    import svc_plugin_ssh.hooks
-
-    host = make_host()
-    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    host.profiles.create("dev", dev_profile)
-    await host.reload_profiles()
-    orchestrator = await start(host, arrays=True)
+async def test_over_ssh_a_uniform_sweep_is_one_array_with_its_logs_on_the_cluster(dev_host: Host) -> None:
+    orchestrator = await start(dev_host, arrays=True)
     remote = f"/tmp/svc-array-{uuid.uuid4().hex[:8]}"
     job = f"{{name: cell, command: 'echo x={{{{ x }}}}', work_dir: {remote}}}"
     text = f"name: ssh-array\nargs: {{x: 0}}\njobs:\n  - {job}\n"
@@ -277,17 +268,17 @@ async def test_over_ssh_a_uniform_sweep_is_one_array_with_its_logs_on_the_cluste
         assert done.array_job_id is not None
         cells = sorted(await orchestrator.cells(done.id or 0), key=lambda cell: cell.started_at)
         for index, (cell, value) in enumerate(zip(cells, ["a", "b c"], strict=True)):
-            snap = host.store.call(snapshot, cell.id)
+            snap = dev_host.store.call(snapshot, cell.id)
             assert snap is not None
             record = snap.record_of(snap.jobs[0])
             assert record is not None
             assert record.job_id == f"{done.array_job_id}_{index}"
             assert record.stdout_path == f"{remote}/logs/cell-{done.array_job_id}_{index}.out"
-            log = await host.transport("dev").read_log(record.stdout_path)
+            log = await dev_host.transport("dev").read_log(record.stdout_path)
             assert log.content == f"x={value}\n"  # the value reached the command as in a plain run
     finally:
-        await host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
-        live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
+        await dev_host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
+        live = [record.job_id for record in dev_host.store.call(job_repo.live_jobs)]
         if live:
-            await host.transport("dev").cancel(live)
+            await dev_host.transport("dev").cancel(live)
         await stop(orchestrator)

@@ -18,7 +18,6 @@ from sqlmodel import select
 
 from svc_host import hookimpl
 from svc_host.context import Host
-from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import InvalidRequestError, InvalidStateError
 from svc_host.plugin_types import Event
@@ -326,16 +325,8 @@ async def test_restart_mid_sweep_loses_no_cell_and_runs_none_twice(make_host: Ca
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SSH sessions, not the store: once is enough
-async def test_over_ssh_max_parallel_20_shares_one_pool_of_8_sessions(
-    make_host: Callable[[], Host], dev_profile: SSHProfile
-) -> None:
-    import svc_plugin_ssh.hooks
-
-    host = make_host()
-    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    host.profiles.create("dev", dev_profile)
-    await host.reload_profiles()
-    orchestrator = await start(host)
+async def test_over_ssh_max_parallel_20_shares_one_pool_of_8_sessions(dev_host: Host) -> None:
+    orchestrator = await start(dev_host)
     remote = f"/tmp/svc-sweep-{uuid.uuid4().hex[:8]}"
     text = f"name: ssh-grid\nargs: {{x: 0}}\njobs:\n  - {{name: cell, command: 'true', work_dir: {remote}}}\n"
     path = workflow(Path.cwd(), text)
@@ -358,8 +349,8 @@ async def test_over_ssh_max_parallel_20_shares_one_pool_of_8_sessions(
         assert orchestrator.engine.driver.submitter.routes == {}  # the pool is closed with the sweep
         assert not orchestrator._driven
     finally:
-        await host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
-        live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
+        await dev_host.transport("dev").check(["rm", "-rf", "--", remote])  # type: ignore[attr-defined]
+        live = [record.job_id for record in dev_host.store.call(job_repo.live_jobs)]
         if live:
-            await host.transport("dev").cancel(live)
+            await dev_host.transport("dev").cancel(live)
         await stop(orchestrator)
