@@ -248,16 +248,20 @@ async def test_a_remote_that_resolves_to_the_home_directory_or_root_is_never_syn
     write_tree(local, {"a.txt": "a"})
     home = str((await shell.run("pwd", "-P")).stdout).strip()
     link = f"{remote_base}-{target}-link"
+    sentinel = f"{remote_base}-{target}-sentinel"  # a name in the home directory: a mirror there would delete it
     assert (await shell.run("ln", "-s", home if target == "home" else "/", link)).exit_status == 0
-    before = await shell.run("ls", "-A", home)
+    assert (await shell.run("touch", sentinel)).exit_status == 0
     try:
         mount = Mount(name="home", local=str(local), remote=link)  # passes the static check: only a name
         for kwargs in ({}, {"delete": True, "adopt": True}, {"dry_run": True, "delete": True}):
             with pytest.raises(SyncError, match="your home directory on the cluster or a directory containing it"):
                 await rsync_backend.sync(mount, **kwargs)
-        assert (await shell.run("ls", "-A", home)).stdout == before.stdout
+        # Other tests add and remove their own directories in the home directory meanwhile: look at ours.
+        after = set(str((await shell.run("ls", "-A", home)).stdout).split())
+        assert sentinel in after  # nothing deleted
+        assert not {"a.txt", ".svc-owner", ".svc-manifest.json"} & after  # nothing written
     finally:
-        await shell.run("rm", "-f", "--", link)
+        await shell.run("rm", "-f", "--", link, sentinel)
 
 
 _TAG: contextvars.ContextVar[str] = contextvars.ContextVar("tag", default="?")
