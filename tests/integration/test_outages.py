@@ -309,7 +309,8 @@ async def test_a_full_disk_under_the_store_is_a_clear_error_and_corrupts_no_row(
         finally:
             filler.unlink()
         assert json.loads(paths.user_config.read_text()) == {"log_dir": "before"}  # never half-written
-        assert [p.name for p in paths.user_config.parent.iterdir()] == [paths.user_config.name]  # no temp file
+        left = sorted(p.name for p in paths.user_config.parent.iterdir())
+        assert left == [paths.user_config.name, f"{paths.user_config.name}.lock"]  # the writers' lock, no temp file
         names = [row["name"] for row in (await http.get("/api/schedules")).json()]
         assert names == ["one", "two"]
         assert (await http.post("/api/schedules", json={"name": "three", **schedule})).status_code == 201
