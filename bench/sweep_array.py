@@ -22,17 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweep_cells import COMMANDS, CountingPlugin
-
-from svc_host.context import Host
-from svc_host.paths import SvcPaths
-from svc_host.plugins import create_plugin_manager
-from svc_host.store import jobs as job_repo
-from svc_host.sweeps.cells import SweepRequest
-from svc_host.sweeps.matrix import parse_sweep
-from svc_host.sweeps.orchestrator import SweepOrchestrator
-from svc_host.workflows.engine import WorkflowEngine
-from svc_host.workflows.prepare import RunRequest
+from sweep_cells import COMMANDS, counting_sweeps, run_sweep
 
 
 @dataclass
@@ -73,35 +63,11 @@ async def svc_sweep(cells: int, max_parallel: int, *, arrays: bool) -> Outcome:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.chdir(base)
-        paths = SvcPaths(
-            system_config=base / "etc.json", user_config_dir=base / "config", state_dir=base / "state", project_dir=base
-        )
-        plugins = create_plugin_manager(strict=True, entry_points_too=False)
-        plugins.register(CountingPlugin(), "counting-local")
-        host = Host.create("web", paths=paths, plugins=plugins, read_env=False)
-        engine = WorkflowEngine(host, adopt_orphans=False)
-        await engine.start()
-        orchestrator = SweepOrchestrator(engine, adopt_orphans=False, arrays=arrays)
-        await orchestrator.start()
-        path = base / "one.yaml"
-        path.write_text("name: one\nargs: {i: 0}\njobs:\n  - {name: cell, command: 'true {{ i }}'}\n")
-        spec = parse_sweep({"matrix": {"i": list(range(cells))}, "max_parallel": max_parallel})
-        started = time.perf_counter()
-        sweep = await orchestrator.submit(SweepRequest(run=RunRequest(yaml_path=path), spec=spec, source="web"))
-        written = time.perf_counter() - started
-        assert sweep.id is not None
-        try:
-            done = await orchestrator.wait(sweep.id, timeout=1800)
-        finally:
-            finished = time.perf_counter() - started
-            if done.status not in ("completed", "failed", "cancelled"):
-                await orchestrator.cancel(sweep.id)
-            live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
-            await orchestrator.close()
-            await engine.close()
-            if live:
-                await host.transport("local").cancel(live)
-            await host.close()
+        async with counting_sweeps(base, arrays=arrays) as (_, orchestrator):
+            path = base / "one.yaml"
+            path.write_text("name: one\nargs: {i: 0}\njobs:\n  - {name: cell, command: 'true {{ i }}'}\n")
+            timed = await run_sweep(orchestrator, path, {"i": list(range(cells))}, max_parallel)
+    done, started, written, finished = timed.done, timed.started, timed.written, timed.finished
     sbatch = [end for name, _, end in COMMANDS if name == "sbatch"]
     counted = dict(collections.Counter(name for name, _, _ in COMMANDS))
     label = "svc, one job array" if arrays else "svc, one sbatch per cell"

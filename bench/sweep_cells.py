@@ -24,7 +24,9 @@ import collections
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import create_plugin_manager
 from svc_host.slurm.argv import program
 from svc_host.store import jobs as job_repo
+from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
@@ -108,53 +111,83 @@ def workflow(cells: int, command: str, *, non_uniform: bool) -> tuple[str, dict[
     return yaml, {"lr": [round(0.0001 * (k + 1), 4) for k in range(cells // len(SIZES))], "size": list(SIZES)}
 
 
+@dataclass
+class Timed:
+    """A sweep run to its end: its last record, and when it started, was written and ended (``perf_counter``;
+    ``written`` and ``finished`` in seconds from ``started``)."""
+
+    done: SweepRunRecord
+    started: float
+    written: float
+    finished: float
+
+
+@asynccontextmanager
+async def counting_sweeps(
+    base: Path, *, arrays: bool = True
+) -> AsyncIterator[tuple[WorkflowEngine, SweepOrchestrator]]:
+    """A fresh svc state under ``base`` whose local transport counts its commands (``COMMANDS``): its engine and
+    sweep orchestrator; afterwards both are closed and the jobs still live are cancelled."""
+    paths = SvcPaths(
+        system_config=base / "etc.json", user_config_dir=base / "config", state_dir=base / "state", project_dir=base
+    )
+    plugins = create_plugin_manager(strict=True, entry_points_too=False)
+    plugins.register(CountingPlugin(), "counting-local")
+    host = Host.create("web", paths=paths, plugins=plugins, read_env=False)
+    engine = WorkflowEngine(host, adopt_orphans=False)
+    await engine.start()
+    orchestrator = SweepOrchestrator(engine, adopt_orphans=False, arrays=arrays)
+    await orchestrator.start()
+    try:
+        yield engine, orchestrator
+    finally:
+        live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
+        await orchestrator.close()
+        await engine.close()
+        if live:
+            await host.transport("local").cancel(live)
+        await host.close()
+
+
+async def run_sweep(orchestrator: SweepOrchestrator, path: Path, matrix: dict[str, Any], max_parallel: int) -> Timed:
+    """Submit the sweep of ``path`` over ``matrix`` and wait for its end (cancelled if the wait fails)."""
+    spec = parse_sweep({"matrix": matrix, "max_parallel": max_parallel})
+    started = time.perf_counter()
+    sweep = await orchestrator.submit(SweepRequest(run=RunRequest(yaml_path=path), spec=spec, source="web"))
+    written = time.perf_counter() - started
+    assert sweep.id is not None
+    try:
+        done = await orchestrator.wait(sweep.id, timeout=1800)
+    except BaseException:
+        await orchestrator.cancel(sweep.id)
+        raise
+    return Timed(done, started, written, time.perf_counter() - started)
+
+
 async def main(cells: int, max_parallel: int, command: str, *, non_uniform: bool, fake: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.chdir(base)
         if fake:
             fake_slurm(base / "bin")
-        paths = SvcPaths(
-            system_config=base / "etc.json", user_config_dir=base / "config", state_dir=base / "state", project_dir=base
-        )
-        plugins = create_plugin_manager(strict=True, entry_points_too=False)
-        plugins.register(CountingPlugin(), "counting-local")
-        host = Host.create("web", paths=paths, plugins=plugins, read_env=False)
-        engine = WorkflowEngine(host, adopt_orphans=False)
-        await engine.start()
-        orchestrator = SweepOrchestrator(engine, adopt_orphans=False)
-        await orchestrator.start()
-        flying: list[int] = []
+        async with counting_sweeps(base, arrays=False) as (engine, orchestrator):
+            flying: list[int] = []
 
-        async def watch(change: RunChange) -> None:
-            if change.sweep_id is not None:
-                flying.append((await orchestrator.get(change.sweep_id)).cells_running)
+            async def watch(change: RunChange) -> None:
+                if change.sweep_id is not None:
+                    flying.append((await orchestrator.get(change.sweep_id)).cells_running)
 
-        engine.add_listener(watch)
-        path = base / "one.yaml"
-        yaml, matrix = workflow(cells, command, non_uniform=non_uniform)
-        path.write_text(yaml)
-        spec = parse_sweep({"matrix": matrix, "max_parallel": max_parallel})
-        started = time.perf_counter()
-        sweep = await orchestrator.submit(SweepRequest(run=RunRequest(yaml_path=path), spec=spec, source="web"))
-        written = time.perf_counter() - started
-        assert sweep.id is not None
-        try:
-            done = await orchestrator.wait(sweep.id, timeout=1800)
-        finally:
-            finished = time.perf_counter() - started
-            if done.status not in ("completed", "failed", "cancelled"):
-                await orchestrator.cancel(sweep.id)
-            live = [record.job_id for record in host.store.call(job_repo.live_jobs)]
-            await orchestrator.close()
-            await engine.close()
-            if live:
-                await host.transport("local").cancel(live)
-            await host.close()
-    report(cells, max_parallel, command, non_uniform=non_uniform, fake=fake, written=written)
+            engine.add_listener(watch)
+            path = base / "one.yaml"
+            yaml, matrix = workflow(cells, command, non_uniform=non_uniform)
+            path.write_text(yaml)
+            timed = await run_sweep(orchestrator, path, matrix, max_parallel)
+    done = timed.done
+    report(cells, max_parallel, command, non_uniform=non_uniform, fake=fake, written=timed.written)
     print(
-        f"sweep {done.status} after {finished:.1f} s: {done.cells_completed} completed, {done.cells_failed} failed, "
-        f"{done.cells_cancelled} cancelled; cells in flight at most: {max(flying)} (max_parallel {max_parallel})"
+        f"sweep {done.status} after {timed.finished:.1f} s: {done.cells_completed} completed, "
+        f"{done.cells_failed} failed, {done.cells_cancelled} cancelled; cells in flight at most: {max(flying)} "
+        f"(max_parallel {max_parallel})"
     )
 
 
