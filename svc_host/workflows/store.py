@@ -428,6 +428,17 @@ def sweep_place(session: Session, run_id: str) -> tuple[int, str] | None:
     return (order.index(run_id), order[0]) if run_id in order else None
 
 
+def keep_sweep_array(session: Session, sweep_id: int, array_job_id: str) -> None:
+    """Record the job array a reconciled cell was found in as its sweep's, if the sweep has none recorded yet (the
+    launch that submitted it was cut off, or lost the race with the reconcile, before it recorded the array)."""
+    session.execute(
+        update(SweepRunRecord)
+        .where(col(SweepRunRecord.id) == sweep_id, col(SweepRunRecord.array_job_id).is_(None))
+        .values(array_job_id=array_job_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def runs_for_jobs(session: Session, transport: str, job_ids: Collection[str]) -> set[str]:
     """The runs (not terminal) whose current attempts include one of ``job_ids`` on ``transport``."""
     if not job_ids:

@@ -237,6 +237,9 @@ class Submitter:
             stdout_path=stdout,
             stderr_path=stderr,
         )
+        array_job_id = array_of(found) if array is not None else None
+        if run.sweep_id is not None and array_job_id is not None:
+            await self.host.store.run(repo.keep_sweep_array, run.sweep_id, array_job_id)
         log.info("run %s: adopted job %s (%s) submitted before the restart", run.id, job.name, found)
         self.host.monitor.poke(run.transport)
         if status == RUN_CANCELLED:

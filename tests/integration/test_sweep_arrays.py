@@ -229,6 +229,7 @@ async def test_killed_after_the_array_was_accepted_every_cell_adopts_its_task(
         assert (done.status, counts(done)) == ("completed", (0, 0, 4, 0, 0))
         assert sorted((work / "ran.txt").read_text().split()) == ["0", "1", "2", "3"]  # each cell ran once
         assert len(submitted) == 1
+        assert done.array_job_id == submitted[0]  # the sweep knows its array again (a cancel is one scancel)
         assert sorted(record.job_id for record in job_records(second.host)) == [f"{submitted[0]}_{i}" for i in range(4)]
         for cell in await second.cells(done.id or 0):  # each cell adopted the task of its own args
             snap = second.host.store.call(snapshot, cell.id)
