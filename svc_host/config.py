@@ -242,19 +242,23 @@ def read_user_config(paths: SvcPaths) -> dict[str, Any]:
 
 def save_user_config(
     paths: SvcPaths,
-    partial: Mapping[str, Any],
+    partial: Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]],
     *,
     env: Mapping[str, str] | None = None,
     check: Callable[[SvcConfig], None] | None = None,
 ) -> SvcConfig:
     """Lay ``partial`` over the user file, validate, write it atomically (0600); return the effective config.
 
-    A value that fails validation names the field of ``partial``; nothing is written then. ``check`` sees the
-    new user file first and may refuse it (``plugin_config.check_config``: renderer and plugin settings). A
-    secret sent back as ``<redacted>`` (as GET showed it) keeps the stored value.
+    ``partial`` may be a function of the file's current content, called under the writers' lock, for a change
+    that depends on what is stored (one variable of ``env_vars``). A value that fails validation names the
+    field of ``partial``; nothing is written then. ``check`` sees the new user file first and may refuse it
+    (``plugin_config.check_config``: renderer and plugin settings). A secret sent back as ``<redacted>`` (as
+    GET showed it) keeps the stored value.
     """
     with locked(paths.user_config):  # another process's write in between would otherwise be lost
         current = read_json_object(paths.user_config) or {}
+        if callable(partial):
+            partial = partial(current)
         partial = normalize_layer(keep_redacted(partial, current))
         updated = merge_layer(current, partial)
         environment = partial.get("environment")

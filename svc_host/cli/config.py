@@ -152,10 +152,11 @@ def set_value(key: str, value: str) -> None:
     from svc_host.plugins import get_plugin_manager
     from svc_host.secrets import REDACTED
 
+    def partial(current: dict[str, Any]) -> dict[str, Any]:  # read under the lock: a concurrent set is kept
+        return partial_for(key, value, current.get("environment", {}).get("env_vars", {}))
+
     paths = _paths()
     plugins = get_plugin_manager()
-    user_env_vars = read_user_config(paths).get("environment", {}).get("env_vars", {})
-    partial = partial_for(key, value, user_env_vars)
     check = functools.partial(check_config, plugins)
     merged = shown(plugins, save_user_config(paths, partial, env=os.environ, check=check))
     secret = key.startswith("environment.env_vars") or key == "notifications.chat_webhook_url"

@@ -237,3 +237,23 @@ def test_the_renderer_is_a_setting_refused_when_unknown(env: dict[str, str], use
     assert not user_config.exists()
     assert run(env, "config", "set", "rendering.renderer", "site").returncode == 0
     assert json.loads(run(env, "config", "show", "--json").stdout)["rendering"] == {"renderer": "site"}
+
+
+def test_concurrent_sets_of_different_variables_all_land(env: dict[str, str], user_config: Path) -> None:
+    """Each `set environment.env_vars.NAME` reads the stored variables under the writers' lock, so eight shells
+    setting eight variables at once lose none of them."""
+    names = [f"VAR_{i}" for i in range(8)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "svc_host", "config", "set", f"environment.env_vars.{name}", name.lower()],
+            env=env,
+            cwd=Path(env["HOME"]).parent / "project",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name in names
+    ]
+    for child in children:
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+    assert json.loads(user_config.read_text())["environment"]["env_vars"] == {name: name.lower() for name in names}
