@@ -72,8 +72,11 @@ async def explain(host: Host, transport: str, job_ids: list[str]) -> list[dict[s
     for job_id in job_ids:
         job = records.get(job_id)
         if job is None or job.state != "PENDING":
-            view = await jobs.status(host, transport, job_id)  # NotFoundError for an id nobody knows
-            state = view.status.raw_state or view.status.state.value
+            if job is not None:
+                state = job.state
+            else:  # gone from slurmctld's memory: accounting or svc's store; NotFoundError if nobody knows it
+                view = await jobs.status(host, transport, job_id)
+                state = view.status.raw_state or view.status.state.value
             answers.append(_answer(job_id, state, None, None, f"Job {job_id} is {state}, not pending."))
             continue
         explained = explain_one(job, context(job))
