@@ -162,7 +162,7 @@ def _answer(
 
 
 def _estimate(estimate: inputs.StartEstimate | None) -> dict[str, Any] | None:
-    if estimate is None:
+    if estimate is None or (estimate.at is None and estimate.nodes is None):
         return None
     return {
         "at": estimate.at.isoformat() if estimate.at else None,
@@ -177,8 +177,7 @@ async def test_fit(host: Host, definition: JobDefinition, *, transport: str) -> 
     ``sbatch --test-only`` (nothing is submitted). A refusal is an answer (``fits: false``), not an error."""
     target = _slurm(host, transport)
     rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
-    argv = slurm_argv.sbatch_argv(test_only=True)
-    result = await target.run(argv, stdin=rendered.text)
+    result = await target.run(inputs.test_only_argv(), stdin=rendered.text)
     now = datetime.now(UTC)
     answer = inputs.parse_test_only(result.exit_code, result.stderr, now=now)
     body: dict[str, Any] = {"fits": False, "start_estimate": _estimate(answer.estimate), "refusal": answer.refusal}

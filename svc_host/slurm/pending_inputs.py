@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.argv import DELIMITER, _checked_ids, _format
+from svc_host.slurm.argv import DELIMITER, SACCT_TIME_FORMAT, _checked_ids, _format, sbatch_argv
 from svc_host.slurm.scontrol import split_oneliner
 
 QOS_FIELDS: Final = (
@@ -101,8 +101,11 @@ def live_jobs_argv() -> list[str]:
 
 def start_argv(job_ids: list[str]) -> list[str]:
     """The expected start of many pending jobs at once (``squeue --start``'s StartTime column, with a format
-    of its own since ``--start`` would replace it): ``<id>|<expected start>|<planned nodes>`` per job."""
+    of its own since ``--start`` would replace it): ``<id>|<expected start>|<planned nodes>`` per job, the start in
+    Unix seconds (``SLURM_TIME_FORMAT=%s``, like sacct's times) so it means one moment whatever the cluster's zone."""
     return [
+        "env",
+        SACCT_TIME_FORMAT,
         "squeue",
         "--noheader",
         "--all",
@@ -236,13 +239,21 @@ class StartEstimate:
     processors: int | None = None
 
 
+def test_only_argv() -> list[str]:
+    """``sbatch --test-only`` (svc's submission argv, :func:`svc_host.slurm.argv.sbatch_argv`) printing its start time
+    in Unix seconds; the script goes to its stdin."""
+    return ["env", SACCT_TIME_FORMAT, *sbatch_argv(test_only=True)]
+
+
 def slurm_time(text: str, *, now: datetime) -> datetime | None:
-    """A Slurm timestamp (``2026-11-24T01:31:30``, the cluster's local time, taken as UTC like the dev cluster's
-    clock) as an aware datetime; ``N/A``, ``Unknown``, empty and estimates a year or more away are ``None``."""
+    """A time Slurm printed under ``SLURM_TIME_FORMAT=%s`` as an aware datetime; ``N/A``, ``Unknown``, empty and
+    estimates a year or more away (Slurm's "no estimate") are ``None``."""
     text = text.strip()
+    if not text.isdigit():
+        return None
     try:
-        moment = datetime.fromisoformat(text).replace(tzinfo=UTC)
-    except ValueError:
+        moment = datetime.fromtimestamp(int(text), UTC)
+    except (OverflowError, OSError, ValueError):  # --test-only's "never" lies tens of thousands of years ahead
         return None
     if moment - now >= _NO_ESTIMATE:
         return None

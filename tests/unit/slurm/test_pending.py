@@ -15,17 +15,17 @@ from svc_host.slurm.pending import Context, Explanation, PendingJob, check_time_
 from svc_host.slurm.scontrol import split_oneliner
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm"
-RECORDED = datetime(2026, 11, 24, 0, 35, 15, tzinfo=UTC)
+RECORDED = datetime(2026, 11, 24, 0, 40, 2, tzinfo=UTC)
 IDS = {
-    "q1": "17267",
-    "q2": "17268",
-    "a2": "17270",
-    "wait": "17272",
-    "held": "17273",
-    "wide": "17274",
-    "long": "17275",
-    "after": "17277",
-    "later": "17278",
+    "q1": "17432",
+    "q2": "17433",
+    "a2": "17435",
+    "wait": "17437",
+    "held": "17438",
+    "wide": "17439",
+    "long": "17440",
+    "after": "17442",
+    "later": "17443",
 }
 
 
@@ -90,7 +90,7 @@ def test_resources_says_how_many_gpus_are_free(jobs: dict[str, PendingJob], cont
 def test_hold_says_how_to_release(jobs: dict[str, PendingJob], context: Context) -> None:
     answer = explained(jobs, context, "held")
     assert answer.sentence == (
-        "Job 17273 is held (JobHeldUser): it will not start until it is released (scontrol release 17273)."
+        "Job 17438 is held (JobHeldUser): it will not start until it is released (scontrol release 17438)."
     )
     assert answer.needs_action
 
@@ -112,7 +112,7 @@ def test_newer_slurms_req_node_not_avail_names_its_nodes(jobs: dict[str, Pending
 def test_partition_time_limit_compares_asked_and_allowed(jobs: dict[str, PendingJob], context: Context) -> None:
     answer = explained(jobs, context, "long")
     assert answer.sentence.startswith(
-        "Job 17275 asks for 00:10:00, more than partition 'short' allows (MaxTime 00:05:00): it will not start there"
+        "Job 17440 asks for 00:10:00, more than partition 'short' allows (MaxTime 00:05:00): it will not start there"
     )
     assert answer.needs_action
 
@@ -121,13 +121,13 @@ def test_failed_dependency_is_said_to_never_start(jobs: dict[str, PendingJob], c
     answer = explained(jobs, context, "after")
     assert answer.reason == "DependencyNeverSatisfied"
     assert answer.sentence.startswith(
-        "Job 17277 will never start: its dependency (afterok on job 17276) can no longer be met"
+        "Job 17442 will never start: its dependency (afterok on job 17441) can no longer be met"
     )
     assert answer.needs_action
 
 
 def test_begin_time(jobs: dict[str, PendingJob], context: Context) -> None:
-    assert explained(jobs, context, "later").sentence == "Job 17278 may not start before 2026-11-24T01:35:08 (--begin)."
+    assert explained(jobs, context, "later").sentence == "Job 17443 may not start before 2026-11-24T01:39:49 (--begin)."
 
 
 @pytest.mark.parametrize(
@@ -164,13 +164,13 @@ def test_a_limit_svc_cannot_read_is_said_so(jobs: dict[str, PendingJob]) -> None
 def test_unknown_reason_gets_an_honest_generic_sentence(jobs: dict[str, PendingJob], reason: str) -> None:
     job = PendingJob(**{**jobs[IDS["held"]].__dict__, "reason": reason})
     sentence = explain(job, Context()).sentence
-    assert "17273" in sentence
+    assert "17438" in sentence
     assert sentence.endswith(".")
 
 
 def test_start_estimates_a_year_ahead_are_no_estimate() -> None:
     found = inputs.parse_start(read("squeue_start.txt"), now=RECORDED)
-    assert found[IDS["later"]].at == datetime(2026, 11, 24, 1, 35, 8, tzinfo=UTC)
+    assert found[IDS["later"]].at == datetime(2026, 11, 24, 1, 39, 49, tzinfo=UTC)
     assert found[IDS["wait"]].at is None  # 2027-11-24: planned behind jobs without a time limit
     assert found[IDS["held"]].at is None  # N/A
 
@@ -184,10 +184,10 @@ def test_test_only_answers() -> None:
     assert fits.refusal is None
     assert fits.estimate is not None
     assert (fits.estimate.nodes, fits.estimate.partition, fits.estimate.processors) == ("localhost", "debug", 1)
-    assert fits.estimate.at is None  # year 8151
+    assert fits.estimate.at is None  # the year 4068
     short = answer("sbatch_test_only_short.txt").estimate
     assert short is not None
-    assert short.at == datetime(2026, 11, 24, 0, 45, 15, tzinfo=UTC)
+    assert short.at == datetime(2026, 11, 24, 0, 50, 2, tzinfo=UTC)
     assert answer("sbatch_test_only_too_big.txt").refusal == "Requested node configuration is not available"
     assert answer("sbatch_test_only_no_partition.txt").refusal == (
         "invalid partition specified: nosuchpartition; Invalid partition name specified"
