@@ -37,5 +37,5 @@ def why(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
         if estimate is not None and estimate["at"] is not None:
             where = f" on {estimate['nodes']}" if estimate["nodes"] else ""
             click.echo(f"  expected start: {estimate['at']}{where}")
-        elif answer["pending"]:
+        elif answer["pending"] and not answer["needs_action"]:
             click.echo("  expected start: Slurm has no estimate yet")

@@ -29,7 +29,7 @@ export function pendingBox(jobId) {
       h('div', { class: 'pending-title' }, answer.needs_action ? 'Pending — it will not start as it is' : 'Pending',
         answer.reason ? h('span', { class: 'mono pending-reason' }, answer.reason) : null),
       h('p', { id: 'job-pending-text' }, answer.explanation),
-      estimateLine(answer.start_estimate, { none: 'Slurm has no start estimate for it yet.' }));
+      answer.needs_action && !answer.start_estimate ? null : estimateLine(answer.start_estimate, { none: 'Slurm has no start estimate for it yet.' }));
   }
   return { element, load };
 }
