@@ -152,7 +152,7 @@ def _tres_word(tres: str) -> str:
 
 def _amount(tres: str, value: int | str) -> str:
     if tres == "mem":
-        return f"{value}M" if str(value).isdigit() else str(value)
+        return f"{value}M of memory" if str(value).isdigit() else f"{value} of memory"
     return _count(value, "gres/gpu" if tres.startswith("gres/gpu") else tres)
 
 

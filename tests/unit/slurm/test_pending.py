@@ -83,7 +83,7 @@ def test_account_gpu_limit_names_the_account(jobs: dict[str, PendingJob], contex
 def test_resources_says_how_many_gpus_are_free(jobs: dict[str, PendingJob], context: Context) -> None:
     answer = explained(jobs, context, "wait")
     assert answer.reason == "Resources"
-    assert "it asks for 1 CPU, 1000M, 2 GPUs on 1 node" in answer.sentence
+    assert "it asks for 1 CPU, 1000M of memory, 2 GPUs on 1 node" in answer.sentence
     assert "partition 'gpu' has 0 of 4 GPUs free now" in answer.sentence
 
 
@@ -143,6 +143,49 @@ def test_other_qos_limits(jobs: dict[str, PendingJob], reason: str, expected: st
     qos = inputs.parse_qos("svcrec_pendq|gres/gpu=1|2||||gres/gpu=0|01:00:00|||\n")["svcrec_pendq"]
     live = tuple(inputs.parse_live_jobs(read("squeue_live.txt")))
     assert expected in explain(job, Context(qos=qos, live=live)).sentence
+
+
+def test_priority_counts_the_pending_jobs_ranked_above(jobs: dict[str, PendingJob], context: Context) -> None:
+    job = PendingJob(**{**jobs[IDS["wait"]].__dict__, "reason": "Priority"})
+    answer = explain(job, context)
+    assert answer.sentence == (
+        "Waiting for jobs with a higher priority to start first: 2 pending jobs in partition 'gpu' rank above it."
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "qos_line", "expected"),
+    [
+        (
+            "QOSGrpGRES",
+            "svcrec_pendq||||||||gres/gpu=2||",
+            "QOS 'svcrec_pendq' allows 2 GPUs for all its jobs together (GrpTRES gres/gpu=2) and its running jobs "
+            "already use 1",
+        ),
+        (
+            "QOSMaxSubmitJobPerUserLimit",
+            "svcrec_pendq|||2|||||||",
+            "allows 2 submitted (pending or running) jobs per user (MaxSubmitJobsPerUser=2) and you already have 2",
+        ),
+        (
+            "QOSGrpMemLimit",
+            "svcrec_pendq||||||||mem=1500M||",
+            "Waiting for memory: QOS 'svcrec_pendq' allows 1500M of memory for all its jobs together (GrpTRES "
+            "mem=1500M) and its running jobs already use 1000M of memory",
+        ),
+        (
+            "QOSMaxCpuPerUserLimit",
+            "svcrec_pendq|cpu=1|||||||||",
+            "Waiting for CPUs: QOS 'svcrec_pendq' allows 1 CPU per user (MaxTRESPerUser cpu=1)",
+        ),
+    ],
+)
+def test_qos_limits_read_from_sacctmgr_columns(
+    jobs: dict[str, PendingJob], context: Context, reason: str, qos_line: str, expected: str
+) -> None:
+    job = PendingJob(**{**jobs[IDS["q2"]].__dict__, "reason": reason})
+    qos = inputs.parse_qos(qos_line + "\n")["svcrec_pendq"]
+    assert expected in explain(job, Context(qos=qos, live=context.live)).sentence
 
 
 def test_assoc_max_jobs_reads_the_users_row(jobs: dict[str, PendingJob]) -> None:
