@@ -151,7 +151,11 @@ async def test_qos_and_account_gpu_limits(make_host: Callable[[], Host], limits:
 @HOLDS_GPUS
 async def test_resources_when_every_gpu_is_taken(make_host: Callable[[], Host]) -> None:
     host = make_host()
-    await submit(host, "-p gpu", "--gres=gpu:4")
+    filler = await submit(host, "-p gpu", "--gres=gpu:4")
+    for _ in range(120):  # it holds every GPU once it runs
+        if (await pending.explain(host, "local", [filler]))[0]["status"] == "RUNNING":
+            break
+        await asyncio.sleep(0.5)
     waiting = await submit(host, "-p gpu", "--gres=gpu:1")
     answer = await reason_of(host, waiting, "Resources")
     assert "partition 'gpu' has 0 of 4 GPUs free now" in answer["explanation"]
