@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from svc_host.errors import InvalidRequestError, TransportError
 from svc_host.plugin_config import renderer_for
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import pending_inputs as inputs
+from svc_host.slurm.arrays import task_ids
 from svc_host.slurm.pending import Context, Explanation, PendingJob, check_time_limit
 from svc_host.slurm.pending import explain as explain_one
 from svc_host.slurm.scontrol import split_oneliner
@@ -77,7 +78,10 @@ async def explain(host: Host, transport: str, job_ids: list[str]) -> list[dict[s
             else:  # gone from slurmctld's memory: accounting or svc's store; NotFoundError if nobody knows it
                 view = await jobs.status(host, transport, job_id)
                 state = view.status.raw_state or view.status.state.value
-            answers.append(_answer(job_id, state, None, None, f"Job {job_id} is {state}, not pending."))
+            sentence = f"Job {job_id} is {state}, not pending."
+            if state == "PENDING":  # svc's store still says so, scontrol no longer shows it: it is just changing
+                sentence = f"Job {job_id} is PENDING in svc's records but the scheduler no longer lists it: ask again."
+            answers.append(_answer(job_id, state, None, None, sentence))
             continue
         explained = explain_one(job, context(job))
         answers.append(_answer(job_id, "PENDING", explained, estimates.get(job_id), explained.sentence))
@@ -85,11 +89,17 @@ async def explain(host: Host, transport: str, job_ids: list[str]) -> list[dict[s
 
 
 def _records(shown: CommandResult) -> dict[str, PendingJob]:
+    """Jobs by id; the pending tasks of an array, one record ``ArrayTaskId=0-9%2``, under each task's id too."""
     found = {}
     for line in shown.stdout.splitlines() if shown.exit_code == 0 else []:
         if line.startswith("JobId="):
-            job = PendingJob.from_fields(split_oneliner(line))
+            fields = split_oneliner(line)
+            job = PendingJob.from_fields(fields)
             found[job.job_id] = job
+            tasks = fields.get("ArrayTaskId", "")
+            if tasks and not tasks.isdigit():
+                for task in task_ids(f"{fields.get('ArrayJobId', job.job_id)}_[{tasks}]"):
+                    found[task] = replace(job, job_id=task)
     return found
 
 

@@ -114,6 +114,19 @@ async def test_hold_failed_dependency_and_not_pending(make_host: Callable[[], Ho
         await pending.explain(host, "local", ["999999999"])
 
 
+async def test_a_pending_array_task_by_its_own_id(make_host: Callable[[], Host]) -> None:
+    host = make_host()
+    array = await submit(host, "--hold", "-p debug", "--array=0-2%1", command="true")
+    answer = await reason_of(host, f"{array}_2", "JobHeldUser")  # one scontrol record, ArrayTaskId=0-2%1
+    assert answer["job_id"] == f"{array}_2"
+    assert answer["explanation"].startswith(f"Job {array}_2 is held (JobHeldUser)")
+    several = await pending.explain(host, "local", [f"{array}_1", f"{array}_2"])  # all jobs in one scontrol
+    assert [(one["job_id"], one["reason"]) for one in several] == [
+        (f"{array}_1", "JobHeldUser"),
+        (f"{array}_2", "JobHeldUser"),
+    ]
+
+
 async def test_too_wide_and_too_long(make_host: Callable[[], Host]) -> None:
     host = make_host()
     wide = await submit(host, "-N2", "-p multi")
