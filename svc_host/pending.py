@@ -21,8 +21,9 @@ from svc_host.plugin_config import renderer_for
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import pending_inputs as inputs
 from svc_host.slurm.arrays import task_ids
-from svc_host.slurm.pending import Context, Explanation, PendingJob, check_time_limit
+from svc_host.slurm.pending import check_time_limit
 from svc_host.slurm.pending import explain as explain_one
+from svc_host.slurm.pending_job import Context, Explanation, PendingJob
 from svc_host.slurm.scontrol import split_oneliner
 from svc_host.transport import CommandResult, SlurmTransport
 

@@ -11,7 +11,8 @@ import pytest
 
 from svc_host.slurm import pending_inputs as inputs
 from svc_host.slurm.parse import parse_sinfo
-from svc_host.slurm.pending import Context, Explanation, PendingJob, check_time_limit, explain
+from svc_host.slurm.pending import check_time_limit, explain
+from svc_host.slurm.pending_job import Context, Explanation, PendingJob
 from svc_host.slurm.scontrol import split_oneliner
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm"
