@@ -47,18 +47,6 @@ def _slurm(host: Host, transport: str) -> SlurmTransport:
     return target
 
 
-async def _checked(target: SlurmTransport, argv: list[str]) -> str:
-    result = await target.query(argv)
-    if result.exit_code != 0:
-        raise TransportError(
-            f"{slurm_argv.program(argv)} failed on transport {target.name!r}",
-            argv=argv,
-            exit_code=result.exit_code,
-            stderr=result.stderr,
-        )
-    return result.stdout
-
-
 async def explain(host: Host, transport: str, job_ids: list[str]) -> list[dict[str, Any]]:
     """One answer per job id, in order: the sentence and the binding limit for a pending job, its start estimate,
     and for a job that is not pending a plain "not pending". An id Slurm and svc's store both do not know is a
@@ -122,10 +110,10 @@ async def _context(
         return ""
 
     texts = asyncio.gather(
-        _checked(target, inputs.qos_argv(qos_names)) if qos_names else nothing(),
-        _checked(target, inputs.assoc_argv(accounts)) if accounts else nothing(),
-        _checked(target, inputs.partitions_argv()) if "PartitionTimeLimit" in reasons else nothing(),
-        _checked(target, inputs.live_jobs_argv()) if needs_live else nothing(),
+        target.check(inputs.qos_argv(qos_names)) if qos_names else nothing(),
+        target.check(inputs.assoc_argv(accounts)) if accounts else nothing(),
+        target.check(inputs.partitions_argv()) if "PartitionTimeLimit" in reasons else nothing(),
+        target.check(inputs.live_jobs_argv()) if needs_live else nothing(),
         _start(target, [job.job_id for job in pending]),
     )
     node_lists: list[list[NodeInfo]]
@@ -200,7 +188,7 @@ async def test_fit(host: Host, definition: JobDefinition, *, transport: str) -> 
     where = f"on {estimate.nodes} in partition '{estimate.partition}' ({estimate.processors} processor{plural})"
     asked = _TIME_DIRECTIVE.findall(rendered.text)
     if asked and estimate.partition:
-        partitions = inputs.parse_partitions(await _checked(target, inputs.partitions_argv()))
+        partitions = inputs.parse_partitions(await target.check(inputs.partitions_argv()))
         never = check_time_limit(asked[-1], partitions.get(estimate.partition, {}))
         if never is not None:
             body["explanation"] = f"It would not start {where}: {never}."
