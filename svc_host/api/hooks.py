@@ -20,6 +20,7 @@ def svc_api_routers() -> list[Any]:
         files,
         history,
         jobs,
+        pending,
         plugins,
         profiles,
         resources,
@@ -33,6 +34,7 @@ def svc_api_routers() -> list[Any]:
     return [
         plugins.router,
         jobs.router,
+        pending.router,
         resources.router,
         history.router,
         config.router,

@@ -18,6 +18,7 @@ COMMANDS = {
     "status": "svc_host.cli.jobs:status",
     "cancel": "svc_host.cli.jobs:cancel",
     "logs": "svc_host.cli.jobs:logs",
+    "why": "svc_host.cli.pending:why",
     "config": "svc_host.cli.config:config",
     "profile": "svc_host.cli.profiles:profile",
     "resources": "svc_host.cli.jobs:resources",

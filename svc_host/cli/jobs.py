@@ -87,6 +87,11 @@ def _job_rows(jobs: list[JobStatus]) -> list[list[Any]]:
 @click.option("--work-dir", help="Working directory of the job.")
 @click.option("--mount", "-m", help="A mount of the --transport profile: work and log dirs are relative to its root.")
 @click.option("--renderer", help="The renderer that writes the script (default: the config's rendering.renderer).")
+@click.option(
+    "--test-only",
+    is_flag=True,
+    help="Submit nothing: say whether Slurm would start this job now, and where (exit 1 if it would not).",
+)
 @transport_option
 @json_option
 def submit(
@@ -94,6 +99,7 @@ def submit(
     script_file: Any,
     env_pairs: tuple[str, ...],
     mount: str | None,
+    test_only: bool,
     transport: str,
     as_json: bool,
     **fields: Any,
@@ -145,8 +151,19 @@ def submit(
             translated = definition.model_copy(update={"work_dir": where.work_dir, "log_dir": where.job_log_dir})
         else:
             translated = definition
+        if test_only:
+            from svc_host import pending
+
+            return await pending.test_fit(host, translated, transport=transport)
         return await job_service.submit(host, translated, transport=transport, source="cli")
 
+    if test_only:
+        answer = _with_host(work)
+        if as_json:
+            print_json(answer)
+        else:
+            click.echo(answer["explanation"])
+        sys.exit(0 if answer["fits"] else 1)
     record = _with_host(work, store_and=transport)
     if as_json:
         print_json(

@@ -25,7 +25,7 @@ PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
 MAX_TAIL_LINES = 100_000
 
 
-def _job_id(job_id: str) -> str:
+def checked_job_id(job_id: str) -> str:
     job_id = job_id.strip()
     match = JOB_ID.match(job_id)
     if match is None or not 0 < int(match.group(1)) <= MAX_JOB_ID:
@@ -73,6 +73,7 @@ async def submit_job(
     log_dir: str = "logs",
     work_dir: str | None = None,
     transport: str | None = None,
+    test_only: bool = False,
 ) -> dict[str, Any]:
     host = host_of(ctx)
     target = transport_name(transport)
@@ -100,6 +101,10 @@ async def submit_job(
         log_dir=log_dir,
         work_dir=work_dir,
     )
+    if test_only:
+        from svc_host import pending
+
+        return {**(await pending.test_fit(host, definition, transport=target)), "transport": target}
     record = await jobs.submit(host, definition, transport=target, source="mcp")
     return {
         "job_id": record.job_id,
@@ -122,13 +127,13 @@ async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any
 
 @tool_result
 async def get_job_status(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
-    view = await jobs.status(host_of(ctx), transport_name(transport), _job_id(job_id))
+    view = await jobs.status(host_of(ctx), transport_name(transport), checked_job_id(job_id))
     return _summary(view.status)
 
 
 @tool_result
 async def cancel_job(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
-    job_id = _job_id(job_id)
+    job_id = checked_job_id(job_id)
     before = await jobs.cancel(host_of(ctx), transport_name(transport), job_id)
     return {"job_id": job_id, "message": f"cancelled job {job_id} (was {before.state.value})"}
 
@@ -169,7 +174,7 @@ async def get_job_logs(
     tail_bytes: Annotated[int | None, Field(ge=1, le=LOG_CHUNK_LIMIT)] = None,
     tail_lines: Annotated[int | None, Field(ge=1, le=MAX_TAIL_LINES)] = None,
 ) -> dict[str, Any]:
-    job_id = _job_id(job_id)
+    job_id = checked_job_id(job_id)
     chosen = [
         name
         for name, value in (("offset", offset or None), ("tail_bytes", tail_bytes), ("tail_lines", tail_lines))
@@ -230,7 +235,10 @@ TOOLS = [
             "to 1 node, 0 GPUs (CPU-only), 1 task, 1 CPU; time_limit like '4:00:00' or '1-00:00:00'. Logs go "
             "to log_dir (relative to work_dir) as <name>-<job_id>.out/.err. Without transport the job runs on "
             "the local scheduler in the server's current directory; with transport (an SSH profile name, see "
-            "list_ssh_profiles) work_dir is required and is a directory on the cluster."
+            "list_ssh_profiles) work_dir is required and is a directory on the cluster. test_only=true submits "
+            "nothing: it asks Slurm (sbatch --test-only) whether this exact job would start now and where, and "
+            "returns fits, an explanation, start_estimate {at, nodes, partition, processors} and Slurm's refusal "
+            "if it would not accept it."
         ),
     ),
     ToolSpec(

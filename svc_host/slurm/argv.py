@@ -95,12 +95,15 @@ def program(argv: Sequence[str]) -> str:
     return words[0] if words else ""
 
 
-def sbatch_argv(*, comment: str | None = None) -> list[str]:
+def sbatch_argv(*, comment: str | None = None, test_only: bool = False) -> list[str]:
     """Build ``sbatch --parsable``: the job script is written to its stdin; it prints ``<id>[;<cluster>]``.
 
     ``comment`` (svc's submission tag, see :mod:`svc_host.slurm.tags`) overrides any ``--comment`` of the script.
+    ``test_only`` asks Slurm when and where the script would start, without submitting it (``--test-only``: the
+    answer is on stderr, see :func:`svc_host.slurm.pending_inputs.parse_test_only`).
     """
-    return ["sbatch", "--parsable"] if comment is None else ["sbatch", "--parsable", f"--comment={comment}"]
+    argv = ["sbatch", "--test-only"] if test_only else ["sbatch", "--parsable"]
+    return argv if comment is None else [*argv, f"--comment={comment}"]
 
 
 def squeue_argv(job_ids: Sequence[str] | None = None, *, user: str | None = None) -> list[str]:

@@ -35,6 +35,10 @@ CASES: dict[str, list[tuple[dict[str, Any], str]]] = {
             "integer (got string)",
         ),
     ],
+    "explain_pending": [
+        ({"transport": "local"}, "explain_pending: missing required argument 'job_id'"),
+        ({"job_id": 5}, "explain_pending: argument 'job_id': Input should be a valid string (got number)"),
+    ],
     "get_resources": [
         ({"partition": 3}, "get_resources: argument 'partition': Input should be a valid string (got number)")
     ],

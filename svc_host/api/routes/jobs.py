@@ -56,6 +56,21 @@ class SubmitJob(BaseModel):
     )
 
 
+def definition_of(body: SubmitJob, host: Host) -> JobDefinition:
+    """The job a submit body describes, with the configured log and work directories."""
+    config = host.config()
+    try:
+        return JobDefinition(
+            name=body.job_name or body.name or "job",
+            script=body.script_content,
+            log_dir=config.log_dir,
+            work_dir=config.work_dir,
+            renderer=body.renderer,
+        )
+    except ValidationError as exc:  # the body is checked above, so only the configured defaults can be wrong
+        raise ConfigError(f"the configured job defaults are invalid: {describe_validation(exc.errors())}") from None
+
+
 JobId = Annotated[
     int,
     Path(le=MAX_JOB_ID, description="A Slurm job id. A negative id is answered 400 (as the spec says); 0 is 404."),
@@ -63,7 +78,7 @@ JobId = Annotated[
 _JOB_ERRORS = error_responses(400, 404, 422, 502, 503, e422="validation error, or the job already ended")
 
 
-def _check_id(job_id: int) -> str:
+def check_id(job_id: int) -> str:
     if job_id < 0:
         raise InvalidRequestError(f"job id must be a non-negative integer, got {job_id}")
     if job_id == 0:  # Slurm numbers jobs from 1; scontrol answers "Job 0 not found", not "invalid job id"
@@ -131,18 +146,9 @@ async def list_jobs(host: HostDep) -> Response:
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
 async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
     """Submit a batch script; 201 with the job in state PENDING."""
-    config = host.config()
-    try:
-        definition = JobDefinition(
-            name=body.job_name or body.name or "job",
-            script=body.script_content,
-            log_dir=config.log_dir,
-            work_dir=config.work_dir,
-            renderer=body.renderer,
-        )
-    except ValidationError as exc:  # the body is checked above, so only the configured defaults can be wrong
-        raise ConfigError(f"the configured job defaults are invalid: {describe_validation(exc.errors())}") from None
-    record = await jobs.submit(host, definition, transport=host.server_transport_name(), source=host.source)
+    record = await jobs.submit(
+        host, definition_of(body, host), transport=host.server_transport_name(), source=host.source
+    )
     return {
         "name": record.name,
         "job_id": int(record.job_id) if record.job_id.isdigit() else record.job_id,
@@ -157,7 +163,7 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
 async def get_job(host: HostDep, job_id: JobId) -> dict[str, Any]:
     """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
     transport = host.server_transport_name()
-    view = await jobs.status(host, transport, _check_id(job_id))
+    view = await jobs.status(host, transport, check_id(job_id))
     return await _detail(host, view)
 
 
@@ -197,7 +203,7 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
 @router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)
 async def cancel_job(host: HostDep, job_id: JobId) -> Response:
     """Cancel a pending or running job: 204; unknown 404; already finished 422."""
-    await jobs.cancel(host, host.server_transport_name(), _check_id(job_id))
+    await jobs.cancel(host, host.server_transport_name(), check_id(job_id))
     return Response(status_code=204)
 
 
@@ -213,7 +219,7 @@ async def job_logs(
     found = await jobs.logs(
         host,
         host.server_transport_name(),
-        _check_id(job_id),
+        check_id(job_id),
         stdout_offset=stdout_offset,
         stderr_offset=stderr_offset,
         limit=limit,

@@ -5,6 +5,7 @@ import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
 import { clockSeconds } from './jobs.js';
+import { pendingBox } from '../components/pending.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
 const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
@@ -36,6 +37,11 @@ export async function render(root, params, query) {
   const details = h('dl', { class: 'kv' });
   const scriptBox = h('div');
   const log = logViewer(jobId, query.log === 'stderr' ? 'stderr' : 'stdout');
+  const why = pendingBox(jobId);
+  function explainIfPending() {
+    if (job.status === 'PENDING') why.load();
+    else why.element.hidden = true;
+  }
 
   function drawHead() {
     const failed = FAILED.has(job.status);
@@ -126,14 +132,14 @@ export async function render(root, params, query) {
     job = await api(`/api/jobs/${jobId}`);
     elapsed = clockSeconds(job.elapsed_time);
     elapsedAt = Date.now();
-    drawHead(); drawTimeline(); drawDetails();
+    drawHead(); drawTimeline(); drawDetails(); explainIfPending();
     log.setActive(ACTIVE.has(job.status));
   }
 
   drawHead(); drawTimeline(); drawDetails();
   replace(root,
     headError,
-    card(null, head),
+    card(null, [head, why.element]),
     h('div', { class: 'grid grid-main-side' },
       h('div', { class: 'col' }, log.element),
       h('div', { class: 'col' },
@@ -141,6 +147,7 @@ export async function render(root, params, query) {
         card('Resources', details))),
     card('Script', scriptBox));
   loadScript();
+  explainIfPending();
   log.setActive(ACTIVE.has(job.status));
   log.start();
   if (query.log) log.element.scrollIntoView();

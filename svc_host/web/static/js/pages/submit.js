@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError } from '../ui.js';
 import { navigate } from '../router.js';
+import { fitBox } from '../components/pending.js';
 
 export async function render(root, _params, query) {
   const [config, partitions] = await Promise.all([
@@ -38,6 +39,18 @@ export async function render(root, _params, query) {
   const preview = h('pre', { class: 'script', id: 'script-preview' }, '');
   const previewError = alertBox(null);
   const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'submit-job' }, 'Submit job');
+  const fit = fitBox();
+  const fitBtn = h('button', { type: 'button', class: 'btn', id: 'test-fit', onClick: async () => {
+    showError(formError, null);
+    fitBtn.disabled = true;
+    try {
+      await fit.show((await renderPreview()).script, name.value.trim() || 'job');
+    } catch (err) {
+      showError(formError, errorText(err));
+    } finally {
+      fitBtn.disabled = false;
+    }
+  } }, 'Will it fit?');
 
   const modeButtons = ['form', 'script'].map((m) => h('button', { type: 'button', dataset: { mode: m }, onClick: () => { mode.value = m; drawMode(); schedulePreview(); } }, m === 'form' ? 'Command + resources' : 'Paste a script'));
   const formOnly = h('div', { class: 'form-sections' },
@@ -150,7 +163,8 @@ export async function render(root, _params, query) {
   h('div', { class: 'form-grid' }, field('Job name', name)),
   formOnly, scriptOnly,
   formError,
-  h('div', { class: 'form-actions' }, submitBtn, h('span', { class: 'muted' }, 'The script on the right is exactly what is submitted.')));
+  fit.element,
+  h('div', { class: 'form-actions' }, submitBtn, fitBtn, h('span', { class: 'muted' }, 'The script on the right is exactly what is submitted.')));
 
   replace(root, h('div', { class: 'grid grid-2' },
     card('Job', form),
