@@ -19,10 +19,11 @@ from svc_host.cli.output import json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
     from rich.console import Group
+    from rich.table import Table
 
     from svc_host.context import Host
     from svc_host.workflows.engine import WorkflowEngine
-    from svc_host.workflows.store import RunSnapshot
+    from svc_host.workflows.store import Attempt, RunSnapshot
 
 T = TypeVar("T")
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
@@ -253,18 +254,51 @@ def runs(limit: int, status: str | None, as_json: bool) -> None:
 @click.argument("run_id")
 @json_option
 def show(run_id: str, as_json: bool) -> None:
-    """Show one run and the current state of its jobs."""
+    """Show one run, the current state of its jobs, and every attempt that was retried and why."""
     from rich.console import Console
 
-    from svc_host.workflows.views import run_view
+    from svc_host.workflows.views import run_detail
 
-    snap = _with_engine(lambda _, engine: engine.get(run_id, refresh=True))
+    async def read(_: Host, engine: WorkflowEngine) -> tuple[RunSnapshot, list[Attempt]]:
+        return await engine.get(run_id, refresh=True), await engine.attempts(run_id)
+
+    snap, attempts = _with_engine(read)
     if as_json:
-        print_json(run_view(snap))
-    else:
-        Console().print(_table(snap))
-        if snap.run.error:
-            click.echo(f"error: {snap.run.error}")
+        print_json(run_detail(snap, attempts))
+        return
+    console = Console()
+    console.print(_table(snap))
+    if any(attempt.attempt > 1 or attempt.reason for attempt in attempts):
+        console.print(_attempts_table(attempts))
+    if snap.run.error:
+        click.echo(f"error: {snap.run.error}")
+
+
+def _attempts_table(attempts: list[Attempt]) -> Table:
+    from rich.table import Table
+
+    from svc_host.formatting import clock
+    from svc_host.workflows.views import attempt_view
+
+    table = Table(title="attempts", title_justify="left")
+    for column in ("job", "#", "job id", "state", "exit", "node", "memory", "time", "elapsed", "next"):
+        table.add_column(column)
+    for attempt in attempts:
+        shown = attempt_view(attempt)
+        asked, exit_code = shown["resources"], shown["exit_code"]
+        table.add_row(
+            attempt.job,
+            str(attempt.attempt),
+            shown["job_id"],
+            shown["state"],
+            "" if exit_code is None else str(exit_code),
+            shown["node"] or "",
+            asked["memory_per_node"] or "",
+            asked["time_limit"] or "",
+            clock(shown["elapsed_seconds"]),
+            attempt.reason or "",
+        )
+    return table
 
 
 @flow.command()

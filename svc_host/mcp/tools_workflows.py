@@ -199,7 +199,7 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> di
     snap = await engine.wait(run_id, timeout, progress)
     return {
         "workflow": snap.run.workflow_name,
-        "results": views.results(snap),
+        "results": views.results(snap, await engine.attempts(run_id)),
         "all_completed": snap.run.status == RUN_COMPLETED,
         "run_id": run_id,
         "status": snap.run.status,
