@@ -102,8 +102,6 @@ def full_job(job: WorkflowJob) -> dict[str, Any]:
         "depends_on": list(job.depends_on),
         "retry": job.retry,
         "retry_delay": job.retry_delay,
-        "on_interruption": job.on_interruption.model_dump(mode="json"),
-        "escalate": job.escalate.model_dump(mode="json", exclude_none=True),
         "command": job.command,
         "resources": resources.model_dump(mode="json"),
         "environment": environment.model_dump(mode="json", include={"conda", "venv", "env_vars"}),
@@ -115,6 +113,9 @@ def full_job(job: WorkflowJob) -> dict[str, Any]:
     for field in ("log_dir", "work_dir"):
         if getattr(job, field) is not None:
             shown[field] = getattr(job, field)
+    for rules in ("on_interruption", "escalate"):  # retry rules the file declares
+        if rules in job.model_fields_set:
+            shown[rules] = getattr(job, rules).model_dump(mode="json", exclude_none=True)
     return shown
 
 
