@@ -115,7 +115,7 @@ def run(
 ) -> None:
     """Run the workflow in FILE and watch its jobs until the run ends (with --sweep: its cells)."""
     from svc_host.workflows.prepare import RunRequest
-    from svc_host.workflows.views import run_view
+    from svc_host.workflows.views import run_detail
 
     request = RunRequest(
         yaml_path=file.resolve(),
@@ -139,6 +139,7 @@ def run(
     if max_parallel is not None or fail_fast:
         raise click.UsageError("--max-parallel and --fail-fast need --sweep")
     started: list[str] = []
+    attempts: list[Attempt] = []
 
     async def work(_: Host, engine: WorkflowEngine) -> RunSnapshot | None:
         prepared = await engine.prepare(request)
@@ -153,10 +154,12 @@ def run(
         run_id = await engine.create(prepared, triggered_by="cli")
         started.append(run_id)
         snap = await engine.launch(run_id)
+        if as_json:
+            snap = snap if detach else await engine.wait(run_id, float("inf"))
+            attempts.extend(await engine.attempts(run_id))
+            return snap
         if detach:
             return snap
-        if as_json:
-            return await engine.wait(run_id, float("inf"))
         return await _watch(engine, run_id)
 
     try:
@@ -168,7 +171,7 @@ def run(
     if snap is None:
         return
     if as_json:
-        print_json(run_view(snap))
+        print_json(run_detail(snap, attempts))
     elif detach:
         click.echo(snap.run.id)
     if not detach and snap.run.status != "completed":
@@ -267,6 +270,8 @@ def show(run_id: str, as_json: bool) -> None:
         print_json(run_detail(snap, attempts))
         return
     console = Console()
+    if not console.is_terminal:
+        console.width = 160  # a pipe or a log file: room for the reasons of the attempts
     console.print(_table(snap))
     if any(attempt.attempt > 1 or attempt.reason for attempt in attempts):
         console.print(_attempts_table(attempts))
@@ -281,8 +286,9 @@ def _attempts_table(attempts: list[Attempt]) -> Table:
     from svc_host.workflows.views import attempt_view
 
     table = Table(title="attempts", title_justify="left")
-    for column in ("job", "#", "job id", "state", "exit", "node", "memory", "time", "elapsed", "next"):
-        table.add_column(column)
+    for column in ("job", "#", "job id", "state", "exit", "node", "memory", "time", "elapsed"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("next", overflow="fold")
     for attempt in attempts:
         shown = attempt_view(attempt)
         asked, exit_code = shown["resources"], shown["exit_code"]
