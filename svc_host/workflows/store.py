@@ -7,6 +7,7 @@ database.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,11 @@ def stored_definition(definition: JobDefinition) -> str:
     return definition.model_copy(update={"environment": environment}).model_dump_json(exclude={"dependency"})
 
 
+@functools.lru_cache(maxsize=256)  # a run's jobs, and a sweep's cells, mostly share one policy; it is frozen
+def _policy(text: str) -> RetryPolicy:
+    return RetryPolicy.model_validate_json(text)
+
+
 @dataclass(frozen=True)
 class RunSnapshot:
     """A run, its jobs in order and the ``job`` rows of their current attempts, read in one transaction."""
@@ -172,7 +178,7 @@ class RunSnapshot:
                     attempt=job.attempt,
                     exit_code=record.exit_code if record is not None else None,
                     error=job.error,
-                    policy=RetryPolicy.model_validate_json(job.retry_policy),
+                    policy=_policy(job.retry_policy),
                     interruptions_left=job.interruptions_left,
                     node=record.node_list if record is not None else None,
                     memory=resources.get("memory_per_node"),
