@@ -138,7 +138,8 @@ def stored_definition(definition: JobDefinition) -> str:
 
 
 @functools.lru_cache(maxsize=256)  # a run's jobs, and a sweep's cells, mostly share one policy; it is frozen
-def _policy(text: str) -> RetryPolicy:
+def policy_of(text: str) -> RetryPolicy:
+    """A job row's stored ``retry_policy``."""
     return RetryPolicy.model_validate_json(text)
 
 
@@ -178,7 +179,7 @@ class RunSnapshot:
                     attempt=job.attempt,
                     exit_code=record.exit_code if record is not None else None,
                     error=job.error,
-                    policy=_policy(job.retry_policy),
+                    policy=policy_of(job.retry_policy),
                     interruptions_left=job.interruptions_left,
                     node=record.node_list if record is not None else None,
                     memory=resources.get("memory_per_node"),
