@@ -19,10 +19,11 @@ from svc_host.cli.output import json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
     from rich.console import Group
+    from rich.table import Table
 
     from svc_host.context import Host
     from svc_host.workflows.engine import WorkflowEngine
-    from svc_host.workflows.store import RunSnapshot
+    from svc_host.workflows.store import Attempt, RunSnapshot
 
 T = TypeVar("T")
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
@@ -114,7 +115,7 @@ def run(
 ) -> None:
     """Run the workflow in FILE and watch its jobs until the run ends (with --sweep: its cells)."""
     from svc_host.workflows.prepare import RunRequest
-    from svc_host.workflows.views import run_view
+    from svc_host.workflows.views import run_detail
 
     request = RunRequest(
         yaml_path=file.resolve(),
@@ -138,6 +139,7 @@ def run(
     if max_parallel is not None or fail_fast:
         raise click.UsageError("--max-parallel and --fail-fast need --sweep")
     started: list[str] = []
+    attempts: list[Attempt] = []
 
     async def work(_: Host, engine: WorkflowEngine) -> RunSnapshot | None:
         prepared = await engine.prepare(request)
@@ -152,10 +154,12 @@ def run(
         run_id = await engine.create(prepared, triggered_by="cli")
         started.append(run_id)
         snap = await engine.launch(run_id)
+        if as_json:
+            snap = snap if detach else await engine.wait(run_id, float("inf"))
+            attempts.extend(await engine.attempts(run_id))
+            return snap
         if detach:
             return snap
-        if as_json:
-            return await engine.wait(run_id, float("inf"))
         return await _watch(engine, run_id)
 
     try:
@@ -167,7 +171,7 @@ def run(
     if snap is None:
         return
     if as_json:
-        print_json(run_view(snap))
+        print_json(run_detail(snap, attempts))
     elif detach:
         click.echo(snap.run.id)
     if not detach and snap.run.status != "completed":
@@ -253,18 +257,54 @@ def runs(limit: int, status: str | None, as_json: bool) -> None:
 @click.argument("run_id")
 @json_option
 def show(run_id: str, as_json: bool) -> None:
-    """Show one run and the current state of its jobs."""
+    """Show one run, the current state of its jobs, and every attempt that was retried and why."""
     from rich.console import Console
 
-    from svc_host.workflows.views import run_view
+    from svc_host.workflows.views import run_detail
 
-    snap = _with_engine(lambda _, engine: engine.get(run_id, refresh=True))
+    async def read(_: Host, engine: WorkflowEngine) -> tuple[RunSnapshot, list[Attempt]]:
+        return await engine.get(run_id, refresh=True), await engine.attempts(run_id)
+
+    snap, attempts = _with_engine(read)
     if as_json:
-        print_json(run_view(snap))
-    else:
-        Console().print(_table(snap))
-        if snap.run.error:
-            click.echo(f"error: {snap.run.error}")
+        print_json(run_detail(snap, attempts))
+        return
+    console = Console()
+    if not console.is_terminal:
+        console.width = 160  # a pipe or a log file: room for the reasons of the attempts
+    console.print(_table(snap))
+    if any(attempt.attempt > 1 or attempt.reason for attempt in attempts):
+        console.print(_attempts_table(attempts))
+    if snap.run.error:
+        click.echo(f"error: {snap.run.error}")
+
+
+def _attempts_table(attempts: list[Attempt]) -> Table:
+    from rich.table import Table
+
+    from svc_host.formatting import clock
+    from svc_host.workflows.views import attempt_view
+
+    table = Table(title="attempts", title_justify="left")
+    for column in ("job", "#", "job id", "state", "exit", "node", "memory", "time", "elapsed"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("next", overflow="fold")
+    for attempt in attempts:
+        shown = attempt_view(attempt)
+        asked, exit_code = shown["resources"], shown["exit_code"]
+        table.add_row(
+            attempt.job,
+            str(attempt.attempt),
+            shown["job_id"],
+            shown["state"],
+            "" if exit_code is None else str(exit_code),
+            shown["node"] or "",
+            asked["memory_per_node"] or "",
+            asked["time_limit"] or "",
+            clock(shown["elapsed_seconds"]),
+            attempt.reason or "",
+        )
+    return table
 
 
 @flow.command()

@@ -199,7 +199,7 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> di
     snap = await engine.wait(run_id, timeout, progress)
     return {
         "workflow": snap.run.workflow_name,
-        "results": views.results(snap),
+        "results": views.results(snap, await engine.attempts(run_id)),
         "all_completed": snap.run.status == RUN_COMPLETED,
         "run_id": run_id,
         "status": snap.run.status,
@@ -323,10 +323,11 @@ TOOLS = [
         description=(
             "Run a workflow: sync its mounts (with transport), submit every job in dependency order, then wait "
             "up to wait_seconds (default 60, at most 3600) for the run to finish, sending progress "
-            "notifications. Returns workflow, results (job -> {job_id, status}), all_completed, run_id and "
-            "status; if the run is still going when the wait ends, all_completed is false and the run "
-            "continues in the background: follow it with wait_workflow_run(run_id=...), never by calling "
-            "run_workflow again, which would submit the whole workflow a second time. "
+            "notifications. Returns workflow, results (job -> {job_id, status, attempts: every attempt's job_id, "
+            "state, exit_code, node, resources and reason: why the next attempt was made, or none}), "
+            "all_completed, run_id and status; if the run is still going when the wait ends, all_completed is "
+            "false and the run continues in the background: follow it with wait_workflow_run(run_id=...), "
+            "never by calling run_workflow again, which would submit the whole workflow a second time. "
             "from_job/to_job cut the run order, single_job runs one job alone, dry_run previews the jobs "
             "without submitting. args are merged over the file's args ('python:' values are refused). "
             "transport is an SSH profile (default: local); mount is one of its mounts, the root for "
@@ -343,7 +344,8 @@ TOOLS = [
         description=(
             "Keep waiting for a run that run_workflow started, without submitting anything: give run_id (from "
             "run_workflow's answer) and wait up to wait_seconds (default 60, at most 3600), with progress "
-            "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status}), "
+            "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status, "
+            "attempts}), "
             "all_completed, run_id, status, run_error. For a sweep give sweep_run_id instead (it is in "
             "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
             "cells_completed, cells_failed, cells_cancelled and all_completed. all_completed is true when "

@@ -141,6 +141,7 @@ def apply_statuses(
         )
         record.partition = status.partition or record.partition
         record.nodes = status.nodes or record.nodes
+        record.node_list = status.node_list or record.node_list
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path

@@ -36,6 +36,24 @@ def _add_sweep_array_job_id(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE sweep_run ADD COLUMN array_job_id VARCHAR"))
 
 
+def _add_retry_columns(conn: Connection) -> None:
+    """Retries by end state: each job row's rules and interruption budget, the nodes its next attempt avoids;
+    the node list of every job (an attempt's node, for ``--exclude`` and for the run's attempts)."""
+    added = {
+        "workflow_run_job": (
+            ("retry_policy", "VARCHAR NOT NULL DEFAULT '{}'"),
+            ("interruptions_left", "INTEGER NOT NULL DEFAULT 0"),
+            ("exclude_nodes", "VARCHAR"),
+        ),
+        "job": (("node_list", "VARCHAR"),),
+    }
+    for table, columns in added.items():
+        present = {column["name"] for column in inspect(conn).get_columns(table)}
+        for name, ddl in columns:
+            if name not in present:
+                conn.execute(text(for_dialect(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}", conn.dialect.name)))
+
+
 _INTEGER = re.compile(r"\bINTEGER\b")
 _ROWID = re.compile(r"\bBIGINT PRIMARY KEY\b")
 
@@ -91,7 +109,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_job_state ON job (state)",
         """CREATE TABLE IF NOT EXISTS job_transition (
             id INTEGER PRIMARY KEY,
-            job_pk INTEGER NOT NULL REFERENCES job (id),
+            job_pk INTEGER NOT NULL,
             from_state VARCHAR,
             to_state VARCHAR NOT NULL,
             raw_state VARCHAR NOT NULL,
@@ -223,6 +241,18 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         "CREATE INDEX IF NOT EXISTS ix_job_state_submitted_elapsed ON job (state, submitted_at, elapsed_seconds)",
         "CREATE INDEX IF NOT EXISTS ix_job_state_elapsed ON job (state, elapsed_seconds)",
+    ),
+    # retries by end state: every attempt of a workflow job and why it was followed by another (or by none)
+    (
+        _add_retry_columns,
+        """CREATE TABLE IF NOT EXISTS workflow_run_attempt (
+            id INTEGER PRIMARY KEY,
+            run_job_id INTEGER NOT NULL REFERENCES workflow_run_job (id),
+            attempt INTEGER NOT NULL,
+            job_pk INTEGER NOT NULL,
+            reason VARCHAR
+        )""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS ix_workflow_run_attempt_job ON workflow_run_attempt (run_job_id, attempt)",
     ),
 )
 

@@ -40,6 +40,8 @@ class JobRecord(SQLModel, table=True):
     ended_at: datetime | None = None
     updated_at: datetime
     elapsed_seconds: int | None = None
+    node_list: str | None = None
+    """The node(s) the job ran on, once the scheduler has placed it."""
 
 
 class JobTransition(SQLModel, table=True):
@@ -119,6 +121,26 @@ class WorkflowRunJob(SQLModel, table=True):
     submitting_since: datetime | None = None
     error: str | None = None
     updated_at: datetime
+    retry_policy: str = "{}"
+    """The job's ``RetryPolicy`` (``svc_host.workflows.retries``) as JSON."""
+    interruptions_left: int = 0
+    """Automatic retries left for ``NODE_FAIL``, ``BOOT_FAIL`` and ``PREEMPTED`` attempts."""
+    exclude_nodes: str | None = None
+    """Nodes the next attempts are submitted ``--exclude``-ing (where interrupted attempts ran)."""
+
+
+class WorkflowRunAttempt(SQLModel, table=True):
+    """One attempt of a workflow job: its ``job`` row (state, exit code, node, resources) and why another
+    attempt followed it, or none did."""
+
+    __tablename__ = "workflow_run_attempt"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_job_id: int = Field(foreign_key="workflow_run_job.id")
+    attempt: int
+    job_pk: int
+    reason: str | None = None
+    """The retry decision once the attempt ended (``OUT_OF_MEMORY: memory 1G -> 2G (x2, cap 4G)``)."""
 
 
 class SweepRunRecord(SQLModel, table=True):

@@ -28,7 +28,7 @@ from svc_host.sweeps.array import array_definition, array_script
 from svc_host.transport import SlurmTransport
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_PENDING, RUN_RUNNING, RUN_SUBMITTING, WAITING
 from svc_host.workflows.prepare import env_values
-from svc_host.workflows.store import now_utc
+from svc_host.workflows.store import now_utc, policy_of
 from svc_host.workflows.submission import array_marker, with_marker
 
 if TYPE_CHECKING:
@@ -137,7 +137,10 @@ async def _submit(
     run_ids = [snap.run.id for snap, _ in cells]
     first = cells[0][0]
     name = first.jobs[0].name
-    stops = sweep.fail_fast and all(job.retries_left == 0 for snap, _ in cells for job in snap.jobs)
+    # a cell that may be retried (opted in, or escalated) must not hold its siblings when its command fails
+    stops = sweep.fail_fast and all(
+        job.retries_left == 0 and not policy_of(job.retry_policy).escalates for snap, _ in cells for job in snap.jobs
+    )
     definition = array_definition([definition for _, definition in cells], fail_fast=stops)
     try:
         if definition is None:

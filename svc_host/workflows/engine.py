@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from svc_host.store.jobs import StateChange
     from svc_host.store.tables import WorkflowRunRecord
     from svc_host.transport import Transport
-    from svc_host.workflows.store import RunSnapshot
+    from svc_host.workflows.store import Attempt, RunSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,10 @@ class WorkflowEngine:
                 await self.host.monitor.refresh(snap.run.transport)
                 snap = await self.host.store.run(repo.snapshot, run_id) or snap
         return snap
+
+    async def attempts(self, run_id: str) -> list[Attempt]:
+        """Every attempt of the run's jobs (see ``store.attempts``)."""
+        return await self.host.store.run(repo.attempts, run_id)
 
     async def runs(self, **filters: object) -> list[RunSnapshot]:
         """Runs, newest first (``limit``, ``offset``, ``status``, ``workflow_name``, ``sweep_id``)."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from svc_host.domain.profiles import MOUNT_NAME_PATTERN
 from svc_host.domain.submission import Environment, Resources
+from svc_host.workflows.retries import Escalate, OnInterruption, RetryPolicy
 
 JOB_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 """Job names: letters, digits, ``-`` and ``_`` (they become Slurm job names and log file stems)."""
@@ -63,7 +64,12 @@ class WorkflowJob(BaseModel):
     script_path: str | None = None
     depends_on: list[str] = Field(default_factory=list)
     retry: int = Field(default=0, ge=0, le=MAX_RETRY)
+    """Opt-in retries of an attempt that ended ``FAILED`` (or ``DEADLINE``), each after ``retry_delay`` seconds."""
     retry_delay: int = Field(default=60, ge=0, le=MAX_RETRY_DELAY)
+    on_interruption: OnInterruption = Field(default_factory=OnInterruption)
+    """Automatic retries of ``NODE_FAIL``, ``BOOT_FAIL`` and ``PREEMPTED`` attempts (see ``retries``)."""
+    escalate: Escalate = Field(default_factory=Escalate)
+    """The rules that retry ``OUT_OF_MEMORY`` and ``TIMEOUT`` attempts with more memory or time."""
     resources: Resources = Field(default_factory=Resources)
     """Only the fields set here override the configured defaults (``model_fields_set``)."""
     environment: Environment = Field(default_factory=Environment)
@@ -109,6 +115,10 @@ class WorkflowJob(BaseModel):
         if self.command is None and self.script_path is None:
             raise ValueError("give 'command' (a regular job) or 'script_path' (a shell job)")
         return self
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(retry=self.retry, on_interruption=self.on_interruption, escalate=self.escalate)
 
     @property
     def dependencies(self) -> list[Dependency]:

@@ -15,8 +15,15 @@ Job statuses (``workflow_run_job.status``):
   ``afternotok`` on a completed one; a pending job in that case is cancelled in Slurm, where it would
   otherwise wait forever).
 
-An attempt that ends in any failure state except ``CANCELLED`` is retried while ``retries_left``; a
-cancelled job (by a user, or by svc) is never retried.
+Whether an ended attempt is retried, and with what, is :func:`svc_host.workflows.retries.decide` (by the end
+state: interruptions automatically, ``OUT_OF_MEMORY``/``TIMEOUT`` under an escalation rule, ``FAILED`` only
+opted in; a cancelled job is never retried). The decision's reason is recorded on the attempt (``Update.note``).
+
+A job's children wait in svc while it may still be retried for a failure of its own (``retry`` left, or an
+``escalate`` rule), and so do its ``afterany``/``afternotok`` children while an interruption may still be
+retried; an ``afterok`` or ``after`` child goes to Slurm, and if the parent is interrupted and retried, the
+child, still pending on the old attempt, is cancelled and goes back to ``WAITING`` (recorded on its attempt)
+to follow the new one.
 
 The run is ``completed`` when every job is ``COMPLETED`` or ``SKIPPED`` and none failed; it is ``failed``
 once nothing is live any more and some job ended in a failure (or was cancelled outside the run's own
@@ -31,6 +38,7 @@ from datetime import datetime, timedelta
 
 from svc_host.domain.jobs import JobState
 from svc_host.workflows.model import Dependency
+from svc_host.workflows.retries import Ended, Retry, RetryPolicy, decide
 
 WAITING = "WAITING"
 SUBMITTING = "SUBMITTING"
@@ -70,16 +78,30 @@ class JobView:
     attempt: int = 0
     exit_code: int | None = None
     error: str | None = None
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    interruptions_left: int = 0
+    node: str | None = None
+    """The node(s) the current attempt ran on."""
+    memory: str | None = None
+    """The current attempt's ``memory_per_node`` and ``time_limit`` (what an escalation grows)."""
+    time_limit: str | None = None
 
 
 @dataclass(frozen=True)
 class Update:
-    """New values for a job row; ``None`` fields are left alone (``clear_retry`` empties next_retry_at)."""
+    """New values for a job row; ``None`` fields are left alone (but ``next_retry_at``, always written)."""
 
     status: str
     retries_left: int | None = None
     next_retry_at: datetime | None = None
     error: str | None = None
+    interruptions_left: int | None = None
+    resources: dict[str, str] | None = None
+    """Resource fields the next attempt is submitted with (an escalation)."""
+    exclude: str | None = None
+    """A node list the next attempt must avoid (added to the ones excluded before)."""
+    note: str | None = None
+    """Why the current attempt is followed by another one, or by none: kept on the attempt."""
 
 
 @dataclass
@@ -99,19 +121,21 @@ def plan(jobs: Sequence[JobView], now: datetime) -> Plan:
     """Decide for a running run; ``jobs`` in topological order (parents before children)."""
     result = Plan()
     status: dict[str, str] = {}
-    retries: dict[str, int] = {}
+    retries: dict[str, _Retries] = {}
     by_name = {job.name: job for job in jobs}
     for job in jobs:
-        current, left = job.status, job.retries_left
+        current, left = job.status, _Retries(job.retries_left > 0 or job.policy.escalates, job.interruptions_left > 0)
         if current in LIVE and job.record_state is not None and job.record_state != current:
             current = job.record_state
-            if current in FINAL and current not in (COMPLETED, CANCELLED) and left > 0:
-                left -= 1
-                due = now + timedelta(seconds=job.retry_delay)
-                result.updates[job.name] = Update(RETRYING, retries_left=left, next_retry_at=due)
-                current = RETRYING
+            if current in FINAL:
+                current, left = _ended(job, current, result, now)
             else:
                 result.updates[job.name] = Update(current)
+        if current == JobState.PENDING.value and _follows_old_attempt(job, status):
+            result.cancel.append(job.name)
+            parents = ", ".join(d.job for d in job.dependencies if status.get(d.job) in _RESUBMITTED)
+            result.updates[job.name] = Update(WAITING, note=f"cancelled while pending: {parents} is retried")
+            current = WAITING
         if current == WAITING or (current == RETRYING and _due(job, result, now)):
             blocked, handed, never = _edges(job, status, retries, by_name)
             if never:
@@ -140,8 +164,56 @@ def _due(job: JobView, result: Plan, now: datetime) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _Retries:
+    """What a job may still be retried for: a failure of its own the workflow declared, an interruption."""
+
+    declared: bool = False
+    interruption: bool = False
+
+    def blocks(self, kind: str) -> bool:
+        """Whether a child depending by ``kind`` must wait in svc (a Slurm dependency would see the failure)."""
+        return self.declared or (self.interruption and kind in ("afterany", "afternotok"))
+
+
+_RESUBMITTED = frozenset({RETRYING, WAITING, "SUBMIT"})
+
+
+def _ended(job: JobView, state: str, result: Plan, now: datetime) -> tuple[str, _Retries]:
+    """Record an attempt that ended in ``state`` and retry it if its rules say so; the job's new status."""
+    ended = Ended(
+        state=state,
+        policy=job.policy,
+        retries_left=job.retries_left,
+        interruptions_left=job.interruptions_left,
+        node=job.node,
+        memory=job.memory,
+        time_limit=job.time_limit,
+    )
+    decision = decide(ended)
+    if not isinstance(decision, Retry):
+        result.updates[job.name] = Update(state, note=decision.reason)
+        return state, _Retries()
+    due = now if decision.at_once else now + timedelta(seconds=job.retry_delay)
+    result.updates[job.name] = Update(
+        RETRYING,
+        retries_left=decision.retries_left,
+        interruptions_left=decision.interruptions_left,
+        next_retry_at=due,
+        resources=decision.resources or None,
+        exclude=decision.exclude,
+        note=decision.reason,
+    )
+    return RETRYING, _Retries(decision.retries_left > 0 or job.policy.escalates, decision.interruptions_left > 0)
+
+
+def _follows_old_attempt(job: JobView, status: dict[str, str]) -> bool:
+    """A job pending in Slurm on a parent that is being submitted again (its dependency names the old attempt)."""
+    return any(status.get(d.job) in _RESUBMITTED for d in job.dependencies if d.type in ("afterok", "after"))
+
+
 def _edges(
-    job: JobView, status: dict[str, str], retries: dict[str, int], by_name: dict[str, JobView]
+    job: JobView, status: dict[str, str], retries: dict[str, _Retries], by_name: dict[str, JobView]
 ) -> tuple[bool, list[tuple[str, str]], str | None]:
     """``(blocked, handed to Slurm, reason it can never run)`` for a job's dependencies right now."""
     blocked = False
@@ -151,7 +223,9 @@ def _edges(
         if parent in FINAL:
             if not satisfied(dependency.type, parent):
                 return False, [], f"dependency {dependency} can never be satisfied: {dependency.job} ended {parent}"
-        elif (parent in LIVE or parent == "SUBMIT") and retries.get(dependency.job, 0) == 0:
+        elif (parent in LIVE or parent == "SUBMIT") and not retries.get(dependency.job, _Retries()).blocks(
+            dependency.type
+        ):
             handed.append((dependency.type, dependency.job))
         else:
             blocked = True

@@ -144,6 +144,8 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
             ),
             retry=chosen.job.retry,
             retry_delay=chosen.job.retry_delay,
+            on_interruption=chosen.job.on_interruption,
+            escalate=chosen.job.escalate,
         )
         for chosen in selected
     ]

@@ -208,6 +208,8 @@ class RunDriver:
         decided = plan(snap.views(), now)
         if decided.updates:
             await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
+            if any(update.resources or update.exclude for update in decided.updates.values()):
+                snap = await self._snapshot(run_id) or snap  # a retry goes out with its escalated resources
         rows = {job.name: job for job in snap.jobs}
         if decided.cancel:
             warnings = await self.submitter.scancel(

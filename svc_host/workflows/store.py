@@ -7,9 +7,10 @@ database.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.leases import Leases, table_of
 from svc_host.store import jobs as job_repo
 from svc_host.store.jobs import utc
-from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunAttempt, WorkflowRunJob, WorkflowRunRecord
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import (
     LIVE,
@@ -31,6 +32,7 @@ from svc_host.workflows.plan import (
     JobView,
     Update,
 )
+from svc_host.workflows.retries import Escalate, OnInterruption, RetryPolicy
 
 LIVE_STATUSES = frozenset(state.value for state in LIVE)
 RUN_LEASES: Leases[str] = Leases(table_of(WorkflowRunRecord), terminal=RUN_TERMINAL, idle=frozenset({RUN_PENDING}))
@@ -50,6 +52,12 @@ class NewJob:
     definition: JobDefinition
     retry: int
     retry_delay: int
+    on_interruption: OnInterruption = field(default_factory=OnInterruption)
+    escalate: Escalate = field(default_factory=Escalate)
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(retry=self.retry, on_interruption=self.on_interruption, escalate=self.escalate)
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,8 @@ def insert_run(
                 status=WAITING,
                 retries_left=job.retry,
                 retry_delay=job.retry_delay,
+                retry_policy=job.policy.model_dump_json(),
+                interruptions_left=job.on_interruption.retries,
                 updated_at=moment,
             )
         )
@@ -125,6 +135,12 @@ def stored_definition(definition: JobDefinition) -> str:
     names = dict.fromkeys(definition.environment.env_vars, "")
     environment = definition.environment.model_copy(update={"env_vars": names})
     return definition.model_copy(update={"environment": environment}).model_dump_json(exclude={"dependency"})
+
+
+@functools.lru_cache(maxsize=256)  # a run's jobs, and a sweep's cells, mostly share one policy; it is frozen
+def policy_of(text: str) -> RetryPolicy:
+    """A job row's stored ``retry_policy``."""
+    return RetryPolicy.model_validate_json(text)
 
 
 @dataclass(frozen=True)
@@ -149,6 +165,7 @@ class RunSnapshot:
         views = []
         for job in self.jobs:
             record = self.record_of(job)
+            resources = json.loads(job.definition).get("resources", {})
             views.append(
                 JobView(
                     name=job.name,
@@ -162,6 +179,11 @@ class RunSnapshot:
                     attempt=job.attempt,
                     exit_code=record.exit_code if record is not None else None,
                     error=job.error,
+                    policy=policy_of(job.retry_policy),
+                    interruptions_left=job.interruptions_left,
+                    node=record.node_list if record is not None else None,
+                    memory=resources.get("memory_per_node"),
+                    time_limit=resources.get("time_limit"),
                 )
             )
         return views
@@ -212,6 +234,28 @@ def _snapshots(session: Session, runs: list[WorkflowRunRecord]) -> list[RunSnaps
         chunk = pks[start : start + 500]
         records.update({r.id: r for r in session.exec(select(JobRecord).where(col(JobRecord.id).in_(chunk))) if r.id})
     return [RunSnapshot(run=run, jobs=jobs[run.id], records=records) for run in runs]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a run's job: its ``job`` row and the retry decision made when it ended."""
+
+    job: str
+    attempt: int
+    record: JobRecord
+    reason: str | None
+
+
+def attempts(session: Session, run_id: str) -> list[Attempt]:
+    """Every attempt of a run's jobs, in the run's job order, oldest attempt first."""
+    query = (
+        select(WorkflowRunJob.name, WorkflowRunAttempt, JobRecord)
+        .join(WorkflowRunAttempt, col(WorkflowRunAttempt.run_job_id) == col(WorkflowRunJob.id))
+        .join(JobRecord, col(JobRecord.id) == col(WorkflowRunAttempt.job_pk))
+        .where(WorkflowRunJob.run_id == run_id)
+        .order_by(col(WorkflowRunJob.position), col(WorkflowRunAttempt.attempt))
+    )
+    return [Attempt(name, row.attempt, record, row.reason) for name, row, record in session.exec(query)]
 
 
 _CAS_ATTEMPTS = 3
@@ -300,9 +344,25 @@ def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], 
         job.status = change.status
         if change.retries_left is not None:
             job.retries_left = change.retries_left
+        if change.interruptions_left is not None:
+            job.interruptions_left = change.interruptions_left
         job.next_retry_at = change.next_retry_at
         if change.error is not None:
             job.error = change.error
+        if change.resources:
+            definition = json.loads(job.definition)
+            definition["resources"] = {**definition.get("resources", {}), **change.resources}
+            job.definition = json.dumps(definition)
+        if change.exclude is not None:
+            nodes = [*(job.exclude_nodes or "").split(","), change.exclude]
+            job.exclude_nodes = ",".join(node for node in dict.fromkeys(nodes) if node)
+        if change.note is not None and job.job_pk is not None:
+            session.execute(
+                update(WorkflowRunAttempt)
+                .where(col(WorkflowRunAttempt.run_job_id) == job.id, col(WorkflowRunAttempt.job_pk) == job.job_pk)
+                .values(reason=change.note)
+                .execution_options(synchronize_session=False)
+            )
         job.updated_at = moment
         session.add(job)
 
@@ -356,6 +416,8 @@ def finish_submit(
     job.status = "PENDING"
     job.job_id = job_id
     job.job_pk = record.id
+    if job.id is not None and record.id is not None:
+        session.add(WorkflowRunAttempt(run_job_id=job.id, attempt=job.attempt, job_pk=record.id))
     job.job_ids = json.dumps([*json.loads(job.job_ids), job_id])
     job.submitting_since = None
     job.next_retry_at = None

@@ -133,6 +133,8 @@ class Submitter:
         if definition.environment.env_vars:
             definition = await self._with_env_values(run, job.name, definition)
         rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
+        if job.exclude_nodes:  # node names as Slurm printed them: one plain word of a hostlist
+            rendered = with_directive(rendered, "exclude", job.exclude_nodes)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
         attempt = await self.host.store.run(repo.begin_submit, job.id, expected)

@@ -7,9 +7,10 @@ from typing import Any
 
 from svc_host.domain.submission import Environment, Resources
 from svc_host.workflows.model import Workflow, WorkflowJob
-from svc_host.workflows.store import RunSnapshot
+from svc_host.workflows.store import Attempt, RunSnapshot
 
 _JOB_RESOURCES = ("nodes", "gpus_per_node", "partition", "time_limit")
+_ATTEMPT_RESOURCES = ("nodes", "gpus_per_node", "cpus_per_task", "memory_per_node", "time_limit", "partition")
 
 
 def _iso(moment: Any) -> str | None:
@@ -40,9 +41,38 @@ def run_view(snap: RunSnapshot) -> dict[str, Any]:
     }
 
 
-def results(snap: RunSnapshot) -> dict[str, dict[str, str | None]]:
-    """MCP ``run_workflow``'s ``results``: job name -> ``{job_id, status}``."""
-    return {job.name: {"job_id": job.job_id, "status": snap.job_status(job)} for job in snap.jobs}
+def attempt_view(attempt: Attempt) -> dict[str, Any]:
+    """One attempt: its scheduler job, how it ended (or stands), where, with what, and why another followed."""
+    record = attempt.record
+    asked = json.loads(record.resources)
+    return {
+        "job": attempt.job,
+        "attempt": attempt.attempt,
+        "job_id": record.job_id,
+        "state": record.state,
+        "exit_code": record.exit_code,
+        "node": record.node_list,
+        "resources": {field: asked.get(field) for field in _ATTEMPT_RESOURCES},
+        "elapsed_seconds": record.elapsed_seconds,
+        "submitted_at": _iso(record.submitted_at),
+        "ended_at": _iso(record.ended_at),
+        "reason": attempt.reason,
+    }
+
+
+def run_detail(snap: RunSnapshot, attempts: list[Attempt]) -> dict[str, Any]:
+    """One run as its detail shows it: the "Workflow run" and every attempt of its jobs (``attempts``)."""
+    return {**run_view(snap), "attempts": [attempt_view(attempt) for attempt in attempts]}
+
+
+def results(snap: RunSnapshot, attempts: list[Attempt]) -> dict[str, dict[str, Any]]:
+    """MCP ``run_workflow``'s ``results``: job name -> ``{job_id, status, attempts}``."""
+    shown: dict[str, dict[str, Any]] = {
+        job.name: {"job_id": job.job_id, "status": snap.job_status(job), "attempts": []} for job in snap.jobs
+    }
+    for attempt in attempts:
+        shown[attempt.job]["attempts"].append(attempt_view(attempt))
+    return shown
 
 
 def rest_job(job: WorkflowJob) -> dict[str, Any]:
@@ -83,6 +113,9 @@ def full_job(job: WorkflowJob) -> dict[str, Any]:
     for field in ("log_dir", "work_dir"):
         if getattr(job, field) is not None:
             shown[field] = getattr(job, field)
+    for rules in ("on_interruption", "escalate"):  # retry rules the file declares
+        if rules in job.model_fields_set:
+            shown[rules] = getattr(job, rules).model_dump(mode="json", exclude_none=True)
     return shown
 
 

@@ -294,7 +294,7 @@ async def test_run_with_a_body_and_cancel(client: httpx.AsyncClient) -> None:
 async def test_the_jobs_list_names_the_upstream_jobs_of_workflow_jobs(client: httpx.AsyncClient) -> None:
     text = (
         "name: deps\njobs:\n  - {name: a, command: 'sleep 60'}\n"
-        "  - {name: b, command: 'true', depends_on: ['afterany:a']}\n"
+        "  - {name: b, command: 'true', depends_on: ['afterok:a']}\n"
     )
     assert (await upload(client, text, "deps.yaml")).status_code == 200
     run = (await client.post("/api/workflows/deps/run")).json()

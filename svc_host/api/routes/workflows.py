@@ -180,9 +180,11 @@ async def list_runs(
 
 @router.get("/runs/{run_id}", responses=error_responses(404, 502, 503))
 async def get_run(run_id: str, host: HostDep) -> dict[str, Any]:
-    """One run with live job statuses (refreshed by one batched scheduler query when jobs are live)."""
+    """One run with live job statuses (refreshed by one batched scheduler query when jobs are live) and every
+    attempt of its jobs (``attempts``)."""
     engine = await host.workflow_engine()
-    return views.run_view(await engine.get(run_id, refresh=True))
+    snap = await engine.get(run_id, refresh=True)
+    return views.run_detail(snap, await engine.attempts(run_id))
 
 
 @router.post("/runs/{run_id}/cancel", responses=error_responses(404, 422))

@@ -7,8 +7,10 @@ from typing import Any
 
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import RETRYING, SKIPPED, WAITING, JobView, Update, plan
+from svc_host.workflows.retries import RetryPolicy
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+RETRY_2 = RetryPolicy(retry=2)
 
 
 def job(name: str, *deps: str, **fields: Any) -> JobView:
@@ -41,11 +43,13 @@ def test_children_of_a_retryable_parent_wait_in_svc() -> None:
 
 def test_a_failed_attempt_with_retries_left_is_retried_after_the_delay() -> None:
     jobs = [
-        job("a", status="RUNNING", record_state="FAILED", job_id="1", retries_left=2, retry_delay=30),
+        job("a", status="RUNNING", record_state="FAILED", job_id="1", retries_left=2, retry_delay=30, policy=RETRY_2),
         job("b", "a"),
     ]
     decided = plan(jobs, NOW)
-    assert decided.updates == {"a": Update(RETRYING, retries_left=1, next_retry_at=NOW + timedelta(seconds=30))}
+    due = NOW + timedelta(seconds=30)
+    retried = Update(RETRYING, retries_left=1, interruptions_left=0, next_retry_at=due, note="FAILED: retry 1 of 2")
+    assert decided.updates == {"a": retried}
     assert decided.submit == []
     assert decided.wake_at == NOW + timedelta(seconds=30)
     later = [job("a", status=RETRYING, retries_left=1, next_retry_at=NOW), job("b", "a")]
@@ -64,7 +68,7 @@ def test_a_cancelled_job_is_not_retried_and_its_afterok_children_are_skipped() -
         job("c", "afternotok:a", status="PENDING", record_state="PENDING", job_id="3"),
     ]
     decided = plan(jobs, NOW)
-    assert decided.updates["a"] == Update("CANCELLED")
+    assert decided.updates["a"] == Update("CANCELLED", note="CANCELLED: never retried")
     assert decided.cancel == ["b"]
     assert decided.updates["b"].status == SKIPPED
     assert "c" not in decided.updates  # afternotok: Slurm starts it

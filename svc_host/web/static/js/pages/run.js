@@ -1,5 +1,6 @@
-// A workflow run: its DAG whose nodes take the jobs' states live, the jobs table linking to each job's page,
-// the run's times and error, and cancel. Job transitions arrive as events; the run is re-read only when an
+// A workflow run: its DAG whose nodes take the jobs' states live, the jobs table linking to each job's page
+// (with every attempt of a retried job under it, and why each retry was made), the run's times and error, and
+// cancel. Job transitions arrive as events; the run is re-read only when an
 // event concerns it (never polled).
 import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api } from '../api.js';
@@ -9,6 +10,13 @@ import { subscribe, liveIndicator } from '../events.js';
 import { dagView } from '../components/dag.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** A run's attempts by job name, oldest first. */
+function byJob(attempts) {
+  const grouped = {};
+  for (const a of attempts) (grouped[a.job] ||= []).push(a);
+  return grouped;
+}
 
 /** Who started a run: its sweep (a link), a schedule (a link to the schedules, marked), or web/cli/mcp. */
 export function runOrigin(run) {
@@ -108,15 +116,37 @@ export async function render(root, params) {
   }
 
   function drawJobs() {
+    const attempts = byJob(run.attempts || []);
     replace(jobsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
       h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Scheduler id'), h('th', null, 'State'))),
       h('tbody', null, Object.keys(run.job_statuses).map((name) => {
         const id = run.job_ids[name];
-        return h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
-          h('td', null, name),
-          h('td', null, id ? h('a', { href: `/jobs/${id}` }, id) : h('span', { class: 'muted' }, 'not submitted')),
-          h('td', null, stateBadge(run.job_statuses[name])));
+        const tried = attempts[name] || [];
+        return [
+          h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
+            h('td', null, name, tried.length > 1 ? h('span', { class: 'chip attempt-count' }, `${tried.length} attempts`) : null),
+            h('td', null, id ? h('a', { href: `/jobs/${id}` }, id) : h('span', { class: 'muted' }, 'not submitted')),
+            h('td', null, stateBadge(run.job_statuses[name]))),
+          tried.some((a) => a.reason) ? h('tr', { class: 'attempts-row', dataset: { attemptsOf: name } },
+            h('td', { colspan: 3 }, attemptsTable(tried))) : null,
+        ];
       })))));
+  }
+
+  /** Every attempt of one job: where and with what it ran, how it ended, and why the next one was made. */
+  function attemptsTable(tried) {
+    return h('table', { class: 'attempts' },
+      h('thead', null, h('tr', null, ['#', 'Scheduler id', 'End', 'Exit', 'Node', 'Memory', 'Time limit', 'Elapsed', 'Next'].map((t) => h('th', null, t)))),
+      h('tbody', null, tried.map((a) => h('tr', { dataset: { attempt: a.attempt } },
+        h('td', null, a.attempt),
+        h('td', null, h('a', { href: `/jobs/${a.job_id}` }, a.job_id)),
+        h('td', null, stateBadge(a.state)),
+        h('td', null, a.exit_code ?? '–'),
+        h('td', { class: 'mono' }, a.node || '–'),
+        h('td', { class: 'mono' }, a.resources.memory_per_node || 'default'),
+        h('td', { class: 'mono' }, a.resources.time_limit || 'default'),
+        h('td', null, a.elapsed_seconds == null ? '–' : fmtDuration(a.elapsed_seconds)),
+        h('td', { class: 'attempt-reason' }, a.reason || '')))));
   }
 
   async function cancel() {

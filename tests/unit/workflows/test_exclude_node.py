@@ -1,0 +1,49 @@
+"""An interrupted attempt's node is excluded from the next attempt's sbatch script when the job asks for it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+from svc_host import hookimpl
+from svc_host.context import Host
+from svc_host.domain.jobs import JobState
+from svc_host.plugin_types import TransportSpec
+from svc_host.testing.fake import FakeTransport
+from svc_host.workflows.prepare import RunRequest
+
+FLOW = """\
+name: flow
+jobs:
+  - name: train
+    command: "true"
+    on_interruption: {retries: 1, exclude_node: true}
+"""
+
+
+async def test_the_retry_of_a_node_failure_excludes_the_failed_node(
+    svc_host: Host, svc_register_plugin: Callable[..., None], tmp_path: Path
+) -> None:
+    fake = FakeTransport("fake")
+    svc_register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: fake)])))
+    svc_host.monitor.min_interval, svc_host.monitor.max_interval = 0.05, 0.2
+    (tmp_path / "flow.yaml").write_text(FLOW)
+    engine = await svc_host.workflow_engine()
+    snap = await engine.run(RunRequest(yaml_path=tmp_path / "flow.yaml", transport="fake"), triggered_by="cli")
+    first = snap.jobs[0].job_id
+    assert first is not None
+    assert "--exclude" not in fake.scripts[first].text
+    fake.jobs[first] = fake.jobs[first].model_copy(
+        update={"state": JobState.NODE_FAIL, "raw_state": "NODE_FAIL", "node_list": "gpu07"}
+    )
+    for _ in range(100):
+        if len(fake.scripts) == 2:
+            break
+        await asyncio.sleep(0.05)
+    second = max(fake.scripts, key=int)
+    assert "#SBATCH --exclude=gpu07\n" in fake.scripts[second].text
+    attempts = await engine.attempts(snap.run.id)
+    assert [a.reason for a in attempts] == ["NODE_FAIL: retried automatically, 1 of 1, excluding gpu07", None]
+    await engine.cancel(snap.run.id)
