@@ -87,11 +87,11 @@ async def main(repeat: int, calls: int) -> None:
 
         async with Client(params) as client:
 
-            async def tool(name: str, **arguments: Any) -> dict[str, Any]:
-                result = await client.call_tool(name, arguments)
+            async def tool(tool_name: str, **arguments: Any) -> dict[str, Any]:
+                result = await client.call_tool(tool_name, arguments)
                 content: dict[str, Any] | None = result.structured_content
                 if not content or not content.get("success"):
-                    raise SystemExit(f"{name} failed: {content}")
+                    raise SystemExit(f"{tool_name} failed: {content}")
                 return content
 
             rows: list[tuple[str, float, float, str, float]] = []
@@ -121,7 +121,7 @@ async def main(repeat: int, calls: int) -> None:
                     await median(calls, lambda: raw(squeue_argv(user=getpass.getuser()))),
                 )
             )
-            job_id = (await tool("submit_job", command="sleep 600", job_name="bench-mcp", partition="debug"))["job_id"]
+            job_id = (await tool("submit_job", command="sleep 600", name="bench-mcp", partition="debug"))["job_id"]
             try:
                 start = time.perf_counter()
                 await tool("get_job_status", job_id=job_id)
