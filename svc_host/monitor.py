@@ -6,7 +6,7 @@ asks the transport once for the jobs that left the queue (their final state from
 transitions and emits ``job.status_changed``.
 The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
 changes, but at most ``watched_interval`` while someone waits for the next change (``watch``: an agent's
-``wait_for_change``), so a waiter hears of a job's end within a couple of seconds from the same one batched query.
+``wait_for_change``), so a waiter hears of a job's end within about a second, from the same one batched query.
 A loop ends when its transport has no live job left and starts again on the next ``poke``.
 
 A job the scheduler forgot (in neither squeue nor accounting, e.g. slurmctld lost its state, or an id that
@@ -45,7 +45,7 @@ class Monitor:
         *,
         min_interval: float = 1.0,
         max_interval: float = 10.0,
-        watched_interval: float = 2.0,
+        watched_interval: float = 1.0,
         lost_after: float = 600.0,
     ) -> None:
         self.store = store

@@ -68,7 +68,7 @@ TOOLS = [
         description=(
             "Wait for the next state change of one job (job_id, with transport for an SSH profile), workflow run "
             "(run_id) or sweep (sweep_run_id) instead of polling; give exactly one. Returns as soon as the change "
-            "is seen (within about 2 s of it happening on the cluster), or at timeout_seconds (default 60, at "
+            "is seen (about a second after it happens on the cluster), or at timeout_seconds (default 60, at "
             "most 300) with changed false. Answer: changed, final (true once nothing will change any more), the "
             "current state (a job: job_id, transport, name, status, raw_state, exit_code; a run: run_id, "
             "workflow, status, run_error, results; a sweep: sweep_run_id, status, cell_count and the cells_* "
