@@ -52,11 +52,14 @@ async def wait_for_change(
     since_status: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
 ) -> dict[str, Any]:
     subject = _subject(job_id, run_id, sweep_run_id, transport)
+    host = host_of(ctx)
+    if subject.transport is not None:
+        host.transport(subject.transport)  # an unknown transport is the first thing to report
 
     async def heartbeat(waited: float) -> None:
         await ctx.report_progress(waited, timeout_seconds, f"waiting for a change of {subject}")
 
-    outcome = await wait(host_of(ctx), subject, timeout_seconds, since_status=since_status, heartbeat=heartbeat)
+    outcome = await wait(host, subject, timeout_seconds, since_status=since_status, heartbeat=heartbeat)
     observed = outcome.observed
     return {"changed": outcome.changed, "final": observed.final, **observed.view, "changes": outcome.changes}
 

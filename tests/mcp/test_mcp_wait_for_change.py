@@ -8,6 +8,7 @@ long anything took.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -103,6 +104,23 @@ async def test_a_wait_without_a_change_times_out_and_a_cancel_wakes_the_next(
 
 
 @pytest.mark.cluster
+async def test_a_job_the_cli_submitted_is_followed_by_the_server(
+    svc_home: dict[str, str], mcp_factory: Callable[[], Any], slurm_cluster: None
+) -> None:
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "svc_host", "submit", "--json", "--name", "from-cli", "-p", "debug", "--", "sleep", "2",
+        env=svc_home, cwd=svc_home["SVC_WORK"], stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await cli.communicate()
+    assert cli.returncode == 0
+    job_id = json.loads(out)["job_id"]  # the CLI has exited: only the server follows the job now
+    async with mcp_factory() as mcp:
+        answers = await follow(mcp, job_id=job_id)
+    assert all(answer["changed"] for answer in answers)
+    assert (answers[-1]["name"], answers[-1]["status"]) == ("from-cli", "COMPLETED")
+
+
+@pytest.mark.cluster
 async def test_cell_changes_wake_a_sweep_wait(svc_home: dict[str, str], slurm_cluster: None) -> None:
     work = Path(svc_home["SVC_WORK"])
     (work / "cells.yaml").write_text("name: wait-cells\nargs: {n: 1}\njobs:\n  - {name: nap, command: 'sleep 2'}\n")
@@ -161,6 +179,7 @@ async def test_bad_arguments_are_refused_by_name(mcp_factory: Callable[[], Any])
             ({"job_id": "1", "timeout_seconds": -1}, "argument 'timeout_seconds': Input should be greater than"),
             ({"sweep_run_id": 0}, "argument 'sweep_run_id': Input should be greater than or equal to 1"),
             ({"job_id": "999999999"}, "job 999999999 on 'local' was not submitted through svc"),
+            ({"job_id": "1", "transport": "nope"}, "unknown transport 'nope'; choose one of: local"),
             ({"run_id": "no-such-run"}, "workflow run 'no-such-run' not found"),
             ({"sweep_run_id": 424242}, "sweep run 424242 not found"),
             ({"job_id": "1", "until": "COMPLETED"}, "unknown argument 'until'"),
