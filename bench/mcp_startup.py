@@ -81,12 +81,15 @@ async def side_by_side(
     calls: int, ours: Callable[[], Awaitable[Any]], theirs: Callable[[], Awaitable[Any]]
 ) -> tuple[float, float, float]:
     """Medians of svc back to back, svc fresh (each call after the ~1 s snapshot expired, not counting the pause)
-    and the raw command(s), the three taken in turn so that the machine's load weighs on all of them alike."""
+    and the raw command(s), taken in turn so that the machine's load weighs on all of them alike. The raw command
+    runs after the same pause as a fresh call: on a busy machine the first process to wake after a pause waits
+    longer for a core, whoever it is."""
     burst, fresh, raw_samples = [], [], []
     for _ in range(calls):
         await asyncio.sleep(SNAPSHOT_EXPIRED)
         fresh.append(await timed(ours))
         burst.append(await timed(ours))
+        await asyncio.sleep(SNAPSHOT_EXPIRED)
         raw_samples.append(await timed(theirs))
     return statistics.median(burst), statistics.median(fresh), statistics.median(raw_samples)
 
