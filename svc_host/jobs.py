@@ -28,6 +28,7 @@ async def submit(host: Host, definition: JobDefinition, *, transport: str, sourc
 
     rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
     job_id = await host.transport(transport).submit(rendered)
+    host.transports.snapshots.changed(transport)
     stdout_path, stderr_path = rendered.log_paths_for(job_id)
     if isinstance(definition.command, list):
         command = list(definition.command)
@@ -108,6 +109,7 @@ async def cancel(host: Host, transport: str, job_id: str) -> JobStatus:
     if view.status.state.is_terminal:
         raise InvalidStateError(f"job {job_id} already ended ({view.status.raw_state}); nothing to cancel")
     await host.transport(transport).cancel([job_id])
+    host.transports.snapshots.changed(transport)
     host.monitor.poke(transport)
     return view.status
 

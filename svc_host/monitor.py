@@ -5,7 +5,9 @@ transport's queue snapshot (the squeue that ``GET /api/jobs`` serves, see :mod:`
 asks the transport once for the jobs that left the queue (their final state from accounting), writes
 transitions and emits ``job.status_changed``.
 The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
-changes. A loop ends when its transport has no live job left and starts again on the next ``poke``.
+changes, but at most ``watched_interval`` while someone waits for the next change (``watch``: an agent's
+``wait_for_change``), so a waiter hears of a job's end within about a second, from the same one batched query.
+A loop ends when its transport has no live job left and starts again on the next ``poke``.
 
 A job the scheduler forgot (in neither squeue nor accounting, e.g. slurmctld lost its state, or an id that
 never existed) would otherwise stay live forever, keeping its workflow run and sweep slot open and growing
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import SvcError
@@ -43,6 +45,7 @@ class Monitor:
         *,
         min_interval: float = 1.0,
         max_interval: float = 10.0,
+        watched_interval: float = 1.0,
         lost_after: float = 600.0,
     ) -> None:
         self.store = store
@@ -50,12 +53,15 @@ class Monitor:
         self.emit = emit
         self.min_interval = min_interval
         self.max_interval = max_interval
+        self.watched_interval = watched_interval
         self.lost_after = lost_after
         self._missing_since: dict[tuple[str, str], float] = {}
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._refreshing: dict[str, asyncio.Task[list[job_repo.StateChange]]] = {}
         self._last_tick: dict[str, float] = {}
         self._wake: dict[str, asyncio.Event] = {}
+        self._sleeping: dict[str, float] = {}
+        self._watchers: dict[str, int] = {}
         self.ticks: dict[str, int] = {}
         self._listeners: list[Callable[[list[job_repo.StateChange]], Awaitable[None]]] = []
 
@@ -74,6 +80,21 @@ class Monitor:
         loop = self._loops.get(transport)
         if loop is None or loop.done():
             self._loops[transport] = asyncio.create_task(self._run(transport), name=f"svc-monitor-{transport}")
+
+    @contextlib.contextmanager
+    def watch(self, transport: str) -> Iterator[None]:
+        """Someone waits for the next change on ``transport``: tick at least every ``watched_interval`` seconds
+        until they stop (one shared loop however many wait)."""
+        self._watchers[transport] = self._watchers.get(transport, 0) + 1
+        loop = self._loops.get(transport)
+        if loop is None or loop.done() or self._sleeping.get(transport, 0.0) > self.watched_interval:
+            self.poke(transport)  # no loop, or one asleep for longer: tick now, then keep the pace
+        try:
+            yield
+        finally:
+            self._watchers[transport] -= 1
+            if not self._watchers[transport]:
+                del self._watchers[transport]
 
     async def refresh(self, transport: str, *, max_age: float = 1.0) -> list[job_repo.StateChange]:
         """Make the stored states of ``transport`` at most ``max_age`` seconds old; returns the transitions
@@ -169,8 +190,14 @@ class Monitor:
             if not await self.store.run(job_repo.live_job_ids, transport):
                 return
             interval = self.min_interval if changes else min(interval * 2, self.max_interval)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout=interval)
+            if transport in self._watchers:
+                interval = min(interval, self.watched_interval)
+            self._sleeping[transport] = interval
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=interval)
+            finally:
+                del self._sleeping[transport]
             if wake.is_set():
                 interval = self.min_interval
 

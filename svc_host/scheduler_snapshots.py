@@ -18,13 +18,15 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.single_flight import SingleFlight
-from svc_host.slurm.resources import summarize
+from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transport import SlurmTransport, Transport
 
 V = TypeVar("V")
 W = TypeVar("W")
+
+Key = tuple[Hashable, ...]
 
 MAX_AGE = 1.0
 """Seconds a list answer may be old by default."""
@@ -64,8 +66,9 @@ class SchedulerSnapshots:
     def __init__(self, transport: Callable[[str], Transport], *, max_age: float = MAX_AGE) -> None:
         self.transport = transport
         self.max_age = max_age
-        self._latest: dict[Hashable, Snapshot[Any]] = {}
-        self._flights: SingleFlight[Hashable, Snapshot[Any]] = SingleFlight()
+        self._latest: dict[Key, Snapshot[Any]] = {}
+        self._flights: SingleFlight[tuple[Key, int], Snapshot[Any]] = SingleFlight()
+        self._generations: dict[str, int] = {}
 
     async def queue(self, transport: str, *, max_age: float | None = None) -> Snapshot[list[JobStatus]]:
         """Every job in the scheduler's queue, at most ``max_age`` seconds old (0: a query now, or the one
@@ -80,14 +83,37 @@ class SchedulerSnapshots:
             ("resources", transport, partition), lambda: self._resources(transport, partition), max_age
         )
 
+    async def resources_total(self, transport: str, *, max_age: float | None = None) -> Snapshot[ResourceSnapshot]:
+        """Availability of the whole cluster (each node counted once), at most ``max_age`` seconds old."""
+        return await self._get(("resources_total", transport), lambda: self._resources_total(transport), max_age)
+
     async def _resources(self, name: str, partition: str | None) -> list[ResourceSnapshot]:
         transport = self.transport(name)
         if not isinstance(transport, SlurmTransport):  # it summarizes on its own
             return await transport.resources(partition)
+        nodes, running = await self._nodes_and_running(transport, name, partition)
+        return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+
+    async def _resources_total(self, name: str) -> ResourceSnapshot:
+        transport = self.transport(name)
+        if not isinstance(transport, SlurmTransport):
+            return await transport.resources_total()
+        nodes, running = await self._nodes_and_running(transport, name, None)
+        return summarize_cluster(nodes, running, now=datetime.now(UTC))
+
+    async def _nodes_and_running(
+        self, transport: SlurmTransport, name: str, partition: str | None
+    ) -> tuple[list[NodeInfo], list[JobStatus]]:
         # The running jobs come from the queue snapshot (the monitor's tick, GET /api/jobs): only sinfo is new.
         nodes, queued = await asyncio.gather(transport.nodes(partition), self.queue(name))
-        running = [job for job in queued.value if job.state is JobState.RUNNING]
-        return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+        return nodes, [job for job in queued.value if job.state is JobState.RUNNING]
+
+    def changed(self, transport: str) -> None:
+        """The transport's queue changed through this process (a submit, a cancel): answers taken, and queries
+        started, before now serve nobody after it, so a client sees its own change in the next list."""
+        self._generations[transport] = self._generations.get(transport, 0) + 1
+        for key in [key for key in self._latest if key[1] == transport]:
+            del self._latest[key]
 
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query
@@ -95,16 +121,20 @@ class SchedulerSnapshots:
         self._latest = {}
         self._flights = SingleFlight()
 
-    async def _get(self, key: Hashable, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
+    async def _get(self, key: Key, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
+        """``key`` is ``(query, transport, ...)``."""
         limit = self.max_age if max_age is None else max_age
         latest = self._latest.get(key)
         if latest is not None and latest.age <= limit:
             return latest
         kept = self._latest
+        transport = str(key[1])
+        generation = self._generations.get(transport, 0)
 
         async def refresh() -> Snapshot[Any]:
             snapshot = Snapshot(await fetch(), asyncio.get_running_loop().time())
-            kept[key] = snapshot
+            if self._generations.get(transport, 0) == generation:  # else it may predate a change: answer, not keep
+                kept[key] = snapshot
             return snapshot
 
-        return await self._flights.run(key, refresh)
+        return await self._flights.run((key, generation), refresh)

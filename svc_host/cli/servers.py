@@ -85,6 +85,9 @@ def mcp(log_level: str) -> None:
     """Serve the MCP tools over stdio (for AI agents)."""
     import logging
 
+    from svc_host.mcp.opening import answer_opening
+
+    answer_opening("svc_host.mcp.server").join()  # the client's first frame, answered while the SDK imports
     from svc_host.mcp.server import create_server
 
     server = create_server()

@@ -3,7 +3,8 @@
 The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither SVC_*
 variables nor the current profile; only an explicit ``transport`` selects a cluster.
 
-Agents spawn ``svc mcp`` on every launch, so ``initialize`` is answered before the store is opened: the
+Agents spawn ``svc mcp`` on every launch, so the opening request is answered before the store is opened (and a
+``server/discover`` before the SDK is imported, see ``svc_host.mcp.opening``): the
 Host starts (store, monitor, run services, plugin tasks) on the first tool call, or ``START_AFTER`` seconds
 after the server came up when no call came, so runs and sweeps nobody drives are still taken over. The
 store is opened in a worker thread: its import and migrations never hold up the event loop.
@@ -25,18 +26,13 @@ from mcp_types import ToolAnnotations
 from svc_host import __version__
 from svc_host.context import Host
 from svc_host.errors import SvcError
+from svc_host.mcp.opening import INSTRUCTIONS, NAME
 from svc_host.mcp.results import SpecShapedServer, failure
 
 log = logging.getLogger(__name__)
 
 START_AFTER = 2.0
 """Seconds after start-up at which the Host starts by itself when no tool call started it."""
-
-INSTRUCTIONS = (
-    "svc submits and watches batch jobs on Slurm GPU clusters. Every tool returns an object with "
-    "'success'; on failure 'error' says what went wrong. Omit 'transport' (or pass 'local') for the "
-    "scheduler on this machine, or pass an SSH profile name (see list_ssh_profiles)."
-)
 
 
 def create_server(host: Host | None = None) -> MCPServer[Host]:
@@ -62,7 +58,7 @@ def create_server(host: Host | None = None) -> MCPServer[Host]:
                     await starting
             await host.close()
 
-    server: MCPServer[Host] = SpecShapedServer("svc", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server: MCPServer[Host] = SpecShapedServer(NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for spec in host.plugins.mcp_tools().values():
         try:
             server.add_tool(

@@ -1,5 +1,9 @@
 """MCP tools for single jobs and resources: submit_job, list_jobs, get_job_status, cancel_job,
-get_job_logs, get_resources (shapes exactly as the MCP spec)."""
+get_job_logs, get_resources (shapes exactly as the MCP spec).
+
+``list_jobs`` and ``get_resources`` read the scheduler snapshots REST lists read (``svc_host.scheduler_snapshots``):
+an answer at most about a second old, shared with the monitor's tick and every other client of the process.
+"""
 
 from __future__ import annotations
 
@@ -120,9 +124,12 @@ async def submit_job(
 
 @tool_result
 async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any]:
-    cluster = host_of(ctx).transport(transport_name(transport))
-    queue = await cluster.queue(user=await cluster.user())
-    return {"jobs": [_summary(job) for job in queue], "count": len(queue)}
+    host = host_of(ctx)
+    target = transport_name(transport)
+    user = await host.transport(target).user()
+    queue = (await host.transports.snapshots.queue(target)).value
+    mine = [job for job in queue if user is None or job.user == user]
+    return {"jobs": [_summary(job) for job in mine], "count": len(mine)}
 
 
 @tool_result
@@ -210,16 +217,17 @@ async def get_resources(ctx: Context, partition: str | None = None, transport: s
     partition = _partition(partition)
     host = host_of(ctx)
     target = transport_name(transport)
-    cluster = host.transport(target)
+    host.transport(target)  # an unknown transport is the first thing to report
+    shared = host.transports.snapshots
     if host.transports.spec(target).remote:
-        snapshots = await cluster.resources(partition)
+        snapshots = (await shared.resources(target, partition)).value
         if partition is not None and not snapshots:
             raise InvalidRequestError(f"partition {partition!r} not found on {target!r}")
         return {"partition": partition, "resources": [snap.model_dump(mode="json") for snap in snapshots]}
     if partition is None:
-        snap = await cluster.resources_total()
+        snap = (await shared.resources_total(target)).value
     else:
-        found = await cluster.resources(partition)
+        found = (await shared.resources(target, partition)).value
         if not found:
             raise InvalidRequestError(f"partition {partition!r} not found")
         snap = found[0]
@@ -247,7 +255,8 @@ TOOLS = [
         description=(
             "List the current user's pending and running jobs (name, job_id, status, partition, nodes). With "
             "transport, the user is the login svc connects to that cluster as (the profile's username, or "
-            "the User of its ~/.ssh/config entry)."
+            "the User of its ~/.ssh/config entry). The queue is read at most about a second ago, shared with "
+            "every other client of this server."
         ),
         read_only=True,
     ),
@@ -286,7 +295,8 @@ TOOLS = [
         description=(
             "GPU and node availability. Locally: one object with totals for the partition (or the whole "
             "cluster when partition is omitted). With transport: a 'resources' list with one entry per "
-            "partition (or just the one asked for)."
+            "partition (or just the one asked for). Read at most about a second ago, shared with every other "
+            "client of this server."
         ),
         read_only=True,
     ),

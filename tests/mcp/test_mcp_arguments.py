@@ -70,6 +70,13 @@ CASES: dict[str, list[tuple[dict[str, Any], str]]] = {
             "as an integer (got string)",
         )
     ],
+    "wait_for_change": [
+        (
+            {"run_id": "r1", "timeout_seconds": "soon"},
+            "wait_for_change: argument 'timeout_seconds': Input should be a valid number, unable to parse string as "
+            "a number (got string)",
+        )
+    ],
     "list_workflows": [
         ({"directory": ["."]}, "list_workflows: argument 'directory': Input should be a valid string (got array)")
     ],
