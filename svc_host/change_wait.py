@@ -116,7 +116,8 @@ async def _job(host: Host, subject: Subject) -> Observed:
 async def _run(host: Host, run_id: str) -> Observed:
     from svc_host.workflows import views
 
-    snap = await (await host.workflow_engine()).get(run_id)
+    engine = await host.workflow_engine()
+    snap = await engine.get(run_id)
     parts = {"run": Part("run", run_id, snap.run.status)}
     parts.update({f"job:{job.name}": Part("job", job.job_id, snap.job_status(job), job.name) for job in snap.jobs})
     view = {
@@ -124,7 +125,7 @@ async def _run(host: Host, run_id: str) -> Observed:
         "workflow": snap.run.workflow_name,
         "status": snap.run.status,
         "run_error": snap.run.error,
-        "results": views.results(snap),
+        "results": views.results(snap, await engine.attempts(run_id)),
     }
     job_ids = frozenset(job.job_id for job in snap.jobs if job.job_id)
     return Observed(snap.run.status, snap.terminal, snap.run.transport, parts, view, job_ids)

@@ -17,7 +17,7 @@ from svc_host.changes import Subject
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
-from svc_host.mcp.tools_jobs import _job_id
+from svc_host.mcp.tools_jobs import checked_job_id
 from svc_host.plugin_types import ToolSpec
 
 MAX_TIMEOUT_SECONDS = 300
@@ -35,7 +35,7 @@ def _subject(job_id: str | None, run_id: str | None, sweep_run_id: int | None, t
             + (f", got {' and '.join(given)}" if given else "")
         )
     if job_id is not None:
-        return Subject("job", _job_id(job_id), transport_name(transport))
+        return Subject("job", checked_job_id(job_id), transport_name(transport))
     if transport is not None:
         raise InvalidRequestError("transport applies to job_id only: a workflow run or a sweep knows its cluster")
     return Subject("run", run_id) if run_id is not None else Subject("sweep", int(sweep_run_id or 0))
