@@ -20,6 +20,8 @@ from typing import Any, Generic, TypeVar
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.single_flight import SingleFlight
+from svc_host.site_limits import LIMITS_MAX_AGE, read_site_limits
+from svc_host.slurm.limits import SiteLimits
 from svc_host.slurm.resources import summarize
 from svc_host.transport import SlurmTransport, Transport
 
@@ -88,6 +90,10 @@ class SchedulerSnapshots:
         nodes, queued = await asyncio.gather(transport.nodes(partition), self.queue(name))
         running = [job for job in queued.value if job.state is JobState.RUNNING]
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
+
+    async def limits(self, transport: str, *, max_age: float = LIMITS_MAX_AGE) -> Snapshot[SiteLimits | None]:
+        """The job-count limits of the transport's user (``svc_host.site_limits``), kept ``max_age`` seconds."""
+        return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
 
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query

@@ -24,6 +24,7 @@ from svc_host.errors import SvcError, WorkflowError
 from svc_host.plugin_config import renderer_for
 from svc_host.slurm.arrays import array_of, task_id
 from svc_host.store import jobs as job_repo
+from svc_host.submit_throttle import script_qos, waiters_of
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
@@ -135,13 +136,16 @@ class Submitter:
         rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
-        attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
-        if attempt is None:
-            return None
-        value = marker(run.id, job.name, attempt)
-        transport = self.transport_for(run)
-        self.in_flight.add(job.id)
+        admission = await self.host.submit_throttle.admit(
+            run.transport, qos=script_qos(rendered.text), wanted=1, waiters=waiters_of(run)
+        )
         try:
+            attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
+            if attempt is None:
+                return None
+            value = marker(run.id, job.name, attempt)
+            transport = self.transport_for(run)
+            self.in_flight.add(job.id)
             try:
                 job_id = await transport.submit(with_marker(rendered, value))
             except SvcError:
@@ -149,6 +153,7 @@ class Submitter:
                 if found is None:
                     raise
                 job_id = found
+            admission.submitted(job_id)
             stdout, stderr = rendered.log_paths_for(job_id)
             status = await self.host.store.run(
                 repo.finish_submit,
@@ -161,6 +166,7 @@ class Submitter:
             )
         finally:
             self.in_flight.discard(job.id)
+            admission.abandon()  # when nothing was submitted
         if status == RUN_CANCELLED:
             await self.scancel(run.transport, [(job.name, job_id)])
             raise RunCancelled
