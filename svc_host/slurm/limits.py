@@ -209,9 +209,10 @@ def parse_assocs(stdout: str) -> list[Association]:
     ]
 
 
-def parse_default_account(stdout: str) -> str | None:
+def parse_default_account(stdout: str, user: str) -> str | None:
     for _, row in _rows("sacctmgr show user", stdout, USER_FIELDS):
-        return row["DefaultAccount"] or None
+        if row["User"] == user:
+            return row["DefaultAccount"] or None
     return None
 
 
@@ -220,7 +221,7 @@ def site_limits(*, user: str, user_out: str, assoc_out: str, qos_out: str, confi
     config = parse_config(config_out)
     cluster = config.get("ClusterName", "")
     assocs = [a for a in parse_assocs(assoc_out) if not cluster or a.cluster == cluster]
-    account = parse_default_account(user_out) or next((a.account for a in assocs if a.user == user), "")
+    account = parse_default_account(user_out, user) or next((a.account for a in assocs if a.user == user), "")
     chain = association_chain(assocs, user, account)
     default_qos = next((a.default_qos for a in chain if a.default_qos), DEFAULT_QOS)
     return SiteLimits(
