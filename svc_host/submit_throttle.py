@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from svc_host.store.tables import WorkflowRunRecord
 
 log = logging.getLogger(__name__)
+
+BEHIND = "queued: waiting for earlier submissions"
 
 
 def script_qos(text: str) -> str | None:
@@ -77,7 +79,12 @@ class _Transport:
     qos_of: dict[str, str] = field(default_factory=dict)
     """Job id (an array's own id for its tasks) -> QOS, for jobs this throttle let through."""
     waiting: dict[str, str] = field(default_factory=dict)
-    """Waiter (a run id) -> why it waits."""
+    """Waiter (a run id, ``sweep:<id>``) -> why it waits."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """The reasons of the last round of woken waiters, shown until they wait again or get in."""
+    wakers: dict[str, Callable[[], None]] = field(default_factory=dict)
+    """Run id -> how to make the run try again."""
+    watcher: asyncio.Task[None] | None = None
 
 
 class Admission:
@@ -124,7 +131,8 @@ class SubmitThrottle:
     ) -> Admission:
         """Wait until at least one of ``wanted`` jobs in ``qos`` fits under the limits; the admission's ``count``
         is how many may be submitted now (``wanted`` when nothing limits). An ``array`` (task indexes from 0) is
-        also cut to ``MaxArraySize`` tasks. ``waiters`` (run ids, ``sweep:<id>``) say who waits."""
+        also cut to ``MaxArraySize`` tasks. ``waiters`` (``sweep:<id>``, run ids) say who waits. For work that
+        runs in the background (a sweep's array); a run's step uses :meth:`try_admit`."""
         limits = await self._limits(transport)
         if limits is None:
             return Admission(None, transport, _Reservation(qos or "", wanted))
@@ -132,26 +140,89 @@ class SubmitThrottle:
             wanted = max(1, min(wanted, limits.max_array_size))
         qos = qos or limits.default_qos
         state = self._state.setdefault(transport, _Transport())
-        for waiter in waiters:
-            state.waiting.setdefault(waiter, "queued: waiting for earlier submissions")
+        self._wait(state, waiters, BEHIND, None)
         try:
             async with state.locks.setdefault(qos, asyncio.Lock()):
                 while True:
                     state.wake.clear()
-                    queue = await self.snapshots.queue(transport, max_age=self.max_age)
-                    room = headroom(
-                        limits.submit_limits(qos), self._counts(state, limits, qos, queue.value, queue.taken_at)
-                    )
-                    if room.room is None or room.room > 0:
-                        reservation = _Reservation(qos, wanted if room.room is None else min(wanted, room.room))
-                        state.reservations.append(reservation)
-                        return Admission(self, transport, reservation)
-                    state.waiting.update(dict.fromkeys(waiters, room.reason()))
+                    admitted = await self._reserve(transport, state, limits, qos, wanted, waiters, None)
+                    if admitted is not None:
+                        return admitted
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(state.wake.wait(), self.recheck)
         finally:
-            for waiter in waiters:
-                state.waiting.pop(waiter, None)
+            self._done(state, waiters)
+
+    async def try_admit(
+        self, transport: str, *, qos: str | None, waiters: Sequence[str], wake: Callable[[], None]
+    ) -> Admission | None:
+        """Leave to submit one job in ``qos`` now, or None when it does not fit: then ``wake`` is called once
+        there may be room (a job ended, or every ``recheck`` seconds), and ``reason`` says why it waits."""
+        limits = await self._limits(transport)
+        if limits is None:
+            return Admission(None, transport, _Reservation(qos or "", 1))
+        qos = qos or limits.default_qos
+        state = self._state.setdefault(transport, _Transport())
+        if state.locks.setdefault(qos, asyncio.Lock()).locked():  # an array waits first
+            self._wait(state, waiters, BEHIND, wake)
+            self._watch(transport, state)
+            return None
+        admitted = await self._reserve(transport, state, limits, qos, 1, waiters, wake)
+        if admitted is None:
+            self._watch(transport, state)
+        return admitted
+
+    async def _reserve(
+        self,
+        transport: str,
+        state: _Transport,
+        limits: SiteLimits,
+        qos: str,
+        wanted: int,
+        waiters: Sequence[str],
+        wake: Callable[[], None] | None,
+    ) -> Admission | None:
+        queue = await self.snapshots.queue(transport, max_age=self.max_age)
+        # From here to the reservation nothing awaits: two submissions never take the same room.
+        room = headroom(limits.submit_limits(qos), self._counts(state, limits, qos, queue.value, queue.taken_at))
+        if room.room is not None and room.room < 1:
+            self._wait(state, waiters, room.reason(), wake)
+            return None
+        self._done(state, waiters)
+        reservation = _Reservation(qos, wanted if room.room is None else min(wanted, room.room))
+        state.reservations.append(reservation)
+        return Admission(self, transport, reservation)
+
+    @staticmethod
+    def _wait(state: _Transport, waiters: Sequence[str], reason: str, wake: Callable[[], None] | None) -> None:
+        for waiter in waiters:
+            state.waiting[waiter] = reason
+        if wake is not None and waiters:
+            state.wakers[waiters[0]] = wake
+
+    @staticmethod
+    def _done(state: _Transport, waiters: Sequence[str]) -> None:
+        for waiter in waiters:
+            state.waiting.pop(waiter, None)
+            state.shown.pop(waiter, None)
+            state.wakers.pop(waiter, None)
+
+    def _watch(self, transport: str, state: _Transport) -> None:
+        """Make sure a task calls the wakers of ``transport`` whenever there may be room."""
+        if state.watcher is None or state.watcher.done():
+            state.watcher = asyncio.create_task(self._watcher(state), name=f"svc-throttle-{transport}")
+
+    async def _watcher(self, state: _Transport) -> None:
+        while state.wakers:
+            state.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(state.wake.wait(), self.recheck)
+            # Each woken run tries again and waits anew if there is still no room; what waited a round ago and
+            # did not come back (a cancelled run) is forgotten.
+            state.shown, state.waiting = state.waiting, {}
+            wakers, state.wakers = state.wakers, {}
+            for wake in wakers.values():
+                wake()
 
     async def usage(self, transport: str, limits: SiteLimits, qos: str | None = None) -> Counts:
         """The jobs the limits count now (the queue snapshot plus admitted jobs it does not show yet)."""
@@ -163,13 +234,16 @@ class SubmitThrottle:
     def waiting(self, transport: str) -> int:
         """How many runs and sweeps wait to submit on ``transport``."""
         state = self._state.get(transport)
-        return len({w for w in state.waiting if not w.startswith("sweep:")}) if state is not None else 0
+        if state is None:
+            return 0
+        return len({w for w in (*state.waiting, *state.shown) if not w.startswith("sweep:")})
 
     def reason(self, waiter: str) -> str | None:
         """Why ``waiter`` (a run id, or ``sweep:<id>``) waits to submit, or None when it does not."""
         for state in self._state.values():
-            if waiter in state.waiting:
-                return state.waiting[waiter]
+            found = state.waiting.get(waiter) or state.shown.get(waiter)
+            if found is not None:
+                return found
         return None
 
     async def on_changes(self, changes: Sequence[StateChange]) -> None:

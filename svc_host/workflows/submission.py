@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -114,8 +114,10 @@ class RunCancelled(Exception):
 class Submitter:
     """Submits, settles and cancels the jobs of runs (one per engine)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, wake: Callable[[str], None]) -> None:
         self.host = host
+        self.wake = wake
+        """Make a run plan again soon (a job held back by the submission throttle may fit now)."""
         self.in_flight: set[int] = set()
         """Job rows this process is submitting right now (a ``SUBMITTING`` row not in here was left by a crash)."""
         self.routes: dict[int, Transport] = {}
@@ -129,16 +131,20 @@ class Submitter:
     async def submit(
         self, run: WorkflowRunRecord, job: WorkflowRunJob, dependency: str | None, expected: str
     ) -> str | None:
-        """Submit one job (see ``submission``); None when another step changed the row first."""
+        """Submit one job (see ``submission``); None when another step changed the row first, or when the job does
+        not fit under the site's limits now (``svc_host.submit_throttle``: it stays waiting, and the run is woken
+        when there may be room)."""
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
         if definition.environment.env_vars:
             definition = await self._with_env_values(run, job.name, definition)
         rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
-        admission = await self.host.submit_throttle.admit(
-            run.transport, qos=script_qos(rendered.text), wanted=1, waiters=waiters_of(run)
+        admission = await self.host.submit_throttle.try_admit(
+            run.transport, qos=script_qos(rendered.text), waiters=waiters_of(run), wake=lambda: self.wake(run.id)
         )
+        if admission is None:
+            return None  # it stays waiting; the throttle wakes the run when there may be room
         try:
             attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
             if attempt is None:

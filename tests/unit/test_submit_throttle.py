@@ -132,3 +132,35 @@ def test_the_qos_of_a_script_is_its_last_directive_before_the_first_command() ->
     assert script_qos("#!/bin/bash\n#SBATCH -qhigh\n") == "high"
     assert script_qos("#!/bin/bash\necho hi\n#SBATCH --qos=late\n") is None
     assert script_qos("#!/bin/bash\n#SBATCH --time=5\n") is None
+
+
+async def test_a_run_step_does_not_wait_it_is_woken_when_a_job_ends(cluster: QueueCluster) -> None:
+    throttle = throttle_of(cluster)
+    throttle.recheck = 30  # only the monitor's news wakes it here
+    for number in range(3):
+        (await throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r"])).submitted(str(500 + number))
+        cluster.jobs[str(500 + number)] = "root"
+    woken = asyncio.Event()
+    assert await throttle.try_admit("cluster", qos=QOS, waiters=["run9", "sweep:2"], wake=woken.set) is None
+    assert throttle.reason("sweep:2") == "queued: MaxSubmitJobsPerUser 3 of QOS svcrec_qos reached (3 in queue)"
+    await asyncio.sleep(0.1)
+    assert not woken.is_set()
+    del cluster.jobs["500"]
+    await throttle.on_changes(ended("cluster"))
+    await asyncio.wait_for(woken.wait(), 2)
+    assert throttle.reason("run9") is not None  # shown until the run tries again
+    assert await throttle.try_admit("cluster", qos=QOS, waiters=["run9", "sweep:2"], wake=woken.set) is not None
+    assert throttle.reason("run9") is None
+
+
+async def test_a_run_step_queues_behind_an_array_that_waits(cluster: QueueCluster) -> None:
+    throttle = throttle_of(cluster)
+    for number in range(3):
+        (await throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r"])).submitted(str(600 + number))
+        cluster.jobs[str(600 + number)] = "root"
+    array = asyncio.ensure_future(throttle.admit("cluster", qos=QOS, wanted=4, waiters=["sweep:3"], array=True))
+    await asyncio.sleep(0.1)
+    cluster.jobs.pop("600")
+    assert await throttle.try_admit("cluster", qos=QOS, waiters=["run1"], wake=lambda: None) is None
+    assert throttle.reason("run1") == "queued: waiting for earlier submissions"
+    assert (await asyncio.wait_for(array, 2)).count == 1
