@@ -95,6 +95,10 @@ class SchedulerSnapshots:
         """The job-count limits of the transport's user (``svc_host.site_limits``), kept ``max_age`` seconds."""
         return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
 
+    def forget_queue(self, transport: str) -> None:
+        """The queue changed (a submission): the next reader asks the scheduler again."""
+        self._latest.pop(("queue", transport), None)
+
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query
         running now still answers its callers but is not kept."""

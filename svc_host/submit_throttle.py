@@ -290,6 +290,7 @@ class SubmitThrottle:
         reservation.job_ids = (job_id,)
         reservation.settled_at = asyncio.get_running_loop().time()
         state.qos_of[job_id] = reservation.qos
+        self.snapshots.forget_queue(transport)  # a list read next must show the new job
 
     def _abandon(self, transport: str, reservation: _Reservation) -> None:
         state = self._state.get(transport)

@@ -19,8 +19,9 @@ def _iso(moment: Any) -> str | None:
     return aware.isoformat() if aware is not None else None
 
 
-def run_view(snap: RunSnapshot) -> dict[str, Any]:
-    """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status."""
+def run_view(snap: RunSnapshot, queued: str | None = None) -> dict[str, Any]:
+    """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status; ``queued``
+    says why jobs wait to be submitted (``svc_host.submit_throttle``), null when none does."""
     run = snap.run
     return {
         "id": run.id,
@@ -37,6 +38,7 @@ def run_view(snap: RunSnapshot) -> dict[str, Any]:
         "args": json.loads(run.args),
         "selection": json.loads(run.selection),
         "sweep_id": run.sweep_id,
+        "queued": queued,
     }
 
 
