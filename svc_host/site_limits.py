@@ -63,9 +63,15 @@ async def limits_view(host: Host, transport: str) -> dict[str, Any]:
         "in_queue": {"user": counts.user, "default_qos": counts.user_in_qos, "cluster": counts.cluster},
         "submit_limits": [_limit(limit, counts) for limit in found.submit_limits(None)],
         "run_limits": [_limit(limit, counts) for limit in found.run_limits(None)],
-        "qos": [_qos(qos) for qos in found.qos.values() if any(value is not None for value in _qos(qos).values())],
+        "qos": [_qos(qos) for qos in found.qos.values() if _sets_a_limit(qos)],
         "waiting_submissions": host.submit_throttle.waiting(transport),
     }
+
+
+def _sets_a_limit(qos: limits.QosLimits) -> bool:
+    return any(
+        value is not None for value in (qos.max_submit_per_user, qos.max_jobs_per_user, qos.grp_submit, qos.grp_jobs)
+    )
 
 
 def _qos(qos: limits.QosLimits) -> dict[str, Any]:
