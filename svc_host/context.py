@@ -233,6 +233,8 @@ class Host:
         if self._resource_sampler is not None:
             await self._resource_sampler.stop()
         await self.close_services()
+        if self._submit_throttle is not None:
+            await self._submit_throttle.close()
         if self._monitor is not None:
             await self._monitor.stop()
         await self._close_sync_backends()

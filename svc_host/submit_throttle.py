@@ -251,6 +251,14 @@ class SubmitThrottle:
         for name in {change.transport for change in changes}:
             self._wake(name)
 
+    async def close(self) -> None:
+        """Stop waking waiting runs (their engine is closed; the next process takes them over)."""
+        watchers = [state.watcher for state in self._state.values() if state.watcher is not None]
+        for watcher in watchers:
+            watcher.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+        self._state = {}
+
     async def _limits(self, transport: str) -> SiteLimits | None:
         try:
             return (await self.snapshots.limits(transport)).value
