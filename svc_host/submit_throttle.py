@@ -1,15 +1,16 @@
 """The submission throttle: every workflow job and sweep cell of one transport's user stays under the site's
 submit limits together (``svc_host.slurm.limits``), waiting here instead of meeting sbatch's refusal.
 
-Before sbatch, a submission asks :meth:`SubmitThrottle.admit` for ``wanted`` jobs (the tasks of an array)
-in its QOS (the script's ``--qos``, else the user's default). The jobs already queued come from the transport's
-queue snapshot, the squeue the monitor's tick refreshes (no query per submission): every job of the user, the
-ones in that QOS (known for jobs svc let through, else counted in the default QOS), and every job for
-``MaxJobCount``. Jobs admitted but not yet seen in a snapshot are counted as reservations. When the tightest
-limit leaves room for at least one job, the submission goes ahead with ``min(wanted, room)`` (an array is cut to
-that many tasks); otherwise it waits, first come first served per transport and QOS, and looks again whenever
-the monitor records a change on the transport (a job ended) or every ``recheck`` seconds (jobs svc does not
-track). What a waiting submission waits for is :meth:`reason` of its waiter (a run id), shown in run views.
+Before sbatch, a workflow job (a sweep cell's included) asks :meth:`SubmitThrottle.try_admit` for one job in its
+QOS (the script's ``--qos``, else the user's default QOS); a sweep launched as one job array asks :meth:`admit`
+for its tasks. The jobs already queued come from the transport's queue snapshot, the squeue the monitor's tick
+refreshes (no query per submission): every job of the user, the ones in that QOS (known for jobs svc let
+through, else counted in the default QOS), and every job for ``MaxJobCount``. Jobs admitted but not yet seen in
+a snapshot are counted as reservations. When the tightest limit leaves room, the job goes ahead (an array with
+``min(tasks, room, MaxArraySize)`` tasks). Otherwise a job stays waiting and its run goes on; the throttle wakes
+the run when the monitor records a change on the transport (a job ended) or every ``recheck`` seconds (jobs svc
+does not track), and the run tries again. An array waits in its background launch instead, first in line for
+its QOS. :meth:`reason` says what a run or sweep waits for (``queued`` in their views).
 
 Direct submissions (``POST /api/jobs``, ``submit_job``, ``svc submit``) do not come here: they relay sbatch's
 own refusal. A transport that cannot run Slurm's tools, or whose limits cannot be read, is not throttled.
