@@ -173,6 +173,13 @@ class SubmitThrottle:
             self._watch(transport, state)
         return admitted
 
+    def refused(self, transport: str, *, reason: str, waiters: Sequence[str], wake: Callable[[], None]) -> None:
+        """sbatch refused a job for a submit limit the counts missed (jobs of the user's other tools in that QOS,
+        others' jobs under a group limit): it waits like a job that did not fit."""
+        state = self._state.setdefault(transport, _Transport())
+        self._wait(state, waiters, f"queued: sbatch refused it ({reason}); trying again as jobs end", wake)
+        self._watch(transport, state)
+
     async def _reserve(
         self,
         transport: str,

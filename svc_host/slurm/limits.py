@@ -12,6 +12,7 @@ array of 5 under ``MaxSubmitJobsPerUser=3`` is refused whole). The *run* limits 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -24,6 +25,17 @@ USER_FIELDS: Final = ("User", "DefaultAccount")
 DEFAULT_QOS: Final = "normal"
 """The QOS of a job that names none when its association sets no ``DefaultQOS`` (Slurm's own default)."""
 _SACCTMGR: Final = ["sacctmgr", "--noheader", "--parsable2", "--readonly"]
+
+
+_SUBMIT_LIMIT_REASON = re.compile(r"\b(?:QOS|Assoc)\w*Submit\w*Limit\b")
+
+
+def submit_limit_refusal(stderr: str) -> str | None:
+    """The reason sbatch names when it refused a job for a submit limit (``QOSMaxSubmitJobPerUserLimit``,
+    ``AssocGrpSubmitJobsLimit``...): the job fits once queued jobs end. None for any other failure (a size or
+    time limit, which waiting does not fix, prints the same "Job violates accounting/QOS policy" line)."""
+    found = _SUBMIT_LIMIT_REASON.search(stderr)
+    return found.group(0) if found is not None else None
 
 
 def assoc_argv() -> list[str]:

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
-from svc_host.errors import SvcError, WorkflowError
+from svc_host.errors import CommandError, SvcError, WorkflowError
 from svc_host.plugin_config import renderer_for
 from svc_host.slurm.arrays import array_of, task_id
+from svc_host.slurm.limits import submit_limit_refusal
 from svc_host.store import jobs as job_repo
 from svc_host.submit_throttle import script_qos, waiters_of
 from svc_host.transport import SlurmTransport, Transport
@@ -154,10 +155,14 @@ class Submitter:
             self.in_flight.add(job.id)
             try:
                 job_id = await transport.submit(with_marker(rendered, value))
-            except SvcError:
+            except SvcError as exc:
                 found = await self._find(transport, job.name, value)  # a timeout may hide an accepted job
                 if found is None:
-                    raise
+                    refusal = submit_limit_refusal(exc.stderr_tail) if isinstance(exc, CommandError) else None
+                    if refusal is None:
+                        raise
+                    await self._hold_back(run, job.id, expected, refusal)
+                    return None
                 job_id = found
             admission.submitted(job_id)
             stdout, stderr = rendered.log_paths_for(job_id)
@@ -177,6 +182,16 @@ class Submitter:
             await self.scancel(run.transport, [(job.name, job_id)])
             raise RunCancelled
         return job_id
+
+    async def _hold_back(self, run: WorkflowRunRecord, row: int, expected: str, refusal: str) -> None:
+        """sbatch refused the job for a submit limit: back to ``expected`` (the attempt undone), woken by the
+        submission throttle as jobs end."""
+        due = repo.now_utc() if expected == RETRYING else None
+        await self.host.store.run(repo.abort_submit, row, status=expected, undo_attempt=True, next_retry_at=due)
+        self.host.submit_throttle.refused(
+            run.transport, reason=refusal, waiters=waiters_of(run), wake=lambda: self.wake(run.id)
+        )
+        log.info("run %s: sbatch refused a job for %s; it waits for room", run.id, refusal)
 
     async def _with_env_values(self, run: WorkflowRunRecord, name: str, definition: JobDefinition) -> JobDefinition:
         """The stored definition with its environment variables' values, read from their sources now."""

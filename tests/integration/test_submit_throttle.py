@@ -183,3 +183,33 @@ async def test_limits_are_read_over_ssh_as_the_profiles_user(dev_host: Host, qos
         "grp_jobs": None,
     } in view["qos"]
     await dev_host.transports.close()
+
+
+@pytest.fixture
+def hand_jobs(qos: str) -> Iterator[list[str]]:
+    """Three 4-second jobs submitted by hand in the QOS, filling its budget (cancelled afterwards)."""
+    argv = ["sbatch", "--parsable", f"--qos={qos}", "-o", "/dev/null", "--wrap", "sleep 4"]
+    ids = [
+        subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.strip() for _ in range(3)
+    ]
+    try:
+        yield ids
+    finally:
+        subprocess.run(["scancel", *ids], check=False, timeout=60)
+
+
+async def test_a_refusal_for_jobs_svc_did_not_count_holds_the_job_until_they_end(
+    orchestrator: SweepOrchestrator, hand_jobs: list[str], work: Path
+) -> None:
+    """Jobs submitted by hand in the QOS are counted in the user's default QOS (squeue does not say): sbatch refuses
+    svc's job, which then waits like one that did not fit, and runs once they end."""
+    (work / "one.yaml").write_text(
+        "name: one\nrenderer: throttled\njobs:\n  - {name: only, command: 'echo ran > one.txt'}\n"
+    )
+    run = await orchestrator.engine.run(RunRequest(yaml_path=work / "one.yaml"), triggered_by="cli")
+    assert run.job_status(run.jobs[0]) == "WAITING"
+    assert orchestrator.host.submit_throttle.reason(run.run.id) == (
+        "queued: sbatch refused it (QOSMaxSubmitJobPerUserLimit); trying again as jobs end"
+    )
+    done = await orchestrator.engine.wait(run.run.id, timeout=120)
+    assert (done.run.status, done.jobs[0].attempt, (work / "one.txt").read_text()) == ("completed", 1, "ran\n")

@@ -92,3 +92,12 @@ def test_unexpected_output_is_a_parse_error_naming_the_line() -> None:
         limits.parse_qos("normal|x|||\n")
     with pytest.raises(SlurmParseError, match="expected 5"):
         limits.parse_qos("normal|1\n")
+
+
+def test_a_refusal_for_a_submit_limit_is_told_from_other_failures() -> None:
+    refused = recorded("sbatch_submit_limit.txt")
+    assert limits.submit_limit_refusal(refused) == "QOSMaxSubmitJobPerUserLimit"
+    policy = "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, ...)"
+    size_limit = f"sbatch: error: QOSMaxWallDurationPerJobLimit\n{policy}\n"
+    assert limits.submit_limit_refusal(size_limit) is None
+    assert limits.submit_limit_refusal("sbatch: error: AssocGrpSubmitJobsLimit\n") == "AssocGrpSubmitJobsLimit"
