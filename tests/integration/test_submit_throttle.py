@@ -25,7 +25,8 @@ from svc_host.workflows.store import sweep_place
 from svc_host.workflows.submission import with_directive
 from tests.integration.test_sweeps import counts, finish, request, start, stop
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+# one worker runs them all in turn (make test: --dist loadgroup): they share the QOS and its budget
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("svc-throttle-qos")]
 
 QOS = "svc_throttle_test"
 """Created, granted to root (the ``local`` transport's user) and removed by the ``qos`` fixture."""
