@@ -190,7 +190,12 @@ class SubmitThrottle:
         waiters: Sequence[str],
         wake: Callable[[], None] | None,
     ) -> Admission | None:
-        queue = await self.snapshots.queue(transport, max_age=self.max_age)
+        try:
+            queue = await self.snapshots.queue(transport, max_age=self.max_age)
+        except SvcError as exc:  # a scheduler hiccup must not fail a submission: sbatch's refusal is held back
+            log.warning("queue of transport %r unreadable; a submission goes ahead unthrottled: %s", transport, exc)
+            self._done(state, waiters)
+            return Admission(None, transport, _Reservation(qos, wanted))
         # From here to the reservation nothing awaits: two submissions never take the same room.
         room = headroom(limits.submit_limits(qos), self._counts(state, limits, qos, queue.value, queue.taken_at))
         if room.room is not None and room.room < 1:

@@ -28,6 +28,7 @@ class QueueCluster(SlurmTransport):
         self.jobs: dict[str, str] = {}
         self.commands: list[str] = []
         self.limits_fail = False
+        self.queue_fails = False
 
     async def run(
         self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None, idempotent: bool = True
@@ -35,6 +36,8 @@ class QueueCluster(SlurmTransport):
         self.commands.append(argv[0])
         if argv[0] == "id":
             return CommandResult(list(argv), 0, "root\n", "")
+        if argv[0] == "squeue" and self.queue_fails:
+            return CommandResult(list(argv), 1, "", "squeue: error: Unable to contact slurm controller")
         if argv[0] == "squeue":
             lines = [f"{i}|PENDING|debug|1|0:00|1:00|cpu=1|None|{user}||||job" for i, user in self.jobs.items()]
             return CommandResult(list(argv), 0, "\n".join(lines) + "\n", "")
@@ -164,3 +167,14 @@ async def test_a_run_step_queues_behind_an_array_that_waits(cluster: QueueCluste
     assert await throttle.try_admit("cluster", qos=QOS, waiters=["run1"], wake=lambda: None) is None
     assert throttle.reason("run1") == "queued: waiting for earlier submissions"
     assert (await asyncio.wait_for(array, 2)).count == 1
+
+
+async def test_an_unreadable_queue_lets_the_submission_go_ahead(cluster: QueueCluster) -> None:
+    throttle = throttle_of(cluster)
+    for number in range(3):
+        (await throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r"])).submitted(str(700 + number))
+        cluster.jobs[str(700 + number)] = "root"
+    cluster.queue_fails = True
+    admitted = await throttle.try_admit("cluster", qos=QOS, waiters=["run1"], wake=lambda: None)
+    assert admitted is not None  # sbatch decides; a refusal for the limit is held back by the submitter
+    assert throttle.reason("run1") is None
