@@ -204,6 +204,7 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> di
         "run_id": run_id,
         "status": snap.run.status,
         "run_error": snap.run.error,
+        "queued": host.submit_throttle.reason(run_id),  # why jobs wait to be submitted (svc_host.submit_throttle)
     }
 
 
@@ -248,6 +249,7 @@ async def wait_workflow_run(
     sweep_run_id: Annotated[int | None, Field(ge=1, le=MAX_ROW_ID)] = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
+    from svc_host.submit_throttle import sweep_waiter
     from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
     from svc_host.sweeps.views import mcp_result
 
@@ -257,7 +259,8 @@ async def wait_workflow_run(
         return await _wait_run(ctx, host, run_id, wait)
     if sweep_run_id is not None and run_id is None:
         sweep = await _wait_sweep(ctx, host, sweep_run_id, wait)
-        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED}
+        queued = host.submit_throttle.reason(sweep_waiter(sweep_run_id))
+        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED, "queued": queued}
     raise InvalidRequestError(
         "give exactly one of run_id (a workflow run, as run_workflow returned it) and sweep_run_id (a sweep)"
     )
@@ -344,9 +347,11 @@ TOOLS = [
             "Keep waiting for a run that run_workflow started, without submitting anything: give run_id (from "
             "run_workflow's answer) and wait up to wait_seconds (default 60, at most 3600), with progress "
             "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status}), "
-            "all_completed, run_id, status, run_error. For a sweep give sweep_run_id instead (it is in "
+            "all_completed, run_id, status, run_error, queued. For a sweep give sweep_run_id instead (it is in "
             "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
-            "cells_completed, cells_failed, cells_cancelled and all_completed. all_completed is true when "
+            "cells_completed, cells_failed, cells_cancelled, all_completed and queued. queued (else null) says why "
+            "jobs wait to be submitted: svc holds them under the cluster's job limits (see get_limits) and "
+            "submits them as jobs end. all_completed is true when "
             "everything completed; while status is not yet completed, failed or cancelled the run goes on: "
             "call again. A run that already ended returns at once."
         ),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,3 +22,41 @@ async def test_get_limits_names_the_user_and_the_limits_that_refuse_sbatch(mcp_f
         assert "MaxJobCount" in [item["name"] for item in found["submit_limits"]]
         unknown = await mcp("get_limits", transport="nope")
         assert unknown == {"success": False, "error": "no transport or SSH profile named 'nope'; choose one of: local"}
+
+
+QOS = "svc_throttle_mcp"
+"""MaxSubmitJobsPerUser=1, granted to root (the local transport's user) by the test and removed after it."""
+
+
+def remove_qos() -> None:
+    subprocess.run(["scancel", f"--qos={QOS}"], capture_output=True, timeout=60, check=False)
+    for args in (["modify", "user", "root", "set", f"qos-={QOS}"], ["delete", "qos", QOS]):
+        subprocess.run(["sacctmgr", "-i", *args], capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def one_job_qos() -> Iterator[str]:
+    remove_qos()  # a killed run may have left it behind
+    try:
+        for args in (["add", "qos", QOS, "MaxSubmitJobsPerUser=1"], ["modify", "user", "root", "set", f"qos+={QOS}"]):
+            subprocess.run(["sacctmgr", "-i", *args], capture_output=True, timeout=60, check=True)
+        yield QOS
+    finally:
+        remove_qos()
+
+
+async def test_a_run_held_under_a_qos_limit_says_so_to_the_agent(
+    mcp_factory: Callable[[], Any], svc_home: dict[str, str], one_job_qos: str
+) -> None:
+    work = Path(svc_home["SVC_WORK"])
+    (work / "hold.sh").write_text(f"#!/bin/bash\n#SBATCH --qos={one_job_qos}\nsleep 4\n")
+    (work / "held.yaml").write_text(
+        "name: held\njobs:\n  - {name: first, script_path: hold.sh}\n  - {name: second, script_path: hold.sh}\n"
+    )
+    async with mcp_factory() as mcp:
+        started = await mcp("run_workflow", yaml_path=str(work / "held.yaml"), wait_seconds=1)
+        assert started["success"] is True, started
+        assert started["results"]["second"] == {"job_id": None, "status": "WAITING"}
+        assert started["queued"] == f"queued: MaxSubmitJobsPerUser 1 of QOS {one_job_qos} reached (1 in queue)"
+        done = await mcp("wait_workflow_run", run_id=started["run_id"], wait_seconds=120)
+        assert (done["status"], done["all_completed"], done["queued"]) == ("completed", True, None)
