@@ -249,7 +249,6 @@ async def wait_workflow_run(
     sweep_run_id: Annotated[int | None, Field(ge=1, le=MAX_ROW_ID)] = None,
     wait_seconds: float = 60.0,
 ) -> dict[str, Any]:
-    from svc_host.submit_throttle import sweep_waiter
     from svc_host.sweeps.status import COMPLETED as SWEEP_COMPLETED
     from svc_host.sweeps.views import mcp_result
 
@@ -259,8 +258,7 @@ async def wait_workflow_run(
         return await _wait_run(ctx, host, run_id, wait)
     if sweep_run_id is not None and run_id is None:
         sweep = await _wait_sweep(ctx, host, sweep_run_id, wait)
-        queued = host.submit_throttle.reason(sweep_waiter(sweep_run_id))
-        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED, "queued": queued}
+        return {**mcp_result(sweep), "all_completed": sweep.status == SWEEP_COMPLETED}
     raise InvalidRequestError(
         "give exactly one of run_id (a workflow run, as run_workflow returned it) and sweep_run_id (a sweep)"
     )
@@ -349,8 +347,8 @@ TOOLS = [
             "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status}), "
             "all_completed, run_id, status, run_error, queued. For a sweep give sweep_run_id instead (it is in "
             "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
-            "cells_completed, cells_failed, cells_cancelled, all_completed and queued. queued (else null) says why "
-            "jobs wait to be submitted: svc holds them under the cluster's job limits (see get_limits) and "
+            "cells_completed, cells_failed, cells_cancelled and all_completed. queued (a run's; else null) says "
+            "why jobs wait to be submitted: svc holds them under the cluster's job limits (see get_limits) and "
             "submits them as jobs end. all_completed is true when "
             "everything completed; while status is not yet completed, failed or cancelled the run goes on: "
             "call again. A run that already ended returns at once."
