@@ -24,6 +24,7 @@ from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import sweep_place
 from svc_host.workflows.submission import with_directive
 from tests.integration.test_sweeps import counts, finish, request, start, stop
+from tests.site_qos import own_qos
 
 # one worker runs them all in turn (make test: --dist loadgroup): they share the QOS and its budget
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.xdist_group("svc-throttle-qos")]
@@ -32,32 +33,15 @@ QOS = "svc_throttle_test"
 """Created, granted to root (the ``local`` transport's user) and removed by the ``qos`` fixture."""
 
 
-def sacctmgr(*args: str, check: bool = False) -> None:
-    done = subprocess.run(["sacctmgr", "-i", *args], capture_output=True, text=True, timeout=60, check=False)
-    assert not check or done.returncode == 0, done.stdout + done.stderr
-
-
-def remove_qos() -> None:
-    subprocess.run(["scancel", f"--qos={QOS}"], capture_output=True, timeout=60, check=False)
-    sacctmgr("modify", "user", "root", "set", f"qos-={QOS}")
-    sacctmgr("delete", "qos", QOS)
-
-
 @pytest.fixture
 def qos(slurm_cluster: None) -> Iterator[str]:
-    """The QOS, made afresh (a killed run may have left it behind) and removed afterwards."""
-    remove_qos()
-    try:
-        sacctmgr("add", "qos", QOS, "MaxSubmitJobsPerUser=3", check=True)
-        sacctmgr("modify", "user", "root", "set", f"qos+={QOS}", check=True)
-        yield QOS
-    finally:
-        remove_qos()
+    with own_qos(QOS, "MaxSubmitJobsPerUser=3") as made:
+        yield made
 
 
 @pytest.fixture
 async def orchestrator(make_host: Callable[[], Host], qos: str) -> AsyncIterator[SweepOrchestrator]:
-    """Per-cell sweeps; the renderer ``throttled`` puts every job in the QOS."""
+    """Uniform sweeps as job arrays, others cell by cell; the renderer ``throttled`` puts every job in the QOS."""
     host = make_host()
     render: Callable[[JobDefinition], RenderedScript] = lambda d: with_directive(render_sbatch(d), "qos", qos)  # noqa: E731
     plugin = SimpleNamespace(svc_renderers=hookimpl(lambda: [RendererSpec(name="throttled", render=render)]))

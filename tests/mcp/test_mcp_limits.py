@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.site_qos import own_qos
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("slurm_cluster")]
 
@@ -28,21 +29,10 @@ QOS = "svc_throttle_mcp"
 """MaxSubmitJobsPerUser=1, granted to root (the local transport's user) by the test and removed after it."""
 
 
-def remove_qos() -> None:
-    subprocess.run(["scancel", f"--qos={QOS}"], capture_output=True, timeout=60, check=False)
-    for args in (["modify", "user", "root", "set", f"qos-={QOS}"], ["delete", "qos", QOS]):
-        subprocess.run(["sacctmgr", "-i", *args], capture_output=True, timeout=60, check=False)
-
-
 @pytest.fixture
 def one_job_qos() -> Iterator[str]:
-    remove_qos()  # a killed run may have left it behind
-    try:
-        for args in (["add", "qos", QOS, "MaxSubmitJobsPerUser=1"], ["modify", "user", "root", "set", f"qos+={QOS}"]):
-            subprocess.run(["sacctmgr", "-i", *args], capture_output=True, timeout=60, check=True)
-        yield QOS
-    finally:
-        remove_qos()
+    with own_qos(QOS, "MaxSubmitJobsPerUser=1") as made:
+        yield made
 
 
 async def test_a_run_held_under_a_qos_limit_says_so_to_the_agent(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from svc_host.testing.serve import isolated_env, start_serve
+from tests.site_qos import own_qos
 from tests.web.conftest import TOKEN, VIEWPORT, Server
 
 if TYPE_CHECKING:
@@ -25,40 +26,24 @@ HOLD = f"#!/bin/bash\n#SBATCH --qos={QOS}\nsleep 60\n"
 WORKFLOW = "name: held\njobs:\n  - {name: first, script_path: hold.sh}\n  - {name: second, script_path: hold.sh}\n"
 
 
-def sacctmgr(*args: str) -> None:
-    subprocess.run(["sacctmgr", "-i", *args], capture_output=True, timeout=60, check=False)
-
-
-def remove_qos() -> None:
-    subprocess.run(["scancel", f"--qos={QOS}"], capture_output=True, timeout=60, check=False)
-    sacctmgr("modify", "user", "root", "set", f"qos-={QOS}")
-    sacctmgr("delete", "qos", QOS)
-
-
 @pytest.fixture(scope="module")
 def limited_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    remove_qos()  # a killed run may have left it behind
     root = tmp_path_factory.mktemp("limits-server")
     work = root / "work"
     work.mkdir()
     env = isolated_env(root, token=TOKEN)
-    try:
-        sacctmgr("add", "qos", QOS, "MaxSubmitJobsPerUser=1")
-        sacctmgr("modify", "user", "root", "set", f"qos+={QOS}")
-        with (root / "serve.log").open("w") as log:
-            running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
-            server = Server(running.base, Path(env["HOME"]), running.process)
-            try:
-                workflows = Path(env["XDG_STATE_HOME"]) / "svc" / "workflows"
-                workflows.mkdir(parents=True, exist_ok=True)
-                (workflows / "hold.sh").write_text(HOLD)
-                server.api("POST", "/api/workflows/upload", json={"yaml": WORKFLOW, "filename": "held.yaml"})
-                yield server
-            finally:
-                server.client.close()
-                running.stop()
-    finally:
-        remove_qos()
+    with own_qos(QOS, "MaxSubmitJobsPerUser=1"), (root / "serve.log").open("w") as log:
+        running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        server = Server(running.base, Path(env["HOME"]), running.process)
+        try:
+            workflows = Path(env["XDG_STATE_HOME"]) / "svc" / "workflows"
+            workflows.mkdir(parents=True, exist_ok=True)
+            (workflows / "hold.sh").write_text(HOLD)
+            server.api("POST", "/api/workflows/upload", json={"yaml": WORKFLOW, "filename": "held.yaml"})
+            yield server
+        finally:
+            server.client.close()
+            running.stop()
 
 
 @pytest.fixture
