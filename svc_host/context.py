@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from svc_host.resource_sampler import ResourceSampler
     from svc_host.schedules.scheduler import Scheduler
     from svc_host.store.database import Store
+    from svc_host.submit_throttle import SubmitThrottle
     from svc_host.sweeps.orchestrator import SweepOrchestrator
     from svc_host.sync import SyncBackend
     from svc_host.workflows.engine import WorkflowEngine
@@ -60,6 +61,7 @@ class Host:
         self._store = store
         self._monitor: Monitor | None = None
         self._resource_sampler: ResourceSampler | None = None
+        self._submit_throttle: SubmitThrottle | None = None
         self._sync_backends: dict[str, tuple[dict[str, object], SyncBackend]] = {}
         self._engine: WorkflowEngine | None = None
         self._orchestrator: SweepOrchestrator | None = None
@@ -106,6 +108,16 @@ class Host:
 
             self._monitor = Monitor(self.store, self.transports, self.plugins.emit)
         return self._monitor
+
+    @property
+    def submit_throttle(self) -> SubmitThrottle:
+        """The submission throttle of workflow jobs and sweep cells (made on first use, woken by the monitor)."""
+        if self._submit_throttle is None:
+            from svc_host.submit_throttle import SubmitThrottle
+
+            self._submit_throttle = SubmitThrottle(self.transports.snapshots)
+            self.monitor.add_listener(self._submit_throttle.on_changes)
+        return self._submit_throttle
 
     @property
     def resource_sampler(self) -> ResourceSampler:
@@ -221,6 +233,8 @@ class Host:
         if self._resource_sampler is not None:
             await self._resource_sampler.stop()
         await self.close_services()
+        if self._submit_throttle is not None:
+            await self._submit_throttle.close()
         if self._monitor is not None:
             await self._monitor.stop()
         await self._close_sync_backends()

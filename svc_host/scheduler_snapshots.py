@@ -20,6 +20,8 @@ from typing import Any, Generic, TypeVar
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.single_flight import SingleFlight
+from svc_host.site_limits import LIMITS_MAX_AGE, read_site_limits
+from svc_host.slurm.limits import SiteLimits
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transport import SlurmTransport, Transport
 
@@ -112,8 +114,13 @@ class SchedulerSnapshots:
         """The transport's queue changed through this process (a submit, a cancel): answers taken, and queries
         started, before now serve nobody after it, so a client sees its own change in the next list."""
         self._generations[transport] = self._generations.get(transport, 0) + 1
-        for key in [key for key in self._latest if key[1] == transport]:
+        for key in [key for key in self._latest if key[1] == transport and key[0] != "limits"]:
             del self._latest[key]
+
+    async def limits(self, transport: str, *, max_age: float = LIMITS_MAX_AGE) -> Snapshot[SiteLimits | None]:
+        """The job-count limits of the transport's user (``svc_host.site_limits``), kept ``max_age`` seconds: a
+        change of the queue (``changed``) leaves them."""
+        return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
 
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query

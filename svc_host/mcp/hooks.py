@@ -8,7 +8,15 @@ from svc_host.plugin_types import ToolSpec
 
 @hookimpl
 def svc_mcp_tools() -> list[ToolSpec]:
-    from svc_host.mcp import tools_config, tools_jobs, tools_pending, tools_sync, tools_wait, tools_workflows
+    from svc_host.mcp import (
+        tools_config,
+        tools_jobs,
+        tools_limits,
+        tools_pending,
+        tools_sync,
+        tools_wait,
+        tools_workflows,
+    )
 
     return [
         *tools_jobs.TOOLS,
@@ -16,5 +24,6 @@ def svc_mcp_tools() -> list[ToolSpec]:
         *tools_workflows.TOOLS,
         *tools_sync.TOOLS,
         *tools_config.TOOLS,
+        *tools_limits.TOOLS,
         *tools_wait.TOOLS,
     ]

@@ -204,6 +204,7 @@ async def _wait_run(ctx: Context, host: Host, run_id: str, timeout: float) -> di
         "run_id": run_id,
         "status": snap.run.status,
         "run_error": snap.run.error,
+        "queued": host.submit_throttle.reason(run_id),  # why jobs wait to be submitted (svc_host.submit_throttle)
     }
 
 
@@ -345,10 +346,12 @@ TOOLS = [
             "Keep waiting for a run that run_workflow started, without submitting anything: give run_id (from "
             "run_workflow's answer) and wait up to wait_seconds (default 60, at most 3600), with progress "
             "notifications. Returns what run_workflow returns: workflow, results (job -> {job_id, status, "
-            "attempts}), "
-            "all_completed, run_id, status, run_error. For a sweep give sweep_run_id instead (it is in "
+            "attempts}), all_completed, run_id, status, run_error, queued. For a sweep give sweep_run_id instead "
+            "(it is in "
             "run_workflow's progress messages, 'sweep <id> ...'): returns sweep_run_id, status, cell_count, "
-            "cells_completed, cells_failed, cells_cancelled and all_completed. all_completed is true when "
+            "cells_completed, cells_failed, cells_cancelled and all_completed. queued (a run's; else null) says "
+            "why jobs wait to be submitted: svc holds them under the cluster's job limits (see get_limits) and "
+            "submits them as jobs end. all_completed is true when "
             "everything completed; while status is not yet completed, failed or cancelled the run goes on: "
             "call again. A run that already ended returns at once."
         ),

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import RenderError, SvcError, WorkflowError
+from svc_host.plugin_config import renderer_for
 from svc_host.slurm.arrays import array_flag, task_id
+from svc_host.submit_throttle import script_qos, sweep_waiter
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array import array_definition, array_script
 from svc_host.transport import SlurmTransport
@@ -90,14 +92,25 @@ async def launch_array(
     host = engine.host
     if sweep.id is None:
         return None
+    admission = await host.submit_throttle.admit(
+        sweep.transport,
+        qos=_qos(host, cells),
+        wanted=len(cells),
+        waiters=(sweep_waiter(sweep.id), *(snap.run.id for snap, _ in cells)),
+        array=True,
+    )
+    cells = cells[: admission.count]  # the rest stay pending: the orchestrator launches them cell by cell
     run_ids = [snap.run.id for snap, _ in cells]
     rows = {job.id for snap, _ in cells for job in snap.jobs if job.id is not None}
     in_flight = engine.driver.submitter.in_flight
     in_flight.update(rows)  # submitted by this process now: no engine pass takes them for a crash's leftovers
     try:
         submitted = await _submit(engine, sweep, sweep.id, cells)
+        if submitted is not None:
+            admission.submitted(submitted[0])
     finally:
         in_flight.difference_update(rows)
+        admission.abandon()  # when nothing was submitted
     if submitted is None:
         return None
     array_job_id, statuses, tasks = submitted
@@ -145,7 +158,7 @@ async def _submit(
     try:
         if definition is None:
             raise WorkflowError([f"job {name!r}: the cells can no longer be one array"])
-        rendered = host.plugins.renderer("default").render(definition)
+        rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
         tasks_flag = array_flag(len(cells), sweep.max_parallel)
         script = with_marker(array_script(rendered, tasks_flag), array_marker(first.run.id))
         array_job_id = await engine.driver.submitter.transport_for(first.run).submit(script)
@@ -175,6 +188,18 @@ async def _submit(
         repo.finish_array, sweep_id, transport=first.run.transport, array_job_id=array_job_id, cells=tasks
     )
     return array_job_id, statuses, tasks
+
+
+def _qos(host: Host, cells: Sequence[tuple[RunSnapshot, JobDefinition]]) -> str | None:
+    """The QOS the array's script will ask for (None: the user's default, or a script that does not render, which
+    ``_submit`` reports)."""
+    definition = array_definition([definition for _, definition in cells])
+    if definition is None:
+        return None
+    try:
+        return script_qos(renderer_for(host.plugins, definition, host.config()).render(definition).text)
+    except (RenderError, WorkflowError):
+        return None
 
 
 async def _announce(engine: WorkflowEngine, sweep_id: int, moved: list[tuple[str, str]], after: str) -> None:

@@ -14,8 +14,8 @@ def _iso(moment: Any) -> str | None:
     return aware.isoformat() if aware is not None else None
 
 
-def sweep_view(sweep: SweepRunRecord) -> dict[str, Any]:
-    """The REST "Sweep run"."""
+def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, Any]:
+    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.submit_throttle``)."""
     return {
         "id": sweep.id,
         "name": sweep.name,
@@ -37,11 +37,12 @@ def sweep_view(sweep: SweepRunRecord) -> dict[str, Any]:
         "cancel_requested_at": _iso(sweep.cancel_requested_at),
         "error": sweep.error,
         "array_job_id": sweep.array_job_id,
+        "queued": queued,
     }
 
 
-def cell_view(run: WorkflowRunRecord) -> dict[str, Any]:
-    """The REST "Sweep cell": a workflow run of the sweep with its resolved args."""
+def cell_view(run: WorkflowRunRecord, queued: str | None = None) -> dict[str, Any]:
+    """The REST "Sweep cell": a workflow run of the sweep with its resolved args (``queued`` as a run's)."""
     return {
         "id": run.id,
         "workflow_name": run.workflow_name,
@@ -51,6 +52,7 @@ def cell_view(run: WorkflowRunRecord) -> dict[str, Any]:
         "args": json.loads(run.args),
         "error": run.error,
         "triggered_by": run.triggered_by,
+        "queued": queued,
     }
 
 

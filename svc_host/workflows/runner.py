@@ -61,7 +61,7 @@ class RunDriver:
         self.schedule = schedule
         self._locks: dict[str, asyncio.Lock] = {}
         self._finished: set[str] = set()
-        self.submitter = Submitter(host)
+        self.submitter = Submitter(host, wake=lambda run_id: schedule(run_id, 0.0))
 
     def _lock(self, run_id: str) -> asyncio.Lock:
         return self._locks.setdefault(run_id, asyncio.Lock())

@@ -14,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
-from svc_host.errors import SvcError, WorkflowError
+from svc_host.errors import CommandError, SvcError, WorkflowError
 from svc_host.plugin_config import renderer_for
 from svc_host.slurm.arrays import array_of, task_id
+from svc_host.slurm.limits import submit_limit_refusal
 from svc_host.store import jobs as job_repo
+from svc_host.submit_throttle import script_qos, waiters_of
 from svc_host.transport import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
@@ -113,8 +115,10 @@ class RunCancelled(Exception):
 class Submitter:
     """Submits, settles and cancels the jobs of runs (one per engine)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, wake: Callable[[str], None]) -> None:
         self.host = host
+        self.wake = wake
+        """Make a run plan again soon (a job held back by the submission throttle may fit now)."""
         self.in_flight: set[int] = set()
         """Job rows this process is submitting right now (a ``SUBMITTING`` row not in here was left by a crash)."""
         self.routes: dict[int, Transport] = {}
@@ -128,7 +132,9 @@ class Submitter:
     async def submit(
         self, run: WorkflowRunRecord, job: WorkflowRunJob, dependency: str | None, expected: str
     ) -> str | None:
-        """Submit one job (see ``submission``); None when another step changed the row first."""
+        """Submit one job (see ``submission``); None when another step changed the row first, or when the job does
+        not fit under the site's limits now (``svc_host.submit_throttle``: it stays waiting, and the run is woken
+        when there may be room)."""
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
         if definition.environment.env_vars:
             definition = await self._with_env_values(run, job.name, definition)
@@ -137,20 +143,30 @@ class Submitter:
             rendered = with_directive(rendered, "exclude", job.exclude_nodes)
         if job.id is None or expected not in (WAITING, RETRYING):
             return None
-        attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
-        if attempt is None:
-            return None
-        value = marker(run.id, job.name, attempt)
-        transport = self.transport_for(run)
-        self.in_flight.add(job.id)
+        admission = await self.host.submit_throttle.try_admit(
+            run.transport, qos=script_qos(rendered.text), waiters=waiters_of(run), wake=lambda: self.wake(run.id)
+        )
+        if admission is None:
+            return None  # it stays waiting; the throttle wakes the run when there may be room
         try:
+            attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
+            if attempt is None:
+                return None
+            value = marker(run.id, job.name, attempt)
+            transport = self.transport_for(run)
+            self.in_flight.add(job.id)
             try:
                 job_id = await transport.submit(with_marker(rendered, value))
-            except SvcError:
+            except SvcError as exc:
                 found = await self._find(transport, job.name, value)  # a timeout may hide an accepted job
                 if found is None:
-                    raise
+                    refusal = submit_limit_refusal(exc.stderr_tail) if isinstance(exc, CommandError) else None
+                    if refusal is None:
+                        raise
+                    await self._hold_back(run, job.id, expected, refusal)
+                    return None
                 job_id = found
+            admission.submitted(job_id)
             stdout, stderr = rendered.log_paths_for(job_id)
             status = await self.host.store.run(
                 repo.finish_submit,
@@ -163,10 +179,21 @@ class Submitter:
             )
         finally:
             self.in_flight.discard(job.id)
+            admission.abandon()  # when nothing was submitted
         if status == RUN_CANCELLED:
             await self.scancel(run.transport, [(job.name, job_id)])
             raise RunCancelled
         return job_id
+
+    async def _hold_back(self, run: WorkflowRunRecord, row: int, expected: str, refusal: str) -> None:
+        """sbatch refused the job for a submit limit: back to ``expected`` (the attempt undone), woken by the
+        submission throttle as jobs end."""
+        due = repo.now_utc() if expected == RETRYING else None
+        await self.host.store.run(repo.abort_submit, row, status=expected, undo_attempt=True, next_retry_at=due)
+        self.host.submit_throttle.refused(
+            run.transport, reason=refusal, waiters=waiters_of(run), wake=lambda: self.wake(run.id)
+        )
+        log.info("run %s: sbatch refused a job for %s; it waits for room", run.id, refusal)
 
     async def _with_env_values(self, run: WorkflowRunRecord, name: str, definition: JobDefinition) -> JobDefinition:
         """The stored definition with its environment variables' values, read from their sources now."""

@@ -20,8 +20,9 @@ def _iso(moment: Any) -> str | None:
     return aware.isoformat() if aware is not None else None
 
 
-def run_view(snap: RunSnapshot) -> dict[str, Any]:
-    """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status."""
+def run_view(snap: RunSnapshot, queued: str | None = None) -> dict[str, Any]:
+    """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status; ``queued``
+    says why jobs wait to be submitted (``svc_host.submit_throttle``), null when none does."""
     run = snap.run
     return {
         "id": run.id,
@@ -38,6 +39,7 @@ def run_view(snap: RunSnapshot) -> dict[str, Any]:
         "args": json.loads(run.args),
         "selection": json.loads(run.selection),
         "sweep_id": run.sweep_id,
+        "queued": queued,
     }
 
 
@@ -60,9 +62,9 @@ def attempt_view(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def run_detail(snap: RunSnapshot, attempts: list[Attempt]) -> dict[str, Any]:
+def run_detail(snap: RunSnapshot, attempts: list[Attempt], queued: str | None = None) -> dict[str, Any]:
     """One run as its detail shows it: the "Workflow run" and every attempt of its jobs (``attempts``)."""
-    return {**run_view(snap), "attempts": [attempt_view(attempt) for attempt in attempts]}
+    return {**run_view(snap, queued), "attempts": [attempt_view(attempt) for attempt in attempts]}
 
 
 def results(snap: RunSnapshot, attempts: list[Attempt]) -> dict[str, dict[str, Any]]:

@@ -20,9 +20,9 @@ from svc_host.workflows import store as runs
 SWEEP_FIELDS = {
     "id", "name", "workflow_yaml_path", "status", "matrix", "args", "fail_fast", "max_parallel", "cell_count",
     "cells_pending", "cells_running", "cells_completed", "cells_failed", "cells_cancelled", "submission_source",
-    "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id",
+    "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id", "queued",
 }  # fmt: skip
-CELL_FIELDS = {"id", "workflow_name", "status", "started_at", "completed_at", "args", "error", "triggered_by"}
+CELL_FIELDS = {"id", "workflow_name", "status", "started_at", "completed_at", "args", "error", "triggered_by", "queued"}
 GRID = """\
 name: grid
 args: {a: 0, b: none, pause: 0}

@@ -7,7 +7,7 @@ ended without a cancel is 422, as for runs; a second cancel answers 202 with the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -15,7 +15,11 @@ from fastapi.responses import JSONResponse
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_ROW_ID, error_responses
 from svc_host.errors import NotFoundError
+from svc_host.submit_throttle import sweep_waiter
 from svc_host.sweeps.views import cell_view, sweep_view
+
+if TYPE_CHECKING:
+    from svc_host.context import Host
 
 router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"])
 
@@ -31,21 +35,23 @@ def _sweep_id(raw: str) -> int:
 async def list_sweeps(host: HostDep) -> list[dict[str, Any]]:
     """Sweeps, newest first (at most 200)."""
     orchestrator = await host.sweep_orchestrator()
-    return [sweep_view(sweep) for sweep in await orchestrator.sweeps()]
+    return [sweep_view(sweep, _queued(host, sweep.id)) for sweep in await orchestrator.sweeps()]
 
 
 @router.get("/{sweep_id}", responses=error_responses(404))
 async def get_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
     """One sweep with its counters; 404."""
     orchestrator = await host.sweep_orchestrator()
-    return sweep_view(await orchestrator.get(_sweep_id(sweep_id)))
+    return sweep_view(await orchestrator.get(_sweep_id(sweep_id)), _queued(host, _sweep_id(sweep_id)))
 
 
 @router.get("/{sweep_id}/cells", responses=error_responses(404))
 async def get_cells(sweep_id: str, host: HostDep) -> list[dict[str, Any]]:
     """The cells of a sweep by status, started_at, id; 404."""
     orchestrator = await host.sweep_orchestrator()
-    return [cell_view(cell) for cell in await orchestrator.cells(_sweep_id(sweep_id))]
+    return [
+        cell_view(cell, host.submit_throttle.reason(cell.id)) for cell in await orchestrator.cells(_sweep_id(sweep_id))
+    ]
 
 
 @router.post("/{sweep_id}/cancel", status_code=202, responses=error_responses(404, 422))
@@ -53,3 +59,8 @@ async def cancel_sweep(sweep_id: str, host: HostDep) -> JSONResponse:
     """Cancel a sweep: 202 with the sweep (``draining``); 404; 422 when it ended without a cancel."""
     orchestrator = await host.sweep_orchestrator()
     return JSONResponse(sweep_view(await orchestrator.cancel(_sweep_id(sweep_id))), status_code=202)
+
+
+def _queued(host: Host, sweep_id: int | None) -> str | None:
+    """Why cells of the sweep wait to be submitted (``svc_host.submit_throttle``), or None."""
+    return host.submit_throttle.reason(sweep_waiter(sweep_id)) if sweep_id is not None else None

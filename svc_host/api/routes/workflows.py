@@ -175,7 +175,7 @@ async def list_runs(
     """Workflow runs, newest first (job statuses as last stored by the monitor)."""
     engine = await host.workflow_engine()
     found = await engine.runs(limit=limit, offset=offset, status=status, workflow_name=workflow, sweep_id=sweep_id)
-    return [views.run_view(snap) for snap in found]
+    return [views.run_view(snap, host.submit_throttle.reason(snap.run.id)) for snap in found]
 
 
 @router.get("/runs/{run_id}", responses=error_responses(404, 502, 503))
@@ -184,7 +184,7 @@ async def get_run(run_id: str, host: HostDep) -> dict[str, Any]:
     attempt of its jobs (``attempts``)."""
     engine = await host.workflow_engine()
     snap = await engine.get(run_id, refresh=True)
-    return views.run_detail(snap, await engine.attempts(run_id))
+    return views.run_detail(snap, await engine.attempts(run_id), host.submit_throttle.reason(run_id))
 
 
 @router.post("/runs/{run_id}/cancel", responses=error_responses(404, 422))

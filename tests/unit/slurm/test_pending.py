@@ -45,8 +45,8 @@ def jobs() -> dict[str, PendingJob]:
 @pytest.fixture(scope="module")
 def context() -> Context:
     return Context(
-        qos=inputs.parse_qos(read("sacctmgr_qos.txt"))["svcrec_pendq"],
-        associations=inputs.parse_assoc(read("sacctmgr_assoc.txt")),
+        qos=inputs.parse_qos(read("sacctmgr_pending_qos.txt"))["svcrec_pendq"],
+        associations=inputs.parse_assoc(read("sacctmgr_pending_assoc.txt")),
         nodes=tuple(parse_sinfo(read("sinfo_pending_gpu.txt")) + parse_sinfo(read("sinfo_pending_multi.txt"))),
         live=tuple(inputs.parse_live_jobs(read("squeue_live.txt"))),
     )

@@ -1,4 +1,5 @@
-// Resources: GPU use per partition over time (the server's sampler history) and the current snapshot, live.
+// Resources: GPU use per partition over time (the server's sampler history), the current snapshot, live, and
+// the site's job limits with what each counts now.
 import { h, replace, fmtPercent } from '../dom.js';
 import { api } from '../api.js';
 import { card, gauge, alertBox, showError } from '../ui.js';
@@ -12,6 +13,7 @@ export async function render(root, _params, query) {
   let hours = RANGES.some(([, v]) => String(v) === query.hours) ? Number(query.hours) : 24;
   const error = alertBox(null);
   const snapshotBox = h('div', { class: 'partition-grid' });
+  const limitsBox = h('div', { class: 'site-limits' });
   const gpuChart = h('div');
   const jobsChart = h('div');
   const rangeButtons = RANGES.map(([label, value]) => h('button', { type: 'button', dataset: { hours: String(value) }, onClick: () => { hours = value; setQuery({ hours: value === 24 ? '' : value }); loadHistory(); } }, label));
@@ -21,6 +23,7 @@ export async function render(root, _params, query) {
   replace(root,
     error,
     card('Now', snapshotBox),
+    card('Job limits', limitsBox, { cls: 'flush' }),
     card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
     card('Running jobs per partition', jobsChart));
 
@@ -38,6 +41,34 @@ export async function render(root, _params, query) {
       drawSnapshot(await api('/api/resources'));
     } catch (err) {
       showError(error, err);
+    }
+  }
+
+  function drawLimits(l) {
+    const rows = [['refuses sbatch beyond', l.submit_limits], ['keeps jobs pending beyond', l.run_limits]]
+      .flatMap(([kind, items]) => items.map((item) => h('tr', null,
+        h('td', null, item.name), h('td', null, item.scope), h('td', { class: 'num' }, String(item.value)),
+        h('td', { class: 'num' }, String(item.in_queue)), h('td', { class: 'muted' }, kind))));
+    replace(limitsBox,
+      h('p', { class: 'limits-facts' }, `${l.user} on ${l.cluster || l.transport} · account ${l.account} · default QOS ${l.default_qos} · arrays up to ${l.max_array_size ?? '—'} tasks`,
+        l.waiting_submissions ? h('span', { class: 'badge state-PENDING' }, `${l.waiting_submissions} run${l.waiting_submissions === 1 ? '' : 's'} waiting to submit`) : null),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+        h('thead', null, h('tr', null, ['Limit', 'Of', 'Value', 'In queue', 'Effect'].map((t) => h('th', null, t)))),
+        h('tbody', null, rows))),
+      l.qos.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'data qos-limits' },
+        h('thead', null, h('tr', null, ['QOS', 'Limits per user and in all'].map((t) => h('th', null, t)))),
+        h('tbody', null, l.qos.map((q) => h('tr', null, h('td', null, q.name), h('td', null, [
+          ['MaxSubmitJobsPerUser', q.max_submit_jobs_per_user], ['MaxJobsPerUser', q.max_jobs_per_user],
+          ['GrpSubmitJobs', q.grp_submit_jobs], ['GrpJobs', q.grp_jobs],
+        ].filter(([, v]) => v !== null).map(([k, v]) => `${k} ${v}`).join(' · '))))))) : null,
+      h('p', { class: 'hint' }, 'Workflows and sweeps wait under the limits that refuse sbatch (a job asking for another QOS counts against that one); each array task counts as one job.'));
+  }
+
+  async function loadLimits() {
+    try {
+      drawLimits(await api('/api/limits'));
+    } catch (err) {
+      replace(limitsBox, h('p', { class: 'muted limits-facts' }, `Limits unavailable: ${err.detail || err.message}`));
     }
   }
 
@@ -67,11 +98,11 @@ export async function render(root, _params, query) {
     replace(jobsChart, charts.lineChart({ series: toSeries('jobs_running'), yLabel: 'jobs', height: 200 }));
   }
 
-  await Promise.all([loadSnapshot(), loadHistory()]);
+  await Promise.all([loadSnapshot(), loadHistory(), loadLimits()]);
   return live(['resources.sampled'], (events) => {
     if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
     const last = events.filter((e) => e.type === 'resources.sampled').pop();
     const snaps = last && snapshotsOf(last.payload);
-    if (snaps) { drawSnapshot(snaps); loadHistory(); }
+    if (snaps) { drawSnapshot(snaps); loadHistory(); loadLimits(); }
   }, { wait: 1000 });
 }

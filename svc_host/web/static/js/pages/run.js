@@ -60,6 +60,8 @@ export async function render(root, params) {
 
   const head = h('section', { class: 'card summary-card' });
   const errorBox = alertBox(null);
+  const queuedBox = alertBox(null, 'info');
+  queuedBox.classList.add('queued');
   const jobsBox = h('div');
   const actionError = alertBox(null);
   let selected = null;
@@ -74,6 +76,7 @@ export async function render(root, params) {
   replace(root,
     head,
     errorBox,
+    queuedBox,
     actionError,
     card('Graph', [shapeNote ? h('p', { class: 'hint' }, shapeNote) : null, dag], { actions: liveIndicator() }),
     card('Jobs', jobsBox, { cls: 'flush' }));
@@ -113,6 +116,8 @@ export async function render(root, params) {
         Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
     errorBox.hidden = !run.error;
     errorBox.textContent = run.error || '';
+    queuedBox.hidden = !run.queued;  // jobs held back by the submission throttle
+    queuedBox.textContent = run.queued ? `Jobs wait to be submitted — ${run.queued}` : '';
   }
 
   function drawJobs() {

@@ -95,13 +95,15 @@ async function renderSweep(root, sweepId) {
   setTitle(`Sweep #${sweepId} · ${sweep.name}`);
   const head = h('section', { class: 'card summary-card' });
   const errorBox = alertBox(null);
+  const queuedBox = alertBox(null, 'info');
+  queuedBox.classList.add('queued');
   const actionError = alertBox(null);
   const bar = stackedBar(counterParts(sweep), { label: 'cells' });
   const summary = h('div', { class: 'sweep-summary' });
   const cellsBox = h('div');
   const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
 
-  replace(root, head, errorBox, actionError,
+  replace(root, head, errorBox, queuedBox, actionError,
     card('Cells', [summary, bar], { actions: liveIndicator() }),
     card('Cell runs', cellsBox, { cls: 'flush' }));
 
@@ -119,6 +121,8 @@ async function renderSweep(root, sweepId) {
         sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
     errorBox.hidden = !sweep.error;
     errorBox.textContent = sweep.error || '';
+    queuedBox.hidden = !sweep.queued;  // cells held back by the submission throttle
+    queuedBox.textContent = sweep.queued ? `Cells wait to be submitted — ${sweep.queued}` : '';
     bar.update(counterParts(sweep));
     const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
     replace(summary, h('span', { class: 'sweep-count' }, h('strong', null, `${done}`), ` of ${sweep.cell_count} cells done`));
