@@ -218,10 +218,10 @@ class SweepOrchestrator:
         if sweep is None:
             raise NotFoundError(f"sweep run {sweep_id} not found")
         verb = "pause" if paused else "resume"
-        if sweep.cancel_requested_at is not None:
-            raise ConflictError(f"sweep run {sweep_id} is {sweep.status} after a cancel; nothing to {verb}")
         if sweep.status in TERMINAL:
             raise ConflictError(f"sweep run {sweep_id} is already {sweep.status}; nothing to {verb}")
+        if sweep.cancel_requested_at is not None:
+            raise ConflictError(f"sweep run {sweep_id} is being cancelled; nothing to {verb}")
         if outcome.changed:
             announce(self.host, sweep, sweep.status)
             self._notify(sweep_id)
