@@ -238,8 +238,8 @@ class SweepOrchestrator:
             return
         await self._hold_jobs(sweep, queued, release=False)
         already.update(queued)
-        with contextlib.suppress(SvcError):  # a job that started before the hold is no longer counted held
-            await self.host.monitor.refresh(sweep.transport)
+        with contextlib.suppress(SvcError):  # states read after the hold: a job that started before it is not held
+            await self.host.monitor.refresh(sweep.transport, max_age=0.0)
         await self.host.store.run(repo.recounted, sweep.id)
         self._notify(sweep.id)
 
