@@ -26,6 +26,7 @@ from pathlib import Path
 
 from sweep_cells import COMMANDS, counting_sweeps
 
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
@@ -43,7 +44,7 @@ async def ready(orchestrator: SweepOrchestrator, sweep_id: int, queued: int) -> 
     """Wait until every cell is launched and at least ``queued`` of the sweep's jobs are queued (stored
     ``PENDING``), so no submission runs beside the pause; returns their ids."""
     for _ in range(600):
-        found = await orchestrator.host.store.run(repo.queued_jobs, sweep_id)
+        found = await orchestrator.host.store.run(steering.queued_jobs, sweep_id)
         launching = await orchestrator.host.store.run(repo.cell_ids, sweep_id, ["pending", "syncing", "submitting"])
         if len(found) >= queued and not launching:
             await orchestrator.launched(sweep_id)

@@ -32,6 +32,7 @@ from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
 from svc_host.leases import LeaseKeeper
 from svc_host.slurm.arrays import array_of, task_id
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
@@ -207,13 +208,13 @@ class SweepOrchestrator:
         driven = self._driven.get(sweep_id)
         if driven is not None:
             driven.held.clear()
-        queued = await self.host.store.run(repo.queued_jobs, sweep_id)
+        queued = await self.host.store.run(steering.queued_jobs, sweep_id)
         await self._hold_jobs(sweep, queued, release=True)
         self.kick(sweep_id)
         return await self.get(sweep_id)
 
     async def _steer(self, sweep_id: int, *, paused: bool) -> SweepRunRecord:
-        outcome = await self.host.store.run(repo.set_paused, sweep_id, paused)
+        outcome = await self.host.store.run(steering.set_paused, sweep_id, paused)
         sweep = outcome.sweep
         if sweep is None:
             raise NotFoundError(f"sweep run {sweep_id} not found")
@@ -233,7 +234,9 @@ class SweepOrchestrator:
             return
         driven = self._driven.get(sweep.id)
         already = driven.held if driven is not None else set()
-        queued = [job_id for job_id in await self.host.store.run(repo.queued_jobs, sweep.id) if job_id not in already]
+        queued = [
+            job_id for job_id in await self.host.store.run(steering.queued_jobs, sweep.id) if job_id not in already
+        ]
         if not queued:
             return
         await self._hold_jobs(sweep, queued, release=False)

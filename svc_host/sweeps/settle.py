@@ -12,6 +12,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from svc_host.plugin_types import Event
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.status import FAILED, budget_message, derive, failure_message, over_budget
 
@@ -39,7 +40,7 @@ async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) 
         if counts.pending:
             await host.store.run(repo.drain_pending, sweep_id, BUDGET_REASON, keep=set(launching))
         reason = budget_message(counts, sweep.cell_count, sweep.max_failures)
-        noted = await host.store.run(repo.note_stop, sweep_id, reason)
+        noted = await host.store.run(steering.note_stop, sweep_id, reason)
         sweep = await host.store.run(repo.get_sweep, sweep_id) or sweep
         counts = repo.counters(sweep)
         if noted:

@@ -13,7 +13,7 @@ import pytest
 from svc_host.context import Host
 from svc_host.errors import ConflictError, InvalidRequestError
 from svc_host.store.tables import SweepRunRecord
-from svc_host.sweeps import store as repo
+from svc_host.sweeps import steering
 from svc_host.sweeps.orchestrator import SweepOrchestrator
 from tests.integration.test_sweep_arrays import queued_tasks
 from tests.integration.test_sweeps import counts, crash, finish, job_records, request, start, stop, workflow
@@ -63,7 +63,7 @@ async def squeue(host: Host, job_ids: list[str]) -> dict[str, tuple[str, str]]:
 
 
 async def queued(orchestrator: SweepOrchestrator, sweep_id: int) -> list[str]:
-    return await orchestrator.host.store.run(repo.queued_jobs, sweep_id)
+    return await orchestrator.host.store.run(steering.queued_jobs, sweep_id)
 
 
 def states(host: Host) -> dict[str, str]:

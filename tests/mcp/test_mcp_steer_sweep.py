@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from svc_host.paths import SvcPaths
 from svc_host.store.database import Store
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.workflows import store as runs
 
@@ -72,7 +73,7 @@ async def test_bad_steering_is_success_false(mcp_factory: Callable[[], Any]) -> 
 
 def held_jobs(store: Store, sweep_id: int) -> dict[str, str]:
     """squeue's reason for each of the sweep's queued jobs."""
-    queued = store.call(repo.queued_jobs, sweep_id)
+    queued = store.call(steering.queued_jobs, sweep_id)
     if not queued:
         return {}
     argv = ["squeue", "--noheader", f"--jobs={','.join(queued)}", "--format=%i|%r"]
@@ -93,7 +94,7 @@ async def test_an_agent_pauses_and_resumes_the_sweep_its_run_workflow_waits_on(s
             running = asyncio.create_task(client.call_tool("run_workflow", {"yaml_path": "chain.yaml", "sweep": spec}))
             for _ in range(200):  # the first cell launched: its "then" job waits on "first"
                 sweeps = store.call(repo.list_sweeps)
-                if sweeps and sweeps[0].id is not None and store.call(repo.queued_jobs, sweeps[0].id):
+                if sweeps and sweeps[0].id is not None and store.call(steering.queued_jobs, sweeps[0].id):
                     break
                 await asyncio.sleep(0.3)
             sweep_id = sweeps[0].id
