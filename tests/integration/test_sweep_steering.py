@@ -248,6 +248,34 @@ async def test_max_failures_2_stops_after_the_third_failure_and_cancels_the_rest
     await until(nothing_live, "the cancelled cell's job to leave the queue")
 
 
+ARRAY_BUDGET = """\
+name: steer-array-budget
+args: {x: 0}
+jobs:
+  - {name: cell, command: "if [ {{ x }} -le 3 ]; then exit 1; fi; sleep 30"}
+"""
+
+
+@sqlite_only
+async def test_max_failures_stops_an_array_with_one_scancel(array_orchestrator: SweepOrchestrator, work: Path) -> None:
+    """Tasks 0-2 of 6 exit 1, the others would sleep 30 s: after the third failure the array is cancelled, running
+    and queued tasks alike."""
+    orchestrator = array_orchestrator
+    host = orchestrator.host
+    matrix = {"x": [1, 2, 3, 4, 5, 6]}
+    sweep = await orchestrator.submit(request(workflow(work, ARRAY_BUDGET), matrix, max_parallel=2, max_failures=2))
+    done = await finish(orchestrator, sweep.id, timeout=25)
+    assert done.array_job_id is not None
+    assert (done.status, counts(done)) == ("failed", (0, 0, 0, 3, 3))
+    assert done.error is not None
+    assert done.error.startswith("stopped: 3 of 6 cells failed, more than max_failures 2")
+
+    async def queue_empty() -> bool:
+        return await squeue(host, [done.array_job_id or ""]) == {}
+
+    await until(queue_empty, "the array to leave the queue")
+
+
 def test_max_failures_and_fail_fast_together_are_refused(work: Path) -> None:
     with pytest.raises(InvalidRequestError, match="give fail_fast or max_failures, not both"):
         request(workflow(work, BUDGET), {"x": [1, 2]}, fail_fast=True, max_failures=1)
