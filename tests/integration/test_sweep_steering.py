@@ -62,12 +62,25 @@ async def squeue(host: Host, job_ids: list[str]) -> dict[str, tuple[str, str]]:
     return {row[0]: (row[1], row[2]) for row in rows}
 
 
-async def queued(orchestrator: SweepOrchestrator, sweep_id: int) -> list[str]:
+async def queued_jobs(orchestrator: SweepOrchestrator, sweep_id: int) -> list[str]:
     return await orchestrator.host.store.run(steering.queued_jobs, sweep_id)
 
 
 def states(host: Host) -> dict[str, str]:
     return {record.job_id: record.state for record in job_records(host)}
+
+
+def first_jobs_running(orchestrator: SweepOrchestrator, sweep_id: int, cells: int) -> Callable[[], Awaitable[bool]]:
+    """A check: ``cells`` CHAIN cells launched, each with its first job running and its second queued behind it
+    (what a pause then holds is the second jobs only)."""
+
+    async def check() -> bool:
+        await orchestrator.host.monitor.refresh("local")
+        now = list(states(orchestrator.host).values())
+        queued = await queued_jobs(orchestrator, sweep_id)
+        return len(now) == 2 * cells and now.count("RUNNING") == cells and len(queued) == cells
+
+    return check
 
 
 CHAIN = """\
@@ -88,15 +101,12 @@ async def test_pause_holds_queued_jobs_launches_nothing_and_resume_completes(
     sweep_id = sweep.id
     assert sweep_id is not None
 
-    async def two_launched() -> bool:
-        return len(await queued(orchestrator, sweep_id)) == 2  # each launched cell's "then" waits on "first"
-
-    await until(two_launched, "two cells launched")
+    await until(first_jobs_running(orchestrator, sweep_id, 2), "two cells launched, their first jobs running")
     paused = await orchestrator.pause(sweep_id)
     assert paused.paused_at is not None
     assert paused.status == "running"
     assert (paused.cells_pending, paused.cells_held) == (2, 2)
-    held = await queued(orchestrator, sweep_id)
+    held = await queued_jobs(orchestrator, sweep_id)
     assert {reason for _, reason in (await squeue(host, held)).values()} == {"JobHeldUser"}
     again = await orchestrator.pause(sweep_id)  # a second pause changes nothing
     assert again.paused_at == paused.paused_at
@@ -287,10 +297,7 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
     sweep_id = sweep.id
     assert sweep_id is not None
 
-    async def one_launched() -> bool:
-        return len(await queued(first, sweep_id)) == 1
-
-    await until(one_launched, "the first cell launched")
+    await until(first_jobs_running(first, sweep_id, 1), "the first cell launched, its first job running")
     await first.pause(sweep_id)
     crash(first)
     await first.host.transports.close()
@@ -303,7 +310,7 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
             return (await second.get(sweep_id)).owner == second.owner
 
         await until(taken_over, "the new server to take the sweep over")
-        waiting = await queued(second, sweep_id)
+        waiting = await queued_jobs(second, sweep_id)
         first_job = next(job_id for job_id in states(host) if job_id not in waiting)
 
         async def first_job_ended() -> bool:
@@ -315,7 +322,7 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
         assert kept.paused_at is not None
         assert (kept.cells_pending, kept.cells_running, kept.cells_held) == (2, 1, 1)
         assert len(states(host)) == 2  # the new server launched nothing
-        assert set((await squeue(host, await queued(second, sweep_id))).values()) == {("PENDING", "JobHeldUser")}
+        assert set((await squeue(host, await queued_jobs(second, sweep_id))).values()) == {("PENDING", "JobHeldUser")}
         await second.resume(sweep_id)
         done = await finish(second, sweep_id)
         assert (done.status, counts(done)) == ("completed", (0, 0, 3, 0, 0))
