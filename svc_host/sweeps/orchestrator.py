@@ -196,24 +196,26 @@ class SweepOrchestrator:
         """Pause a sweep: no cell is launched until it is resumed, and its launched cells' queued jobs are held
         (an array's pending tasks with one command); running jobs run on. Pausing a paused sweep changes nothing.
         ``NotFoundError``; ``ConflictError`` for a sweep that ended or is being cancelled."""
-        sweep = await self._steer(sweep_id, paused=True)
+        sweep, changed = await self._steer(sweep_id, paused=True)
         await self._hold(sweep)
-        return await self.get(sweep_id)
+        return await self._steered(sweep_id, changed)
 
     async def resume(self, sweep_id: int) -> SweepRunRecord:
         """Resume a paused sweep: its held jobs are released and cells are launched again. Resuming a sweep that
         is not paused changes nothing. ``NotFoundError``; ``ConflictError`` for a sweep that ended or is being
         cancelled."""
-        sweep = await self._steer(sweep_id, paused=False)
-        driven = self._driven.get(sweep_id)
-        if driven is not None:
-            driven.held.clear()
-        queued = await self.host.store.run(steering.queued_jobs, sweep_id)
-        await self._hold_jobs(sweep, queued, release=True)
-        self.kick(sweep_id)
-        return await self.get(sweep_id)
+        sweep, changed = await self._steer(sweep_id, paused=False)
+        if changed:
+            driven = self._driven.get(sweep_id)
+            if driven is not None:
+                driven.held.clear()
+            queued = await self.host.store.run(steering.queued_jobs, sweep_id)
+            await self._hold_jobs(sweep, queued, release=True)
+            self.kick(sweep_id)
+        return await self._steered(sweep_id, changed)
 
-    async def _steer(self, sweep_id: int, *, paused: bool) -> SweepRunRecord:
+    async def _steer(self, sweep_id: int, *, paused: bool) -> tuple[SweepRunRecord, bool]:
+        """The sweep after setting its pause, and whether this call changed it."""
         outcome = await self.host.store.run(steering.set_paused, sweep_id, paused)
         sweep = outcome.sweep
         if sweep is None:
@@ -223,7 +225,12 @@ class SweepOrchestrator:
             raise ConflictError(f"sweep run {sweep_id} is already {sweep.status}; nothing to {verb}")
         if sweep.cancel_requested_at is not None:
             raise ConflictError(f"sweep run {sweep_id} is being cancelled; nothing to {verb}")
-        if outcome.changed:
+        return sweep, outcome.changed
+
+    async def _steered(self, sweep_id: int, changed: bool) -> SweepRunRecord:
+        """The sweep once its jobs are held (released); a change is announced then, with the held count."""
+        sweep = await self.get(sweep_id)
+        if changed:
             announce(self.host, sweep, sweep.status)
             self._notify(sweep_id)
         return sweep

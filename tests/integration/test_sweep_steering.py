@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.errors import ConflictError, InvalidRequestError
+from svc_host.plugin_types import Event
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import steering
 from svc_host.sweeps.orchestrator import SweepOrchestrator
@@ -83,6 +85,19 @@ def first_jobs_running(orchestrator: SweepOrchestrator, sweep_id: int, cells: in
     return check
 
 
+class SteerEvents:
+    """An ``svc_event`` observer of sweep events: ``(from, to, paused, cells_held)``."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, bool, int]] = []
+
+    @hookimpl
+    def svc_event(self, event: Event) -> None:
+        if event.name == "sweep_run.status_changed":
+            payload = event.payload
+            self.seen.append((payload["from"], payload["to"], payload["paused"], payload["cells_held"]))
+
+
 CHAIN = """\
 name: steer-chain
 args: {x: 0}
@@ -97,6 +112,8 @@ async def test_pause_holds_queued_jobs_launches_nothing_and_resume_completes(
     orchestrator: SweepOrchestrator, work: Path
 ) -> None:
     host = orchestrator.host
+    events = SteerEvents()
+    host.plugins.register(events, "steer-events")
     sweep = await orchestrator.submit(request(workflow(work, CHAIN), {"x": [1, 2, 3, 4]}, max_parallel=2))
     sweep_id = sweep.id
     assert sweep_id is not None
@@ -131,6 +148,12 @@ async def test_pause_holds_queued_jobs_launches_nothing_and_resume_completes(
     assert sorted((work / "ran.txt").read_text().split()) == ["1", "2", "3", "4"]
     with pytest.raises(ConflictError, match="already completed; nothing to pause"):
         await orchestrator.pause(sweep_id)
+    assert events.seen == [  # the pause and the resume announced once each, with the held count
+        ("pending", "running", False, 0),
+        ("running", "running", True, 2),
+        ("running", "running", False, 0),
+        ("running", "completed", False, 0),
+    ]
 
 
 ARRAY = """\
