@@ -231,12 +231,14 @@ async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -
             return  # every cell ended and was reported; only the sweep's own status is still to settle
         beats = beats + 1 if done == ended else 0
         ended = done
+        paused = f" (paused, {now.cells_held} held)" if now.paused_at is not None else ""
         # Progress must grow with every notification: heartbeats creep towards the next whole cell.
         await ctx.report_progress(
             done + beats / (beats + 1),
             now.cell_count,
-            f"sweep {now.id} {now.status}: {done}/{now.cell_count} cells ended ({now.cells_completed} completed, "
-            f"{now.cells_failed} failed, {now.cells_cancelled} cancelled), {now.cells_running} running",
+            f"sweep {now.id} {now.status}{paused}: {done}/{now.cell_count} cells ended "
+            f"({now.cells_completed} completed, {now.cells_failed} failed, {now.cells_cancelled} cancelled), "
+            f"{now.cells_running} running",
         )
 
     return await orchestrator.wait(sweep_id, progress, timeout=timeout, heartbeat=SWEEP_HEARTBEAT_SECONDS)

@@ -91,7 +91,16 @@ async def test_an_agent_pauses_and_resumes_the_sweep_its_run_workflow_waits_on(s
     try:
         async with Client(params) as client:
             spec = {"matrix": {"x": [1, 2, 3]}, "max_parallel": 1, "max_failures": 1}
-            running = asyncio.create_task(client.call_tool("run_workflow", {"yaml_path": "chain.yaml", "sweep": spec}))
+            messages: list[str] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                messages.append(message or "")
+
+            running = asyncio.create_task(
+                client.call_tool(
+                    "run_workflow", {"yaml_path": "chain.yaml", "sweep": spec}, progress_callback=on_progress
+                )
+            )
             for _ in range(200):  # the first cell launched: its "then" job waits on "first"
                 sweeps = store.call(repo.list_sweeps)
                 if sweeps and sweeps[0].id is not None and store.call(steering.queued_jobs, sweeps[0].id):
@@ -104,6 +113,12 @@ async def test_an_agent_pauses_and_resumes_the_sweep_its_run_workflow_waits_on(s
             assert body is not None
             assert (body["success"], body["paused"], body["cells_held"], body["max_failures"]) == (True, True, 1, 1)
             assert set(held_jobs(store, sweep_id).values()) == {"JobHeldUser"}
+            told = f"sweep {sweep_id} running (paused, 1 held): "
+            for _ in range(100):  # the waiting run_workflow tells its agent at once
+                if any(message.startswith(told) for message in messages):
+                    break
+                await asyncio.sleep(0.1)
+            assert any(message.startswith(told) for message in messages), messages
             resumed = await client.call_tool("steer_sweep", {"sweep_run_id": sweep_id, "action": "resume"})
             assert resumed.structured_content is not None
             assert (resumed.structured_content["paused"], resumed.structured_content["cells_held"]) == (False, 0)
