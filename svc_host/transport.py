@@ -85,6 +85,12 @@ class Transport(ABC):
     async def cancel(self, job_ids: Sequence[str]) -> None:
         """Cancel pending or running jobs."""
 
+    async def hold(self, job_ids: Sequence[str], *, release: bool = False) -> None:
+        """Hold pending jobs (they stay queued, not started), or ``release`` them; an array's id stands for its
+        pending tasks. Running jobs are not affected. A transport that cannot hold jobs raises
+        ``TransportError`` (a sweep is then paused without holding what is queued)."""
+        raise TransportError(f"transport {self.name!r} cannot hold or release jobs")
+
     @abstractmethod
     async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
         """Read a log file from a byte offset, at most ``limit`` bytes."""
@@ -296,6 +302,11 @@ class SlurmTransport(Transport):
     async def cancel(self, job_ids: Sequence[str]) -> None:
         if job_ids:
             await self.check(slurm_argv.scancel_argv(list(job_ids)))
+
+    async def hold(self, job_ids: Sequence[str], *, release: bool = False) -> None:
+        # scontrol goes through every id, so one that just ended (an error) leaves the others held
+        if job_ids:
+            await self.check(slurm_argv.scontrol_hold_argv(list(job_ids), release=release), idempotent=False)
 
     async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
         limit = max(1, min(limit, LOG_CHUNK_LIMIT))

@@ -97,6 +97,12 @@ def template_args(pairs: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option("--max-parallel", type=click.IntRange(min=1), help="Sweep: at most this many cells at once [4].")
 @click.option("--fail-fast", is_flag=True, help="Sweep: launch no new cell once a cell failed.")
+@click.option(
+    "--max-failures",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Sweep: once more than N cells failed, launch no more and cancel the rest (not with --fail-fast).",
+)
 @json_option
 def run(
     file: Path,
@@ -111,6 +117,7 @@ def run(
     sweep_pairs: tuple[str, ...],
     max_parallel: int | None,
     fail_fast: bool,
+    max_failures: int | None,
     as_json: bool,
 ) -> None:
     """Run the workflow in FILE and watch its jobs until the run ends (with --sweep: its cells)."""
@@ -134,10 +141,14 @@ def run(
         raw: dict[str, Any] = {"matrix": matrix_of(sweep_pairs), "fail_fast": fail_fast}
         if max_parallel is not None:
             raw["max_parallel"] = max_parallel
+        if max_failures is not None:
+            raw["max_failures"] = max_failures
         run_sweep(request, raw, detach=detach, as_json=as_json)
         return
     if max_parallel is not None or fail_fast:
         raise click.UsageError("--max-parallel and --fail-fast need --sweep")
+    if max_failures is not None:
+        raise click.UsageError("--max-failures needs --sweep")
     started: list[str] = []
     attempts: list[Attempt] = []
 

@@ -1,4 +1,4 @@
-"""``svc sweep list|show|cells|cancel``, and the sweep side of ``svc flow run FILE --sweep k=v1,v2``.
+"""``svc sweep list|show|cells|cancel|pause|resume``, and the sweep side of ``svc flow run FILE --sweep k=v1,v2``.
 
 ``svc flow run --sweep`` writes the sweep and every cell, then launches and watches the cells with a
 progress bar per state until every cell has ended (exit 0 when the sweep completed, 1 otherwise). Matrix
@@ -119,12 +119,18 @@ async def _watch(orchestrator: SweepOrchestrator, sweep_id: int) -> SweepRunReco
 
 def _summary(sweep: SweepRunRecord) -> str:
     counts = ", ".join(f"{getattr(sweep, f'cells_{state}')} {state}" for state in BARS[2:])
-    return f"sweep {sweep.id} ({sweep.name}) {sweep.status}: {counts} of {sweep.cell_count} cells"
+    return f"sweep {sweep.id} ({sweep.name}) {_status(sweep)}: {counts} of {sweep.cell_count} cells"
+
+
+def _status(sweep: SweepRunRecord) -> str:
+    """The status, with the pause and its held cells: ``running (paused, 2 held)``."""
+    return f"{sweep.status} (paused, {sweep.cells_held} held)" if sweep.paused_at is not None else sweep.status
 
 
 @click.group()
 def sweep() -> None:
-    """Sweeps: list them, show one and its cells, cancel one (start one with svc flow run --sweep)."""
+    """Sweeps: list them, show one and its cells, pause, resume or cancel one (start one with svc flow run
+    --sweep)."""
 
 
 @sweep.command("list")
@@ -142,7 +148,7 @@ def list_sweeps(limit: int, as_json: bool) -> None:
         [
             item.id,
             item.name,
-            item.status,
+            _status(item),
             f"{item.cells_completed}/{item.cell_count}",
             item.cells_failed,
             item.cells_cancelled,
@@ -201,3 +207,31 @@ def cancel(sweep_id: int, as_json: bool) -> None:
         print_json(sweep_view(done))
         return
     click.echo(f"{_summary(done)} (cancel requested at {sweep_view(done)['cancel_requested_at']})")
+
+
+@sweep.command()
+@click.argument("sweep_id", type=int)
+@json_option
+def pause(sweep_id: int, as_json: bool) -> None:
+    """Pause a sweep: launch no new cell and hold the queued jobs of launched cells (running jobs run on)."""
+    from svc_host.sweeps.views import sweep_view
+
+    done = with_orchestrator(lambda _, orchestrator: orchestrator.pause(sweep_id))
+    if as_json:
+        print_json(sweep_view(done))
+        return
+    click.echo(f"{_summary(done)} (svc sweep resume {sweep_id} to go on)")
+
+
+@sweep.command()
+@click.argument("sweep_id", type=int)
+@json_option
+def resume(sweep_id: int, as_json: bool) -> None:
+    """Resume a paused sweep: release its held jobs and launch cells again (a running svc serve does)."""
+    from svc_host.sweeps.views import sweep_view
+
+    done = with_orchestrator(lambda _, orchestrator: orchestrator.resume(sweep_id))
+    if as_json:
+        print_json(sweep_view(done))
+        return
+    click.echo(_summary(done))

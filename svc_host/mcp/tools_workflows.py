@@ -1,5 +1,5 @@
-"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, list_workflows,
-get_workflow.
+"""MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, steer_sweep,
+list_workflows, get_workflow.
 
 Paths are confined to the allowed roots (the workflows directory, the server's working directory, the
 local directories of the profiles' mounts; symlinks resolved): anything else is
@@ -13,7 +13,8 @@ with ``all_completed`` false; the run goes on in the background and ``wait_workf
 With ``sweep`` it blocks until every cell has ended (``wait_seconds`` does not apply), sending a progress
 notification (cells ended / cell_count) on every change and at least every 10 s, so a client that resets its
 timeout on progress keeps waiting. ``dry_run`` with ``sweep`` is refused: a dry run previews a plain run and
-a sweep always executes.
+a sweep always executes. ``steer_sweep`` pauses or resumes a sweep by ``sweep_run_id`` (another client's call,
+or the same agent's while its ``run_workflow`` call blocks).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -231,12 +232,14 @@ async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -
             return  # every cell ended and was reported; only the sweep's own status is still to settle
         beats = beats + 1 if done == ended else 0
         ended = done
+        paused = f" (paused, {now.cells_held} held)" if now.paused_at is not None else ""
         # Progress must grow with every notification: heartbeats creep towards the next whole cell.
         await ctx.report_progress(
             done + beats / (beats + 1),
             now.cell_count,
-            f"sweep {now.id} {now.status}: {done}/{now.cell_count} cells ended ({now.cells_completed} completed, "
-            f"{now.cells_failed} failed, {now.cells_cancelled} cancelled), {now.cells_running} running",
+            f"sweep {now.id} {now.status}{paused}: {done}/{now.cell_count} cells ended "
+            f"({now.cells_completed} completed, {now.cells_failed} failed, {now.cells_cancelled} cancelled), "
+            f"{now.cells_running} running",
         )
 
     return await orchestrator.wait(sweep_id, progress, timeout=timeout, heartbeat=SWEEP_HEARTBEAT_SECONDS)
@@ -262,6 +265,19 @@ async def wait_workflow_run(
     raise InvalidRequestError(
         "give exactly one of run_id (a workflow run, as run_workflow returned it) and sweep_run_id (a sweep)"
     )
+
+
+@tool_result
+async def steer_sweep(
+    ctx: Context,
+    sweep_run_id: Annotated[int, Field(ge=1, le=MAX_ROW_ID)],
+    action: Literal["pause", "resume"],
+) -> dict[str, Any]:
+    from svc_host.sweeps.views import mcp_result
+
+    orchestrator = await host_of(ctx).sweep_orchestrator()
+    steer = orchestrator.pause if action == "pause" else orchestrator.resume
+    return mcp_result(await steer(sweep_run_id))
 
 
 @tool_result
@@ -336,7 +352,22 @@ TOOLS = [
             "(default 4)} runs one cell per combination of values (at most 1000), at most max_parallel at "
             "once, and blocks until every cell has ended (progress notifications: cells ended / cell_count); "
             "it returns sweep_run_id, status, cell_count, cells_completed, cells_failed, cells_cancelled. "
-            "fail_fast stops launching cells after the first failure; dry_run cannot be combined with sweep."
+            "fail_fast stops launching cells after the first failure; max_failures N (instead of fail_fast) "
+            "stops once more than N cells have failed and cancels the cells left, launched or not (0: at the "
+            "first failure). The answer also has paused, cells_held, max_failures and error (why it stopped). "
+            "dry_run cannot be combined with sweep."
+        ),
+    ),
+    ToolSpec(
+        name="steer_sweep",
+        function=steer_sweep,
+        description=(
+            "Pause or resume a running sweep by sweep_run_id (from run_workflow's progress messages, "
+            "'sweep <id> ...'). action 'pause': no new cell is launched and the queued jobs of launched cells are "
+            "held in Slurm (running jobs run on); 'resume': the held jobs are released and cells are launched "
+            "again. A second pause or resume changes nothing; a sweep that ended or is being cancelled is an "
+            "error. Returns what run_workflow returns for a sweep: sweep_run_id, status, cell_count, "
+            "cells_completed, cells_failed, cells_cancelled, paused, cells_held, max_failures, error."
         ),
     ),
     ToolSpec(

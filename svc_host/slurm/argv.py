@@ -174,6 +174,19 @@ def sinfo_argv(partition: str | None = None) -> list[str]:
     return argv
 
 
+def scontrol_hold_argv(job_ids: Sequence[str], *, release: bool = False) -> list[str]:
+    """Build ``scontrol uhold <id>...`` (or ``scontrol release <id>...``): hold pending jobs, or let them start.
+
+    ``uhold`` holds as the job's owner would (reason ``JobHeldUser``) even when run by an administrator, whose
+    ``hold`` would be an admin hold. An array's own id holds (releases) every task of it still pending; a
+    running job keeps running.
+
+    Raises:
+        ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
+    """
+    return ["scontrol", "release" if release else "uhold", *_checked_ids(job_ids)]
+
+
 def scancel_argv(job_ids: Sequence[str]) -> list[str]:
     """Build ``scancel <id>...``.
 

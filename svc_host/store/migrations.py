@@ -54,6 +54,18 @@ def _add_retry_columns(conn: Connection) -> None:
                 conn.execute(text(for_dialect(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}", conn.dialect.name)))
 
 
+def _add_sweep_steering(conn: Connection) -> None:
+    """A sweep's failure budget, its pause and the count of its cells held while paused."""
+    have = {column["name"] for column in inspect(conn).get_columns("sweep_run")}
+    for name, ddl in (
+        ("max_failures", "INTEGER"),
+        ("paused_at", "TIMESTAMP"),
+        ("cells_held", "INTEGER NOT NULL DEFAULT 0"),
+    ):
+        if name not in have:
+            conn.execute(text(for_dialect(f"ALTER TABLE sweep_run ADD COLUMN {name} {ddl}", conn.dialect.name)))
+
+
 _INTEGER = re.compile(r"\bINTEGER\b")
 _ROWID = re.compile(r"\bBIGINT PRIMARY KEY\b")
 
@@ -242,7 +254,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_job_state_submitted_elapsed ON job (state, submitted_at, elapsed_seconds)",
         "CREATE INDEX IF NOT EXISTS ix_job_state_elapsed ON job (state, elapsed_seconds)",
     ),
-    # retries by end state: every attempt of a workflow job and why it was followed by another (or by none)
+    # 9: retries by end state: every attempt of a workflow job and why it was followed by another (or by none)
     (
         _add_retry_columns,
         """CREATE TABLE IF NOT EXISTS workflow_run_attempt (
@@ -254,6 +266,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE UNIQUE INDEX IF NOT EXISTS ix_workflow_run_attempt_job ON workflow_run_attempt (run_job_id, attempt)",
     ),
+    # 10: sweeps people steer: a failure budget, a pause that survives restarts, and how many cells it holds
+    (_add_sweep_steering,),
 )
 
 

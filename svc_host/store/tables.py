@@ -180,6 +180,12 @@ class SweepRunRecord(SQLModel, table=True):
     """The svc process launching its cells (an engine's owner name), as for workflow runs."""
     lease_until: datetime | None = None
     array_job_id: str | None = None
+    max_failures: int | None = None
+    """How many cells may fail before the sweep stops and cancels the rest (None: never stop)."""
+    paused_at: datetime | None = None
+    """When the sweep was paused (None: not paused): no cell is launched and its queued jobs are held."""
+    cells_held: int = 0
+    """Launched cells with a job waiting in the queue while the sweep is paused (recounted with the others)."""
     """The Slurm job array the cells were submitted as (cell ``i`` is task ``<id>_<i>``); ``None`` when each
     cell was submitted on its own."""
 

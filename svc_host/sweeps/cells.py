@@ -78,6 +78,7 @@ def prepare_sweep(host: Host, request: SweepRequest) -> PreparedSweep:
         args=shared,
         fail_fast=request.spec.fail_fast,
         max_parallel=request.spec.max_parallel,
+        max_failures=request.spec.max_failures,
         submission_source=request.source,
         transport=prepared[0].new_run.transport,
     )

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from svc_host.errors import InvalidRequestError, describe_validation
 from svc_host.workflows.source import nesting_problem
@@ -24,13 +24,16 @@ Scalar = str | int | float | bool
 
 
 class SweepSpec(BaseModel):
-    """``{matrix, fail_fast, max_parallel}`` as in the MCP spec."""
+    """``{matrix, fail_fast, max_parallel}`` as in the MCP spec, and ``max_failures``: the failure budget, how
+    many cells may fail before the sweep stops launching and cancels the rest (None: never stop; 0: stop at the
+    first failure). It replaces ``fail_fast`` (which lets launched cells finish), so the two are not combined."""
 
     model_config = ConfigDict(extra="forbid")
 
     matrix: dict[str, list[Scalar]]
     fail_fast: bool = False
     max_parallel: int = Field(default=4, ge=1, le=MAX_CELLS)
+    max_failures: StrictInt | None = Field(default=None, ge=0, le=MAX_CELLS)
 
     @field_validator("matrix", mode="before")
     @classmethod
@@ -46,6 +49,15 @@ class SweepSpec(BaseModel):
                 if isinstance(item, dict | list | tuple) or item is None:
                     raise ValueError(f"axis {axis!r} value {index} must be a string, number or boolean, got {item!r}")
         return value
+
+    @model_validator(mode="after")
+    def _one_stop_rule(self) -> SweepSpec:
+        if self.fail_fast and self.max_failures is not None:
+            raise ValueError(
+                "give fail_fast or max_failures, not both: fail_fast stops launching at the first failure and lets "
+                "launched cells finish; max_failures N cancels the rest once more than N cells have failed"
+            )
+        return self
 
     @property
     def cell_count(self) -> int:

@@ -29,14 +29,15 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.coalescing import KeyedWorkers
-from svc_host.errors import InvalidStateError, NotFoundError, SvcError
+from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
 from svc_host.leases import LeaseKeeper
-from svc_host.slurm.arrays import task_id
+from svc_host.slurm.arrays import array_of, task_id
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
-from svc_host.sweeps.settle import FAIL_FAST_REASON, announce, settle
-from svc_host.sweeps.status import TERMINAL, stops_launching
+from svc_host.sweeps.settle import BUDGET_CANCEL_REASON, FAIL_FAST_REASON, announce, settle
+from svc_host.sweeps.status import TERMINAL, over_budget, stops_launching
 from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import with_login_dir
@@ -60,6 +61,8 @@ class _Driven:
     launches: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     array_checked: bool = False
     """Whether this process has looked at launching the sweep as one job array (done once, before any cell)."""
+    held: set[str] = field(default_factory=set)
+    """Jobs this process has held while the sweep is paused (so each is held once)."""
 
 
 class SweepOrchestrator:
@@ -189,6 +192,80 @@ class SweepOrchestrator:
         self.kick(sweep_id)
         return sweep
 
+    async def pause(self, sweep_id: int) -> SweepRunRecord:
+        """Pause a sweep: no cell is launched until it is resumed, and its launched cells' queued jobs are held
+        (an array's pending tasks with one command); running jobs run on. Pausing a paused sweep changes nothing.
+        ``NotFoundError``; ``ConflictError`` for a sweep that ended or is being cancelled."""
+        sweep, changed = await self._steer(sweep_id, paused=True)
+        await self._hold(sweep)
+        return await self._steered(sweep_id, changed)
+
+    async def resume(self, sweep_id: int) -> SweepRunRecord:
+        """Resume a paused sweep: its held jobs are released and cells are launched again. Resuming a sweep that
+        is not paused changes nothing. ``NotFoundError``; ``ConflictError`` for a sweep that ended or is being
+        cancelled."""
+        sweep, changed = await self._steer(sweep_id, paused=False)
+        if changed:
+            driven = self._driven.get(sweep_id)
+            if driven is not None:
+                driven.held.clear()
+            queued = await self.host.store.run(steering.queued_jobs, sweep_id)
+            await self._hold_jobs(sweep, queued, release=True)
+            self.kick(sweep_id)
+        return await self._steered(sweep_id, changed)
+
+    async def _steer(self, sweep_id: int, *, paused: bool) -> tuple[SweepRunRecord, bool]:
+        """The sweep after setting its pause, and whether this call changed it."""
+        outcome = await self.host.store.run(steering.set_paused, sweep_id, paused)
+        sweep = outcome.sweep
+        if sweep is None:
+            raise NotFoundError(f"sweep run {sweep_id} not found")
+        verb = "pause" if paused else "resume"
+        if sweep.status in TERMINAL:
+            raise ConflictError(f"sweep run {sweep_id} is already {sweep.status}; nothing to {verb}")
+        if sweep.cancel_requested_at is not None:
+            raise ConflictError(f"sweep run {sweep_id} is being cancelled; nothing to {verb}")
+        return sweep, outcome.changed
+
+    async def _steered(self, sweep_id: int, changed: bool) -> SweepRunRecord:
+        """The sweep once its jobs are held (released); a change is announced then, with the held count."""
+        sweep = await self.get(sweep_id)
+        if changed:
+            announce(self.host, sweep, sweep.status)
+            self._notify(sweep_id)
+        return sweep
+
+    async def _hold(self, sweep: SweepRunRecord) -> None:
+        """Hold the queued jobs of a paused sweep this process has not held yet, then recount ``cells_held``."""
+        if sweep.id is None:
+            return
+        driven = self._driven.get(sweep.id)
+        already = driven.held if driven is not None else set()
+        queued = [
+            job_id for job_id in await self.host.store.run(steering.queued_jobs, sweep.id) if job_id not in already
+        ]
+        if not queued:
+            return
+        await self._hold_jobs(sweep, queued, release=False)
+        already.update(queued)
+        with contextlib.suppress(SvcError):  # states read after the hold: a job that started before it is not held
+            await self.host.monitor.refresh(sweep.transport, max_age=0.0)
+        await self.host.store.run(repo.recounted, sweep.id)
+        self._notify(sweep.id)
+
+    async def _hold_jobs(self, sweep: SweepRunRecord, job_ids: list[str], *, release: bool) -> None:
+        """One ``scontrol uhold`` (``release``): an array's tasks by the array's id, any other job by its own."""
+        array = sweep.array_job_id
+        ids = [job_id for job_id in job_ids if array is None or array_of(job_id) != array]
+        if array is not None and len(ids) < len(job_ids):
+            ids.insert(0, array)
+        if not ids:
+            return
+        try:
+            await self.host.transport(sweep.transport).hold(ids, release=release)
+        except SvcError as exc:  # a job that ended meanwhile; the others were held (released) all the same
+            log.warning("sweep %s: %s of queued jobs: %s", sweep.id, "release" if release else "hold", exc)
+
     async def launched(self, sweep_id: int) -> None:
         """Wait until the first step of a sweep and the launches it started are done (``--detach``)."""
         worker = self._passes.worker(sweep_id)
@@ -259,7 +336,18 @@ class SweepOrchestrator:
         cancelled = sweep.cancel_requested_at is not None
         if sweep.array_job_id is not None and sweep.fail_fast and sweep.cells_failed and not cancelled:
             await self._stop_queued_tasks(sweep_id, sweep.transport)
-        if stops_launching(repo.counters(sweep), fail_fast=sweep.fail_fast, cancel_requested=cancelled):
+        spent = over_budget(repo.counters(sweep), sweep.max_failures)
+        if spent and not cancelled and sweep.cells_running:
+            await self._cancel_launched(sweep)
+        elif sweep.paused_at is not None and not cancelled:
+            await self._hold(sweep)
+        if stops_launching(
+            repo.counters(sweep),
+            fail_fast=sweep.fail_fast,
+            cancel_requested=cancelled,
+            max_failures=sweep.max_failures,
+            paused=sweep.paused_at is not None,
+        ):
             return
         if self.arrays and not driven.array_checked:
             driven.array_checked = True
@@ -323,6 +411,23 @@ class SweepOrchestrator:
         await self.engine.driver.submitter.never_started(transport, tasks)
         for run_id, _ in queued:
             await self._cancel_cell(run_id, error=FAIL_FAST_REASON, cancelled=tasks)
+
+    async def _cancel_launched(self, sweep: SweepRunRecord) -> None:
+        """The failure budget is spent: cancel the launched cells (an array's tasks with one scancel)."""
+        if sweep.id is None:
+            return
+        done: list[str] = []
+        if sweep.array_job_id is not None:
+            queued = await self.host.store.run(repo.waiting_in_queue, sweep.id)
+            for warning in await self.engine.driver.submitter.scancel(
+                sweep.transport, [(sweep.name, sweep.array_job_id)]
+            ):
+                log.warning("sweep %s: %s", sweep.id, warning)
+            await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
+            done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
+        flying = await self.host.store.run(repo.cell_ids, sweep.id, repo.IN_FLIGHT)
+        cancels = (self._cancel_cell(run_id, error=BUDGET_CANCEL_REASON, cancelled=done) for run_id in flying)
+        await asyncio.gather(*cancels)
 
     async def _cancel_cell(self, run_id: str, *, error: str | None = None, cancelled: Collection[str] = ()) -> None:
         try:

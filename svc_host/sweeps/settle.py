@@ -1,8 +1,9 @@
 """Bringing a sweep up to date with its cells; any process may do it, any number of times.
 
-The counters are recounted, ``fail_fast`` is applied (a failed cell cancels the cells not launched yet, but
-those being launched), the status the counters call for is set by compare-and-set, and each change is
-announced once with ``sweep_run.status_changed``.
+The counters are recounted, ``fail_fast`` and the failure budget are applied (a failed cell, or one failure too
+many, cancels the cells not launched yet, but those being launched; the budget's reason becomes the sweep's
+``error`` at once, and its launched cells are cancelled by the orchestrator), the status the counters call for
+is set by compare-and-set, and each change is announced once with ``sweep_run.status_changed``.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from svc_host.plugin_types import Event
+from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
-from svc_host.sweeps.status import FAILED, derive, failure_message
+from svc_host.sweeps.status import FAILED, budget_message, derive, failure_message, over_budget
 
 if TYPE_CHECKING:
     from svc_host.context import Host
     from svc_host.store.tables import SweepRunRecord
 
 FAIL_FAST_REASON = "not started: fail_fast stopped the sweep after a cell failed"
+BUDGET_REASON = "not started: the sweep stopped after more than max_failures cells failed"
+BUDGET_CANCEL_REASON = "cancelled: the sweep stopped after more than max_failures cells failed"
 
 
 async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) -> SweepRunRecord | None:
@@ -32,12 +36,22 @@ async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) 
         await host.store.run(repo.drain_pending, sweep_id, FAIL_FAST_REASON, keep=set(launching))
         sweep = await host.store.run(repo.get_sweep, sweep_id) or sweep
         counts = repo.counters(sweep)
+    if sweep.max_failures is not None and over_budget(counts, sweep.max_failures) and not cancelled:
+        if counts.pending:
+            await host.store.run(repo.drain_pending, sweep_id, BUDGET_REASON, keep=set(launching))
+        reason = budget_message(counts, sweep.cell_count, sweep.max_failures)
+        noted = await host.store.run(steering.note_stop, sweep_id, reason)
+        sweep = await host.store.run(repo.get_sweep, sweep_id) or sweep
+        counts = repo.counters(sweep)
+        if noted:
+            announce(host, sweep, sweep.status)
     after = derive(sweep.status, counts, sweep.cell_count, cancel_requested=cancelled)
     if after == sweep.status:
         return sweep
     error = None
     if after == FAILED:
-        error = failure_message(counts, sweep.cell_count, await host.store.run(repo.first_failure, sweep_id))
+        first = await host.store.run(repo.first_failure, sweep_id)
+        error = failure_message(counts, sweep.cell_count, first, max_failures=sweep.max_failures)
     moved = await host.store.run(repo.move_status, sweep_id, sweep.status, after, error=error)
     now = await host.store.run(repo.get_sweep, sweep_id) or sweep
     if moved:
@@ -46,7 +60,16 @@ async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) 
 
 
 def announce(host: Host, sweep: SweepRunRecord, before: str) -> None:
-    """Emit ``sweep_run.status_changed``: ``{id, name, from, to, cell_count, cells_pending, ...}``."""
-    counts = {name: getattr(sweep, name) for name in repo.COUNTED}
-    payload = {"id": sweep.id, "name": sweep.name, "from": before, "to": sweep.status, "cell_count": sweep.cell_count}
+    """Emit ``sweep_run.status_changed``: ``{id, name, from, to, cell_count, cells_pending, ..., cells_held,
+    paused, error}``. A pause, a resume or a spent failure budget is announced too, ``from`` equal to ``to``."""
+    counts = {name: getattr(sweep, name) for name in (*repo.COUNTED, "cells_held")}
+    payload = {
+        "id": sweep.id,
+        "name": sweep.name,
+        "from": before,
+        "to": sweep.status,
+        "cell_count": sweep.cell_count,
+        "paused": sweep.paused_at is not None,
+        "error": sweep.error,
+    }
     host.plugins.emit(Event(name="sweep_run.status_changed", payload={**payload, **counts}))

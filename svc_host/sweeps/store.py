@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, update
+from sqlalchemy import ColumnElement, and_, case, func, or_, update
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
@@ -68,6 +68,7 @@ class NewSweep:
     max_parallel: int
     submission_source: str
     transport: str
+    max_failures: int | None = None
 
 
 def counters(sweep: SweepRunRecord) -> Counters:
@@ -103,6 +104,7 @@ def insert_sweep(
         args=json.dumps(dict(sweep.args), sort_keys=True, default=str),
         fail_fast=sweep.fail_fast,
         max_parallel=sweep.max_parallel,
+        max_failures=sweep.max_failures,
         cell_count=len(cells),
         cells_pending=len(cells),
         submission_source=sweep.submission_source,
@@ -143,11 +145,28 @@ def recount(session: Session, sweep_id: int, now: datetime | None = None) -> Non
         )
 
     values: dict[str, Any] = {name: count(statuses) for name, statuses in COUNTED.items()}
+    values["cells_held"] = case((col(SweepRunRecord.paused_at).is_not(None), _held_count(sweep_id)), else_=0)
     session.execute(
         update(SweepRunRecord)
         .where(col(SweepRunRecord.id) == sweep_id)
         .values(**values, updated_at=now or runs.now_utc())
         .execution_options(synchronize_session=False)
+    )
+
+
+def _held_count(sweep_id: int) -> Any:
+    """Launched cells of the sweep with a job still queued (``PENDING``): those a pause holds."""
+    return (
+        select(func.count(func.distinct(WorkflowRunRecord.id)))
+        .select_from(WorkflowRunRecord)
+        .join(WorkflowRunJob, col(WorkflowRunJob.run_id) == col(WorkflowRunRecord.id))
+        .join(JobRecord, col(JobRecord.id) == col(WorkflowRunJob.job_pk))
+        .where(
+            WorkflowRunRecord.sweep_id == sweep_id,
+            col(WorkflowRunRecord.status).in_(IN_FLIGHT),
+            JobRecord.state == "PENDING",
+        )
+        .scalar_subquery()
     )
 
 
@@ -299,7 +318,7 @@ def request_cancel(session: Session, sweep_id: int, now: datetime | None = None)
             col(SweepRunRecord.cancel_requested_at).is_(None),
             col(SweepRunRecord.status) == left,
         )
-        .values(cancel_requested_at=moment, status="draining", updated_at=moment)
+        .values(cancel_requested_at=moment, status="draining", paused_at=None, cells_held=0, updated_at=moment)
         .execution_options(synchronize_session=False)
     )
     changed = getattr(result, "rowcount", 0) == 1
@@ -312,8 +331,8 @@ def move_status(
     """Compare-and-set the sweep's status (so each change is made, and announced, once)."""
     moment = now or runs.now_utc()
     values: dict[str, Any] = {"status": after, "updated_at": moment}
-    if after in TERMINAL:
-        values["completed_at"] = moment
+    if after in TERMINAL:  # an ended sweep is no longer paused
+        values.update(completed_at=moment, paused_at=None, cells_held=0)
     if error is not None:
         values["error"] = error
     result = session.execute(

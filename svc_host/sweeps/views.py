@@ -25,12 +25,15 @@ def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, An
         "args": json.loads(sweep.args),
         "fail_fast": sweep.fail_fast,
         "max_parallel": sweep.max_parallel,
+        "max_failures": sweep.max_failures,
         "cell_count": sweep.cell_count,
         "cells_pending": sweep.cells_pending,
         "cells_running": sweep.cells_running,
         "cells_completed": sweep.cells_completed,
         "cells_failed": sweep.cells_failed,
         "cells_cancelled": sweep.cells_cancelled,
+        "cells_held": sweep.cells_held,
+        "paused_at": _iso(sweep.paused_at),
         "submission_source": sweep.submission_source,
         "started_at": _iso(sweep.started_at),
         "completed_at": _iso(sweep.completed_at),
@@ -57,7 +60,8 @@ def cell_view(run: WorkflowRunRecord, queued: str | None = None) -> dict[str, An
 
 
 def mcp_result(sweep: SweepRunRecord) -> dict[str, Any]:
-    """``run_workflow``'s sweep shape (without ``success``)."""
+    """``run_workflow``'s sweep shape (without ``success``), with the pause (``paused``, ``cells_held``) and the
+    failure budget (``max_failures``, ``error``)."""
     return {
         "sweep_run_id": sweep.id,
         "status": sweep.status,
@@ -65,4 +69,8 @@ def mcp_result(sweep: SweepRunRecord) -> dict[str, Any]:
         "cells_completed": sweep.cells_completed,
         "cells_failed": sweep.cells_failed,
         "cells_cancelled": sweep.cells_cancelled,
+        "paused": sweep.paused_at is not None,
+        "cells_held": sweep.cells_held,
+        "max_failures": sweep.max_failures,
+        "error": sweep.error,
     }

@@ -101,6 +101,18 @@ class TransportContract:
         done = await wait_for_state(transport, job_id, {JobState.CANCELLED}, timeout=60)
         assert done.raw_state.startswith("CANCELLED")
 
+    async def test_hold_keeps_a_job_queued_until_released(self, transport: Transport, submit: Any) -> None:
+        # A sweep's pause: the held job stays pending (a user hold) until it is released.
+        first, _ = await submit(command="sleep 60")
+        then, _ = await submit(command="true", dependency=f"afterok:{first}")
+        await transport.hold([then])
+        held = (await transport.statuses([then]))[then]
+        assert (held.state, held.reason) == (JobState.PENDING, "JobHeldUser")
+        await transport.hold([then], release=True)
+        released = (await transport.statuses([then]))[then]
+        assert released.state is JobState.PENDING
+        assert released.reason != "JobHeldUser"
+
     @pytest.mark.slow
     async def test_time_limit_gives_timeout(self, transport: Transport, submit: Any) -> None:
         # It cannot be shorter: one minute is Slurm's smallest limit and slurmctld enforces limits on a ~30 s

@@ -67,6 +67,16 @@ class FakeTransport(Transport):
             if not self.jobs[job_id].state.is_terminal:
                 self.set_state(job_id, JobState.CANCELLED, raw="CANCELLED by 0")
 
+    async def hold(self, job_ids: Sequence[str], *, release: bool = False) -> None:
+        self.calls.append("release" if release else "hold")
+        for job_id in job_ids:
+            if job_id not in self.jobs:
+                message = f"Invalid job id specified for job {job_id}"
+                raise TransportError(message, argv=["scontrol", job_id], exit_code=1)
+            if self.jobs[job_id].state == JobState.PENDING:
+                reason = None if release else "JobHeldUser"
+                self.jobs[job_id] = self.jobs[job_id].model_copy(update={"reason": reason})
+
     async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
         self.calls.append("read_log")
         if path not in self.logs:

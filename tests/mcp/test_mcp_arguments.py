@@ -77,6 +77,13 @@ CASES: dict[str, list[tuple[dict[str, Any], str]]] = {
             "a number (got string)",
         )
     ],
+    "steer_sweep": [
+        ({"action": "pause"}, "steer_sweep: missing required argument 'sweep_run_id'"),
+        (
+            {"sweep_run_id": 1, "action": "stop"},
+            "steer_sweep: argument 'action': Input should be 'pause' or 'resume' (got string)",
+        ),
+    ],
     "list_workflows": [
         ({"directory": ["."]}, "list_workflows: argument 'directory': Input should be a valid string (got array)")
     ],

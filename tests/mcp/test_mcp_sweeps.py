@@ -97,6 +97,10 @@ async def test_a_sweep_blocks_until_every_cell_ended_with_progress(svc_home: dic
         "cells_completed": 4,
         "cells_failed": 0,
         "cells_cancelled": 0,
+        "paused": False,
+        "cells_held": 0,
+        "max_failures": None,
+        "error": None,
     }
     assert isinstance(sweep_id, int)
     assert sorted(path.name for path in work.glob("*.txt")) == ["1x.txt", "1y.txt", "2x.txt", "2y.txt"]

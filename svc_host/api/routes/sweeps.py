@@ -1,8 +1,10 @@
-"""``/api/sweep_runs``: list, detail, cells and cancel of sweeps.
+"""``/api/sweep_runs``: list, detail, cells, cancel, pause and resume of sweeps.
 
 A sweep is started with ``POST /api/workflows/{name}/run`` and a ``sweep`` object in the body (see the
 workflows router). A sweep id that is not an integer is 404, like an unknown one. Cancelling a sweep that
-ended without a cancel is 422, as for runs; a second cancel answers 202 with the sweep as it is.
+ended without a cancel is 422, as for runs; a second cancel answers 202 with the sweep as it is. Pause and
+resume answer 200 with the sweep (a second pause or resume changes nothing), 409 for a sweep that ended or
+is being cancelled.
 """
 
 from __future__ import annotations
@@ -64,3 +66,19 @@ async def cancel_sweep(sweep_id: str, host: HostDep) -> JSONResponse:
 def _queued(host: Host, sweep_id: int | None) -> str | None:
     """Why cells of the sweep wait to be submitted (``svc_host.submit_throttle``), or None."""
     return host.submit_throttle.reason(sweep_waiter(sweep_id)) if sweep_id is not None else None
+
+
+@router.post("/{sweep_id}/pause", responses=error_responses(404, 409, e409="the sweep ended or is being cancelled"))
+async def pause_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
+    """Pause a sweep: no new cell is launched and its queued jobs are held (``paused_at`` set, ``cells_held``
+    counted); running cells run on. 200 with the sweep; 404; 409 when it ended or is being cancelled."""
+    orchestrator = await host.sweep_orchestrator()
+    return sweep_view(await orchestrator.pause(_sweep_id(sweep_id)))
+
+
+@router.post("/{sweep_id}/resume", responses=error_responses(404, 409, e409="the sweep ended or is being cancelled"))
+async def resume_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
+    """Resume a paused sweep: its held jobs are released and cells are launched again. 200 with the sweep; 404;
+    409 when it ended or is being cancelled."""
+    orchestrator = await host.sweep_orchestrator()
+    return sweep_view(await orchestrator.resume(_sweep_id(sweep_id)))

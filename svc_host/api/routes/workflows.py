@@ -4,8 +4,8 @@ Files live in one directory (``svc_host.workflows.files.workflows_dir``); reques
 paths. Status codes beyond the spec's: upload answers 422 for a bad filename or an invalid workflow (413
 over 1 MB) and 200 ``{status: 'uploaded', ...}`` on success, replacing a file of the same name; a run
 takes an optional JSON body (``args``, ``from_job``, ``to_job``, ``single_job``, ``transport``, ``mount``);
-with a ``sweep`` object (``{matrix, fail_fast, max_parallel}``) the run is a sweep and the answer is 202 with
-the Sweep run (its cells are launched in the background; see ``/api/sweep_runs``).
+with a ``sweep`` object (``{matrix, fail_fast, max_parallel, max_failures}``) the run is a sweep and the answer
+is 202 with the Sweep run (its cells are launched in the background; see ``/api/sweep_runs``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class RunBody(BaseModel):
     transport: str | None = None
     mount: str | None = None
     sweep: dict[str, Any] | None = None
-    """Run as a sweep: ``{matrix: {axis: [values]}, fail_fast: false, max_parallel: 4}``."""
+    """Run as a sweep: ``{matrix: {axis: [values]}, fail_fast: false, max_parallel: 4, max_failures: null}``
+    (``max_failures`` N: stop and cancel the rest once more than N cells failed; not with ``fail_fast``)."""
 
 
 def _summary(name: str, text: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 // Sweeps: the list, and one sweep's page with its counters as a stacked bar that moves live, the cells table
-// (each cell links to its run) and cancel. Cell and sweep status changes arrive as events; the sweep is re-read
-// only when one concerns it.
+// (each cell links to its run), pause/resume, the failure budget and cancel. Cell and sweep status changes (a
+// pause or resume too) arrive as events; the sweep is re-read only when one concerns it.
 import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
@@ -20,6 +20,21 @@ export function counterParts(sweep) {
     { label: 'failed', value: sweep.cells_failed, cls: 'state-FAILED' },
     { label: 'cancelled', value: sweep.cells_cancelled, cls: 'state-CANCELLED' },
   ];
+}
+
+/** The "paused · N held" badge of a paused sweep (null when it is not paused). */
+export function pausedBadge(sweep) {
+  if (!sweep.paused_at) return null;
+  return h('span', { class: 'badge status-paused', title: `paused ${fmtTime(sweep.paused_at)}: no cell is launched and queued jobs are held` },
+    `paused · ${sweep.cells_held} held`);
+}
+
+/** The failure budget as "2 of 3 failures" (null without one). */
+export function budgetText(sweep) {
+  if (sweep.max_failures === null || sweep.max_failures === undefined) return null;
+  const used = `${sweep.cells_failed} of ${sweep.max_failures} failure${sweep.max_failures === 1 ? '' : 's'}`;
+  if (sweep.cells_failed > sweep.max_failures) return `${used}: spent, the cells left were cancelled`;
+  return `${used} · the sweep stops at failure ${sweep.max_failures + 1}`;
 }
 
 function concerns(events, sweepId) {
@@ -64,7 +79,7 @@ async function renderList(root) {
           h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
           h('td', null, sweep.name),
           h('td', { class: 'mono', title: JSON.stringify(sweep.matrix) }, Object.entries(sweep.matrix).map(([axis, values]) => `${axis} × ${values.length}`).join(', ')),
-          h('td', null, stateBadge(sweep.status)),
+          h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
           h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
           h('td', { class: 'num' }, String(sweep.max_parallel)),
           h('td', { title: fmtTime(sweep.started_at) }, fmtAgo(sweep.started_at)));
@@ -102,20 +117,28 @@ async function renderSweep(root, sweepId) {
   const summary = h('div', { class: 'sweep-summary' });
   const cellsBox = h('div');
   const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
+  const pauseBtn = actionButton('Pause', () => steer('pause'), { cls: 'btn', errorBox: actionError, busyLabel: 'Pausing…', title: 'Launch no new cell and hold the queued jobs; running cells run on' });
+  const resumeBtn = actionButton('Resume', () => steer('resume'), { cls: 'btn btn-primary', errorBox: actionError, busyLabel: 'Resuming…', title: 'Release the held jobs and launch cells again' });
 
   replace(root, head, errorBox, queuedBox, actionError,
     card('Cells', [summary, bar], { actions: liveIndicator() }),
     card('Cell runs', cellsBox, { cls: 'flush' }));
 
   function drawHead() {
-    cancelBtn.hidden = TERMINAL.has(sweep.status) || Boolean(sweep.cancel_requested_at);
+    const steerable = !TERMINAL.has(sweep.status) && !sweep.cancel_requested_at;
+    cancelBtn.hidden = !steerable;
+    pauseBtn.hidden = !steerable || Boolean(sweep.paused_at);
+    resumeBtn.hidden = !steerable || !sweep.paused_at;
     const end = sweep.completed_at ? new Date(sweep.completed_at) : new Date();
+    const budget = budgetText(sweep);
     replace(head,
-      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`), stateBadge(sweep.status), h('span', { class: 'grow' }), cancelBtn),
+      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
       h('dl', { class: 'kv run-facts' },
         h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
         Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
         h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
+        budget ? [h('dt', null, 'Failure budget'), h('dd', { class: ['failure-budget', sweep.cells_failed > sweep.max_failures ? 'spent' : null] }, budget)] : null,
+        sweep.paused_at ? [h('dt', null, 'Paused'), h('dd', { class: 'paused-facts' }, `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`)] : null,
         sweep.array_job_id ? [h('dt', null, 'Submitted'), h('dd', { class: 'array-job' }, `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`)] : null,
         h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? `took ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}` : `running for ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}`}`),
         sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
@@ -125,7 +148,8 @@ async function renderSweep(root, sweepId) {
     queuedBox.textContent = sweep.queued ? `Cells wait to be submitted — ${sweep.queued}` : '';
     bar.update(counterParts(sweep));
     const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
-    replace(summary, h('span', { class: 'sweep-count' }, h('strong', null, `${done}`), ` of ${sweep.cell_count} cells done`));
+    replace(summary, h('span', { class: 'sweep-count' }, h('strong', null, `${done}`), ` of ${sweep.cell_count} cells done`,
+      sweep.paused_at ? h('span', { class: 'held-count' }, ` · paused, ${sweep.cells_held} held`) : null));
   }
 
   async function drawCells() {
@@ -155,6 +179,13 @@ async function renderSweep(root, sweepId) {
     if (!ok) return;
     sweep = await api(`/api/sweep_runs/${sweepId}/cancel`, { method: 'POST' });
     toast('Sweep cancelling: running cells are being cancelled', 'ok');
+    drawHead();
+    await drawCells();
+  }
+
+  async function steer(action) {
+    sweep = await api(`/api/sweep_runs/${sweepId}/${action}`, { method: 'POST' });
+    toast(action === 'pause' ? 'Sweep paused: no new cell is launched and queued jobs are held' : 'Sweep resumed', 'ok');
     drawHead();
     await drawCells();
   }

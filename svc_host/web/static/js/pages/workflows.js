@@ -1,6 +1,6 @@
 // Workflows: the list (with a sample to start from), and one workflow's page: a YAML editor validated as you
 // type (errors at their lines), the DAG drawn from it, a visual builder that writes the same YAML, run / dry run
-// with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast) and the workflow's runs.
+// with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast, max_failures) and the workflow's runs.
 import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
@@ -542,7 +542,7 @@ async function renderEditor(root, fileName, query) {
   }
 
   // -- sweeps -------------------------------------------------------------------------------------------
-  const sweepState = { axes: [], maxParallel: 2, failFast: false, args: {} };
+  const sweepState = { axes: [], maxParallel: 2, failFast: false, maxFailures: '', args: {} };
   const sweepError = alertBox(null);
 
   function cellCount() {
@@ -567,6 +567,8 @@ async function renderEditor(root, fileName, query) {
     parallel.addEventListener('input', () => { sweepState.maxParallel = Number(parallel.value) || 1; });
     const failFast = h('input', { type: 'checkbox', checked: sweepState.failFast });
     failFast.addEventListener('change', () => { sweepState.failFast = failFast.checked; });
+    const maxFailures = h('input', { type: 'number', min: 0, max: 1000, value: sweepState.maxFailures, placeholder: 'never stop' });
+    maxFailures.addEventListener('input', () => { sweepState.maxFailures = maxFailures.value; });
     const startBtn = actionButton('Start sweep', startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
     startBtn.disabled = !state.valid;
     replace(sweepBox,
@@ -575,6 +577,7 @@ async function renderEditor(root, fileName, query) {
       h('div', { class: 'matrix' }, h('div', { class: 'matrix-row matrix-head' }, h('span', null, 'Argument'), h('span', null, 'Values (comma separated)'), h('span')), rows),
       h('button', { type: 'button', class: 'btn btn-sm', onClick: () => { sweepState.axes.push({ name: '', values: '' }); drawSweepForm(); } }, '+ Add axis'),
       h('div', { class: 'form-grid sweep-options' }, field('Max parallel cells', parallel),
+        field('Max failures', maxFailures, { hint: 'once more cells failed, the rest is cancelled' }),
         h('label', { class: 'check' }, failFast, 'Fail fast (stop launching cells after the first failure)')),
       h('div', { class: 'form-actions' }, startBtn, count),
       sweepError);
@@ -589,9 +592,11 @@ async function renderEditor(root, fileName, query) {
     }
     if (!Object.keys(matrix).length) throw new Error('Give at least one argument and its values');
     const name = await ensureSaved();
+    const spec = { matrix, max_parallel: sweepState.maxParallel, fail_fast: sweepState.failFast };
+    if (String(sweepState.maxFailures).trim() !== '') spec.max_failures = Number(sweepState.maxFailures);
     const sweep = await api(`/api/workflows/${encodeURIComponent(name)}/run`, {
       method: 'POST',
-      body: { args: changedArgs(runState.args), sweep: { matrix, max_parallel: sweepState.maxParallel, fail_fast: sweepState.failFast } },
+      body: { args: changedArgs(runState.args), sweep: spec },
     });
     navigate(`/sweeps/${sweep.id}`);
   }
