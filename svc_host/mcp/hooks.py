@@ -8,6 +8,6 @@ from svc_host.plugin_types import ToolSpec
 
 @hookimpl
 def svc_mcp_tools() -> list[ToolSpec]:
-    from svc_host.mcp import tools_config, tools_jobs, tools_sync, tools_workflows
+    from svc_host.mcp import tools_config, tools_efficiency, tools_jobs, tools_sync, tools_workflows
 
-    return [*tools_jobs.TOOLS, *tools_workflows.TOOLS, *tools_sync.TOOLS, *tools_config.TOOLS]
+    return [*tools_jobs.TOOLS, *tools_workflows.TOOLS, *tools_sync.TOOLS, *tools_config.TOOLS, *tools_efficiency.TOOLS]
