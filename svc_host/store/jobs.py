@@ -254,7 +254,7 @@ def history_stats(
         last = day_stats.day_of(until - timedelta(days=1)) if until is not None else None
         by_state = day_stats.summed(session, first_day=first, last_day=last)
     else:
-        by_state = _scanned(session, since, until)
+        by_state = scanned_sums(session, since, until)
     total = completed = failed = cancelled = 0
     runtime_sum = runtime_n = 0
     efficiency = Totals()
@@ -284,7 +284,7 @@ def _midnight(moment: datetime | None) -> bool:
     return moment is None or _aware(moment).timetz().replace(tzinfo=None) == time()
 
 
-def _scanned(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
+def scanned_sums(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
     """The counters' sums for a range that is not whole days, from the job rows themselves."""
     query = select(JobRecord)
     if since is not None:
