@@ -10,7 +10,7 @@ Pure: it reads :class:`~svc_host.domain.usage.JobUsage` (what accounting recorde
 
 Only ``COMPLETED`` jobs are flagged: a job that failed or was cancelled early did not show what it needs.
 A suggestion leaves headroom (:data:`HEADROOM` over the peak, :data:`TIME_HEADROOM` over the runtime) and is
-made only when it is smaller than what was asked.
+made only when it is smaller than what was asked (for memory, by at least :data:`MIN_MEMORY_SAVING`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ HEADROOM: Final = 1.2
 """Suggested memory and CPUs: the peak (or mean) plus 20%, rounded up."""
 TIME_HEADROOM: Final = 1.5
 """Suggested time limit: the runtime plus 50%, rounded up to whole 5 minutes."""
+MIN_MEMORY_SAVING: Final = 1024**3
+"""Memory is flagged only when the suggestion frees at least 1 GiB: a small job on a site's default memory per CPU
+(often a few hundred MB to a few GB, given without being asked) is not worth a warning."""
 GPU_NOT_ACCOUNTED: Final = (
     "GPU utilisation is not recorded: this cluster's accounting has no gres/gpuutil "
     "(AccountingStorageTRES with GPU metrics gathered by NVML/RSMI); only the allocation is known"
@@ -86,7 +89,7 @@ def job_efficiency(usage: JobUsage, *, state: str) -> dict[str, Any]:
         percent = _percent(usage.max_rss_bytes, usage.mem_bytes)
         memory = {"allocated_bytes": usage.mem_bytes, "peak_bytes": usage.max_rss_bytes, "percent": percent}
         request = _memory_request(usage.max_rss_bytes)
-        if completed and percent < FLAG_BELOW and request < usage.mem_bytes:
+        if completed and percent < FLAG_BELOW and usage.mem_bytes - request >= MIN_MEMORY_SAVING:
             asked, peak, ask = format_bytes(usage.mem_bytes), format_bytes(usage.max_rss_bytes), format_bytes(request)
             flags.append(
                 {"resource": "memory", "message": f"asked {asked}, peaked at {peak}: ask for {ask}", "suggested": ask}

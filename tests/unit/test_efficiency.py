@@ -86,3 +86,8 @@ def test_sizes_and_durations_read_like_slurm_arguments() -> None:
         "5s",
         "2d3h",
     ]
+
+
+def test_memory_is_flagged_only_when_the_suggestion_frees_a_gigabyte() -> None:
+    default = big_asker(mem_bytes=1000 * 1024**2, max_rss_bytes=1024**2)  # a site's default, not asked for
+    assert [flag["resource"] for flag in job_efficiency(default, state="COMPLETED")["suggestions"]] == ["cpu", "time"]
