@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from svc_host.domain.efficiency import Totals, job_efficiency
 from svc_host.domain.jobs import JobState
-from svc_host.efficiency import Totals, job_efficiency
 from svc_host.errors import NotFoundError
 from svc_host.store.day_stats import usage_of
 

@@ -29,7 +29,7 @@ def suggestions_text(efficiency: dict[str, Any] | None) -> str:
 
 
 def _job_lines(view: dict[str, Any]) -> list[str]:
-    from svc_host.efficiency import format_bytes, format_duration
+    from svc_host.domain.efficiency import format_bytes, format_duration
 
     lines = [f"job {view['job_id']} ({view['name']}) {view['status']}"]
     efficiency = view["efficiency"]

@@ -15,9 +15,9 @@ from typing import Final
 from sqlalchemy import func, text
 from sqlmodel import Session, select
 
+from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState
 from svc_host.domain.usage import JobUsage
-from svc_host.efficiency import Totals
 from svc_host.store.tables import JobDayStats, JobRecord
 
 COLUMNS: Final = (

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, time, timedelta
 
 from sqlmodel import Session, col, select
 
+from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.usage import JobUsage
-from svc_host.efficiency import Totals
 from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from svc_host.domain.efficiency import GPU_NOT_ACCOUNTED, Totals, format_bytes, format_duration, job_efficiency
 from svc_host.domain.usage import JobUsage
-from svc_host.efficiency import GPU_NOT_ACCOUNTED, Totals, format_bytes, format_duration, job_efficiency
 
 GIB = 1024**3
 
