@@ -135,7 +135,10 @@ def apply_statuses(
     moment = _aware(now or datetime.now(UTC))
     changes: list[StateChange] = []
     counters = day_stats.DayStatsDelta()
-    for record in live_jobs(session, transport):
+    # Rows locked (PostgreSQL; SQLite has one writer at a time): a second server applying the same change waits,
+    # then finds the job no longer live, so neither a transition nor a day counter is written twice.
+    live = select(JobRecord).where(JobRecord.transport == transport, col(JobRecord.state).in_(LIVE_STATES))
+    for record in session.exec(live.order_by(col(JobRecord.id)).with_for_update()):
         status = statuses.get(record.job_id)
         if status is None:
             continue
@@ -194,8 +197,15 @@ def record_usages(session: Session, transport: str, usages: Mapping[str, JobUsag
     moment = _aware(now or datetime.now(UTC))
     counters = day_stats.DayStatsDelta()
     stored = 0
-    for job_id, usage in usages.items():
-        record = find_job(session, transport, job_id)
+    for job_id, usage in sorted(usages.items()):
+        latest = (
+            select(JobRecord)
+            .where(JobRecord.transport == transport, JobRecord.job_id == job_id)
+            .order_by(col(JobRecord.id).desc())
+            .limit(1)
+            .with_for_update()  # another server recording the same usage waits, then finds it recorded
+        )
+        record = session.exec(latest).first()
         if record is None or record.usage_at is not None or not JobState(record.state).is_terminal:
             continue
         counters.before(record)

@@ -4,6 +4,8 @@ status changes, runtime updates and usage; all-time and whole-day statistics rea
 from __future__ import annotations
 
 import random
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -128,3 +130,32 @@ def test_the_backfill_counts_what_was_stored_before(store: Store) -> None:
         backfill_job_day_stats(conn)
         backfill_job_day_stats(conn)  # repeat-safe
     assert store.call(counted) == before
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_two_servers_seeing_the_same_end_count_it_once(database_url: str) -> None:
+    """Two processes on one PostgreSQL apply the same status change at once: the second waits on the first's row
+    lock, then finds the job ended, so the counters and transitions hold it once (SQLite has a single writer)."""
+    first, second = Store(database_url), Store(database_url)
+    add(first, "1", NOW)
+    ended = {"1": status("1", JobState.COMPLETED, 30)}
+    usage = {
+        "1": JobUsage(job_id="1", cpus=2, mem_bytes=GIB, elapsed_seconds=30, cpu_seconds=3.0, max_rss_bytes=GIB // 8)
+    }
+    with Session(first.engine, expire_on_commit=False) as holding:
+        assert [change.to_state for change in repo.apply_statuses(holding, "local", ended)] == ["COMPLETED"]
+        assert repo.record_usages(holding, "local", usage) == 1
+        with ThreadPoolExecutor(2) as pool:
+            waiting = pool.submit(second.call, repo.apply_statuses, "local", ended)
+            recording = pool.submit(second.call, repo.record_usages, "local", usage)
+            time.sleep(1)
+            assert not waiting.done()  # blocked on the row the first server holds
+            holding.commit()
+            assert waiting.result(timeout=30) == []
+            assert recording.result(timeout=30) == 0
+    assert first.call(counted) == first.call(scanned)
+    assert first.call(counted)["COMPLETED"][:4] == [1, 30, 1, 1]
+    record = first.call(repo.find_job, "local", "1")
+    assert [t.to_state for t in first.call(repo.transitions, record.id)] == ["PENDING", "COMPLETED"]
+    first.close()
+    second.close()
