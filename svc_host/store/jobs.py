@@ -256,15 +256,24 @@ def history_stats(
     """Totals per outcome, the mean runtime of finished jobs submitted in ``[since, until)`` (over the jobs whose
     runtime is known: a job the scheduler lost has none) and their aggregate efficiency.
 
-    Whole UTC days (what ``from``/``to`` dates give) are read from the per-day counters; a range that starts or
-    ends inside a day scans the jobs of that range.
+    Whole UTC days (what ``from``/``to`` dates give) are read from the per-day counters; the part of a range that
+    starts or ends inside a day (at most a day at each end) is scanned from the jobs.
     """
-    if _midnight(since) and _midnight(until):
-        first = day_stats.day_of(since) if since is not None else None
-        last = day_stats.day_of(until - timedelta(days=1)) if until is not None else None
-        by_state = day_stats.summed(session, first_day=first, last_day=last)
-    else:
-        by_state = scanned_sums(session, since, until)
+    by_state: dict[str, list[int]] = {}
+    low, high = since, until
+    if low is not None and not _midnight(low):
+        edge = _day_start(low) + timedelta(days=1)
+        stop = edge if high is None or high > edge else high
+        _merge(by_state, scanned_sums(session, low, stop))
+        low = stop
+    if high is not None and not _midnight(high) and (low is None or high > low):
+        edge = _day_start(high) if low is None else max(_day_start(high), low)
+        _merge(by_state, scanned_sums(session, edge, high))
+        high = edge
+    if low is None or high is None or low < high:
+        first = day_stats.day_of(low) if low is not None else None
+        last = day_stats.day_of(high - timedelta(days=1)) if high is not None else None
+        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last))
     total = completed = failed = cancelled = 0
     runtime_sum = runtime_n = 0
     efficiency = Totals()
@@ -294,8 +303,19 @@ def _midnight(moment: datetime | None) -> bool:
     return moment is None or _aware(moment).timetz().replace(tzinfo=None) == time()
 
 
+def _day_start(moment: datetime) -> datetime:
+    return datetime.combine(_aware(moment).date(), time(), tzinfo=UTC)
+
+
+def _merge(into: dict[str, list[int]], sums: Mapping[str, list[int]]) -> None:
+    for state, vector in sums.items():
+        row = into.setdefault(state, [0] * len(vector))
+        for index, value in enumerate(vector):
+            row[index] += value
+
+
 def scanned_sums(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
-    """The counters' sums for a range that is not whole days, from the job rows themselves."""
+    """The counters' sums over the jobs submitted in ``[since, until)``, from the job rows themselves."""
     query = select(JobRecord)
     if since is not None:
         query = query.where(JobRecord.submitted_at >= _aware(since))

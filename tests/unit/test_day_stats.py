@@ -120,6 +120,18 @@ def test_all_time_and_whole_day_stats_read_the_counters_and_equal_a_scan(store: 
     assert inside == one_day  # the same jobs through a scan (a range inside a day)
 
 
+@pytest.mark.parametrize(("start", "end"), [(12, 3 * 24 + 6), (0, 3 * 24 + 6), (12, 4 * 24), (1, 20), (-200, 400)])
+def test_ranges_inside_days_add_edges_to_whole_days(store: Store, start: int, end: int) -> None:
+    """A range that starts or ends inside a day counts exactly the jobs submitted in it (hours from a midnight)."""
+    midnight = datetime.combine((NOW - timedelta(days=5)).date(), datetime.min.time(), tzinfo=UTC)
+    submitted = [midnight + timedelta(hours=hours) for hours in range(-30, 130, 7)]
+    for number, when in enumerate(submitted, start=1):
+        add(store, str(number), when)
+    since, until = midnight + timedelta(hours=start), midnight + timedelta(hours=end)
+    expected = sum(since <= when < until for when in submitted)
+    assert store.call(repo.history_stats, since=since, until=until)["total"] == expected
+
+
 def test_the_backfill_counts_what_was_stored_before(store: Store) -> None:
     """Jobs stored before the counters existed (no usage columns yet) are counted by the migration."""
     for number in range(1, 6):
