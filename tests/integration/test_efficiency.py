@@ -213,3 +213,26 @@ async def test_run_and_sweep_aggregates(rest: tuple[httpx.AsyncClient, Host]) ->
     agent = await mcp_call("get_efficiency", {"run_id": run_id})
     assert agent["success"], agent
     assert agent["summary"] == summary
+
+
+async def test_usage_over_ssh_is_the_same_query(dev_host: Host) -> None:
+    """The SSH transport reads usage with the same single sacct (quoted across SSH) as the local one."""
+    sbatch = ["sbatch", "--parsable", "-o", "/dev/null", "-c", "2", "--mem=1500M", "--wrap", "sleep 1"]
+    submitted = await asyncio.to_thread(subprocess.run, sbatch, capture_output=True, text=True, check=True, timeout=60)
+    job_id = submitted.stdout.strip().split(";")[0]
+    try:
+        for _ in range(120):
+            found = await dev_host.transport("dev").usage([job_id])
+            if job_id in found:
+                break
+            await asyncio.sleep(0.5)
+        else:
+            raise AssertionError(f"accounting never reported job {job_id} ended")
+        usage = found[job_id]
+        assert (usage.cpus, usage.mem_bytes, usage.gpus) == (2, 1500 * 1024**2, 0)
+        assert usage.elapsed_seconds is not None
+        assert usage.cpu_seconds is not None
+        assert found == await dev_host.transport("local").usage([job_id])
+    finally:
+        await asyncio.to_thread(subprocess.run, ["scancel", job_id], check=False, timeout=60)
+        await dev_host.transports.close()
