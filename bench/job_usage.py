@@ -60,9 +60,8 @@ async def main(count: int, repeat: int) -> None:
             await process.communicate()
 
         found = await local.usage(ids)
-        print(
-            f"{len(ids)} ended jobs, {len(found)} with usage; {sum(u.max_rss_bytes is not None for u in found.values())} with a memory peak"
-        )
+        peaks = sum(usage.max_rss_bytes is not None for usage in found.values())
+        print(f"{len(ids)} ended jobs, {len(found)} with usage, {peaks} with a memory peak")
         raw = await p50(repeat, raw_local)
         ours = await p50(repeat, lambda: local.usage(ids))
         print(f"local  raw sacct p50 {raw:6.1f} ms   LocalTransport.usage p50 {ours:6.1f} ms  ({ours / raw:.2f}x)")
