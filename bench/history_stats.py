@@ -116,11 +116,16 @@ async def main(count: int, repeat: int) -> None:
         now = datetime.now(UTC)
         started = time.perf_counter()
         fill(host, count, now)
-        with host.store.engine.begin() as conn:
-            backfill_job_day_stats(conn)
-            conn.execute(text("ANALYZE"))
         took = time.perf_counter() - started
-        print(f"{count:,} jobs stored in {took:.0f} s (schema version {host.store.schema_version})")
+        counting = time.perf_counter()
+        with host.store.engine.begin() as conn:
+            backfill_job_day_stats(conn)  # what the migration does on a store that already holds these jobs
+            conn.execute(text("ANALYZE"))
+        counted = time.perf_counter() - counting
+        print(
+            f"{count:,} jobs stored in {took:.0f} s (schema version {host.store.schema_version}); "
+            f"counted into job_day_stats (the migration's backfill) and analysed in {counted:.1f} s"
+        )
         month, day = (now - timedelta(days=30)).date(), (now - timedelta(days=3)).date()
         since_day = f"{day} 00:00:00.000000"
         ranges: dict[str, tuple[dict[str, str], str, tuple[str, ...]]] = {
