@@ -159,7 +159,10 @@ async def logs(
 
 
 def history_view(record: JobRecord) -> dict[str, Any]:
-    """One history row: what was submitted where, by which interface, and how it ended (no secret values)."""
+    """One history row: what was submitted where, by which interface, how it ended (no secret values) and how
+    efficiently it used what it asked for (``None`` until accounting gave its usage)."""
+    from svc_host.efficiency_views import efficiency_of
+
     return {
         "id": record.id,
         "job_id": record.job_id,
@@ -182,4 +185,5 @@ def history_view(record: JobRecord) -> dict[str, Any]:
         "started_at": record.started_at.isoformat() if record.started_at else None,
         "ended_at": record.ended_at.isoformat() if record.ended_at else None,
         "elapsed_seconds": record.elapsed_seconds,
+        "efficiency": efficiency_of(record),
     }

@@ -15,6 +15,10 @@ every ``--jobs=`` list. Once it has been missing from every answer for ``lost_af
 default, counted by this process) it ends ``FAILED`` with raw state ``LOST``: its outcome cannot be known, and
 a workflow job with retries left is submitted again. An accounting outage longer than that would also end
 finished jobs ``LOST``; Slurm's ``MinJobAge`` (5 minutes by default) is when they leave squeue.
+
+Each tick also reads, in one sacct, the usage of the jobs that ended within ``usage_window`` seconds and have
+none stored yet (what efficiency is computed from): usually the tick that saw them end, or the next ones while
+accounting catches up. The loop keeps ticking while such jobs remain.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import SvcError
@@ -32,6 +37,9 @@ from svc_host.store.database import Store
 from svc_host.transport_registry import TransportRegistry
 
 log = logging.getLogger(__name__)
+
+USAGE_TRIES = 3
+"""Ticks on which an ended job's usage is asked for before svc gives up on it."""
 
 
 class Monitor:
@@ -47,6 +55,7 @@ class Monitor:
         max_interval: float = 10.0,
         watched_interval: float = 1.0,
         lost_after: float = 600.0,
+        usage_window: float = 600.0,
     ) -> None:
         self.store = store
         self.transports = transports
@@ -55,7 +64,9 @@ class Monitor:
         self.max_interval = max_interval
         self.watched_interval = watched_interval
         self.lost_after = lost_after
+        self.usage_window = usage_window
         self._missing_since: dict[tuple[str, str], float] = {}
+        self._usage_tries: dict[str, dict[str, int]] = {}
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._refreshing: dict[str, asyncio.Task[list[job_repo.StateChange]]] = {}
         self._last_tick: dict[str, float] = {}
@@ -114,11 +125,14 @@ class Monitor:
     async def tick(self, transport: str) -> list[job_repo.StateChange]:
         """One refresh of every live job of ``transport``: one batched query, transitions, events."""
         live = await self.store.run(job_repo.live_job_ids, transport)
+        changes = []
+        if live:
+            statuses = await self._statuses(transport, live)
+            statuses.update(self._lost(transport, live, statuses))
+            changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
+        await self._collect_usage(transport)
         if not live:
             return []
-        statuses = await self._statuses(transport, live)
-        statuses.update(self._lost(transport, live, statuses))
-        changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
         self._last_tick[transport] = asyncio.get_running_loop().time()
         for listener in self._listeners if changes else ():
@@ -155,6 +169,30 @@ class Monitor:
             found.update(await self.transports.get(transport).statuses(left))
         return found
 
+    async def _collect_usage(self, transport: str) -> None:
+        """Store the usage of the jobs that ended lately without one, in one query; each job is asked about on
+        at most :data:`USAGE_TRIES` ticks (accounting may lag the end by a moment, or not exist at all)."""
+        since = datetime.now(UTC) - timedelta(seconds=self.usage_window)
+        ended = await self.store.run(job_repo.awaiting_usage, transport, ended_since=since)
+        tries = self._usage_tries.setdefault(transport, {})
+        for job_id in set(tries) - set(ended):
+            del tries[job_id]
+        asking = [job_id for job_id in ended if tries.get(job_id, 0) < USAGE_TRIES]
+        if not asking:
+            return
+        for job_id in asking:
+            tries[job_id] = tries.get(job_id, 0) + 1
+        try:
+            usages = await self.transports.get(transport).usage(asking)
+        except SvcError as exc:  # efficiency is a bonus: never let it fail a status refresh
+            log.warning("reading job usage on %s failed: %s", transport, exc)
+            return
+        await self.store.run(job_repo.record_usages, transport, usages)
+
+    def _usage_due(self, transport: str) -> bool:
+        """Some ended job of ``transport`` will be asked about again on the next tick."""
+        return any(count < USAGE_TRIES for count in self._usage_tries.get(transport, {}).values())
+
     def _lost(self, transport: str, live: list[str], found: dict[str, JobStatus]) -> dict[str, JobStatus]:
         """``FAILED``/``LOST`` for the live jobs missing from every answer for ``lost_after`` seconds."""
         now = asyncio.get_running_loop().time()
@@ -187,7 +225,7 @@ class Monitor:
             except Exception:
                 log.exception("monitor tick on %s crashed", transport)
                 changes = []
-            if not await self.store.run(job_repo.live_job_ids, transport):
+            if not await self.store.run(job_repo.live_job_ids, transport) and not self._usage_due(transport):
                 return
             interval = self.min_interval if changes else min(interval * 2, self.max_interval)
             if transport in self._watchers:

@@ -22,11 +22,13 @@ from pydantic import BaseModel
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
+from svc_host.domain.usage import JobUsage
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
+from svc_host.slurm.usage import parse_sacct_usage
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,11 @@ class Transport(ABC):
     @abstractmethod
     async def resources_total(self) -> ResourceSnapshot:
         """Availability of the whole cluster, each node counted once (partition ``all``)."""
+
+    async def usage(self, job_ids: Sequence[str]) -> dict[str, JobUsage]:
+        """What ended jobs were given and used, from accounting, in one scheduler command; ids accounting does not
+        know (yet) are absent. A transport without accounting returns nothing."""
+        return {}
 
     async def user(self) -> str | None:
         """The login this transport's jobs run under on the cluster (whose queue is "my jobs"), or ``None``
@@ -288,6 +295,16 @@ class SlurmTransport(Transport):
         if shown.exit_code == 0:
             return parse.parse_scontrol_jobs(shown.stdout)
         return []
+
+    async def usage(self, job_ids: Sequence[str]) -> dict[str, JobUsage]:
+        ids = list(dict.fromkeys(job_ids))
+        if not ids:
+            return {}
+        result = await self.query(slurm_argv.sacct_usage_argv(ids))
+        if result.exit_code != 0:
+            log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
+            return {}
+        return parse_sacct_usage(result.stdout)
 
     async def describe(self, job_id: str) -> JobStatus | None:
         result = await self.query(slurm_argv.scontrol_show_job_argv(job_id))

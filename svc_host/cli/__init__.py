@@ -23,6 +23,7 @@ COMMANDS = {
     "profile": "svc_host.cli.profiles:profile",
     "resources": "svc_host.cli.jobs:resources",
     "history": "svc_host.cli.jobs:history",
+    "eff": "svc_host.cli.efficiency:eff",
     "limits": "svc_host.cli.limits:limits",
     "flow": "svc_host.cli.flow:flow",
     "sweep": "svc_host.cli.sweep:sweep",

@@ -313,8 +313,9 @@ def resources(partition: str | None, transport: str, as_json: bool) -> None:
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--status", "state", help="Only jobs in this status, e.g. FAILED.")
 @click.option("--source", type=click.Choice(["web", "mcp", "cli", "workflow"]))
+@click.option("--efficiency", "-e", is_flag=True, help="Add CPU, memory and time efficiency and suggestions.")
 @json_option
-def history(limit: int, state: str | None, source: str | None, as_json: bool) -> None:
+def history(limit: int, state: str | None, source: str | None, efficiency: bool, as_json: bool) -> None:
     """Jobs svc submitted, newest first."""
     from svc_host import jobs as job_service
     from svc_host.store import jobs as job_repo
@@ -328,6 +329,23 @@ def history(limit: int, state: str | None, source: str | None, as_json: bool) ->
     rows = _with_host(work)
     if as_json:
         print_json(rows)
+        return
+    if efficiency:
+        from svc_host.cli.efficiency import efficiency_cells, suggestions_text
+
+        print_table(
+            ["id", "name", "status", "cpu", "memory", "time", "suggestions"],
+            [
+                [
+                    r["job_id"],
+                    r["name"],
+                    r["status"],
+                    *efficiency_cells(r["efficiency"]),
+                    suggestions_text(r["efficiency"]),
+                ]
+                for r in rows
+            ],
+        )
         return
     print_table(
         ["id", "name", "transport", "source", "status", "exit", "submitted"],

@@ -10,6 +10,7 @@ from svc_host.plugin_types import ToolSpec
 def svc_mcp_tools() -> list[ToolSpec]:
     from svc_host.mcp import (
         tools_config,
+        tools_efficiency,
         tools_jobs,
         tools_limits,
         tools_pending,
@@ -26,4 +27,5 @@ def svc_mcp_tools() -> list[ToolSpec]:
         *tools_config.TOOLS,
         *tools_limits.TOOLS,
         *tools_wait.TOOLS,
+        *tools_efficiency.TOOLS,
     ]

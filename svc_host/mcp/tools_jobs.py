@@ -135,6 +135,12 @@ async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any
 @tool_result
 async def get_job_status(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
     view = await jobs.status(host_of(ctx), transport_name(transport), checked_job_id(job_id))
+    if view.record is not None and view.status.state.is_terminal:
+        from svc_host.efficiency_views import efficiency_of
+
+        efficiency = efficiency_of(view.record)
+        if efficiency is not None:
+            return {**_summary(view.status), "efficiency": efficiency}
     return _summary(view.status)
 
 
@@ -265,7 +271,9 @@ TOOLS = [
         function=get_job_status,
         description=(
             "Get one job's status (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, "
-            "NODE_FAIL, ...). job_id is a string: digits, or '<id>_<index>' for an array task."
+            "NODE_FAIL, ...). job_id is a string: digits, or '<id>_<index>' for an array task. An ended job "
+            "svc submitted also carries efficiency (CPU, memory, time used vs asked, with suggestions) once "
+            "accounting recorded its usage; get_efficiency explains a missing one."
         ),
         read_only=True,
     ),

@@ -51,6 +51,20 @@ SACCT_FIELDS: Final = (
 )
 """sacct ``--format`` columns in output order; the times are Unix seconds (:data:`SACCT_TIME_FORMAT`)."""
 
+SACCT_USAGE_FIELDS: Final = (
+    "JobID",  # 123 (the allocation: what was given) and its steps 123.batch, 123.0 (what was used)
+    "State",  # accounting may still call a job that just ended RUNNING: its usage is not final yet
+    "NCPUS",  # CPUs allocated
+    "AllocTRES",  # cpu=4,mem=2G,node=1,gres/gpu=2 on the allocation
+    "ReqMem",  # what was asked: 2G, or 4000Mc/4000Mn (per CPU/node) before Slurm 21.08
+    "Timelimit",
+    "ElapsedRaw",
+    "TotalCPU",  # user+system CPU time of every step, summed on the allocation line
+    "MaxRSS",  # on the steps only: the peak resident memory of the step's largest task
+    "TRESUsageInAve",  # on the steps: gres/gpuutil=N where the site accounts GPU utilisation
+)
+"""sacct ``--format`` columns for a finished job's resource use (:func:`sacct_usage_argv`), allocation and steps."""
+
 SACCT_TIME_FORMAT: Final = "SLURM_TIME_FORMAT=%s"
 """Makes sacct print times as Unix seconds: Slurm's default is the cluster's local time without a zone."""
 
@@ -142,6 +156,23 @@ def sacct_argv(job_ids: Sequence[str]) -> list[str]:
         "--allocations",
         f"--starttime={SACCT_START}",
         f"--format={','.join(SACCT_FIELDS)}",
+        f"--jobs={','.join(_checked_ids(job_ids))}",
+    ]
+
+
+def sacct_usage_argv(job_ids: Sequence[str]) -> list[str]:
+    """Build sacct printing the :data:`SACCT_USAGE_FIELDS` of each job's allocation and of its steps (no
+    ``--allocations``: the memory peak lives on the steps).
+
+    Raises:
+        ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
+    """
+    return [
+        "sacct",
+        "--parsable2",
+        "--noheader",
+        f"--starttime={SACCT_START}",
+        f"--format={','.join(SACCT_USAGE_FIELDS)}",
         f"--jobs={','.join(_checked_ids(job_ids))}",
     ]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 
-from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.usage import JobUsage
+from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 
 LIVE_STATES = [state.value for state in JobState if not state.is_terminal]
@@ -81,6 +83,9 @@ def add_job(
     session.add(
         JobTransition(job_pk=_pk(record), from_state=None, to_state=record.state, raw_state="submitted", at=moment)
     )
+    counters = day_stats.DayStatsDelta()
+    counters.after(record)
+    counters.apply(session)
     return record
 
 
@@ -129,10 +134,15 @@ def apply_statuses(
     """Write what the scheduler reported for live jobs; returns the transitions it recorded."""
     moment = _aware(now or datetime.now(UTC))
     changes: list[StateChange] = []
-    for record in live_jobs(session, transport):
+    counters = day_stats.DayStatsDelta()
+    # Rows locked (PostgreSQL; SQLite has one writer at a time): a second server applying the same change waits,
+    # then finds the job no longer live, so neither a transition nor a day counter is written twice.
+    live = select(JobRecord).where(JobRecord.transport == transport, col(JobRecord.state).in_(LIVE_STATES))
+    for record in session.exec(live.order_by(col(JobRecord.id)).with_for_update()):
         status = statuses.get(record.job_id)
         if status is None:
             continue
+        counters.before(record)
         before = record.state
         record.raw_state = status.raw_state
         record.exit_code = status.exit_code if status.exit_code is not None else record.exit_code
@@ -166,8 +176,54 @@ def apply_statuses(
                     transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code
                 )
             )
+        counters.after(record)
         session.add(record)
+    counters.apply(session)
     return changes
+
+
+def awaiting_usage(session: Session, transport: str, *, ended_since: datetime) -> list[str]:
+    """Ids of the jobs of ``transport`` that ended after ``ended_since`` and whose usage svc has not read yet."""
+    query = select(JobRecord.job_id).where(
+        col(JobRecord.ended_at) >= _aware(ended_since),
+        JobRecord.transport == transport,
+        col(JobRecord.usage_at).is_(None),
+        col(JobRecord.state).not_in(LIVE_STATES),
+    )
+    return list(dict.fromkeys(session.exec(query.order_by(col(JobRecord.id)))))
+
+
+def record_usages(session: Session, transport: str, usages: Mapping[str, JobUsage], now: datetime | None = None) -> int:
+    """Store what accounting says the ended jobs of ``transport`` were given and used; returns how many."""
+    moment = _aware(now or datetime.now(UTC))
+    counters = day_stats.DayStatsDelta()
+    stored = 0
+    for job_id, usage in sorted(usages.items()):
+        latest = (
+            select(JobRecord)
+            .where(JobRecord.transport == transport, JobRecord.job_id == job_id)
+            .order_by(col(JobRecord.id).desc())
+            .limit(1)
+            .with_for_update()  # another server recording the same usage waits, then finds it recorded
+        )
+        record = session.exec(latest).first()
+        if record is None or record.usage_at is not None or not JobState(record.state).is_terminal:
+            continue
+        counters.before(record)
+        record.alloc_cpus = usage.cpus
+        record.mem_bytes = usage.mem_bytes
+        record.max_rss_bytes = usage.max_rss_bytes
+        record.cpu_time_ms = round(usage.cpu_seconds * 1000) if usage.cpu_seconds is not None else None
+        record.time_limit_seconds = usage.time_limit_seconds
+        record.gpu_util_percent = round(usage.gpu_util_percent) if usage.gpu_util_percent is not None else None
+        record.gpus = usage.gpus if usage.gpus is not None else record.gpus
+        record.elapsed_seconds = usage.elapsed_seconds if usage.elapsed_seconds is not None else record.elapsed_seconds
+        record.usage_at = moment
+        counters.after(record)
+        session.add(record)
+        stored += 1
+    counters.apply(session)
+    return stored
 
 
 def transitions(session: Session, job_pk: int) -> list[JobTransition]:
@@ -197,18 +253,33 @@ def history(
 
 def history_stats(
     session: Session, *, since: datetime | None = None, until: datetime | None = None
-) -> dict[str, float | int]:
-    """Totals per outcome and the mean runtime of finished jobs submitted in ``[since, until)``; the mean is over
-    the jobs whose runtime is known (a job the scheduler lost has none)."""
-    elapsed = col(JobRecord.elapsed_seconds)
-    query = select(JobRecord.state, func.count(), func.sum(elapsed), func.count(elapsed)).group_by(JobRecord.state)
-    if since is not None:
-        query = query.where(JobRecord.submitted_at >= _aware(since))
-    if until is not None:
-        query = query.where(JobRecord.submitted_at < _aware(until))
+) -> dict[str, object]:
+    """Totals per outcome, the mean runtime of finished jobs submitted in ``[since, until)`` (over the jobs whose
+    runtime is known: a job the scheduler lost has none) and their aggregate efficiency.
+
+    Whole UTC days (what ``from``/``to`` dates give) are read from the per-day counters; the part of a range that
+    starts or ends inside a day (at most a day at each end) is scanned from the jobs.
+    """
+    by_state: dict[str, list[int]] = {}
+    low, high = since, until
+    if low is not None and not _midnight(low):
+        edge = _day_start(low) + timedelta(days=1)
+        stop = edge if high is None or high > edge else high
+        _merge(by_state, scanned_sums(session, low, stop))
+        low = stop
+    if high is not None and not _midnight(high) and (low is None or high > low):
+        edge = _day_start(high) if low is None else max(_day_start(high), low)
+        _merge(by_state, scanned_sums(session, edge, high))
+        high = edge
+    if low is None or high is None or low < high:
+        first = day_stats.day_of(low) if low is not None else None
+        last = day_stats.day_of(high - timedelta(days=1)) if high is not None else None
+        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last))
     total = completed = failed = cancelled = 0
-    runtime_sum, runtime_n = 0, 0
-    for state, count, known_sum, known in session.exec(query):
+    runtime_sum = runtime_n = 0
+    efficiency = Totals()
+    for state, vector in by_state.items():
+        count, known_sum, known, *usage = vector
         total += count
         if state == JobState.COMPLETED.value:
             completed += count
@@ -216,16 +287,48 @@ def history_stats(
             cancelled += count
         elif JobState(state).is_terminal:
             failed += count
-        if known_sum is not None and JobState(state).is_terminal:
-            runtime_sum += known_sum
-            runtime_n += known
+        runtime_sum += known_sum
+        runtime_n += known
+        efficiency.add(Totals(*usage))
     return {
         "total": total,
         "completed": completed,
         "failed": failed,
         "cancelled": cancelled,
         "avg_runtime_seconds": round(runtime_sum / runtime_n, 1) if runtime_n else 0.0,
+        "efficiency": efficiency.summary(completed + failed + cancelled),
     }
+
+
+def _midnight(moment: datetime | None) -> bool:
+    return moment is None or _aware(moment).timetz().replace(tzinfo=None) == time()
+
+
+def _day_start(moment: datetime) -> datetime:
+    return datetime.combine(_aware(moment).date(), time(), tzinfo=UTC)
+
+
+def _merge(into: dict[str, list[int]], sums: Mapping[str, list[int]]) -> None:
+    for state, vector in sums.items():
+        row = into.setdefault(state, [0] * len(vector))
+        for index, value in enumerate(vector):
+            row[index] += value
+
+
+def scanned_sums(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
+    """The counters' sums over the jobs submitted in ``[since, until)``, from the job rows themselves."""
+    query = select(JobRecord)
+    if since is not None:
+        query = query.where(JobRecord.submitted_at >= _aware(since))
+    if until is not None:
+        query = query.where(JobRecord.submitted_at < _aware(until))
+    sums: dict[str, list[int]] = {}
+    for record in session.exec(query):
+        _, vector = day_stats.contribution(record)
+        row = sums.setdefault(record.state, [0] * len(vector))
+        for index, value in enumerate(vector):
+            row[index] += value
+    return sums
 
 
 def _str_or_none(value: object) -> str | None:

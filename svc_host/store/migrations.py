@@ -66,6 +66,42 @@ def _add_sweep_steering(conn: Connection) -> None:
             conn.execute(text(for_dialect(f"ALTER TABLE sweep_run ADD COLUMN {name} {ddl}", conn.dialect.name)))
 
 
+_USAGE_COLUMNS = (
+    ("alloc_cpus", "INTEGER"),
+    ("mem_bytes", "INTEGER"),
+    ("max_rss_bytes", "INTEGER"),
+    ("cpu_time_ms", "INTEGER"),
+    ("time_limit_seconds", "INTEGER"),
+    ("gpu_util_percent", "INTEGER"),
+    ("usage_at", "TIMESTAMP"),
+)
+
+
+def _add_job_usage(conn: Connection) -> None:
+    """What each finished job was given and used, from accounting (the columns efficiency reads)."""
+    present = {column["name"] for column in inspect(conn).get_columns("job")}
+    for name, kind in _USAGE_COLUMNS:
+        if name not in present:
+            conn.execute(text(for_dialect(f"ALTER TABLE job ADD COLUMN {name} {kind}", conn.dialect.name)))
+
+
+def backfill_job_day_stats(conn: Connection) -> None:
+    """Count every stored job into ``job_day_stats`` from scratch (jobs stored before it had no usage yet)."""
+    day = "substr(submitted_at, 1, 10)" if conn.dialect.name == "sqlite" else "to_char(submitted_at, 'YYYY-MM-DD')"
+    terminal = "state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED', 'UNKNOWN')"
+    conn.execute(text("DELETE FROM job_day_stats"))
+    conn.execute(
+        text(
+            "INSERT INTO job_day_stats (day, state, jobs, elapsed_sum, elapsed_n, measured, flagged, cpu_used_ms, "  # noqa: S608 - no outside value
+            "cpu_given_ms, mem_peak_bytes, mem_given_bytes, time_used_seconds, time_given_seconds, gpu_seconds) "
+            f"SELECT {day}, state, count(*), "
+            f"coalesce(sum(CASE WHEN {terminal} THEN elapsed_seconds END), 0), "
+            f"count(CASE WHEN {terminal} THEN elapsed_seconds END), 0, 0, 0, 0, 0, 0, 0, 0, 0 "
+            f"FROM job GROUP BY {day}, state"
+        )
+    )
+
+
 _INTEGER = re.compile(r"\bINTEGER\b")
 _ROWID = re.compile(r"\bBIGINT PRIMARY KEY\b")
 
@@ -268,6 +304,30 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 10: sweeps people steer: a failure budget, a pause that survives restarts, and how many cells it holds
     (_add_sweep_steering,),
+    # 11: efficiency (each finished job's usage from accounting) and per-day history counters, so all-time
+    # statistics add up a few hundred day rows instead of scanning every job
+    (
+        _add_job_usage,
+        """CREATE TABLE IF NOT EXISTS job_day_stats (
+            day VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            jobs INTEGER NOT NULL,
+            elapsed_sum INTEGER NOT NULL,
+            elapsed_n INTEGER NOT NULL,
+            measured INTEGER NOT NULL,
+            flagged INTEGER NOT NULL,
+            cpu_used_ms INTEGER NOT NULL,
+            cpu_given_ms INTEGER NOT NULL,
+            mem_peak_bytes INTEGER NOT NULL,
+            mem_given_bytes INTEGER NOT NULL,
+            time_used_seconds INTEGER NOT NULL,
+            time_given_seconds INTEGER NOT NULL,
+            gpu_seconds INTEGER NOT NULL,
+            PRIMARY KEY (day, state)
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_job_ended_at ON job (ended_at)",
+        backfill_job_day_stats,
+    ),
 )
 
 

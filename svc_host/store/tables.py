@@ -42,6 +42,41 @@ class JobRecord(SQLModel, table=True):
     elapsed_seconds: int | None = None
     node_list: str | None = None
     """The node(s) the job ran on, once the scheduler has placed it."""
+    alloc_cpus: int | None = None
+    """CPUs the job was given, from accounting once it ended (with the fields below; ``usage_at`` says when)."""
+    mem_bytes: int | None = None
+    max_rss_bytes: int | None = None
+    cpu_time_ms: int | None = None
+    time_limit_seconds: int | None = None
+    gpu_util_percent: int | None = None
+    usage_at: datetime | None = None
+    """When svc read the job's usage from accounting; ``None`` until then (or for ever without accounting)."""
+
+
+class JobDayStats(SQLModel, table=True):
+    """Per submission day (UTC) and state, the sums ``GET /api/history/stats`` reads instead of scanning jobs.
+
+    Kept in the transaction of every job write (:mod:`svc_host.store.day_stats`), so they equal a scan exactly.
+    """
+
+    __tablename__ = "job_day_stats"
+
+    day: str = Field(primary_key=True)
+    """``YYYY-MM-DD`` of ``submitted_at``."""
+    state: str = Field(primary_key=True)
+    jobs: int = 0
+    elapsed_sum: int = 0
+    """Elapsed seconds of the ended jobs whose runtime is known, and how many they are."""
+    elapsed_n: int = 0
+    measured: int = 0
+    flagged: int = 0
+    cpu_used_ms: int = 0
+    cpu_given_ms: int = 0
+    mem_peak_bytes: int = 0
+    mem_given_bytes: int = 0
+    time_used_seconds: int = 0
+    time_given_seconds: int = 0
+    gpu_seconds: int = 0
 
 
 class JobTransition(SQLModel, table=True):
@@ -246,5 +281,12 @@ def _integers_are_64_bit(*models: type[SQLModel]) -> None:
 
 
 _integers_are_64_bit(
-    JobRecord, JobTransition, WorkflowRunRecord, WorkflowRunJob, SweepRunRecord, ResourceSample, ScheduleRecord
+    JobRecord,
+    JobDayStats,
+    JobTransition,
+    WorkflowRunRecord,
+    WorkflowRunJob,
+    SweepRunRecord,
+    ResourceSample,
+    ScheduleRecord,
 )

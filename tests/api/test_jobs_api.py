@@ -152,7 +152,10 @@ async def test_history_and_stats(svc_api_client: httpx.AsyncClient) -> None:
     assert (stats["completed"], stats["failed"], stats["cancelled"]) == (1, 1, 0)
     assert stats["avg_runtime_seconds"] >= 0
     empty = (await svc_api_client.get("/api/history/stats", params={"to": "2000-01-01"})).json()
-    assert empty == {"total": 0, "completed": 0, "failed": 0, "cancelled": 0, "avg_runtime_seconds": 0.0}
+    unmeasured = {"jobs": 0, "measured": 0, "flagged": 0, "gpu_hours": 0.0}
+    unmeasured |= {"cpu_percent": None, "memory_percent": None, "time_percent": None}
+    nothing = {"total": 0, "completed": 0, "failed": 0, "cancelled": 0, "avg_runtime_seconds": 0.0}
+    assert empty == nothing | {"efficiency": unmeasured}
     wrong = await svc_api_client.get("/api/history/stats", params={"from": "yesterday"})
     assert wrong.status_code == 400
     assert wrong.json() == {"detail": "'from' must be an ISO date such as 2026-11-22, got 'yesterday'"}

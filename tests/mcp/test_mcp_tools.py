@@ -20,6 +20,7 @@ TOOLS = {
     "submit_job": (False, False),
     "list_jobs": (True, False),
     "get_job_status": (True, False),
+    "get_efficiency": (True, False),
     "cancel_job": (False, True),
     "get_job_logs": (True, False),
     "get_resources": (True, False),
@@ -62,6 +63,8 @@ async def test_submit_status_logs_on_the_local_scheduler(
         assert job_id.isdigit()
         assert submitted["status"] == "PENDING"
         done = await wait_status(mcp, job_id, {"COMPLETED", "FAILED"})
+        efficiency = done.pop("efficiency", None)  # an ended job's, once accounting gave its usage
+        assert efficiency is None or efficiency["flagged"] is False  # it asked for nothing beyond the defaults
         assert done == {
             "success": True,
             "job_id": job_id,

@@ -218,7 +218,10 @@ def test_stats_count_outcomes_in_the_window(store: Store) -> None:
     }
     store.call(repo.apply_statuses, "local", outcomes)
     stats = store.call(repo.history_stats, since=now - timedelta(hours=1))
-    assert stats == {"total": 4, "completed": 1, "failed": 1, "cancelled": 1, "avg_runtime_seconds": 14.0}
+    unmeasured = {"jobs": 3, "measured": 0, "flagged": 0, "gpu_hours": 0.0}
+    unmeasured |= {"cpu_percent": None, "memory_percent": None, "time_percent": None}
+    expected = {"total": 4, "completed": 1, "failed": 1, "cancelled": 1, "avg_runtime_seconds": 14.0}
+    assert stats == expected | {"efficiency": unmeasured}
     assert store.call(repo.history_stats)["total"] == 5
 
 

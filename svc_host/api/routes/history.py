@@ -1,15 +1,16 @@
-"""``/api/history``: jobs svc submitted, newest first, and outcome statistics."""
+"""``/api/history``: jobs svc submitted, newest first, outcome statistics, and the efficiency of ended jobs,
+workflow runs and sweeps."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
-from svc_host import jobs
+from svc_host import efficiency_views, jobs
 from svc_host.api.deps import HostDep
-from svc_host.api.params import MAX_OFFSET, error_responses
+from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
 from svc_host.errors import InvalidRequestError
 from svc_host.store import jobs as job_repo
 
@@ -52,8 +53,31 @@ async def history_stats(
     from_: str | None = Query(None, alias="from", max_length=64, description="First day (ISO date), inclusive."),
     to: str | None = Query(None, max_length=64, description="Last day (ISO date), inclusive."),
 ) -> dict[str, Any]:
-    """Totals per outcome and the mean runtime of finished jobs submitted between ``from`` and ``to``."""
+    """Totals per outcome, the mean runtime and the aggregate efficiency of finished jobs submitted between
+    ``from`` and ``to``."""
     since, until = _day_start(from_, "from"), _day_start(to, "to", end=True)
     if since and until and since >= until:
         raise InvalidRequestError("'from' must not be after 'to'")
     return await host.store.run(job_repo.history_stats, since=since, until=until)
+
+
+@router.get("/efficiency/jobs/{job_id}", responses=error_responses(404, 422))
+async def job_efficiency(
+    host: HostDep,
+    job_id: str = Path(pattern=r"^[1-9]\d{0,9}(_\d{1,10})?$", description="A job id, or <id>_<index>."),
+    transport: str | None = Query(None, max_length=200, description="Default: the server's scheduler."),
+) -> dict[str, Any]:
+    """CPU, memory and time efficiency of one job svc submitted, with suggestions once it completed."""
+    return await efficiency_views.for_job(host, transport or host.server_transport_name(), job_id)
+
+
+@router.get("/efficiency/runs/{run_id}", responses=error_responses(404))
+async def run_efficiency(host: HostDep, run_id: str = Path(max_length=64)) -> dict[str, Any]:
+    """Efficiency of each job of a workflow run (current attempts) and over the run."""
+    return await efficiency_views.for_run(host, run_id)
+
+
+@router.get("/efficiency/sweeps/{sweep_id}", responses=error_responses(404, 422))
+async def sweep_efficiency(host: HostDep, sweep_id: int = Path(ge=1, le=MAX_ROW_ID)) -> dict[str, Any]:
+    """Efficiency of every job of a sweep's cells and over the sweep."""
+    return await efficiency_views.for_sweep(host, sweep_id)

@@ -1,5 +1,6 @@
-// History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime.
-import { h, replace, fmtDuration, fmtNumber, fmtDay } from '../dom.js';
+// History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime, and
+// how efficiently ended jobs used what they asked for (CPU, memory, time), with suggestions for the flagged ones.
+import { h, replace, fmtDuration, fmtNumber, fmtDay, fmtBytes, stateBadge } from '../dom.js';
 import { api } from '../api.js';
 import { card, statCard, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
@@ -10,6 +11,40 @@ const STATES = [
   ['CANCELLED', 'Cancelled', 'var(--neutral)'], ['RUNNING', 'Running', 'var(--info)'], ['PENDING', 'Pending', 'var(--warn)'],
 ];
 const HISTORY_LIMIT = 1000;
+const EFFICIENCY_ROWS = 50;
+const FLAG_BELOW = 80;
+
+/** A percentage cell: muted when unknown, marked when under what a job should use of what it asked. */
+function pctCell(part, title) {
+  if (!part) return h('td', { class: 'num muted' }, '—');
+  return h('td', { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title }, `${fmtNumber(part.percent, 1)}%`);
+}
+
+/** The measured jobs of [from, to], flagged ones first, newest first within each group. */
+export function efficiencyRows(records, from, to) {
+  const inRange = records.filter((r) => r.efficiency && isoDay(new Date(r.submitted_at)) >= from && isoDay(new Date(r.submitted_at)) <= to);
+  return [...inRange.filter((r) => r.efficiency.flagged), ...inRange.filter((r) => !r.efficiency.flagged)];
+}
+
+function efficiencyTable(rows) {
+  const body = rows.slice(0, EFFICIENCY_ROWS).map((r) => {
+    const e = r.efficiency;
+    return h('tr', { class: e.flagged ? 'flagged' : null },
+      h('td', { class: 'num' }, h('a', { href: `/jobs/${r.job_id}` }, String(r.job_id))),
+      h('td', null, r.name),
+      h('td', null, stateBadge(r.status)),
+      pctCell(e.cpu, e.cpu ? `${e.cpu.used_average} of ${e.cpu.allocated} CPUs on average` : ''),
+      pctCell(e.memory, e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : ''),
+      pctCell(e.time, e.time ? `ran ${fmtDuration(e.time.elapsed_seconds)} of ${fmtDuration(e.time.limit_seconds)}` : ''),
+      h('td', { class: 'num', title: e.gpus.note || '' }, String(e.gpus.allocated)),
+      h('td', { class: 'suggestions' }, e.suggestions.length
+        ? h('ul', null, e.suggestions.map((f) => h('li', null, f.message)))
+        : h('span', { class: 'muted' }, 'used what it asked')));
+  });
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
+    h('thead', null, h('tr', null, ['Job', 'Name', 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
+    h('tbody', null, body)));
+}
 
 function isoDay(date) {
   const d = new Date(date.getTime() - date.getTimezoneOffset() * 60000);
@@ -40,6 +75,8 @@ export async function render(root, _params, query) {
   const to = h('input', { type: 'date', value: query.to || today, max: today, 'aria-label': 'To' });
   const error = alertBox(null);
   const stats = h('div', { class: 'stats' });
+  const effStats = h('div', { class: 'stats', id: 'efficiency-stats' });
+  const effBox = h('div');
   const chartBox = h('div');
   const gpuBox = h('div');
   const note = h('p', { class: 'muted small' });
@@ -53,7 +90,7 @@ export async function render(root, _params, query) {
       h('button', { type: 'submit', class: 'btn btn-primary' }, 'Show'), h('span', { class: 'grow' }), presets)),
     error, stats,
     h('div', { class: 'grid grid-2' }, card('Jobs per day by state', chartBox), card('GPU-hours per day', gpuBox)),
-    note);
+    note, effStats, card('Efficiency of ended jobs', effBox));
 
   const charts = await loadCharts();
 
@@ -76,6 +113,18 @@ export async function render(root, _params, query) {
       statCard('Cancelled', fmtNumber(s.cancelled, 0)),
       statCard('Average runtime', s.avg_runtime_seconds ? fmtDuration(s.avg_runtime_seconds) : '—', { hint: 'of finished jobs' }),
       statCard('GPU-hours', fmtNumber(totalGpuHours, 1), { tone: 'warn' }));
+    const e = s.efficiency;
+    const pct = (v) => (v === null || v === undefined ? '—' : `${fmtNumber(v, 1)}%`);
+    const tone = (v) => (v === null || v === undefined ? '' : v < FLAG_BELOW ? 'warn' : 'ok');
+    replace(effStats,
+      statCard('CPU efficiency', pct(e.cpu_percent), { tone: tone(e.cpu_percent), hint: 'CPU time ÷ CPUs × elapsed' }),
+      statCard('Memory efficiency', pct(e.memory_percent), { tone: tone(e.memory_percent), hint: 'peak RSS ÷ memory asked' }),
+      statCard('Time used', pct(e.time_percent), { tone: tone(e.time_percent), hint: 'elapsed ÷ time limit' }),
+      statCard('Flagged jobs', fmtNumber(e.flagged, 0), { tone: e.flagged ? 'warn' : '', hint: `of ${fmtNumber(e.measured, 0)} measured (${fmtNumber(e.jobs, 0)} ended)` }));
+    const rows = efficiencyRows(records, from.value, to.value);
+    replace(effBox, rows.length
+      ? [efficiencyTable(rows), h('p', { class: 'muted small' }, `A completed job is flagged when it used under ${FLAG_BELOW}% of the CPUs, memory or time it asked for. From Slurm accounting; GPU utilisation shows only where the cluster accounts it.`)]
+      : emptyState('No measured jobs in this range', 'Efficiency appears once a job ends and Slurm accounting has its usage.'));
     if (!s.total) {
       replace(chartBox, emptyState('No jobs in this range', 'Pick a longer range, or submit a job.', h('a', { class: 'btn', href: '/submit' }, 'Submit a job')));
       replace(gpuBox, emptyState('No GPU-hours in this range', 'GPU-hours add up as jobs with GPUs finish.'));
