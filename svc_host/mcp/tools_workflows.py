@@ -221,21 +221,26 @@ async def _run_sweep(ctx: Context, host: Host, request: SweepRequest) -> dict[st
 
 async def _wait_sweep(ctx: Context, host: Host, sweep_id: int, timeout: float) -> SweepRunRecord:
     """Wait up to ``timeout`` for a sweep's cells to end, reporting progress on every change and heartbeat."""
+    from svc_host.sweeps.status import TERMINAL
+
     orchestrator = await host.sweep_orchestrator()
-    ended = -1
+    base = -1
     beats = 0
 
     async def progress(now: SweepRunRecord) -> None:
-        nonlocal ended, beats
+        nonlocal base, beats
+        if base == now.cell_count:
+            return  # the end was reported
         done = now.cells_completed + now.cells_failed + now.cells_cancelled
-        if done == ended == now.cell_count:
-            return  # every cell ended and was reported; only the sweep's own status is still to settle
-        beats = beats + 1 if done == ended else 0
-        ended = done
+        # Progress must grow with every notification: heartbeats creep towards the next whole cell, and the last
+        # whole cell is reached only with the sweep's own end (its status settles after its last cell ended).
+        settled = now.status in TERMINAL and done == now.cell_count
+        shown = done if settled else min(done, now.cell_count - 1)
+        beats = 0 if settled or shown != base else beats + 1
+        base = shown
         paused = f" (paused, {now.cells_held} held)" if now.paused_at is not None else ""
-        # Progress must grow with every notification: heartbeats creep towards the next whole cell.
         await ctx.report_progress(
-            done + beats / (beats + 1),
+            shown + beats / (beats + 1),
             now.cell_count,
             f"sweep {now.id} {now.status}{paused}: {done}/{now.cell_count} cells ended "
             f"({now.cells_completed} completed, {now.cells_failed} failed, {now.cells_cancelled} cancelled), "

@@ -171,9 +171,14 @@ async def test_a_sweep_runs_and_its_cells_are_listed(client: httpx.AsyncClient) 
 async def test_cancelling_cells_and_the_sweep(client: httpx.AsyncClient) -> None:
     body = {"sweep": {"matrix": {"a": [1, 2, 3, 4]}, "max_parallel": 1}, "args": {"pause": 60}}
     sweep_id = (await client.post("/api/workflows/grid/run", json=body)).json()["id"]
-    submitted = await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 4)
-    assert submitted["array_job_id"] is not None  # uniform cells: one job array, one task running at a time
-    cells = (await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json()
+    # uniform cells: one job array, one task running at a time. The counters count a cell whose task is still
+    # being submitted as running, so wait for the array's id, recorded once sbatch answered.
+    await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 4 and sweep["array_job_id"])
+    for _ in range(120):
+        cells = (await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json()
+        if {cell["status"] for cell in cells} == {"running"}:
+            break
+        await asyncio.sleep(0.25)
     assert [cell["status"] for cell in cells] == ["running"] * 4
     first, last = cells[0]["id"], cells[3]["id"]  # by started_at: task 0 (started) and task 3 (waiting its turn)
 
