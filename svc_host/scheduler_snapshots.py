@@ -66,6 +66,7 @@ class SchedulerSnapshots:
         self.max_age = max_age
         self._latest: dict[Hashable, Snapshot[Any]] = {}
         self._flights: SingleFlight[Hashable, Snapshot[Any]] = SingleFlight()
+        self._kept: dict[Hashable, Any] = {}
 
     async def queue(self, transport: str, *, max_age: float | None = None) -> Snapshot[list[JobStatus]]:
         """Every job in the scheduler's queue, at most ``max_age`` seconds old (0: a query now, or the one
@@ -89,11 +90,19 @@ class SchedulerSnapshots:
         running = [job for job in queued.value if job.state is JobState.RUNNING]
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
+    def kept(self, key: Hashable, make: Callable[[], W]) -> W:
+        """What a reader keeps from one answer to the next (the encoded rows of a queue), made on first use."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        kept: W = self._kept[key]
+        return kept
+
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query
         running now still answers its callers but is not kept."""
         self._latest = {}
         self._flights = SingleFlight()
+        self._kept = {}
 
     async def _get(self, key: Hashable, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
         limit = self.max_age if max_age is None else max_age
