@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from svc_host.api.job_list import JobListEncoder, list_form
+from svc_host.scheduler_snapshots import SchedulerSnapshots
 from svc_host.slurm.parse import SqueueReader
+from svc_host.testing.fake import FakeTransport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 EARLIER = (FIXTURES / "squeue_jobs.txt").read_text(encoding="utf-8")
@@ -51,3 +53,12 @@ def test_a_job_svc_tracks_shows_its_command_and_upstream_names_once_it_does() ->
     assert (held["command"], held["depends_on"]) == (["python", "train.py"], ["prepare"])
     untracked = encoder.encode(reader.parse(EARLIER), {}, {})  # svc stopped tracking it (it ended)
     assert untracked == generic([list_form(job, None) for job in jobs])
+
+
+def test_each_transport_keeps_one_encoder_until_the_transports_are_rebuilt() -> None:
+    snapshots = SchedulerSnapshots(lambda name: FakeTransport())
+    first = snapshots.kept(("GET /api/jobs", "local"), JobListEncoder)
+    assert snapshots.kept(("GET /api/jobs", "local"), JobListEncoder) is first
+    assert snapshots.kept(("GET /api/jobs", "other"), JobListEncoder) is not first
+    snapshots.clear()  # a transport name may now reach another cluster
+    assert snapshots.kept(("GET /api/jobs", "local"), JobListEncoder) is not first
