@@ -42,6 +42,7 @@ from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
+from svc_host.sweeps.store import IN_FLIGHT
 from svc_host.transport import CommandResult
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
@@ -60,9 +61,9 @@ echo "$n"
 """
 SACCT_SHIM = """#!/bin/sh
 for arg; do case "$arg" in --jobs=*) ids="${{arg#--jobs=}}";; esac; done
-now=$(date +%Y-%m-%dT%H:%M:%S)
+now=$(date +%s)
 echo "$ids" | tr , '\\n' | while read -r id; do
-  echo "$id|COMPLETED|0:0|debug|1|1|365-00:00:00|cpu=1,node=1|cpu=1,node=1|root|localhost|None|$now|cell"
+  echo "$id|COMPLETED|0:0|debug|1|1|365-00:00:00|cpu=1,node=1|cpu=1,node=1|root|localhost|None|$now|$now|$now|cell"
 done
 """
 
@@ -164,18 +165,56 @@ async def run_sweep(orchestrator: SweepOrchestrator, path: Path, matrix: dict[st
     return Timed(done, started, written, time.perf_counter() - started)
 
 
+def raw_argv(cell: int, command: str, *, non_uniform: bool, fake: bool) -> list[str]:
+    """The sbatch a user's loop would run for ``cell``: the same command and work directory as the sweep's
+    cell (held on the dev cluster, and cancelled afterwards, so the loop takes no CPU from the sweep)."""
+    argv = ["sbatch", "--parsable", "--job-name=cell", "--output=/dev/null"]
+    if not fake:
+        argv.append("--hold")
+    if non_uniform:
+        lr, size = round(0.0001 * (cell // len(SIZES) + 1), 4), SIZES[cell % len(SIZES)]
+        workdir = Path("raw", size, str(lr))
+        workdir.mkdir(parents=True, exist_ok=True)
+        return [*argv, f"--chdir={workdir}", f"--wrap={command} --lr={lr} --size={size}"]
+    return [*argv, f"--wrap={command}"]
+
+
+async def raw_loop(cells: int, command: str, *, non_uniform: bool, fake: bool) -> float:
+    """sbatch per second of a plain loop submitting the sweep's cells one after another."""
+    submitted: list[str] = []
+    started = time.perf_counter()
+    for cell in range(cells):
+        proc = await asyncio.create_subprocess_exec(
+            *raw_argv(cell, command, non_uniform=non_uniform, fake=fake),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"raw sbatch failed: {err.decode().strip()}")
+        submitted.append(out.decode().strip().split(";")[0])
+    took = time.perf_counter() - started
+    if not fake:
+        for start in range(0, len(submitted), 500):
+            await (await asyncio.create_subprocess_exec("scancel", *submitted[start : start + 500])).wait()
+    return cells / took
+
+
 async def main(cells: int, max_parallel: int, command: str, *, non_uniform: bool, fake: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.chdir(base)
         if fake:
             fake_slurm(base / "bin")
+        raw_rate = await raw_loop(cells, command, non_uniform=non_uniform, fake=fake)
         async with counting_sweeps(base, arrays=False) as (engine, orchestrator):
-            flying: list[int] = []
+            flying = [0]  # cells in flight after each change, counted from the changes (no store read)
 
             async def watch(change: RunChange) -> None:
                 if change.sweep_id is not None:
-                    flying.append((await orchestrator.get(change.sweep_id)).cells_running)
+                    shift = (change.to_status in IN_FLIGHT) - (change.from_status in IN_FLIGHT)
+                    flying.append(flying[-1] + shift)
 
             engine.add_listener(watch)
             path = base / "one.yaml"
@@ -184,6 +223,7 @@ async def main(cells: int, max_parallel: int, command: str, *, non_uniform: bool
             timed = await run_sweep(orchestrator, path, matrix, max_parallel)
     done = timed.done
     report(cells, max_parallel, command, non_uniform=non_uniform, fake=fake, written=timed.written)
+    print(f"raw loop of sbatch, same cells one after another: {raw_rate:.1f} sbatch per second")
     print(
         f"sweep {done.status} after {timed.finished:.1f} s: {done.cells_completed} completed, "
         f"{done.cells_failed} failed, {done.cells_cancelled} cancelled; cells in flight at most: {max(flying)} "

@@ -71,6 +71,7 @@ class SchedulerSnapshots:
         self._latest: dict[Key, Snapshot[Any]] = {}
         self._flights: SingleFlight[tuple[Key, int], Snapshot[Any]] = SingleFlight()
         self._generations: dict[str, int] = {}
+        self._kept: dict[Hashable, Any] = {}
 
     async def queue(self, transport: str, *, max_age: float | None = None) -> Snapshot[list[JobStatus]]:
         """Every job in the scheduler's queue, at most ``max_age`` seconds old (0: a query now, or the one
@@ -122,11 +123,19 @@ class SchedulerSnapshots:
         change of the queue (``changed``) leaves them."""
         return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
 
+    def kept(self, key: Hashable, make: Callable[[], W]) -> W:
+        """What a reader keeps from one answer to the next (the encoded rows of a queue), made on first use."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        kept: W = self._kept[key]
+        return kept
+
     def clear(self) -> None:
         """Forget every answer (the transports were rebuilt: a name may now reach another cluster). A query
         running now still answers its callers but is not kept."""
         self._latest = {}
         self._flights = SingleFlight()
+        self._kept = {}
 
     async def _get(self, key: Key, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
         """``key`` is ``(query, transport, ...)``."""

@@ -258,8 +258,14 @@ class SlurmTransport(Transport):
             )
         return None
 
+    @functools.cached_property
+    def _queue_reader(self) -> parse.SqueueReader:
+        return parse.SqueueReader()
+
     async def queue(self, *, user: str | None = None) -> list[JobStatus]:
-        return parse.parse_squeue(await self.check(slurm_argv.squeue_argv(user=user)))
+        stdout = await self.check(slurm_argv.squeue_argv(user=user))
+        # The whole queue is read every second or so (snapshots, the monitor): unchanged lines are not parsed again.
+        return self._queue_reader.parse(stdout) if user is None else parse.parse_squeue(stdout)
 
     async def statuses(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
         ids = list(dict.fromkeys(job_ids))

@@ -151,28 +151,53 @@ def parse_squeue(stdout: str) -> list[JobStatus]:
     Raises:
         SlurmParseError: a line does not have the format's columns.
     """
-    jobs = []
-    for number, line in _lines(stdout):
-        row = _columns("squeue", number, line, SQUEUE_FIELDS)
-        jobs.append(
-            JobStatus(
-                job_id=_job_id("squeue", number, line, row["JobArrayID"]),
-                state=normalize_state(row["State"]),
-                raw_state=row["State"].strip(),
-                name=row["Name"],
-                user=_text(row["UserName"]),
-                partition=_text(row["Partition"]),
-                nodes=_int("squeue", number, line, row["NumNodes"]),
-                gpus=gpus_in_tres(row["tres-alloc"]) if row["tres-alloc"].strip() else None,
-                elapsed_seconds=_field("squeue", number, line, parse_duration, row["TimeUsed"]),
-                time_limit=_field("squeue", number, line, format_time_limit, row["TimeLimit"]),
-                reason=_text(row["Reason"]),
-                node_list=_text(row["NodeList"]),
-                stdout_path=_literal_path(row["STDOUT"]),
-                stderr_path=_literal_path(row["STDERR"]),
-            )
-        )
-    return jobs
+    return [_squeue_job(number, line) for number, line in _lines(stdout)]
+
+
+class SqueueReader:
+    """:func:`parse_squeue` for a queue read again and again: a line printed by the previous answer too (a
+    pending job's line does not change from one second to the next) is the same frozen ``JobStatus``, not
+    parsed and validated again. Only the last answer's lines are kept."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, JobStatus] = {}
+
+    def parse(self, stdout: str) -> list[JobStatus]:
+        """Like :func:`parse_squeue`, reusing the jobs of unchanged lines."""
+        known: dict[str, JobStatus] = self._known
+        seen: dict[str, JobStatus] = {}
+        jobs = []
+        for number, raw_line in enumerate(stdout.split("\n"), start=1):  # as _lines does
+            job = known.get(raw_line)
+            if job is None:
+                line = raw_line.removesuffix("\r")
+                if not line.strip():
+                    continue
+                job = _squeue_job(number, line)
+            seen[raw_line] = job
+            jobs.append(job)
+        self._known = seen
+        return jobs
+
+
+def _squeue_job(number: int, line: str) -> JobStatus:
+    row = _columns("squeue", number, line, SQUEUE_FIELDS)
+    return JobStatus(
+        job_id=_job_id("squeue", number, line, row["JobArrayID"]),
+        state=normalize_state(row["State"]),
+        raw_state=row["State"].strip(),
+        name=row["Name"],
+        user=_text(row["UserName"]),
+        partition=_text(row["Partition"]),
+        nodes=_int("squeue", number, line, row["NumNodes"]),
+        gpus=gpus_in_tres(row["tres-alloc"]) if row["tres-alloc"].strip() else None,
+        elapsed_seconds=_field("squeue", number, line, parse_duration, row["TimeUsed"]),
+        time_limit=_field("squeue", number, line, format_time_limit, row["TimeLimit"]),
+        reason=_text(row["Reason"]),
+        node_list=_text(row["NodeList"]),
+        stdout_path=_literal_path(row["STDOUT"]),
+        stderr_path=_literal_path(row["STDERR"]),
+    )
 
 
 def parse_sacct(stdout: str) -> list[JobStatus]:

@@ -170,9 +170,23 @@ def _held_count(sweep_id: int) -> Any:
     )
 
 
-def _count_cells(session: Session, run: WorkflowRunRecord, _: str) -> None:
-    if run.sweep_id is not None:
-        recount(session, run.sweep_id)
+def _count_cells(session: Session, run: WorkflowRunRecord, before: str) -> None:
+    """Move one cell from its old status's counter to its new one's: a constant-time update, not a recount of
+    every cell (``set_run_status`` holds the sweep's lock, and the update commits with the change or not at all).
+    """
+    if run.sweep_id is None:
+        return
+    values: dict[str, Any] = {"updated_at": runs.now_utc()}
+    for name, statuses in COUNTED.items():
+        delta = (run.status in statuses) - (before in statuses)
+        if delta:
+            values[name] = getattr(SweepRunRecord, name) + delta
+    session.execute(
+        update(SweepRunRecord)
+        .where(col(SweepRunRecord.id) == run.sweep_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
 
 
 runs.on_status_change(_count_cells)

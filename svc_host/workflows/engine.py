@@ -273,9 +273,9 @@ class WorkflowEngine:
         return before
 
     async def _status_changed(self, run_id: str, before: str, after: str) -> None:
-        snap = await self.host.store.run(repo.snapshot, run_id)
-        if snap is not None:
-            await self.announce(snap.run, before, after)
+        run = await self.host.store.run(repo.get_run, run_id)
+        if run is not None:
+            await self.announce(run, before, after)
 
     async def announce(self, run: WorkflowRunRecord, before: str, after: str) -> None:
         """Tell about a run status change made in the store (an event, the listeners, waiters); for changes

@@ -200,6 +200,11 @@ def snapshot(session: Session, run_id: str) -> RunSnapshot | None:
     return _snapshots(session, [run])[0]
 
 
+def get_run(session: Session, run_id: str) -> WorkflowRunRecord | None:
+    """The run's row alone, without its jobs (what announcing a status change needs)."""
+    return session.get(WorkflowRunRecord, run_id)
+
+
 def snapshots(
     session: Session,
     *,

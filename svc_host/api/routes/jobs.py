@@ -10,13 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host import jobs
 from svc_host.api.deps import HostDep
+from svc_host.api.job_list import JobListEncoder, list_form
 from svc_host.api.params import MAX_OFFSET, error_responses
-from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
+from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.context import Host
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_JOB_ID, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
 from svc_host.errors import ConfigError, InvalidRequestError, NotFoundError, describe_validation
-from svc_host.formatting import clock
 from svc_host.store import jobs as job_repo
 from svc_host.transport import LOG_CHUNK_LIMIT
 from svc_host.workflows import store as run_repo
@@ -86,28 +86,6 @@ def check_id(job_id: int) -> str:
     return str(job_id)
 
 
-def _list_form(job: JobStatus, command: list[str] | None, depends_on: list[str] | None = None) -> dict[str, Any]:
-    nodes = job.nodes or 1
-    gpus = job.gpus or 0
-    return {
-        "name": job.name or "",
-        "job_id": int(job.job_id) if job.job_id.isdigit() else job.job_id,
-        "status": job.state.value,
-        "depends_on": depends_on or [],
-        "command": command or [],
-        "resources": {
-            "nodes": nodes,
-            "gpus_per_node": gpus // nodes if nodes else gpus,
-            "partition": job.partition,
-            "time_limit": job.time_limit,
-        },
-        "partition": job.partition or "",
-        "nodes": nodes,
-        "gpus": gpus,
-        "elapsed_time": clock(job.elapsed_seconds) or "0:00:00",
-    }
-
-
 class JobListItem(BaseModel):
     """A job in the list form of the REST spec."""
 
@@ -131,13 +109,13 @@ async def list_jobs(host: HostDep) -> Response:
     transport = host.server_transport_name()
     queue = await host.transports.snapshots.queue(transport)
 
+    encoder = host.transports.snapshots.kept(("GET /api/jobs", transport), JobListEncoder)
+
     async def encode(jobs: list[JobStatus]) -> bytes:
-        # Jobs in the queue are the ones svc still tracks as live. Built as plain JSON: the queue can hold
-        # thousands of jobs and the generic encoder costs more than squeue.
+        # Jobs in the queue are the ones svc still tracks as live.
         commands = await host.store.run(job_repo.live_commands, transport)
-        ours = [job.job_id for job in jobs if job.job_id in commands]
-        upstream = await host.store.run(run_repo.upstream_names, transport, ours)
-        return encode_json([_list_form(job, commands.get(job.job_id), upstream.get(job.job_id)) for job in jobs])
+        upstream = await host.store.run(run_repo.upstream_names, transport, list(commands))
+        return encoder.encode(jobs, commands, upstream)
 
     body = await queue.derive("GET /api/jobs", encode)
     return Response(body, media_type="application/json", headers=snapshot_headers(queue))
@@ -172,7 +150,7 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
 
     job, record = view.status, view.record
     upstream = await host.store.run(run_repo.upstream_names, record.transport, [job.job_id]) if record else {}
-    body = _list_form(job, json.loads(record.command) if record else None, upstream.get(job.job_id))
+    body = list_form(job, json.loads(record.command) if record else None, upstream.get(job.job_id))
     body.update(
         {
             "raw_state": job.raw_state,
