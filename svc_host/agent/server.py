@@ -29,6 +29,7 @@ import click
 
 from svc_host import __version__
 from svc_host.agent import protocol
+from svc_host.agent.calls import CALLS
 from svc_host.agent.place import Place
 from svc_host.context import Host
 from svc_host.errors import ConfigError, SvcError
@@ -94,7 +95,7 @@ def error_reply(exc: BaseException) -> dict[str, Any]:
 
 
 class Agent:
-    """Serves the job calls of ``svc_host.cli.job_calls`` on ``host`` until stopped or idle for ``idle_seconds``
+    """Serves the job calls of ``svc_host.agent.calls`` on ``host`` until stopped or idle for ``idle_seconds``
     (``None``: never)."""
 
     def __init__(self, place: Place, host: Host, *, idle_seconds: float | None) -> None:
@@ -235,8 +236,6 @@ class Agent:
         return self._profiles_error
 
     async def _run(self, request: protocol.Request) -> dict[str, Any]:
-        from svc_host.cli.job_calls import CALLS
-
         started = time.monotonic()
         if request.call == "ping":
             return {"result": self.describe()}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 class JobSession:
     """The calls of one command on ``transport``. ``store_and``: the command reads the store and always uses
-    the connection (see ``job_calls.prepare``)."""
+    the connection (see ``agent.calls.prepare``)."""
 
     def __init__(self, transport: str, *, store_and: bool = False) -> None:
         from svc_host.agent.place import AGENT_VARIABLE
@@ -35,7 +35,7 @@ class JobSession:
         self._host: Host | None = None
 
     def call(self, name: str, **args: Any) -> Any:
-        """Call ``name`` (one of ``job_calls.CALLS``) with ``args`` (JSON values) and return its result."""
+        """Call ``name`` (one of ``agent.calls.CALLS``) with ``args`` (JSON values) and return its result."""
         if self._place is not None:
             from svc_host.agent import client
 
@@ -51,7 +51,7 @@ class JobSession:
         import asyncio
         from pathlib import Path
 
-        from svc_host.cli.job_calls import CALLS, prepare
+        from svc_host.agent.calls import CALLS, prepare
         from svc_host.context import Host
 
         if self._runner is None:

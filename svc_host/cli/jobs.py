@@ -23,10 +23,10 @@ json_option = click.option("--json", "as_json", is_flag=True, help=json_option_h
 
 def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = None) -> T:
     """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses); ``store_and``: see
-    ``job_calls.prepare``."""
+    ``agent.calls.prepare``."""
     import asyncio
 
-    from svc_host.cli.job_calls import prepare
+    from svc_host.agent.calls import prepare
     from svc_host.context import Host
 
     async def _run() -> T:
@@ -41,7 +41,7 @@ def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = 
 
 
 def _job_rows(jobs: list[dict[str, Any]]) -> list[list[Any]]:
-    """Table rows of jobs as ``job_calls.job_dict`` gives them."""
+    """Table rows of jobs as ``agent.calls.job_dict`` gives them."""
     from svc_host.formatting import clock
 
     return [
