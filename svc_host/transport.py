@@ -16,17 +16,20 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
-from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
+
+if TYPE_CHECKING:
+    from svc_host.domain.submission import RenderedScript
 
 log = logging.getLogger(__name__)
 
