@@ -282,6 +282,9 @@ def run(place: Place, *, idle_seconds: float | None, connect: list[str]) -> None
         _log_to(place.log_file)
         sock = listen(place)
         asyncio.run(_serve(place, sock, idle_seconds=idle_seconds, connect=connect))
+    except SvcError as exc:  # an unusable store or profiles file: `svc agent start` shows this line
+        log.error("the svc agent stopped: %s", exc)
+        raise
     except Exception:
         log.exception("the svc agent stopped on an error")
         raise

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.output import import_tables_meanwhile, json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.context import Host
@@ -124,6 +124,8 @@ def jobs(user: str | None, transport: str, as_json: bool) -> None:
     """List the jobs in the queue."""
     from svc_host.cli.job_session import JobSession
 
+    if not as_json:
+        import_tables_meanwhile()
     with JobSession(transport) as session:
         queue = session.call("queue", transport=transport, user=user)
     if as_json:
@@ -142,6 +144,8 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
 
     for job_id in job_ids:
         _check_job_id(job_id)
+    if not as_json:
+        import_tables_meanwhile()
     with JobSession(transport) as session:  # a job that ended is answered from the store alone: no connection
         found = session.call("status", transport=transport, job_ids=list(job_ids))
     missing = [job_id for job_id in job_ids if job_id not in found]

@@ -408,3 +408,11 @@ def test_starting_a_running_agent_changes_nothing() -> None:
         )
     finally:
         stop_agent(place)
+
+
+def test_an_agent_that_cannot_start_says_why_in_one_line() -> None:
+    started = svc("agent", "start", SVC_DATABASE_URL="not a url")
+    assert started.returncode == 1
+    assert started.stderr.startswith("Error: the svc agent did not start; see ")
+    assert "the svc agent stopped: SVC_DATABASE_URL is not a database URL" in started.stderr
+    assert len(started.stderr.strip().splitlines()) == 1
