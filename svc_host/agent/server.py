@@ -167,8 +167,8 @@ class Agent:
             finally:
                 self._active -= 1
                 self._last_active = time.monotonic()
-        except (OSError, asyncio.IncompleteReadError, TimeoutError):
-            pass  # the CLI went away (it runs the command itself): nothing to answer
+        except (OSError, ValueError, asyncio.IncompleteReadError, TimeoutError):
+            pass  # the CLI went away (it runs the command itself), or sent a 'go' line over the limit
         finally:
             writer.close()
             with contextlib.suppress(OSError):
