@@ -416,3 +416,13 @@ def test_an_agent_that_cannot_start_says_why_in_one_line() -> None:
     assert started.stderr.startswith("Error: the svc agent did not start; see ")
     assert "the svc agent stopped: SVC_DATABASE_URL is not a database URL" in started.stderr
     assert len(started.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.cluster
+def test_a_submit_through_the_agent_uses_the_job_defaults_of_the_directory_it_ran_in(agent: Place) -> None:
+    Path(".svc.json").write_text(json.dumps({"rendering": {"renderer": "nosuchrenderer"}}))
+    through, without = both("submit", "-t", "dev", "-p", "debug", "true")
+    assert outcome(through) == outcome(without)
+    assert through.returncode == 1
+    assert "nosuchrenderer" in through.stderr
+    assert agent_facts()["requests"] == 1  # the agent rendered with this directory's .svc.json, not its own
