@@ -24,16 +24,15 @@ def job_dict(job: JobStatus) -> dict[str, Any]:
     return job.model_dump(mode="json", exclude_none=True)
 
 
-async def prepare(host: Host, store_and: str | None) -> None:
-    """Before a command that reads the store and always talks to transport ``store_and`` (submit, logs): open
-    the store (import the ORM, check migrations) in a worker thread while the transport connects, so the SSH
-    handshake's waits overlap the import. Commands that may not need the connection (status of a job that
-    ended) or never read the store (jobs) leave the other alone."""
+async def warm(host: Host, transport: str) -> None:
+    """Before work that reads the store and always talks to ``transport`` (submit, logs): open the store (import
+    the ORM, check migrations) in a worker thread while the transport connects, so a new process's SSH handshake
+    overlaps the import; on a warm Host both are already done. ``status`` may not need the connection (a job
+    that ended) and ``queue`` never reads the store: they leave the other alone."""
     import asyncio
 
-    if store_and is not None:
-        target = host.transport(store_and)  # an unknown name fails here, before anything is opened
-        await asyncio.gather(asyncio.to_thread(lambda: host.store), target.connect())
+    target = host.transport(transport)  # an unknown name fails here, before anything is opened
+    await asyncio.gather(asyncio.to_thread(lambda: host.store), target.connect())
 
 
 async def queue(host: Host, cwd: Path, *, transport: str, user: str | None) -> list[dict[str, Any]]:
@@ -94,6 +93,7 @@ async def submit(
         from svc_host.errors import describe_validation
 
         raise click.UsageError(describe_validation(exc.errors())) from None
+    await warm(host, transport)
     if mount is not None:
         from svc_host.mounts import cluster_paths
 
@@ -117,6 +117,7 @@ async def log_step(
     again from ``next_offset``, after a second when ``wait`` (following a job that is still running)."""
     from svc_host import jobs as job_service
 
+    await warm(host, transport)
     found = await job_service.logs(host, transport, job_id, stdout_offset=offset, stderr_offset=offset)
     chunk = found.stdout if which == "stdout" else found.stderr
     if chunk is None:

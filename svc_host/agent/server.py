@@ -190,11 +190,7 @@ class Agent:
             log.warning("bad request: %s", exc)
             await send({"error": error_reply(exc)})
             return
-        try:
-            declined = self._declines(request)
-        except SvcError as exc:  # an unknown transport: the command's own answer
-            await send({"error": error_reply(exc)})
-            return
+        declined = self._declines(request)
         if declined:
             log.info("%s declined: %s", request.call, declined)
             await send({"declined": declined})
@@ -214,10 +210,14 @@ class Agent:
             return "this agent serves another setup (config, state or SVC_* variables differ)"
         if request.call not in protocol.JOB_CALLS:
             return None
-        invalid = self._profiles_invalid()
-        if invalid:
-            return invalid
-        spec = self.host.transports.spec(request.args["transport"])
+        return self._profiles_invalid() or self._not_remote(request.args["transport"])
+
+    def _not_remote(self, transport: str) -> str | None:
+        """Why a transport that runs on this machine is left to the CLI (``None`` for a remote one)."""
+        try:
+            spec = self.host.transports.spec(transport)
+        except SvcError:  # an unknown transport: the call says so where the command would (after bad input)
+            return None
         if not spec.remote:
             return f"transport {spec.name!r} runs on this machine, in the caller's environment"
         return None

@@ -21,14 +21,12 @@ if TYPE_CHECKING:
 
 
 class JobSession:
-    """The calls of one command on ``transport``. ``store_and``: the command reads the store and always uses
-    the connection (see ``agent.calls.prepare``)."""
+    """The calls of one command on ``transport``."""
 
-    def __init__(self, transport: str, *, store_and: bool = False) -> None:
+    def __init__(self, transport: str) -> None:
         from svc_host.agent.place import AGENT_VARIABLE
 
         self.transport = transport
-        self.store_and = store_and
         self.mode = os.environ.get(AGENT_VARIABLE, "").strip().lower()
         self._place: Place | None = None if transport == "local" or self.mode == "off" else _place()
         self._runner: asyncio.Runner | None = None
@@ -51,14 +49,13 @@ class JobSession:
         import asyncio
         from pathlib import Path
 
-        from svc_host.agent.calls import CALLS, prepare
+        from svc_host.agent.calls import CALLS
         from svc_host.context import Host
 
         if self._runner is None:
             self._runner = asyncio.Runner()
         if self._host is None:
             self._host = Host.create("cli")
-            self._runner.run(prepare(self._host, self.transport if self.store_and else None))
         return self._runner.run(CALLS[name](self._host, Path.cwd(), **args))
 
     def _start_agent(self, place: Place) -> None:

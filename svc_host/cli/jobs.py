@@ -21,18 +21,15 @@ transport_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 
 
-def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = None) -> T:
-    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses); ``store_and``: see
-    ``agent.calls.prepare``."""
+def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
+    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
     import asyncio
 
-    from svc_host.agent.calls import prepare
     from svc_host.context import Host
 
     async def _run() -> T:
         host = Host.create("cli")
         try:
-            await prepare(host, store_and)
             return await work(host)
         finally:
             await host.close()
@@ -100,7 +97,7 @@ def submit(
         env[key] = value
     if bool(command) == bool(script_file):
         raise click.UsageError("give either a COMMAND or --script FILE")
-    with JobSession(transport, store_and=True) as session:
+    with JobSession(transport) as session:
         record = session.call(
             "submit",
             transport=transport,
@@ -190,7 +187,7 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
 
     _check_job_id(job_id)
     offset = 0
-    with JobSession(transport, store_and=True) as session:
+    with JobSession(transport) as session:
         while True:
             step = session.call(
                 "log_step", transport=transport, job_id=job_id, which=which, offset=offset, follow=follow
