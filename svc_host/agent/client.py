@@ -107,6 +107,7 @@ def _remove_stale(place: Place) -> None:
         return
     else:
         Path(place.socket).unlink(missing_ok=True)
+        Path(place.lock).unlink(missing_ok=True)  # while holding it, as an agent does when it exits
     finally:
         os.close(fd)
 

@@ -48,14 +48,23 @@ class AlreadyRunning(SvcError):
 
 def take_lock(place: Place) -> int:
     """Hold the agent's lock (for the life of the process) and write our pid into it; ``AlreadyRunning`` when
-    another agent holds it."""
-    fd = os.open(place.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+    another agent holds it. An agent removes its lock file as it exits (see ``run``), so the file locked must
+    still be the one at the path: one removed between our open and our lock is opened again."""
+    while True:
+        fd = os.open(place.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise AlreadyRunning(f"an svc agent is already running (pid {holder}) on {place.socket}") from None
+        try:
+            current = os.stat(place.lock).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(fd).st_ino:
+            break
         os.close(fd)
-        raise AlreadyRunning(f"an svc agent is already running (pid {holder}) on {place.socket}") from None
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
@@ -289,6 +298,7 @@ def run(place: Place, *, idle_seconds: float | None, connect: list[str]) -> None
         log.exception("the svc agent stopped on an error")
         raise
     finally:
+        place.lock.unlink(missing_ok=True)  # still holding it: whoever opened this file finds it gone, see take_lock
         os.close(lock)
 
 

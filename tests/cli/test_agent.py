@@ -212,6 +212,7 @@ def test_a_stale_socket_is_removed_and_the_command_runs_itself(agent: Place) -> 
     listed = svc("jobs", "-t", "dev", "-u", "nobody", "--json")
     assert (listed.returncode, listed.stdout.strip()) == (0, "[]"), listed.stderr
     assert not agent.socket.exists()
+    assert not agent.lock.exists()
 
 
 class FakeAgent:
@@ -386,6 +387,7 @@ def test_an_idle_agent_exits_by_itself() -> None:
     assert launch.wait_stopped(place, timeout=120)
     assert "stopping: idle for" in place.log_file.read_text()
     assert not place.socket.exists()
+    assert not place.lock.exists()  # nothing left behind in the shared directory
 
 
 def test_status_and_stop_without_an_agent() -> None:
