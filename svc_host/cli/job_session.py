@@ -61,11 +61,12 @@ class JobSession:
     def _start_agent(self, place: Place) -> None:
         """Best effort: a failure to start leaves this command and the next ones running here."""
         from svc_host.agent import launch
+        from svc_host.errors import SvcError
 
         try:
             place.secure_dir(create=True)
             launch.spawn(place, idle_minutes=launch.DEFAULT_IDLE_MINUTES, connect=[self.transport])
-        except Exception:  # noqa: BLE001 - an agent is an optimisation; the command must go on without it
+        except (OSError, SvcError):  # an unusable directory, no interpreter to spawn: the command goes on
             return
 
     def __enter__(self) -> JobSession:
