@@ -22,6 +22,7 @@ import signal
 import socket
 import struct
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +276,7 @@ class Agent:
             "version": __version__,
             "socket": str(self.place.socket),
             "log": str(self.place.log_file),
-            "started_at": self.started_at,
+            "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat(timespec="seconds"),
             "idle_minutes": None if self.idle_seconds is None else self.idle_seconds / 60,
             "requests": self.requests,
             "transports": sorted(self.served),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-import time
+from datetime import datetime
 from typing import Any
 
 import click
@@ -84,7 +84,7 @@ def status(as_json: bool) -> None:
     if as_json:
         print_json({"running": answer is not None, **(answer or {})})
     elif answer is not None:
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(answer["started_at"]))
+        started = datetime.fromisoformat(answer["started_at"]).astimezone().strftime("%Y-%m-%d %H:%M:%S")
         idle = "never" if not answer["idle_minutes"] else f"after {answer['idle_minutes']:g} min without a command"
         click.echo(f"svc agent {answer['version']} running (pid {answer['pid']}) since {started}")
         click.echo(f"  socket: {answer['socket']}")

@@ -403,7 +403,12 @@ def test_starting_a_running_agent_changes_nothing() -> None:
     try:
         first = svc("agent", "start", "--idle-minutes", "5")
         assert first.returncode == 0, first.stderr
-        pid = agent_facts()["pid"]
+        facts = agent_facts()
+        pid = facts["pid"]
+        assert facts["running"] is True
+        assert facts["started_at"].endswith("+00:00")  # ISO 8601 in UTC
+        assert (facts["idle_minutes"], facts["requests"], facts["transports"]) == (5, 0, [])
+        assert svc("agent", "status").stdout.startswith(f"svc agent {__version__} running (pid {pid}) since ")
         again = svc("agent", "start")
         assert (again.returncode, again.stdout) == (
             0,
