@@ -1,8 +1,10 @@
-"""Benchmark: whole-process wall time of ``svc jobs|submit|status|logs -t PROFILE`` vs the raw ``ssh host CMD``.
+"""Benchmark: whole-process wall time of ``svc jobs|submit|status|logs -t PROFILE`` vs the raw ``ssh host CMD``,
+each svc command both without an agent (``SVC_AGENT=off``: it connects itself) and through a running svc agent.
 
 Needs the dev cluster (``scripts/devcluster up``). Every sample is a new process (cold: no svc server, no
-SSH master), raw and svc interleaved so both see the same load. The profile ``dev`` points at the dev
-cluster's loopback sshd; it lives in a temporary svc home, so nothing of yours is read or changed.
+SSH master; the agent, started once before the samples, is the only thing kept warm), raw and svc interleaved
+so all see the same load. The profile ``dev`` points at the dev cluster's loopback sshd; it lives in a
+temporary svc home (with its own agent), so nothing of yours is read or changed.
 
 Raw commands are OpenSSH's ``ssh`` running the same Slurm command line svc sends (``squeue`` with svc's
 columns, ``sbatch --parsable``, ``cat`` of the log). Also measured: the idle interpreter (``python3 -c pass``,
@@ -70,6 +72,15 @@ class Samples:
         return statistics.median(self.wall[label]), statistics.median(self.cpu[label])
 
 
+PAIRS = (
+    ("ssh squeue", "svc jobs"),
+    ("ssh sbatch", "svc submit"),
+    ("ssh squeue -j", "svc status"),
+    ("ssh cat log", "svc logs"),
+)
+"""Each raw command and the svc command that does its work; svc is sampled without and with the agent."""
+
+
 def main(repeat: int) -> None:
     facts = dev_env()
     with tempfile.TemporaryDirectory() as home:
@@ -101,45 +112,74 @@ def main(repeat: int) -> None:
         work_dir = f"svc-bench-{uuid.uuid4().hex[:12]}"
         samples = Samples()
         submitted: list[str] = []
+        started = subprocess.run(
+            [*svc, "agent", "start", "--connect", PROFILE], env=env, capture_output=True, text=True, check=False
+        )
+        if started.returncode != 0:
+            raise SystemExit(f"svc agent start failed: {started.stderr.strip()}")
         try:
-            # one job svc tracks, finished, with a log: what status and logs are asked about
-            made = samples.run(
-                "setup",
-                [*svc, "submit", "--json", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "echo", "hi"],
-                env,
-            )
-            job, log_path = json.loads(made)["job_id"], json.loads(made)["stdout"]
-            submitted.append(job)
-            deadline = time.monotonic() + 120
-            while subprocess.run([*ssh, "test", "-s", log_path], check=False).returncode != 0:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"job {job} wrote no log in 120 s")
-                time.sleep(0.5)
-            sbatch = shlex.join(["sbatch", "--parsable", "-p", "debug", "-D", work_dir, "-o", "/dev/null"])
-            batch = "#!/bin/bash\ntrue\n"
-            for _ in range(repeat):
-                samples.run("python3 -c pass", [sys.executable, "-c", "pass"], env)
-                samples.run("svc --version", [*svc, "--version"], env)
-                samples.run("ssh squeue", [*ssh, shlex.join(squeue_argv())], env)
-                samples.run("svc jobs", [*svc, "jobs", "-t", PROFILE], env)
-                submitted.append(samples.run("ssh sbatch", [*ssh, sbatch], env, stdin=batch).strip())
-                submitted.append(
-                    samples.run(
-                        "svc submit",
-                        [*svc, "submit", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "true"],
-                        env,
-                    ).strip()
-                )
-                samples.run("ssh squeue -j", [*ssh, shlex.join(squeue_argv([job]))], env)
-                samples.run("svc status", [*svc, "status", "-t", PROFILE, job], env)
-                samples.run("ssh cat log", [*ssh, shlex.join(["cat", "--", log_path])], env)
-                samples.run("svc logs", [*svc, "logs", "-t", PROFILE, job], env)
+            sample(samples, repeat, svc=svc, ssh=ssh, env=env, work_dir=work_dir, submitted=submitted)
         finally:
+            subprocess.run([*svc, "agent", "stop"], env=env, capture_output=True, check=False)
             live = [job for job in submitted if job.split(";")[0].isdigit()]
             if live:
                 subprocess.run([*ssh, shlex.join(["scancel", *live])], check=False)
             subprocess.run([*ssh, shlex.join(["rm", "-rf", "--", work_dir])], check=False)
+    report(samples, repeat)
 
+
+def sample(
+    samples: Samples,
+    repeat: int,
+    *,
+    svc: list[str],
+    ssh: list[str],
+    env: dict[str, str],
+    work_dir: str,
+    submitted: list[str],
+) -> None:
+    """``repeat`` rounds of every raw command, then its svc command without the agent, then through it."""
+    # one job svc tracks, finished, with a log: what status and logs are asked about
+    made = samples.run(
+        "setup",
+        [*svc, "submit", "--json", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "echo", "hi"],
+        env,
+    )
+    job, log_path = json.loads(made)["job_id"], json.loads(made)["stdout"]
+    submitted.append(job)
+    deadline = time.monotonic() + 120
+    while subprocess.run([*ssh, "test", "-s", log_path], check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"job {job} wrote no log in 120 s")
+        time.sleep(0.5)
+    sbatch = shlex.join(["sbatch", "--parsable", "-p", "debug", "-D", work_dir, "-o", "/dev/null"])
+    submit = [*svc, "submit", "-t", PROFILE, "-p", "debug", "--work-dir", work_dir, "--", "true"]
+    raw = {
+        "ssh squeue": ([*ssh, shlex.join(squeue_argv())], None),
+        "ssh sbatch": ([*ssh, sbatch], "#!/bin/bash\ntrue\n"),
+        "ssh squeue -j": ([*ssh, shlex.join(squeue_argv([job]))], None),
+        "ssh cat log": ([*ssh, shlex.join(["cat", "--", log_path])], None),
+    }
+    ours = {
+        "svc jobs": [*svc, "jobs", "-t", PROFILE],
+        "svc submit": submit,
+        "svc status": [*svc, "status", "-t", PROFILE, job],
+        "svc logs": [*svc, "logs", "-t", PROFILE, job],
+    }
+    direct = {**env, "SVC_AGENT": "off"}
+    for _ in range(repeat):
+        samples.run("python3 -c pass", [sys.executable, "-c", "pass"], env)
+        samples.run("svc --version", [*svc, "--version"], env)
+        for raw_label, svc_label in PAIRS:
+            argv, stdin = raw[raw_label]
+            outputs = [samples.run(raw_label, argv, env, stdin=stdin)]
+            outputs.append(samples.run(svc_label, ours[svc_label], direct))
+            outputs.append(samples.run(f"{svc_label} (agent)", ours[svc_label], env))
+            if svc_label == "svc submit":
+                submitted.extend(out.strip() for out in outputs)
+
+
+def report(samples: Samples, repeat: int) -> None:
     print(f"cold processes, medians of {repeat}; wall s (cpu s = user+sys of the child)")
     base_wall, base_cpu = samples.median("python3 -c pass")
     ver_wall, ver_cpu = samples.median("svc --version")
@@ -148,18 +188,17 @@ def main(repeat: int) -> None:
         f"  {'svc --version':16} {ver_wall:6.3f} ({ver_cpu:5.3f})   +{ver_wall - base_wall:.3f} s over the idle "
         "interpreter (goal < 0.1)"
     )
-    print(f"  {'raw':16} {'wall':>6} {'(cpu)':>7}   {'svc':16} {'wall':>6} {'(cpu)':>7}   ratio (goal <= 2x)")
-    for raw, ours in (
-        ("ssh squeue", "svc jobs"),
-        ("ssh sbatch", "svc submit"),
-        ("ssh squeue -j", "svc status"),
-        ("ssh cat log", "svc logs"),
-    ):
+    print(
+        f"  {'raw':14} {'wall':>6} {'(cpu)':>7}   {'no agent':11} {'wall':>6} {'(cpu)':>7} {'ratio':>6}   "
+        f"{'agent: wall':>11} {'(cpu)':>7} {'ratio':>6}   (goal <= 2x)"
+    )
+    for raw, ours in PAIRS:
         raw_wall, raw_cpu = samples.median(raw)
         our_wall, our_cpu = samples.median(ours)
+        agent_wall, agent_cpu = samples.median(f"{ours} (agent)")
         print(
-            f"  {raw:16} {raw_wall:6.3f} ({raw_cpu:5.3f})   {ours:16} {our_wall:6.3f} ({our_cpu:5.3f})   "
-            f"{our_wall / raw_wall:4.2f}x"
+            f"  {raw:14} {raw_wall:6.3f} ({raw_cpu:5.3f})   {ours:11} {our_wall:6.3f} ({our_cpu:5.3f}) "
+            f"{our_wall / raw_wall:5.2f}x   {agent_wall:11.3f} ({agent_cpu:5.3f}) {agent_wall / raw_wall:5.2f}x"
         )
 
 

@@ -19,14 +19,20 @@ from svc_host.plugin_config import renderer_for
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
+    from svc_host.config import SvcConfig
     from svc_host.store.tables import JobRecord
 
 
-async def submit(host: Host, definition: JobDefinition, *, transport: str, source: str) -> JobRecord:
-    """Render, submit, record (state PENDING) and tell the monitor; returns the stored record."""
+async def submit(
+    host: Host, definition: JobDefinition, *, transport: str, source: str, config: SvcConfig | None = None
+) -> JobRecord:
+    """Render, submit, record (state PENDING) and tell the monitor; returns the stored record.
+
+    ``config``: the job defaults to render with, when not the host's own (the svc agent renders with those
+    of the directory the command ran in)."""
     from svc_host.store import jobs as job_repo
 
-    rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
+    rendered = renderer_for(host.plugins, definition, config or host.config()).render(definition)
     job_id = await host.transport(transport).submit(rendered)
     host.transports.snapshots.changed(transport)
     stdout_path, stderr_path = rendered.log_paths_for(job_id)

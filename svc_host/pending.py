@@ -30,6 +30,7 @@ from svc_host.transport import CommandResult, SlurmTransport
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from svc_host.config import SvcConfig
     from svc_host.context import Host
     from svc_host.domain.resources import NodeInfo
     from svc_host.domain.submission import JobDefinition
@@ -171,11 +172,14 @@ def _estimate(estimate: inputs.StartEstimate | None) -> dict[str, Any] | None:
     }
 
 
-async def test_fit(host: Host, definition: JobDefinition, *, transport: str) -> dict[str, Any]:
-    """Would this job fit now, and where: the script :func:`svc_host.jobs.submit` would send, given to
-    ``sbatch --test-only`` (nothing is submitted). A refusal is an answer (``fits: false``), not an error."""
+async def test_fit(
+    host: Host, definition: JobDefinition, *, transport: str, config: SvcConfig | None = None
+) -> dict[str, Any]:
+    """Would this job fit now, and where: the script :func:`svc_host.jobs.submit` would send (with ``config``'s
+    defaults, else the host's), given to ``sbatch --test-only`` (nothing is submitted). A refusal is an answer
+    (``fits: false``), not an error."""
     target = _slurm(host, transport)
-    rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
+    rendered = renderer_for(host.plugins, definition, config or host.config()).render(definition)
     result = await target.run(inputs.test_only_argv(), stdin=rendered.text)
     now = datetime.now(UTC)
     answer = inputs.parse_test_only(result.exit_code, result.stderr, now=now)

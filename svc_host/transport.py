@@ -16,19 +16,22 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
-from svc_host.domain.submission import RenderedScript
-from svc_host.domain.usage import JobUsage
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.slurm.usage import parse_sacct_usage
+
+if TYPE_CHECKING:
+    from svc_host.domain.submission import RenderedScript
+    from svc_host.domain.usage import JobUsage
 
 log = logging.getLogger(__name__)
 

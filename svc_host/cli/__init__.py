@@ -31,6 +31,7 @@ COMMANDS = {
     "sync": "svc_host.cli.sync:sync",
     "inspect": "svc_host.cli.sync:inspect",
     "files": "svc_host.cli.sync:files",
+    "agent": "svc_host.cli.agent:agent",
 }
 
 

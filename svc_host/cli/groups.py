@@ -8,12 +8,9 @@ and ``svc jobs`` never pay for them.
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import Any
 
 import click
-
-log = logging.getLogger(__name__)
 
 
 class LazyGroup(click.Group):
@@ -37,6 +34,8 @@ class LazyGroup(click.Group):
 
     def _plugin_commands(self, *, quiet: bool) -> dict[str, click.Command]:
         """Commands offered by plugins, minus any that would shadow a built-in (those are logged and ignored)."""
+        import logging  # here, not at the top: a built-in command never pays for it
+
         from svc_host.errors import PluginError
         from svc_host.plugins import get_plugin_manager
 
@@ -49,5 +48,7 @@ class LazyGroup(click.Group):
             return {}
         shadowing = sorted(name for name in offered if name in self.lazy_commands or name in self.commands)
         for name in shadowing:
-            log.warning("a plugin's CLI command %r is ignored: svc has a built-in command of that name", name)
+            logging.getLogger(__name__).warning(
+                "a plugin's CLI command %r is ignored: svc has a built-in command of that name", name
+            )
         return {name: command for name, command in offered.items() if name not in shadowing}

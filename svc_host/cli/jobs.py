@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.output import import_tables_meanwhile, json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.context import Host
-    from svc_host.domain.jobs import JobStatus
 
 T = TypeVar("T")
 
@@ -23,22 +21,15 @@ transport_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 
 
-def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = None) -> T:
-    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses).
+def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
+    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
+    import asyncio
 
-    ``store_and=NAME``: ``work`` reads the store and always talks to transport NAME (submit, logs), so the
-    store is opened (the ORM imported, migrations checked) in a worker thread while NAME connects: the SSH
-    handshake's waits overlap the import. Commands that may not need the connection (status and cancel of a
-    job that ended) or never read the store (jobs, resources) leave the other alone.
-    """
     from svc_host.context import Host
 
     async def _run() -> T:
         host = Host.create("cli")
         try:
-            if store_and is not None:
-                target = host.transport(store_and)  # an unknown name fails here, before anything is opened
-                await asyncio.gather(asyncio.to_thread(lambda: host.store), target.connect())
             return await work(host)
         finally:
             await host.close()
@@ -46,22 +37,19 @@ def _with_host(work: Callable[[Host], Awaitable[T]], *, store_and: str | None = 
     return asyncio.run(_run())
 
 
-def _job_dict(job: JobStatus) -> dict[str, Any]:
-    return job.model_dump(mode="json", exclude_none=True)
-
-
-def _job_rows(jobs: list[JobStatus]) -> list[list[Any]]:
+def _job_rows(jobs: list[dict[str, Any]]) -> list[list[Any]]:
+    """Table rows of jobs as ``agent.calls.job_dict`` gives them."""
     from svc_host.formatting import clock
 
     return [
         [
-            job.job_id,
-            job.name,
-            job.raw_state if job.raw_state != job.state else job.state,
-            job.partition,
-            job.nodes,
-            job.gpus,
-            clock(job.elapsed_seconds),
+            job["job_id"],
+            job.get("name"),
+            job["raw_state"] if job["raw_state"] != job["state"] else job["state"],
+            job.get("partition"),
+            job.get("nodes"),
+            job.get("gpus"),
+            clock(job.get("elapsed_seconds")),
         ]
         for job in jobs
     ]
@@ -105,9 +93,7 @@ def submit(
     **fields: Any,
 ) -> None:
     """Submit COMMAND (or --script FILE) as a batch job and print its id."""
-    from pydantic import ValidationError
-
-    from svc_host.domain.submission import Environment, JobDefinition, Resources
+    from svc_host.cli.job_session import JobSession
 
     env: dict[str, str] = {}
     for pair in env_pairs:
@@ -117,60 +103,27 @@ def submit(
         env[key] = value
     if bool(command) == bool(script_file):
         raise click.UsageError("give either a COMMAND or --script FILE")
-    resource_keys = set(Resources.model_fields)
-    try:
-        definition = JobDefinition(
-            name=fields.pop("name"),
+    with JobSession(transport) as session:
+        record = session.call(
+            "submit",
+            transport=transport,
+            fields=fields,
             command=list(command) if command else None,
             script=script_file.read() if script_file else None,
-            resources=Resources(**{k: v for k, v in fields.items() if k in resource_keys}),
-            environment=Environment(
-                conda=fields["conda"], venv=fields["venv"], container=fields["container"], env_vars=env
-            ),
-            log_dir=fields["log_dir"],
-            work_dir=fields["work_dir"],
-            renderer=fields["renderer"],
+            env=env,
+            mount=mount,
+            test_only=test_only,
         )
-    except ValidationError as exc:
-        from svc_host.errors import describe_validation
-
-        raise click.UsageError(describe_validation(exc.errors())) from None
-    from svc_host import jobs as job_service
-
-    async def work(host: Host) -> Any:
-        if mount is not None:
-            from svc_host.mounts import cluster_paths
-
-            where = cluster_paths(
-                host.transports.config.profiles,
-                host.transports.spec(transport),
-                mount,
-                work_dir=definition.work_dir,
-                log_dir=definition.log_dir,
-            )
-            translated = definition.model_copy(update={"work_dir": where.work_dir, "log_dir": where.job_log_dir})
-        else:
-            translated = definition
-        if test_only:
-            from svc_host import pending
-
-            return await pending.test_fit(host, translated, transport=transport)
-        return await job_service.submit(host, translated, transport=transport, source="cli")
-
-    if test_only:
-        answer = _with_host(work)
+    if test_only:  # the fit answer, exit 1 when Slurm would not start the job (as sbatch --test-only)
         if as_json:
-            print_json(answer)
+            print_json(record)
         else:
-            click.echo(answer["explanation"])
-        sys.exit(0 if answer["fits"] else 1)
-    record = _with_host(work, store_and=transport)
+            click.echo(record["explanation"])
+        sys.exit(0 if record["fits"] else 1)
     if as_json:
-        print_json(
-            {"job_id": record.job_id, "name": record.name, "stdout": record.stdout_path, "stderr": record.stderr_path}
-        )
+        print_json(record)
     else:
-        click.echo(record.job_id)
+        click.echo(record["job_id"])
 
 
 @click.command()
@@ -179,9 +132,14 @@ def submit(
 @json_option
 def jobs(user: str | None, transport: str, as_json: bool) -> None:
     """List the jobs in the queue."""
-    queue = _with_host(lambda host: host.transport(transport).queue(user=user))
+    from svc_host.cli.job_session import JobSession
+
+    if not as_json:
+        import_tables_meanwhile()
+    with JobSession(transport) as session:
+        queue = session.call("queue", transport=transport, user=user)
     if as_json:
-        print_json([_job_dict(job) for job in queue])
+        print_json(queue)
     else:
         print_table(["id", "name", "status", "partition", "nodes", "gpus", "elapsed"], _job_rows(queue))
 
@@ -192,25 +150,17 @@ def jobs(user: str | None, transport: str, as_json: bool) -> None:
 @json_option
 def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
     """Show the status of one or more jobs (one scheduler query for all of them)."""
+    from svc_host.cli.job_session import JobSession
+
     for job_id in job_ids:
         _check_job_id(job_id)
-
-    async def work(host: Host) -> dict[str, JobStatus]:
-        from svc_host import jobs as job_service
-        from svc_host.errors import NotFoundError
-
-        found = {}
-        for job_id in job_ids:
-            try:
-                found[job_id] = (await job_service.status(host, transport, job_id)).status
-            except NotFoundError:
-                continue
-        return found
-
-    found = _with_host(work)  # a job that ended is answered from the store alone: no connection
+    if not as_json:
+        import_tables_meanwhile()
+    with JobSession(transport) as session:  # a job that ended is answered from the store alone: no connection
+        found = session.call("status", transport=transport, job_ids=list(job_ids))
     missing = [job_id for job_id in job_ids if job_id not in found]
     if as_json:
-        print_json([_job_dict(found[job_id]) for job_id in job_ids if job_id in found])
+        print_json([found[job_id] for job_id in job_ids if job_id in found])
     else:
         print_table(["id", "name", "status", "partition", "nodes", "gpus", "elapsed"], _job_rows(list(found.values())))
     if missing:
@@ -244,32 +194,24 @@ def cancel(job_ids: tuple[str, ...], transport: str) -> None:
 @transport_option
 def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
     """Print a job's log (from the paths the scheduler recorded for it)."""
+    import time
+
+    from svc_host.cli.job_session import JobSession
+
     _check_job_id(job_id)
-
-    async def work(host: Host) -> None:
-        from svc_host import jobs as job_service
-
-        offset = 0
+    offset = 0
+    with JobSession(transport) as session:
         while True:
-            found = await job_service.logs(host, transport, job_id, stdout_offset=offset, stderr_offset=offset)
-            chunk = found.stdout if which == "stdout" else found.stderr
-            if chunk is None:
-                raise click.ClickException(f"no {which} log is known for job {job_id}")
-            sys.stdout.write(chunk.content)
+            step = session.call(
+                "log_step", transport=transport, job_id=job_id, which=which, offset=offset, follow=follow
+            )
+            sys.stdout.write(step["content"])
             sys.stdout.flush()
-            offset = chunk.next_offset
-            if chunk.size is not None and offset < chunk.size:
-                continue
-            if not follow:
+            offset = step["next_offset"]
+            if step["done"]:
                 return
-            current = await job_service.status(host, transport, job_id)
-            if current.status.state.is_terminal:
-                rest = await host.transport(transport).read_log(chunk.path, offset=offset)
-                sys.stdout.write(rest.content)
-                return
-            await asyncio.sleep(1.0)
-
-    _with_host(work, store_and=transport)
+            if step["wait"]:
+                time.sleep(1.0)
 
 
 def _check_job_id(job_id: str) -> None:
