@@ -3,7 +3,7 @@
 :func:`explain` reads each job with one ``scontrol show job`` (all jobs in one call when asked about several),
 then, at the same time and only what the reasons need: the jobs' QOS and association limits (``sacctmgr``), the
 partitions (``scontrol show partition``), their nodes (``sinfo``), the live jobs the limits count (``squeue``) and
-the start estimates of all the pending ones (one ``squeue``). :func:`test_fit` renders a job exactly as
+the start estimates of all the pending ones (one ``squeue``). :func:`fit_answer` renders a job exactly as
 :func:`svc_host.jobs.submit` would and hands the script to ``sbatch --test-only``.
 """
 
@@ -172,7 +172,7 @@ def _estimate(estimate: inputs.StartEstimate | None) -> dict[str, Any] | None:
     }
 
 
-async def test_fit(
+async def fit_answer(
     host: Host, definition: JobDefinition, *, transport: str, config: SvcConfig | None = None
 ) -> dict[str, Any]:
     """Would this job fit now, and where: the script :func:`svc_host.jobs.submit` would send (with ``config``'s

@@ -69,7 +69,7 @@ async def submit(
 ) -> dict[str, Any]:
     """``svc submit``: validate the job (a usage error names the bad field), render it with the job defaults
     seen from ``cwd`` (its project config), submit and record it; with ``test_only``, submit nothing and answer
-    whether Slurm would start it now, and where (``pending.test_fit``)."""
+    whether Slurm would start it now, and where (``pending.fit_answer``)."""
     from dataclasses import replace
 
     from pydantic import ValidationError
@@ -111,7 +111,7 @@ async def submit(
     if test_only:
         from svc_host import pending
 
-        return await pending.test_fit(host, definition, transport=transport, config=config)
+        return await pending.fit_answer(host, definition, transport=transport, config=config)
     record = await job_service.submit(host, definition, transport=transport, source="cli", config=config)
     return {"job_id": record.job_id, "name": record.name, "stdout": record.stdout_path, "stderr": record.stderr_path}
 

@@ -108,7 +108,7 @@ async def submit_job(
     if test_only:
         from svc_host import pending
 
-        return {**(await pending.test_fit(host, definition, transport=target)), "transport": target}
+        return {**(await pending.fit_answer(host, definition, transport=target)), "transport": target}
     record = await jobs.submit(host, definition, transport=target, source="mcp")
     return {
         "job_id": record.job_id,

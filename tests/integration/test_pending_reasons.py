@@ -179,7 +179,7 @@ async def test_would_it_fit(make_host: Callable[[], Host]) -> None:
 
     def fit(**resources: Any) -> Any:
         definition = JobDefinition(name="fit", command="true", resources=Resources(**resources), work_dir=".")
-        return pending.test_fit(host, definition, transport="local")
+        return pending.fit_answer(host, definition, transport="local")
 
     fits = await fit(partition="debug", time_limit="5:00")
     assert fits["fits"] is True
@@ -208,7 +208,9 @@ async def test_over_ssh(dev_host: Host) -> None:
     try:
         answer = await reason_of(dev_host, record.job_id, "JobHeldUser", transport="dev")
         assert answer["explanation"].startswith(f"Job {record.job_id} is held (JobHeldUser)")
-        fit = await pending.test_fit(dev_host, JobDefinition(name="fit", command="true", work_dir="."), transport="dev")
+        fit = await pending.fit_answer(
+            dev_host, JobDefinition(name="fit", command="true", work_dir="."), transport="dev"
+        )
         assert fit["fits"] is True
     finally:
         await dev_host.transport("dev").cancel([record.job_id])

@@ -67,7 +67,7 @@ async def why_pending(host: HostDep, job_id: JobId) -> dict[str, Any]:
 
 
 @router.post("/test", response_model=FitAnswer, responses=error_responses(422, 500, 502, 503))
-async def test_fit(body: SubmitJob, host: HostDep) -> dict[str, Any]:
+async def fit_answer(body: SubmitJob, host: HostDep) -> dict[str, Any]:
     """Would this job (the body of ``POST /api/jobs``) start now, and where? Nothing is submitted: the script is
     given to ``sbatch --test-only``. A job Slurm would refuse, or keep pending for ever, is ``fits: false``."""
-    return await pending.test_fit(host, definition_of(body, host), transport=host.server_transport_name())
+    return await pending.fit_answer(host, definition_of(body, host), transport=host.server_transport_name())
