@@ -42,6 +42,13 @@ CASES: dict[str, list[tuple[dict[str, Any], str]]] = {
     "get_resources": [
         ({"partition": 3}, "get_resources: argument 'partition': Input should be a valid string (got number)")
     ],
+    "get_efficiency": [
+        (
+            {"sweep_run_id": 0},
+            "get_efficiency: argument 'sweep_run_id': Input should be greater than or equal to 1 (got number)",
+        )
+    ],
+    "get_limits": [({"transport": 3}, "get_limits: argument 'transport': Input should be a valid string (got number)")],
     "create_workflow": [
         (
             {"name": "w", "output_path": "w.yaml"},

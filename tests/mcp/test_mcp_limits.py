@@ -46,7 +46,7 @@ async def test_a_run_held_under_a_qos_limit_says_so_to_the_agent(
     async with mcp_factory() as mcp:
         started = await mcp("run_workflow", yaml_path=str(work / "held.yaml"), wait_seconds=1)
         assert started["success"] is True, started
-        assert started["results"]["second"] == {"job_id": None, "status": "WAITING"}
+        assert started["results"]["second"] == {"job_id": None, "status": "WAITING", "attempts": []}
         assert started["queued"] == f"queued: MaxSubmitJobsPerUser 1 of QOS {one_job_qos} reached (1 in queue)"
         done = await mcp("wait_workflow_run", run_id=started["run_id"], wait_seconds=120)
         assert (done["status"], done["all_completed"], done["queued"]) == ("completed", True, None)
