@@ -80,7 +80,8 @@ SACCT_START: Final = "2000-01-01"
 _JOB_ID = re.compile(r"\d+(?:_(?:\d+|\[[\d,%-]+\])|\+\d+)?")
 
 
-def _checked_ids(job_ids: Sequence[str]) -> list[str]:
+def checked_ids(job_ids: Sequence[str]) -> list[str]:
+    """``job_ids`` as a list, each a Slurm job id (``123``, ``123_4``, ``123+0``); a ``ValueError`` names a bad one."""
     if isinstance(job_ids, str):
         msg = f"job_ids must be a sequence of ids, not the string {job_ids!r}"
         raise TypeError(msg)
@@ -95,9 +96,9 @@ def _checked_ids(job_ids: Sequence[str]) -> list[str]:
     return ids
 
 
-def _format(fields: Sequence[str], delimiter: str) -> str:
-    # squeue/sinfo --Format: "Field:<width><suffix>". Width 0 prints the value whole (the default
-    # cuts it at 20 characters); the suffix is the delimiter, except after the last field.
+def format_fields(fields: Sequence[str], delimiter: str) -> str:
+    """The value of squeue/sinfo ``--Format``: ``Field:<width><suffix>``. Width 0 prints the value whole (the
+    default cuts it at 20 characters); the suffix is the delimiter, except after the last field."""
     return ",".join(f"{field}:0{delimiter}" for field in fields[:-1]) + f",{fields[-1]}:0"
 
 
@@ -130,9 +131,9 @@ def squeue_argv(job_ids: Sequence[str] | None = None, *, user: str | None = None
     Raises:
         ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
     """
-    argv = ["squeue", "--noheader", "--all", "--array", f"--Format={_format(SQUEUE_FIELDS, DELIMITER)}"]
+    argv = ["squeue", "--noheader", "--all", "--array", f"--Format={format_fields(SQUEUE_FIELDS, DELIMITER)}"]
     if job_ids is not None:
-        argv += ["--states=all", f"--jobs={','.join(_checked_ids(job_ids))}"]
+        argv += ["--states=all", f"--jobs={','.join(checked_ids(job_ids))}"]
     if user is not None:
         argv.append(f"--user={user}")
     return argv
@@ -156,7 +157,7 @@ def sacct_argv(job_ids: Sequence[str]) -> list[str]:
         "--allocations",
         f"--starttime={SACCT_START}",
         f"--format={','.join(SACCT_FIELDS)}",
-        f"--jobs={','.join(_checked_ids(job_ids))}",
+        f"--jobs={','.join(checked_ids(job_ids))}",
     ]
 
 
@@ -173,7 +174,7 @@ def sacct_usage_argv(job_ids: Sequence[str]) -> list[str]:
         "--noheader",
         f"--starttime={SACCT_START}",
         f"--format={','.join(SACCT_USAGE_FIELDS)}",
-        f"--jobs={','.join(_checked_ids(job_ids))}",
+        f"--jobs={','.join(checked_ids(job_ids))}",
     ]
 
 
@@ -185,7 +186,7 @@ def scontrol_show_job_argv(job_id: str | None = None) -> list[str]:
     """
     argv = ["scontrol", "--oneliner", "show", "job"]
     if job_id is not None:
-        argv += _checked_ids([job_id])
+        argv += checked_ids([job_id])
     return argv
 
 
@@ -199,7 +200,7 @@ def sinfo_argv(partition: str | None = None) -> list[str]:
 
     Hidden partitions are left out (they are not offered to users) unless asked for by name.
     """
-    argv = ["sinfo", "--Node", "--noheader", f"--Format={_format(SINFO_FIELDS, DELIMITER)}"]
+    argv = ["sinfo", "--Node", "--noheader", f"--Format={format_fields(SINFO_FIELDS, DELIMITER)}"]
     if partition is not None:
         argv.append(f"--partition={partition}")
     return argv
@@ -215,7 +216,7 @@ def scontrol_hold_argv(job_ids: Sequence[str], *, release: bool = False) -> list
     Raises:
         ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
     """
-    return ["scontrol", "release" if release else "uhold", *_checked_ids(job_ids)]
+    return ["scontrol", "release" if release else "uhold", *checked_ids(job_ids)]
 
 
 def scancel_argv(job_ids: Sequence[str]) -> list[str]:
@@ -224,4 +225,4 @@ def scancel_argv(job_ids: Sequence[str]) -> list[str]:
     Raises:
         ValueError: ``job_ids`` is empty or holds something that is not a Slurm job id.
     """
-    return ["scancel", *_checked_ids(job_ids)]
+    return ["scancel", *checked_ids(job_ids)]

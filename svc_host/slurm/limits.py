@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from svc_host.errors import SlurmParseError
+from svc_host.slurm.parse import delimited_rows
 
 ASSOC_FIELDS: Final = ("Cluster", "Account", "User", "Partition", "ParentName", "MaxSubmit", "MaxJobs", "GrpSubmit")
 QOS_FIELDS: Final = ("Name", "MaxSubmitPU", "MaxJobsPU", "GrpSubmit", "GrpJobs")
@@ -193,7 +194,7 @@ def parse_config(stdout: str) -> dict[str, str]:
 
 def parse_qos(stdout: str) -> dict[str, QosLimits]:
     found: dict[str, QosLimits] = {}
-    for number, row in _rows("sacctmgr show qos", stdout, QOS_FIELDS):
+    for number, row in delimited_rows("sacctmgr show qos", stdout, QOS_FIELDS):
         found[row["Name"]] = QosLimits(
             name=row["Name"],
             max_submit_per_user=_count("qos", number, row["MaxSubmitPU"]),
@@ -217,12 +218,12 @@ def parse_assocs(stdout: str) -> list[Association]:
             grp_submit=_count("assoc", number, row["GrpSubmit"]),
             default_qos=row["DefaultQOS"],
         )
-        for number, row in _rows("sacctmgr show assoc", stdout, (*ASSOC_FIELDS, "DefaultQOS"))
+        for number, row in delimited_rows("sacctmgr show assoc", stdout, (*ASSOC_FIELDS, "DefaultQOS"))
     ]
 
 
 def parse_default_account(stdout: str, user: str) -> str | None:
-    for _, row in _rows("sacctmgr show user", stdout, USER_FIELDS):
+    for _, row in delimited_rows("sacctmgr show user", stdout, USER_FIELDS):
         if row["User"] == user:
             return row["DefaultAccount"] or None
     return None
@@ -267,19 +268,6 @@ def _assoc_scope(assoc: Association) -> str:
     if assoc.user:
         return f"association {assoc.account}/{assoc.user}"
     return f"account {assoc.account}"
-
-
-def _rows(command: str, stdout: str, fields: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    rows = []
-    for number, line in enumerate(stdout.split("\n"), start=1):
-        if not line.strip():
-            continue
-        values = line.rstrip("\r").split("|")
-        if len(values) != len(fields):
-            problem = f"expected {len(fields)} '|'-separated columns, got {len(values)}"
-            raise SlurmParseError(f"unexpected {command} output on line {number} ({problem}): {line!r}")
-        rows.append((number, dict(zip(fields, (value.strip() for value in values), strict=True))))
-    return rows
 
 
 def _count(what: str, number: int, value: str) -> int | None:

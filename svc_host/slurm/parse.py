@@ -356,6 +356,14 @@ def _lines(stdout: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
+def delimited_rows(command: str, stdout: str, names: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, {name: value})`` of each non-blank line of ``--parsable2``-style output (``squeue``
+    ``--Format`` with :data:`DELIMITER`, ``sacctmgr -P``); a line with too few columns is a
+    :class:`SlurmParseError` naming ``command`` and the line, and the last column keeps any further ``|``."""
+    for number, line in _lines(stdout):
+        yield number, _columns(command, number, line, names)
+
+
 def _line_error(command: str, number: int, line: str, problem: str) -> SlurmParseError:
     return SlurmParseError(f"unexpected {command} output on line {number} ({problem}): {line!r}")
 

@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.argv import DELIMITER, SACCT_TIME_FORMAT, _checked_ids, _format, sbatch_argv
+from svc_host.slurm.argv import DELIMITER, SACCT_TIME_FORMAT, checked_ids, format_fields, sbatch_argv
+from svc_host.slurm.parse import delimited_rows
 from svc_host.slurm.scontrol import split_oneliner
 
 QOS_FIELDS: Final = (
@@ -95,7 +96,7 @@ def live_jobs_argv() -> list[str]:
         "--noheader",
         "--all",
         "--states=RUNNING,PENDING",
-        f"--Format={_format(LIVE_FIELDS, DELIMITER)}",
+        f"--Format={format_fields(LIVE_FIELDS, DELIMITER)}",
     ]
 
 
@@ -110,8 +111,8 @@ def start_argv(job_ids: list[str]) -> list[str]:
         "--noheader",
         "--all",
         "--states=PENDING",
-        f"--jobs={','.join(_checked_ids(job_ids))}",
-        f"--Format={_format(('JobID', 'StartTime', 'SchedNodes'), DELIMITER)}",
+        f"--jobs={','.join(checked_ids(job_ids))}",
+        f"--Format={format_fields(('JobID', 'StartTime', 'SchedNodes'), DELIMITER)}",
     ]
 
 
@@ -160,28 +161,17 @@ def _limits(name: str, user: str, columns: dict[str, str]) -> Limits:
     return Limits(name=name, user=user, tres=tres, counts=counts, wall=columns.get("MaxWall", ""))
 
 
-def _rows(command: str, stdout: str, names: tuple[str, ...]) -> list[dict[str, str]]:
-    rows = []
-    for line in stdout.splitlines():
-        if not line.strip():
-            continue
-        values = line.split(DELIMITER)
-        if len(values) != len(names):
-            msg = f"{command}: expected {len(names)} '|'-separated columns, got {len(values)} in {line[:200]!r}"
-            raise SlurmParseError(msg)
-        rows.append(dict(zip(names, values, strict=True)))
-    return rows
-
-
 def parse_qos(stdout: str) -> dict[str, Limits]:
     """QOS limits by QOS name, from :func:`qos_argv`'s output."""
-    return {row["Name"]: _limits(row["Name"], "", row) for row in _rows("sacctmgr show qos", stdout, QOS_FIELDS)}
+    return {
+        row["Name"]: _limits(row["Name"], "", row) for _, row in delimited_rows("sacctmgr show qos", stdout, QOS_FIELDS)
+    }
 
 
 def parse_assoc(stdout: str) -> dict[tuple[str, str], Limits]:
     """Association limits by ``(account, user)`` (user ``""`` for the account's own row), from
     :func:`assoc_argv`'s output."""
-    rows = _rows("sacctmgr show assoc", stdout, ASSOC_FIELDS)
+    rows = [row for _, row in delimited_rows("sacctmgr show assoc", stdout, ASSOC_FIELDS)]
     return {(row["Account"], row["User"]): _limits(row["Account"], row["User"], row) for row in rows}
 
 
@@ -212,7 +202,7 @@ class LiveJob:
 def parse_live_jobs(stdout: str) -> list[LiveJob]:
     """Running and pending jobs from :func:`live_jobs_argv`'s output."""
     jobs = []
-    for row in _rows("squeue", stdout, LIVE_FIELDS):
+    for _, row in delimited_rows("squeue", stdout, LIVE_FIELDS):
         priority = row["PriorityLong"].strip()
         jobs.append(
             LiveJob(
@@ -263,7 +253,7 @@ def slurm_time(text: str, *, now: datetime) -> datetime | None:
 def parse_start(stdout: str, *, now: datetime) -> dict[str, StartEstimate]:
     """Start estimates by job id from :func:`start_argv`'s output."""
     found = {}
-    for row in _rows("squeue --start", stdout, ("JobID", "StartTime", "SchedNodes")):
+    for _, row in delimited_rows("squeue --start", stdout, ("JobID", "StartTime", "SchedNodes")):
         nodes = row["SchedNodes"].strip()
         found[row["JobID"].strip()] = StartEstimate(
             at=slurm_time(row["StartTime"], now=now), nodes=None if nodes in {"", "(null)"} else nodes
