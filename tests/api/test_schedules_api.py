@@ -98,7 +98,12 @@ def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, t
     """A real ``svc serve`` (local transport) with a 1 s scheduler tick: a 10 s schedule fires the workflow,
     the run is recorded ``triggered_by: schedule`` and its job completes on Slurm."""
     token = "schedule-test-token-0123456789"
-    server = start_serve(env={"SVC_API_TOKEN": token, "SVC_SCHEDULER_TICK": "1", "SVC_TRANSPORT": "local"})
+    log = (tmp_path / "serve.log").open("w")
+    server = start_serve(
+        env={"SVC_API_TOKEN": token, "SVC_SCHEDULER_TICK": "1", "SVC_TRANSPORT": "local"},
+        stderr=log,
+        log_level="info",
+    )
     try:
         with httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
             assert http.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"}).is_success
@@ -109,7 +114,8 @@ def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, t
             while run_id is None and time.monotonic() < deadline:
                 time.sleep(0.5)
                 run_id = http.get("/api/schedules/often").json()["last_run_id"]
-            assert run_id, "the schedule did not fire within 60 s"
+            shown = http.get("/api/schedules/often").json()
+            assert run_id, f"the schedule did not fire within 60 s: {shown}\n{(tmp_path / 'serve.log').read_text()}"
             http.put("/api/schedules/often", json={"name": "often", "workflow": "hello", "every": 10, "enabled": False})
             while time.monotonic() < deadline:
                 run = http.get(f"/api/workflows/runs/{run_id}").json()
@@ -118,5 +124,6 @@ def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, t
                 time.sleep(0.5)
             assert (run["status"], run["triggered_by"]) == ("completed", "schedule"), run
     finally:
-        err = server.stop()
-    assert "Traceback" not in err
+        server.stop()
+        log.close()
+    assert "Traceback" not in (tmp_path / "serve.log").read_text()

@@ -47,15 +47,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 class Server:
     """A running ``svc serve``: its base URL, token and an API client that sends the token."""
 
-    def __init__(self, base: str, home: Path, process: subprocess.Popen[str]) -> None:
+    def __init__(self, base: str, home: Path, process: subprocess.Popen[str], log: Path) -> None:
         self.base = base
         self.home = home
         self.process = process
+        self.log = log
         self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
 
     def api(self, method: str, path: str, **kwargs: Any) -> Any:
         response = self.client.request(method, path, **kwargs)
-        response.raise_for_status()
+        if response.is_error:  # the answer and the server's log say why (the log outlives no test run)
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+            raise AssertionError(f"{method} {path}: {response.status_code} {response.text}\nserve.log:\n{tail}")
         return response.json() if response.content else None
 
 
@@ -71,7 +74,7 @@ def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) ->
             running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
         except RuntimeError as exc:
             raise AssertionError(f"{exc}: {(root / 'serve.log').read_text()}") from None
-        server = Server(running.base, Path(env["HOME"]), running.process)
+        server = Server(running.base, Path(env["HOME"]), running.process, root / "serve.log")
         try:
             yield server
         finally:

@@ -34,7 +34,7 @@ def limited_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory
     env = isolated_env(root, token=TOKEN)
     with own_qos(QOS, "MaxSubmitJobsPerUser=1"), (root / "serve.log").open("w") as log:
         running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
-        server = Server(running.base, Path(env["HOME"]), running.process)
+        server = Server(running.base, Path(env["HOME"]), running.process, root / "serve.log")
         try:
             workflows = Path(env["XDG_STATE_HOME"]) / "svc" / "workflows"
             workflows.mkdir(parents=True, exist_ok=True)
