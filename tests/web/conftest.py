@@ -58,7 +58,8 @@ class Server:
         response = self.client.request(method, path, **kwargs)
         if response.is_error:  # the answer and the server's log say why (the log outlives no test run)
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
-            raise AssertionError(f"{method} {path}: {response.status_code} {response.text}\nserve.log:\n{tail}")
+            message = f"{method} {path}: {response.status_code} {response.text}\nserve.log:\n{tail}"
+            raise httpx.HTTPStatusError(message, request=response.request, response=response)
         return response.json() if response.content else None
 
 
