@@ -356,7 +356,11 @@ class SweepOrchestrator:
                 task = asyncio.create_task(self._launch_array(sweep, cells, driven), name=f"svc-sweep-{sweep_id}-array")
                 driven.launches.update((snap.run.id, task) for snap, _ in cells)
                 return
-        for run_id in await self.host.store.run(repo.next_cells, sweep_id, set(driven.launches)):
+        lease_until = now_utc() + self.engine.lease
+        chosen = await self.host.store.run(
+            repo.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
+        )
+        for run_id in chosen:
             task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
             driven.launches[run_id] = task
 
@@ -367,9 +371,7 @@ class SweepOrchestrator:
 
     async def _launch(self, sweep_id: int, run_id: str, driven: _Driven) -> None:
         try:
-            await self.engine.launch(run_id)
-        except InvalidStateError:
-            pass  # cancelled (drained) before it started
+            await self.engine.launch_claimed(run_id)
         except SvcError as exc:  # the engine marked the cell failed with the reason
             log.info("sweep %s: cell %s could not start: %s", sweep_id, run_id, exc)
         except Exception:

@@ -50,7 +50,7 @@ class RunDriver:
         self,
         host: Host,
         owner: str,
-        status_changed: Callable[[str, str, str], Awaitable[None]],
+        status_changed: Callable[[WorkflowRunRecord, str, str], Awaitable[None]],
         notify: Callable[[str], None],
         schedule: Callable[[str, float], None],
     ) -> None:
@@ -83,10 +83,17 @@ class RunDriver:
     async def _move(
         self, run_id: str, status: str, *, error: str | None = None, only_from: list[str] | None = None
     ) -> bool:
-        before = await self.host.store.run(repo.set_run_status, run_id, status, error=error, only_from=only_from)
-        if before is not None:
-            await self.status_changed(run_id, before, status)
-        return before is not None
+        moved = await self.host.store.run(repo.move_run, run_id, status, error=error, only_from=only_from)
+        if moved is not None:
+            await self.status_changed(moved.run, moved.before, moved.after)
+        return moved is not None
+
+    async def _move_along(self, run_id: str, path: list[tuple[str, list[str]]]) -> bool:
+        """Status changes made back to back, in one transaction; whether the last one was made."""
+        moves = await self.host.store.run(repo.move_run_along, run_id, path)
+        for moved in moves:
+            await self.status_changed(moved.run, moved.before, moved.after)
+        return bool(moves) and moves[-1].after == path[-1][0]
 
     async def _fail(self, run_id: str, message: str) -> None:
         await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
@@ -133,10 +140,14 @@ class RunDriver:
         if snap is None or snap.run.status not in (RUN_PENDING, RUN_SYNCING):
             return
         run = snap.run
-        await self._move(run_id, RUN_SYNCING, only_from=[RUN_PENDING])
+        mounts: list[str] = json.loads(run.sync_mounts)
         async with contextlib.AsyncExitStack() as locks:
-            await self._sync(run, locks)
-            if not await self._move(run_id, RUN_SUBMITTING, only_from=[RUN_SYNCING]):
+            path = [(RUN_SYNCING, [RUN_PENDING]), (RUN_SUBMITTING, [RUN_SYNCING])]
+            if mounts:
+                await self._move(run_id, RUN_SYNCING, only_from=[RUN_PENDING])
+                await self._sync(run, mounts, locks)
+                path = path[1:]
+            if not await self._move_along(run_id, path):  # nothing to sync: both changes in one write
                 return  # cancelled meanwhile
             try:
                 config = self.host.config()
@@ -157,11 +168,11 @@ class RunDriver:
             raise TransportError(f"workflow run {run_id}: {message}") from failure
         await self._move(run_id, RUN_RUNNING, only_from=[RUN_SUBMITTING])
 
-    async def _sync(self, run: WorkflowRunRecord, locks: contextlib.AsyncExitStack) -> None:
+    async def _sync(self, run: WorkflowRunRecord, mounts: list[str], locks: contextlib.AsyncExitStack) -> None:
         """Sync the run's mounts, keeping each mount's lock until the first submissions are done."""
         name = ""
         try:
-            for name in json.loads(run.sync_mounts):
+            for name in mounts:
                 backend = self.host.sync_backend(run.transport)
                 mount = find_mount(self.host.transports.config.profiles, run.transport, name)
                 await locks.enter_async_context(backend.lock(mount))
