@@ -202,11 +202,6 @@ def snapshot(session: Session, run_id: str) -> RunSnapshot | None:
     return _snapshots(session, [run])[0]
 
 
-def get_run(session: Session, run_id: str) -> WorkflowRunRecord | None:
-    """The run's row alone, without its jobs (what announcing a status change needs)."""
-    return session.get(WorkflowRunRecord, run_id)
-
-
 def snapshots(
     session: Session,
     *,
@@ -290,7 +285,31 @@ def set_run_status(
     now: datetime | None = None,
 ) -> str | None:
     """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the old status,
-    or None when nothing changed.
+    or None when nothing changed (``move_run``)."""
+    moved = move_run(session, run_id, status, error=error, only_from=only_from, now=now)
+    return moved.before if moved is not None else None
+
+
+@dataclass(frozen=True)
+class RunMove:
+    """A run status change made in the store: the run's row as the change left it, and its old status."""
+
+    run: WorkflowRunRecord
+    before: str
+    after: str
+
+
+def move_run(
+    session: Session,
+    run_id: str,
+    status: str,
+    *,
+    error: str | None = None,
+    only_from: Collection[str] | None = None,
+    now: datetime | None = None,
+) -> RunMove | None:
+    """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the change with the run
+    as it left it (what announcing it needs, without a read of its own), or None when nothing changed.
 
     A compare-and-set: the ``UPDATE`` names the status it read in its ``WHERE``, so a change that another
     transaction committed in between (a cancel racing a completion) is never overwritten. The loser re-reads
@@ -325,7 +344,7 @@ def set_run_status(
             set_committed_value(run, key, value)
         for hook in _status_hooks:
             hook(session, run, current)
-        return current
+        return RunMove(run, current, status)
     return None
 
 
@@ -345,31 +364,6 @@ def _status_update(names: tuple[str, ...]) -> UpdateStatement:
 
 def _new_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return {f"new_{name}": value for name, value in values.items()}
-
-
-@dataclass(frozen=True)
-class RunMove:
-    """A run status change made in the store: the run's row as the change left it, and its old status."""
-
-    run: WorkflowRunRecord
-    before: str
-    after: str
-
-
-def move_run(
-    session: Session,
-    run_id: str,
-    status: str,
-    *,
-    error: str | None = None,
-    only_from: Collection[str] | None = None,
-    now: datetime | None = None,
-) -> RunMove | None:
-    """``set_run_status``, returning the run as the change left it (what announcing it needs, without a read of
-    its own), or None when nothing changed."""
-    before = set_run_status(session, run_id, status, error=error, only_from=only_from, now=now)
-    run = session.get(WorkflowRunRecord, run_id) if before is not None else None  # loaded by set_run_status
-    return RunMove(run, before, status) if run is not None and before is not None else None
 
 
 def move_run_along(session: Session, run_id: str, path: Sequence[tuple[str, Collection[str]]]) -> list[RunMove]:
@@ -427,15 +421,14 @@ def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], 
 def begin_submit(session: Session, job_row: int, expected: str, now: datetime | None = None) -> int | None:
     """Mark a job ``SUBMITTING`` (the crash marker) if it is still ``expected``; returns the new attempt."""
     moment = now or now_utc()
-    result = session.execute(
+    attempt: int | None = session.execute(
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.id) == job_row, col(WorkflowRunJob.status) == expected)
         .values(status=SUBMITTING, attempt=WorkflowRunJob.attempt + 1, submitting_since=moment, updated_at=moment)
-    )
-    if getattr(result, "rowcount", 0) != 1:
-        return None
-    job = session.get(WorkflowRunJob, job_row)
-    return job.attempt if job is not None else None
+        .returning(WorkflowRunJob.attempt)
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    return attempt
 
 
 def finish_submit(
