@@ -425,7 +425,7 @@ def begin_submit(session: Session, job_row: int, expected: str, now: datetime | 
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.id) == job_row, col(WorkflowRunJob.status) == expected)
         .values(status=SUBMITTING, attempt=WorkflowRunJob.attempt + 1, submitting_since=moment, updated_at=moment)
-        .returning(WorkflowRunJob.attempt)
+        .returning(col(WorkflowRunJob.attempt))
         .execution_options(synchronize_session=False)
     ).scalar_one_or_none()
     return attempt
