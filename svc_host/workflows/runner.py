@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
@@ -88,12 +89,12 @@ class RunDriver:
             await self.status_changed(moved.run, moved.before, moved.after)
         return moved is not None
 
-    async def _move_along(self, run_id: str, path: list[tuple[str, list[str]]]) -> bool:
-        """Status changes made back to back, in one transaction; whether the last one was made."""
+    async def _move_along(self, run_id: str, path: list[tuple[str, list[str]]]) -> WorkflowRunRecord | None:
+        """Status changes made back to back, in one transaction; the run as the last one left it, if it was made."""
         moves = await self.host.store.run(repo.move_run_along, run_id, path)
         for moved in moves:
             await self.status_changed(moved.run, moved.before, moved.after)
-        return bool(moves) and moves[-1].after == path[-1][0]
+        return moves[-1].run if moves and moves[-1].after == path[-1][0] else None
 
     async def _fail(self, run_id: str, message: str) -> None:
         await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
@@ -147,7 +148,8 @@ class RunDriver:
                 await self._move(run_id, RUN_SYNCING, only_from=[RUN_PENDING])
                 await self._sync(run, mounts, locks)
                 path = path[1:]
-            if not await self._move_along(run_id, path):  # nothing to sync: both changes in one write
+            submitting = await self._move_along(run_id, path)  # nothing to sync: both changes in one write
+            if submitting is None:
                 return  # cancelled meanwhile
             try:
                 config = self.host.config()
@@ -157,7 +159,8 @@ class RunDriver:
             except (RenderError, ConfigError) as exc:
                 await self._fail(run_id, f"script rendering failed: {exc}")
                 raise RenderError(f"workflow run {run_id}: script rendering failed: {exc}") from exc
-            failures = await self._pass(run_id, launching=True)
+            # the jobs as read above (waiting: only a cancel changes them, and a submission's compare-and-set sees it)
+            failures = await self._pass(run_id, launching=True, read=dataclasses.replace(snap, run=submitting))
         if failures:
             name, failure = failures[0]
             message = f"submission of job {name!r} failed: {failure}"
@@ -210,9 +213,12 @@ class RunDriver:
                     break
         self._drop_finished(run_id)
 
-    async def _pass(self, run_id: str, *, launching: bool) -> list[tuple[str, SvcError]]:
-        """One plan applied; returns the submissions that failed."""
-        snap = await self._settled_snapshot(run_id, launching=launching)
+    async def _pass(
+        self, run_id: str, *, launching: bool, read: RunSnapshot | None = None
+    ) -> list[tuple[str, SvcError]]:
+        """One plan applied (to ``read``, the run as its launch has just read and moved it); returns the submissions
+        that failed."""
+        snap = read or await self._settled_snapshot(run_id, launching=launching)
         if snap is None:
             return []
         now = repo.now_utc()
