@@ -10,8 +10,9 @@ Ownership follows the engine's (``svc_host.leases``): one orchestrator per svc p
 closed by its ``Host`` (``Host.sweep_orchestrator``), with the engine's owner name; a sweep's cells are
 launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
 servers (REST, MCP) take over sweeps nobody drives at start and on every lease tick, at once when the owner
-was a process on this machine that has exited. A cell is launched only from ``pending`` (the engine's claim
-and its ``pending -> syncing`` step are compare-and-sets), and a cell in flight when its process died is
+was a process on this machine that has exited. A cell is launched only from ``pending`` (a wave's cells are
+claimed together, under the sweep's lock, by ``next_cells``; the ``pending -> syncing`` step is a compare-and-set),
+and a cell in flight when its process died is
 taken over by the engine like any run, its submissions made safe by their markers: after a restart no cell
 is lost and none runs twice. Over SSH a driven sweep holds one pool of min(max_parallel, 8) sessions, through
 which the engine submits its cells' jobs, closed when the sweep ends.
