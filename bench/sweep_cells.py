@@ -60,10 +60,17 @@ cat > /dev/null
 echo "$n"
 """
 SACCT_SHIM = """#!/bin/sh
-for arg; do case "$arg" in --jobs=*) ids="${{arg#--jobs=}}";; esac; done
+# the states svc asks for, or (--format=JobID,State,NCPUS,...) the usage: the allocation and its batch step
+usage=no
+for arg; do case "$arg" in --jobs=*) ids="${{arg#--jobs=}}";; --format=JobID,State,NCPUS,*) usage=yes;; esac; done
 now=$(date +%s)
 echo "$ids" | tr , '\\n' | while read -r id; do
-  echo "$id|COMPLETED|0:0|debug|1|1|365-00:00:00|cpu=1,node=1|cpu=1,node=1|root|localhost|None|$now|$now|$now|cell"
+  if [ "$usage" = yes ]; then
+    echo "$id|COMPLETED|1|billing=1,cpu=1,mem=1G,node=1|1G|UNLIMITED|0|00:00.010||"
+    echo "$id.batch|COMPLETED|1|cpu=1,mem=1G,node=1|||0|00:00.010|1100K|cpu=00:00:00,mem=1100K"
+  else
+    echo "$id|COMPLETED|0:0|debug|1|1|365-00:00:00|cpu=1,node=1|cpu=1,node=1|root|localhost|None|$now|$now|$now|cell"
+  fi
 done
 """
 

@@ -205,8 +205,12 @@ class SlurmTransport(Transport):
             )
         return result.stdout
 
+    async def make_dir(self, path: str) -> None:
+        """Create a directory and its parents on the cluster (``mkdir -p``); ``TransportError`` if it cannot."""
+        await self.check(["mkdir", "-p", "--", path])
+
     async def submit(self, script: RenderedScript) -> str:
-        await self.check(["mkdir", "-p", "--", script.log_dir])
+        await self.make_dir(script.log_dir)
         tag = tags.tag_for(script.text)
         argv = slurm_argv.sbatch_argv(comment=tag.value if tag.on_command_line else None)
         for attempt in (1, 2):

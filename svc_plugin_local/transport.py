@@ -70,6 +70,14 @@ class LocalTransport(SlurmTransport):
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return await asyncio.to_thread(_read_slice, path, offset, limit)
 
+    async def make_dir(self, path: str) -> None:
+        """``mkdir -p`` in this process (the cluster is this machine): no process started for each submission."""
+        try:
+            await asyncio.to_thread(os.makedirs, path, exist_ok=True)
+        except OSError as exc:
+            argv = ["mkdir", "-p", "--", path]
+            raise TransportError(f"mkdir failed on transport {self.name!r}", argv=argv, stderr=str(exc)) from exc
+
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):

@@ -10,8 +10,9 @@ Ownership follows the engine's (``svc_host.leases``): one orchestrator per svc p
 closed by its ``Host`` (``Host.sweep_orchestrator``), with the engine's owner name; a sweep's cells are
 launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
 servers (REST, MCP) take over sweeps nobody drives at start and on every lease tick, at once when the owner
-was a process on this machine that has exited. A cell is launched only from ``pending`` (the engine's claim
-and its ``pending -> syncing`` step are compare-and-sets), and a cell in flight when its process died is
+was a process on this machine that has exited. A cell is launched only from ``pending`` (a wave's cells are
+claimed together, under the sweep's lock, by ``next_cells``; the ``pending -> syncing`` step is a compare-and-set),
+and a cell in flight when its process died is
 taken over by the engine like any run, its submissions made safe by their markers: after a restart no cell
 is lost and none runs twice. Over SSH a driven sweep holds one pool of min(max_parallel, 8) sessions, through
 which the engine submits its cells' jobs, closed when the sweep ends.
@@ -356,7 +357,11 @@ class SweepOrchestrator:
                 task = asyncio.create_task(self._launch_array(sweep, cells, driven), name=f"svc-sweep-{sweep_id}-array")
                 driven.launches.update((snap.run.id, task) for snap, _ in cells)
                 return
-        for run_id in await self.host.store.run(repo.next_cells, sweep_id, set(driven.launches)):
+        lease_until = now_utc() + self.engine.lease
+        chosen = await self.host.store.run(
+            repo.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
+        )
+        for run_id in chosen:
             task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
             driven.launches[run_id] = task
 
@@ -367,9 +372,7 @@ class SweepOrchestrator:
 
     async def _launch(self, sweep_id: int, run_id: str, driven: _Driven) -> None:
         try:
-            await self.engine.launch(run_id)
-        except InvalidStateError:
-            pass  # cancelled (drained) before it started
+            await self.engine.launch_claimed(run_id)
         except SvcError as exc:  # the engine marked the cell failed with the reason
             log.info("sweep %s: cell %s could not start: %s", sweep_id, run_id, exc)
         except Exception:

@@ -13,6 +13,7 @@ the recount does not depend on it being one).
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Collection, Mapping, Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, or_, update
+from sqlalchemy import ColumnElement, Update, and_, bindparam, case, func, or_, update
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
@@ -176,15 +177,21 @@ def _count_cells(session: Session, run: WorkflowRunRecord, before: str) -> None:
     """
     if run.sweep_id is None:
         return
-    values: dict[str, Any] = {"updated_at": runs.now_utc()}
-    for name, statuses in COUNTED.items():
-        delta = (run.status in statuses) - (before in statuses)
-        if delta:
-            values[name] = getattr(SweepRunRecord, name) + delta
-    session.execute(
+    moves = tuple((name, (run.status in statuses) - (before in statuses)) for name, statuses in COUNTED.items())
+    statement = _counters_update(tuple((name, delta) for name, delta in moves if delta))
+    session.execute(statement, {"sweep_id": run.sweep_id, "moment": runs.now_utc()})
+
+
+@functools.cache
+def _counters_update(deltas: tuple[tuple[str, int], ...]) -> Update:
+    """``UPDATE sweep_run SET cells_x = cells_x + delta ...`` for one kind of move (built once per kind, so
+    SQLAlchemy compiles it once; bound as ``sweep_id`` and ``moment``)."""
+    moment = bindparam("moment", type_=SweepRunRecord.__table__.c["updated_at"].type)  # type: ignore[attr-defined]
+    values: dict[str, Any] = {name: getattr(SweepRunRecord, name) + delta for name, delta in deltas}
+    return (
         update(SweepRunRecord)
-        .where(col(SweepRunRecord.id) == run.sweep_id)
-        .values(**values)
+        .where(col(SweepRunRecord.id) == bindparam("sweep_id"))
+        .values(**values, updated_at=moment)
         .execution_options(synchronize_session=False)
     )
 
@@ -240,10 +247,19 @@ def first_failure(session: Session, sweep_id: int) -> tuple[str, str | None] | N
     return (found.id, found.error) if found is not None else None
 
 
-def next_cells(session: Session, sweep_id: int, launching: Collection[str], now: datetime | None = None) -> list[str]:
+def next_cells(
+    session: Session,
+    sweep_id: int,
+    launching: Collection[str],
+    *,
+    owner: str,
+    lease_until: datetime,
+    now: datetime | None = None,
+) -> list[str]:
     """The pending cells to launch now (matrix order), at most ``max_parallel`` in flight counting the cells
-    in ``launching`` that are still pending. Their ``started_at`` becomes now and any owner left by a process
-    that died while claiming them is cleared (only the sweep's owner launches cells)."""
+    in ``launching`` that are still pending. Their ``started_at`` becomes now and their lease is ``owner``'s
+    (the sweep's owner, who launches them: claimed together here, not one transaction per cell; any owner left
+    by a process that died while launching them is replaced)."""
     runs.lock_sweep(session, sweep_id)
     sweep = session.get(SweepRunRecord, sweep_id)
     if sweep is None:
@@ -275,7 +291,7 @@ def next_cells(session: Session, sweep_id: int, launching: Collection[str], now:
         session.execute(
             update(WorkflowRunRecord)
             .where(col(WorkflowRunRecord.id) == run_id, col(WorkflowRunRecord.status) == RUN_PENDING)
-            .values(started_at=launched, updated_at=launched, owner=None, lease_until=None)
+            .values(started_at=launched, updated_at=launched, owner=owner, lease_until=lease_until)
         )
     return chosen
 

@@ -90,7 +90,7 @@ class WorkflowEngine:
             on_taken=self._taken,
             label="workflow run",
         )
-        self.driver = RunDriver(host, self.owner, self._status_changed, self._notify, self._schedule)
+        self.driver = RunDriver(host, self.owner, self.announce, self._notify, self._schedule)
         self._owned: set[str] = set()
         self._passes: KeyedWorkers[str] = KeyedWorkers(self.driver.advance, label="workflow run")
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -177,6 +177,12 @@ class WorkflowEngine:
         await self._claim(run_id)
         await self.driver.launch(run_id)
         return await self.get(run_id)
+
+    async def launch_claimed(self, run_id: str) -> None:
+        """``launch`` a run whose lease the caller wrote for this engine's owner (a sweep's cells, claimed
+        together by ``svc_host.sweeps.store.next_cells``), without reading the run back. Raises as ``launch``."""
+        self._owned.add(run_id)
+        await self.driver.launch(run_id)
 
     async def run(self, request: RunRequest, *, triggered_by: str) -> RunSnapshot:
         """``prepare`` + ``create`` + ``launch``."""
@@ -267,15 +273,11 @@ class WorkflowEngine:
             event.set()
 
     async def _set_status(self, run_id: str, status: str, error: str | None = None) -> str | None:
-        before = await self.host.store.run(repo.set_run_status, run_id, status, error=error)
-        if before is not None:
-            await self._status_changed(run_id, before, status)
-        return before
-
-    async def _status_changed(self, run_id: str, before: str, after: str) -> None:
-        run = await self.host.store.run(repo.get_run, run_id)
-        if run is not None:
-            await self.announce(run, before, after)
+        moved = await self.host.store.run(repo.move_run, run_id, status, error=error)
+        if moved is None:
+            return None
+        await self.announce(moved.run, moved.before, moved.after)
+        return moved.before
 
     async def announce(self, run: WorkflowRunRecord, before: str, after: str) -> None:
         """Tell about a run status change made in the store (an event, the listeners, waiters); for changes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
@@ -50,7 +51,7 @@ class RunDriver:
         self,
         host: Host,
         owner: str,
-        status_changed: Callable[[str, str, str], Awaitable[None]],
+        status_changed: Callable[[WorkflowRunRecord, str, str], Awaitable[None]],
         notify: Callable[[str], None],
         schedule: Callable[[str, float], None],
     ) -> None:
@@ -83,10 +84,17 @@ class RunDriver:
     async def _move(
         self, run_id: str, status: str, *, error: str | None = None, only_from: list[str] | None = None
     ) -> bool:
-        before = await self.host.store.run(repo.set_run_status, run_id, status, error=error, only_from=only_from)
-        if before is not None:
-            await self.status_changed(run_id, before, status)
-        return before is not None
+        moved = await self.host.store.run(repo.move_run, run_id, status, error=error, only_from=only_from)
+        if moved is not None:
+            await self.status_changed(moved.run, moved.before, moved.after)
+        return moved is not None
+
+    async def _move_along(self, run_id: str, path: list[tuple[str, list[str]]]) -> WorkflowRunRecord | None:
+        """Status changes made back to back, in one transaction; the run as the last one left it, if it was made."""
+        moves = await self.host.store.run(repo.move_run_along, run_id, path)
+        for moved in moves:
+            await self.status_changed(moved.run, moved.before, moved.after)
+        return moves[-1].run if moves and moves[-1].after == path[-1][0] else None
 
     async def _fail(self, run_id: str, message: str) -> None:
         await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
@@ -133,10 +141,15 @@ class RunDriver:
         if snap is None or snap.run.status not in (RUN_PENDING, RUN_SYNCING):
             return
         run = snap.run
-        await self._move(run_id, RUN_SYNCING, only_from=[RUN_PENDING])
+        mounts: list[str] = json.loads(run.sync_mounts)
         async with contextlib.AsyncExitStack() as locks:
-            await self._sync(run, locks)
-            if not await self._move(run_id, RUN_SUBMITTING, only_from=[RUN_SYNCING]):
+            path = [(RUN_SYNCING, [RUN_PENDING]), (RUN_SUBMITTING, [RUN_SYNCING])]
+            if mounts:
+                await self._move(run_id, RUN_SYNCING, only_from=[RUN_PENDING])
+                await self._sync(run, mounts, locks)
+                path = path[1:]
+            submitting = await self._move_along(run_id, path)  # nothing to sync: both changes in one write
+            if submitting is None:
                 return  # cancelled meanwhile
             try:
                 config = self.host.config()
@@ -146,7 +159,8 @@ class RunDriver:
             except (RenderError, ConfigError) as exc:
                 await self._fail(run_id, f"script rendering failed: {exc}")
                 raise RenderError(f"workflow run {run_id}: script rendering failed: {exc}") from exc
-            failures = await self._pass(run_id, launching=True)
+            # the jobs as read above (waiting: only a cancel changes them, and a submission's compare-and-set sees it)
+            failures = await self._pass(run_id, launching=True, read=dataclasses.replace(snap, run=submitting))
         if failures:
             name, failure = failures[0]
             message = f"submission of job {name!r} failed: {failure}"
@@ -157,11 +171,11 @@ class RunDriver:
             raise TransportError(f"workflow run {run_id}: {message}") from failure
         await self._move(run_id, RUN_RUNNING, only_from=[RUN_SUBMITTING])
 
-    async def _sync(self, run: WorkflowRunRecord, locks: contextlib.AsyncExitStack) -> None:
+    async def _sync(self, run: WorkflowRunRecord, mounts: list[str], locks: contextlib.AsyncExitStack) -> None:
         """Sync the run's mounts, keeping each mount's lock until the first submissions are done."""
         name = ""
         try:
-            for name in json.loads(run.sync_mounts):
+            for name in mounts:
                 backend = self.host.sync_backend(run.transport)
                 mount = find_mount(self.host.transports.config.profiles, run.transport, name)
                 await locks.enter_async_context(backend.lock(mount))
@@ -199,9 +213,12 @@ class RunDriver:
                     break
         self._drop_finished(run_id)
 
-    async def _pass(self, run_id: str, *, launching: bool) -> list[tuple[str, SvcError]]:
-        """One plan applied; returns the submissions that failed."""
-        snap = await self._settled_snapshot(run_id, launching=launching)
+    async def _pass(
+        self, run_id: str, *, launching: bool, read: RunSnapshot | None = None
+    ) -> list[tuple[str, SvcError]]:
+        """One plan applied (to ``read``, the run as its launch has just read and moved it); returns the submissions
+        that failed."""
+        snap = read or await self._settled_snapshot(run_id, launching=launching)
         if snap is None:
             return []
         now = repo.now_utc()

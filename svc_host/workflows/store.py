@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Update as UpdateStatement
+from sqlalchemy import bindparam, update
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
@@ -200,11 +202,6 @@ def snapshot(session: Session, run_id: str) -> RunSnapshot | None:
     return _snapshots(session, [run])[0]
 
 
-def get_run(session: Session, run_id: str) -> WorkflowRunRecord | None:
-    """The run's row alone, without its jobs (what announcing a status change needs)."""
-    return session.get(WorkflowRunRecord, run_id)
-
-
 def snapshots(
     session: Session,
     *,
@@ -288,7 +285,31 @@ def set_run_status(
     now: datetime | None = None,
 ) -> str | None:
     """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the old status,
-    or None when nothing changed.
+    or None when nothing changed (``move_run``)."""
+    moved = move_run(session, run_id, status, error=error, only_from=only_from, now=now)
+    return moved.before if moved is not None else None
+
+
+@dataclass(frozen=True)
+class RunMove:
+    """A run status change made in the store: the run's row as the change left it, and its old status."""
+
+    run: WorkflowRunRecord
+    before: str
+    after: str
+
+
+def move_run(
+    session: Session,
+    run_id: str,
+    status: str,
+    *,
+    error: str | None = None,
+    only_from: Collection[str] | None = None,
+    now: datetime | None = None,
+) -> RunMove | None:
+    """Move a run to ``status`` unless it is terminal (or not in ``only_from``); returns the change with the run
+    as it left it (what announcing it needs, without a read of its own), or None when nothing changed.
 
     A compare-and-set: the ``UPDATE`` names the status it read in its ``WHERE``, so a change that another
     transaction committed in between (a cancel racing a completion) is never overwritten. The loser re-reads
@@ -297,14 +318,16 @@ def set_run_status(
     A sweep cell's sweep row is locked first (``lock_sweep``), as every writer of a sweep's cells does.
     """
     moment = now or now_utc()
-    sweep_id = session.exec(select(WorkflowRunRecord.sweep_id).where(WorkflowRunRecord.id == run_id)).first()
-    if sweep_id is not None:
-        lock_sweep(session, sweep_id)
-    for _ in range(_CAS_ATTEMPTS):
-        current: str | None = session.exec(
-            select(WorkflowRunRecord.status).where(WorkflowRunRecord.id == run_id)
-        ).first()
-        if current is None or current in RUN_TERMINAL or current == status:
+    run = session.get(WorkflowRunRecord, run_id, populate_existing=True)
+    if run is not None and run.sweep_id is not None:
+        lock_sweep(session, run.sweep_id)
+    for attempt in range(_CAS_ATTEMPTS):
+        if attempt:  # the status changed since it was read: read it again
+            run = session.get(WorkflowRunRecord, run_id, populate_existing=True)
+        if run is None:
+            return None
+        current = run.status
+        if current in RUN_TERMINAL or current == status:
             return None
         if only_from is not None and current not in only_from:
             return None
@@ -313,28 +336,51 @@ def set_run_status(
             values["error"] = error
         if status in RUN_TERMINAL:
             values["completed_at"] = moment
-        result = session.execute(
-            update(WorkflowRunRecord)
-            .where(col(WorkflowRunRecord.id) == run_id, col(WorkflowRunRecord.status) == current)
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
+        statement = _status_update(tuple(values))
+        result = session.execute(statement, {"run_id": run_id, "current": current, **_new_values(values)})
         if getattr(result, "rowcount", 0) != 1:
             continue
-        run = session.get(WorkflowRunRecord, run_id, populate_existing=True)
-        if run is None:
-            return None
+        for key, value in values.items():  # the row as written, without reading it back
+            set_committed_value(run, key, value)
         for hook in _status_hooks:
             hook(session, run, current)
-        return current
+        return RunMove(run, current, status)
     return None
+
+
+@functools.cache
+def _status_update(names: tuple[str, ...]) -> UpdateStatement:
+    """The compare-and-set ``UPDATE`` of a run's status setting the columns ``names`` (built once per shape, so
+    SQLAlchemy compiles it once and never rebuilds it; values are bound as ``run_id``, ``current``, ``new_<name>``).
+    """
+    columns = WorkflowRunRecord.__table__.c  # type: ignore[attr-defined]
+    return (
+        update(WorkflowRunRecord)
+        .where(col(WorkflowRunRecord.id) == bindparam("run_id"), col(WorkflowRunRecord.status) == bindparam("current"))
+        .values({name: bindparam(f"new_{name}", type_=columns[name].type) for name in names})
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _new_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {f"new_{name}": value for name, value in values.items()}
+
+
+def move_run_along(session: Session, run_id: str, path: Sequence[tuple[str, Collection[str]]]) -> list[RunMove]:
+    """Status changes that happen back to back (``(status, only_from)`` each, in turn) in one transaction; the
+    changes made (their ``run`` is the row as the last change left it)."""
+    moves = (move_run(session, run_id, status, only_from=only_from) for status, only_from in path)
+    return [moved for moved in moves if moved is not None]
+
+
+_LOCK_SWEEP = select(SweepRunRecord.id).where(SweepRunRecord.id == bindparam("sweep_id")).with_for_update()
 
 
 def lock_sweep(session: Session, sweep_id: int) -> None:
     """Lock a sweep's row until the transaction ends (``SELECT ... FOR UPDATE``; SQLite's one write lock does it
     there). Every transaction that writes a sweep's cells takes it before it touches them, so on PostgreSQL two
     such transactions wait on each other in one order and never deadlock; the counters are recounted under it."""
-    session.execute(select(SweepRunRecord.id).where(SweepRunRecord.id == sweep_id).with_for_update())
+    session.execute(_LOCK_SWEEP, {"sweep_id": sweep_id})
 
 
 def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], now: datetime | None = None) -> None:
@@ -375,15 +421,14 @@ def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], 
 def begin_submit(session: Session, job_row: int, expected: str, now: datetime | None = None) -> int | None:
     """Mark a job ``SUBMITTING`` (the crash marker) if it is still ``expected``; returns the new attempt."""
     moment = now or now_utc()
-    result = session.execute(
+    attempt: int | None = session.execute(
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.id) == job_row, col(WorkflowRunJob.status) == expected)
         .values(status=SUBMITTING, attempt=WorkflowRunJob.attempt + 1, submitting_since=moment, updated_at=moment)
-    )
-    if getattr(result, "rowcount", 0) != 1:
-        return None
-    job = session.get(WorkflowRunJob, job_row)
-    return job.attempt if job is not None else None
+        .returning(col(WorkflowRunJob.attempt))
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    return attempt
 
 
 def finish_submit(

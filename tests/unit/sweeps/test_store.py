@@ -25,6 +25,8 @@ from svc_host.workflows.plan import RUN_STATES
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 BUCKET = {"pending": "cells_pending", "completed": "cells_completed", "failed": "cells_failed"}
 BUCKET |= {"cancelled": "cells_cancelled"} | dict.fromkeys(repo.IN_FLIGHT, "cells_running")
+LAUNCHER = {"owner": "launcher", "lease_until": NOW + timedelta(seconds=30)}
+"""The sweep's owner claiming the cells it launches (``next_cells``)."""
 
 
 @pytest.fixture
@@ -96,13 +98,15 @@ def test_status_changes_recount_in_their_transaction(store: Store) -> None:
 def test_next_cells_keeps_max_parallel_in_flight_in_matrix_order(store: Store) -> None:
     sweep_id = new_sweep(store, 5, max_parallel=2)
     ids = cell_ids(store, sweep_id)
-    chosen = store.call(repo.next_cells, sweep_id, set())
+    chosen = store.call(repo.next_cells, sweep_id, set(), **LAUNCHER)
     assert chosen == ids[:2]
-    assert store.call(repo.next_cells, sweep_id, set(chosen)) == []  # both still being launched
+    leases = {run.id: (run.owner, utc(run.lease_until)) for run in store.call(repo.cells, sweep_id)}
+    assert [leases[run_id] for run_id in ids] == [("launcher", LAUNCHER["lease_until"])] * 2 + [(None, None)] * 3
+    assert store.call(repo.next_cells, sweep_id, set(chosen), **LAUNCHER) == []  # both still being launched
     store.call(runs.set_run_status, ids[0], "running")
-    assert store.call(repo.next_cells, sweep_id, {ids[1]}) == []  # one running, one launching
+    assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == []  # one running, one launching
     store.call(runs.set_run_status, ids[0], "completed")
-    assert store.call(repo.next_cells, sweep_id, {ids[1]}) == [ids[2]]
+    assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == [ids[2]]
 
 
 def test_drain_cancels_pending_cells_and_their_jobs(store: Store) -> None:
@@ -192,7 +196,7 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
                 elif kind == "cancel":
                     store.call(repo.request_cancel, sweep_id)
                 else:
-                    store.call(repo.next_cells, sweep_id, set())
+                    store.call(repo.next_cells, sweep_id, set(), **LAUNCHER)
         except Exception as exc:  # noqa: BLE001 - a thread's failure is reported by the test
             errors.append(exc)
 
