@@ -64,7 +64,7 @@ async def test_submit_status_logs_on_the_local_scheduler(
         assert submitted["status"] == "PENDING"
         done = await wait_status(mcp, job_id, {"COMPLETED", "FAILED"})
         efficiency = done.pop("efficiency", None)  # an ended job's, once accounting gave its usage
-        assert efficiency is None or efficiency["flagged"] is False  # it asked for nothing beyond the defaults
+        assert efficiency is None or efficiency["flagged"] is False, efficiency  # it asked only the defaults
         assert done == {
             "success": True,
             "job_id": job_id,
