@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -95,3 +95,21 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         )
         conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
     admin.dispose()
+
+
+@pytest.fixture
+def sbatch_job() -> Iterator[Callable[..., str]]:
+    """``sbatch_job(*args)`` submits ``sbatch --parsable -o /dev/null ARGS`` by hand (not through svc) and returns
+    its job id; every such job is cancelled when the test ends."""
+    submitted: list[str] = []
+
+    def submit(*args: str) -> str:
+        done = subprocess.run(
+            ["sbatch", "--parsable", "-o", "/dev/null", *args], capture_output=True, text=True, timeout=60, check=True
+        )
+        submitted.append(done.stdout.strip().split(";")[0])
+        return submitted[-1]
+
+    yield submit
+    if submitted:
+        subprocess.run(["scancel", *submitted], timeout=60, check=False)

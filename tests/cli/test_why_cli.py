@@ -6,7 +6,7 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -15,20 +15,9 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture
-def wide_job(slurm_cluster: None) -> Iterator[str]:
-    """A job asking for two nodes of partition multi, whose second node is always down; cancelled afterwards."""
-    done = subprocess.run(
-        ["sbatch", "--parsable", "-N2", "-p", "multi", "-J", "cli-wide", "-o", "/dev/null", "--wrap", "true"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    job_id = done.stdout.strip().split(";")[0]
-    try:
-        yield job_id
-    finally:
-        subprocess.run(["scancel", job_id], timeout=60, check=False)
+def wide_job(slurm_cluster: None, sbatch_job: Callable[..., str]) -> str:
+    """A job asking for two nodes of partition multi, whose second node is always down."""
+    return sbatch_job("-N2", "-p", "multi", "-J", "cli-wide", "--wrap", "true")
 
 
 def test_why_names_the_down_node(svc_cli: Cli, wide_job: str) -> None:

@@ -4,8 +4,7 @@ dev cluster."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,20 +13,9 @@ pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture
-def held_job() -> Iterator[str]:
-    """A job held on submission (reason JobHeldUser), cancelled afterwards."""
-    done = subprocess.run(
-        ["sbatch", "--parsable", "--hold", "-p", "debug", "-J", "mcp-held", "-o", "/dev/null", "--wrap", "sleep 60"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    job_id = done.stdout.strip().split(";")[0]
-    try:
-        yield job_id
-    finally:
-        subprocess.run(["scancel", job_id], timeout=60, check=False)
+def held_job(sbatch_job: Callable[..., str]) -> str:
+    """A job held on submission (reason JobHeldUser)."""
+    return sbatch_job("--hold", "-p", "debug", "-J", "mcp-held", "--wrap", "sleep 60")
 
 
 async def test_explain_pending(mcp_factory: Callable[[], Any], held_job: str) -> None:
