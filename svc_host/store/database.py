@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session, create_engine
@@ -23,6 +23,7 @@ T = TypeVar("T")
 _ATTEMPTS = 3
 _RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
 """deadlock_detected, serialization_failure"""
+_SQLITE_BUSY = 5
 
 
 class Store:
@@ -36,28 +37,35 @@ class Store:
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a repository function in one transaction (committed when it returns).
 
-        On PostgreSQL a transaction the server chose to abort (a deadlock, a serialization failure) is run again
-        from the start, up to three times: repository functions only read and write the database, and the
-        aborted attempt left nothing behind. A full disk is ``StoreFullError`` (nothing was saved)."""
+        A transaction that lost a race is run again from the start: repository functions only read and write the
+        database, and the aborted attempt left nothing behind. On PostgreSQL that is one the server aborted (a
+        deadlock, a serialization failure), up to three times. On SQLite it is one that read, then found another
+        writer had committed before its first write: it runs once more holding the write lock from its first
+        read (``BEGIN IMMEDIATE``), so it cannot lose again. A full disk is ``StoreFullError`` (nothing saved)."""
         attempt = 1
+        bind = self.engine
         while True:
             try:
-                with Session(self.engine, expire_on_commit=False) as session:
-                    try:
-                        result = fn(session, *args, **kwargs)
-                        session.commit()
-                        return result
-                    except DBAPIError as exc:
-                        if attempt == _ATTEMPTS or getattr(exc.orig, "sqlstate", None) not in _RETRIED_SQLSTATES:
-                            raise
-                        log.info("retrying a transaction PostgreSQL aborted: %s", type(exc.orig).__name__)
+                with Session(bind, expire_on_commit=False) as session:
+                    result = fn(session, *args, **kwargs)
+                    session.commit()
+                    return result
             except OperationalError as exc:
-                if not _disk_full(exc):
+                if _disk_full(exc):
+                    where = self.engine.url.render_as_string(hide_password=True)
+                    raise StoreFullError(
+                        f"the disk holding svc's store ({where}) is full; nothing was saved: free some space and "
+                        "try again"
+                    ) from exc
+                if _sqlite_write_conflict(exc) and bind is self.engine:
+                    bind = self.engine.execution_options(sqlite_immediate=True)
+                    continue
+                if attempt == _ATTEMPTS or not _aborted_by_postgresql(exc):
                     raise
-                where = self.engine.url.render_as_string(hide_password=True)
-                raise StoreFullError(
-                    f"the disk holding svc's store ({where}) is full; nothing was saved: free some space and try again"
-                ) from exc
+            except DBAPIError as exc:
+                if attempt == _ATTEMPTS or not _aborted_by_postgresql(exc):
+                    raise
+            log.info("running a transaction again after the database aborted it")
             attempt += 1
 
     async def run(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -66,6 +74,16 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _aborted_by_postgresql(exc: DBAPIError) -> bool:
+    return getattr(exc.orig, "sqlstate", None) in _RETRIED_SQLSTATES
+
+
+def _sqlite_write_conflict(exc: OperationalError) -> bool:
+    """SQLITE_BUSY (another writer holds the lock) or SQLITE_BUSY_SNAPSHOT (another writer committed after this
+    transaction's first read): what a deferred transaction meets, at once, when its first write follows a read."""
+    return getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF == _SQLITE_BUSY
 
 
 def _disk_full(exc: OperationalError) -> bool:
@@ -97,6 +115,9 @@ def _engine(url: str) -> Engine:
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+            # The driver would begin a transaction only at the first write, so a read-then-write decided on rows
+            # another writer was changing. svc begins every transaction itself, at its first statement.
+            dbapi_conn.isolation_level = None
             cursor = dbapi_conn.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             # With WAL, NORMAL keeps the database consistent through a crash of svc and only skips the fsync
@@ -104,6 +125,12 @@ def _engine(url: str) -> Engine:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Connection) -> None:
+            # The ``sqlite_immediate`` option takes the write lock at once: migrations, and a second attempt.
+            immediate = conn.get_execution_options().get("sqlite_immediate", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 

@@ -7,8 +7,8 @@ how many have run. Append new migrations; never change what an old one creates.
 A migration may be cut short (a kill, a full disk) and must then run again cleanly, so:
 
 * each one runs in its own transaction together with the write of its version row; on SQLite that transaction
-  is opened with ``BEGIN IMMEDIATE`` (the driver would otherwise run DDL outside any transaction, committed at
-  once), which also makes processes opening one database at the same time migrate one after the other;
+  is opened with ``BEGIN IMMEDIATE`` (``sqlite_immediate``, see :mod:`svc_host.store.database`), which also
+  makes processes opening one database at the same time migrate one after the other;
 * on PostgreSQL the transaction first takes an advisory lock per schema, so processes opening one database at
   the same time migrate one after the other there too;
 * every statement is safe to repeat (``CREATE TABLE IF NOT EXISTS``, ``CREATE INDEX IF NOT EXISTS``), which
@@ -334,6 +334,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 def migrate(engine: Engine) -> int:
     """Run every migration the database has not seen, each in its own transaction; returns the version."""
     with engine.connect() as conn:
+        conn.execution_options(sqlite_immediate=True)  # each transaction holds SQLite's write lock
         version = _locked_version(conn)
         while version < len(MIGRATIONS):
             for step in MIGRATIONS[version]:
@@ -353,9 +354,7 @@ def migrate(engine: Engine) -> int:
 def _locked_version(conn: Connection) -> int:
     """Open a transaction (holding SQLite's write lock, or PostgreSQL's migration lock of the connection's schema)
     and read the version in it."""
-    if conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-    elif conn.dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('svc migrations ' || current_schema()))"))
     conn.execute(text("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"))
     found = conn.execute(text("SELECT max(version) FROM schema_version")).scalar()

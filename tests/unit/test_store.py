@@ -264,6 +264,41 @@ def test_accounting_times_replace_when_a_tick_saw_the_job(store: Store) -> None:
         assert (repo.utc(record.started_at), repo.utc(record.ended_at), record.elapsed_seconds) == (start, end, 3)
 
 
+class _RaceOnFirstRead(dict[str, JobStatus]):
+    """Statuses that, the first time ``apply_statuses`` asks for one (its live jobs already read), let a second
+    writer apply the same statuses in another thread before answering."""
+
+    def __init__(self, statuses: dict[str, JobStatus], rival: threading.Thread) -> None:
+        super().__init__(statuses)
+        self.rival = rival
+        self.raced = False
+
+    def get(self, key: str, default: JobStatus | None = None) -> JobStatus | None:  # type: ignore[override]
+        if not self.raced:
+            self.raced = True
+            self.rival.start()
+            self.rival.join(timeout=2)  # on PostgreSQL the rival waits for this transaction's row locks: go on
+        return super().get(key, default)
+
+
+def test_a_change_two_writers_apply_at_once_is_recorded_once(store: Store) -> None:
+    """A second monitor (or a status refresh) applies the same end between the first one's read and its write:
+    the job gets one transition and counts once in the history's totals."""
+    add(store, "1")
+    ended = {"1": JobStatus(job_id="1", state=JobState.COMPLETED, raw_state="COMPLETED", elapsed_seconds=4)}
+    rival = threading.Thread(target=store.call, args=(repo.apply_statuses, "local", dict(ended)))
+    statuses = _RaceOnFirstRead(ended, rival)
+    store.call(repo.apply_statuses, "local", statuses)
+    rival.join(timeout=30)
+    assert statuses.raced
+    assert not rival.is_alive()
+    row = store.call(repo.find_job, "local", "1")
+    steps = [(t.from_state, t.to_state) for t in store.call(repo.transitions, row.id)]
+    assert steps == [(None, "PENDING"), ("PENDING", "COMPLETED")]
+    stats = store.call(repo.history_stats)
+    assert (stats["total"], stats["completed"], stats["failed"]) == (1, 1, 0)
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_transaction_postgresql_aborts_in_a_deadlock_is_run_again(database_url: str) -> None:
     """Two transactions lock two jobs in opposite orders: PostgreSQL aborts one, which ``Store.call`` runs again,
