@@ -33,8 +33,8 @@ class LocalTransport(SlurmTransport):
         idempotent: bool = True,  # a local command is never run twice, whatever it is
     ) -> CommandResult:
         argv = list(argv)
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -42,6 +42,15 @@ class LocalTransport(SlurmTransport):
                 env={**os.environ, **self.env} if self.env else None,
                 start_new_session=True,  # its own process group: a timeout kills what it started too
             )
+        )
+        try:
+            # Never cancelled half-way: Python 3.11's asyncio can wait forever on a process whose start was
+            # cancelled before its pipes were connected. A caller that gives up leaves the start to finish, and
+            # the process is killed then.
+            proc = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            starting.add_done_callback(_kill_started)
+            raise
         except FileNotFoundError as exc:
             raise TransportError(
                 f"{program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
@@ -77,6 +86,11 @@ class LocalTransport(SlurmTransport):
         except OSError as exc:
             argv = ["mkdir", "-p", "--", path]
             raise TransportError(f"mkdir failed on transport {self.name!r}", argv=argv, stderr=str(exc)) from exc
+
+
+def _kill_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_group(starting.result())
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:

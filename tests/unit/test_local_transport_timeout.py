@@ -21,3 +21,18 @@ async def test_a_timeout_kills_the_command_and_its_children_at_once(tmp_path: Pa
     assert time.monotonic() - started < 5  # not held until the background child ends
     await asyncio.sleep(3.5)
     assert not marker.exists()  # the child was killed with its parent
+
+
+async def test_a_caller_that_gives_up_while_the_command_starts_is_not_held_and_leaves_nothing(tmp_path: Path) -> None:
+    """Cancelled at any point of the start (after 0 to 15 turns of the loop): the cancel returns at once and the
+    command, once started, is killed with what it started."""
+    markers = [tmp_path / f"survived-{turns}" for turns in range(16)]
+    for turns, marker in enumerate(markers):
+        call = asyncio.create_task(LocalTransport().run(["sh", "-c", f"(sleep 1; touch {marker}) & sleep 1"]))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(call, timeout=5)
+    await asyncio.sleep(1.5)
+    assert [marker.name for marker in markers if marker.exists()] == []
