@@ -22,9 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test runs with its own HOME, XDG dirs and system config file, in ``tmp_path / "work"``,
-    with no SVC_* variables: nothing of the real user's svc setup is read or written."""
+    with no SVC_* variables but ``SVC_AGENT=off``: nothing of the real user's svc setup is read or written, and
+    no command leaves an agent behind (tests/cli/test_agent.py asks for one)."""
     for key in [key for key in os.environ if key.startswith("SVC_") or key == "CHAT_WEBHOOK_URL"]:
         monkeypatch.delenv(key)
+    monkeypatch.setenv("SVC_AGENT", "off")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -1,5 +1,5 @@
-"""Starting an agent in the background (``svc agent start``, and ``SVC_AGENT=auto`` on an SSH command that
-found none) and asking a running one how it is."""
+"""Starting an agent in the background (``svc agent start``, and an SSH command that found none unless
+``SVC_AGENT`` says otherwise) and asking a running one how it is."""
 
 from __future__ import annotations
 

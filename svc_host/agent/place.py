@@ -26,7 +26,17 @@ from svc_host.errors import ConfigError
 from svc_host.paths import SvcPaths
 
 AGENT_VARIABLE = "SVC_AGENT"
-"""``off``: never use an agent; ``auto``: start one when an SSH command finds none; unset: use one if running."""
+"""``auto`` (the default): use the running agent, start one when an SSH command finds none; ``manual``: use the
+agent ``svc agent start`` started, never start one; ``off``: never use one."""
+AGENT_MODES = ("auto", "manual", "off")
+
+
+def agent_mode(env: Mapping[str, str]) -> str:
+    """What ``SVC_AGENT`` asks for (``auto`` when unset or empty); any other value is a ``ConfigError``."""
+    mode = env.get(AGENT_VARIABLE, "").strip().lower() or "auto"
+    if mode not in AGENT_MODES:
+        raise ConfigError(f"{AGENT_VARIABLE}={env[AGENT_VARIABLE]!r}: expected one of {', '.join(AGENT_MODES)}")
+    return mode
 
 
 def fingerprint(paths: SvcPaths, env: Mapping[str, str]) -> str:

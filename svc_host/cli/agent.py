@@ -30,8 +30,8 @@ connect_option = click.option(
 @click.group()
 def agent() -> None:
     """A background process of yours that keeps one SSH connection per profile and the store open, so
-    `svc jobs|status|submit|logs -t PROFILE` answer sooner. Commands use it when it runs (SVC_AGENT=off: never;
-    SVC_AGENT=auto: start one when an SSH command finds none)."""
+    `svc jobs|status|submit|logs -t PROFILE` answer sooner. An SSH command that finds none starts one for the
+    next command (SVC_AGENT=manual: only `svc agent start` does; SVC_AGENT=off: never use one)."""
 
 
 @agent.command()

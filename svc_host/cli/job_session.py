@@ -3,8 +3,9 @@
 The agent is asked first when the transport is not ``local`` (a local command runs in the caller's
 environment) and ``SVC_AGENT`` is not ``off``; asking costs a connect to a Unix socket. Any sign that the
 agent cannot answer (none listening, stale socket, slow, declined, lost before a read finished) makes the rest
-of the command run here instead, exactly as it would without an agent. With ``SVC_AGENT=auto``, a command that
-found no agent starts one in the background for the next command.
+of the command run here instead, exactly as it would without an agent. A command that found no agent starts
+one in the background for the next command, unless ``SVC_AGENT`` is ``manual`` (only ``svc agent start``
+starts one) or ``off``.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ class JobSession:
     """The calls of one command on ``transport``."""
 
     def __init__(self, transport: str) -> None:
-        from svc_host.agent.place import AGENT_VARIABLE
+        from svc_host.agent.place import agent_mode
 
         self.transport = transport
-        self.mode = os.environ.get(AGENT_VARIABLE, "").strip().lower()
+        self.mode = agent_mode(os.environ)
         self._place: Place | None = None if transport == "local" or self.mode == "off" else _place()
         self._runner: asyncio.Runner | None = None
         self._host: Host | None = None

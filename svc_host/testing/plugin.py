@@ -65,10 +65,12 @@ def skip_or_fail(reason: str) -> None:
 @pytest.fixture
 def svc_isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run the test as a fresh user: HOME, XDG dirs and the system config under ``tmp_path``, no ``SVC_*`` or
-    ``CHAT_WEBHOOK_URL`` variables, cwd ``tmp_path / "work"``. Use it with ``@pytest.mark.usefixtures`` or
+    ``CHAT_WEBHOOK_URL`` variables but ``SVC_AGENT=off`` (no command leaves a background agent running), cwd
+    ``tmp_path / "work"``. Use it with ``@pytest.mark.usefixtures`` or
     from an autouse fixture of your conftest; returns the new HOME."""
     for key in [key for key in os.environ if key.startswith("SVC_") or key == "CHAT_WEBHOOK_URL"]:
         monkeypatch.delenv(key)
+    monkeypatch.setenv("SVC_AGENT", "off")
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))

@@ -44,8 +44,9 @@ main()
 
 
 def svc(*args: str, agent: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
-    """``svc ARGS`` in a new process; ``agent=False`` sets ``SVC_AGENT=off``."""
-    variables = {**os.environ, **env, **({} if agent else {"SVC_AGENT": "off"})}
+    """``svc ARGS`` in a new process: through the running agent (``SVC_AGENT=manual``: none is started), or
+    without one (``agent=False``: ``SVC_AGENT=off``); ``env`` overrides."""
+    variables = {**os.environ, "SVC_AGENT": "manual" if agent else "off", **env}
     return subprocess.run(
         [sys.executable, "-m", "svc_host", *args],
         env=variables,
@@ -171,9 +172,11 @@ def test_commands_print_the_same_through_the_agent_and_without(agent: Place, wor
 
 @pytest.mark.cluster
 def test_through_the_agent_a_command_imports_neither_ssh_nor_pydantic_nor_the_orm(agent: Place) -> None:
+    default = {key: value for key, value in os.environ.items() if key != "SVC_AGENT"}  # as a user runs it
     for args in (("jobs", "-t", "dev", "-u", "nobody", "--json"), ("status", "-t", "dev", "999999999")):
         done = subprocess.run(
             [sys.executable, "-c", RUN_AND_REPORT, json.dumps(HEAVY), *args],
+            env=default,
             capture_output=True,
             text=True,
             timeout=120,
@@ -363,10 +366,12 @@ def test_local_commands_never_go_through_the_agent(agent: Place, slurm_cluster: 
 
 
 @pytest.mark.cluster
-def test_svc_agent_auto_starts_one_for_the_next_command(dev: str) -> None:
+@pytest.mark.parametrize("mode", ["", "auto"])
+def test_by_default_an_ssh_command_starts_an_agent_for_the_next_one(dev: str, mode: str) -> None:
+    """Unset (here empty) or ``auto``: the first command runs by itself and leaves an agent for the next."""
     place = Place.from_env()
     try:
-        listed = svc("jobs", "-t", dev, "-u", "nobody", "--json", SVC_AGENT="auto")
+        listed = svc("jobs", "-t", dev, "-u", "nobody", "--json", SVC_AGENT=mode)
         assert (listed.returncode, listed.stdout.strip()) == (0, "[]"), listed.stderr
         for _ in range(600):
             if launch.ping(place) is not None:
@@ -377,6 +382,25 @@ def test_svc_agent_auto_starts_one_for_the_next_command(dev: str) -> None:
         assert agent_facts()["requests"] == 1
     finally:
         stop_agent(place)
+
+
+@pytest.mark.cluster
+def test_manual_and_off_never_start_an_agent(dev: str) -> None:
+    place = Place.from_env()
+    for mode in ("manual", "off", "OFF"):
+        listed = svc("jobs", "-t", dev, "-u", "nobody", "--json", SVC_AGENT=mode)
+        assert (listed.returncode, listed.stdout.strip()) == (0, "[]"), listed.stderr
+    time.sleep(2)  # what an auto start would have had to begin listening
+    assert launch.ping(place) is None
+    assert not place.lock.exists()
+
+
+def test_an_unknown_svc_agent_value_is_one_line_and_nothing_runs() -> None:
+    done = svc("jobs", "-t", "nowhere", SVC_AGENT="sometimes")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == "error: SVC_AGENT='sometimes': expected one of auto, manual, off\n"
+    assert launch.ping(Place.from_env()) is None
 
 
 def test_an_idle_agent_exits_by_itself() -> None:
