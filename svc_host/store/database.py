@@ -32,6 +32,9 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = _engine(url)
+        self._locking = self.engine.execution_options(sqlite_immediate=True)
+        self._lock_first: set[object] = set()
+        """The code of the repository functions that lost a race on SQLite: they begin holding the write lock."""
         self.schema_version = migrate(self.engine)
 
     def call(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -41,9 +44,12 @@ class Store:
         database, and the aborted attempt left nothing behind. On PostgreSQL that is one the server aborted (a
         deadlock, a serialization failure), up to three times. On SQLite it is one that read, then found another
         writer had committed before its first write: it runs once more holding the write lock from its first
-        read (``BEGIN IMMEDIATE``), so it cannot lose again. A full disk is ``StoreFullError`` (nothing saved)."""
+        read (``BEGIN IMMEDIATE``), so it cannot lose again, and so does every later call of that function (one
+        that writes after reading is likely to meet a writer again; readers keep reading alongside writers).
+        A full disk is ``StoreFullError`` (nothing was saved)."""
         attempt = 1
-        bind = self.engine
+        code = getattr(fn, "__code__", fn)
+        bind = self._locking if code in self._lock_first else self.engine
         while True:
             try:
                 with Session(bind, expire_on_commit=False) as session:
@@ -58,7 +64,8 @@ class Store:
                         "try again"
                     ) from exc
                 if _sqlite_write_conflict(exc) and bind is self.engine:
-                    bind = self.engine.execution_options(sqlite_immediate=True)
+                    self._lock_first.add(code)
+                    bind = self._locking
                     continue
                 if attempt == _ATTEMPTS or not _aborted_by_postgresql(exc):
                     raise

@@ -299,6 +299,30 @@ def test_a_change_two_writers_apply_at_once_is_recorded_once(store: Store) -> No
     assert (stats["total"], stats["completed"], stats["failed"]) == (1, 1, 0)
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_on_sqlite_a_function_that_lost_a_race_begins_with_the_write_lock_from_then_on(database_url: str) -> None:
+    """Its first race costs it a second run; in the next race the rival waits for it instead."""
+    store = Store(database_url)
+    add(store, "1")
+    runs: list[str] = []
+
+    def rename(session: Session, tag: str, rival: threading.Thread | None) -> None:
+        runs.append(tag)
+        name = session.execute(text("SELECT name FROM job WHERE job_id = '1'")).scalar_one()
+        if rival is not None and not rival.is_alive() and rival.ident is None:
+            rival.start()
+            rival.join(timeout=1)  # with the write lock held, the rival can only wait
+        session.execute(text("UPDATE job SET name = :name WHERE job_id = '1'"), {"name": f"{name}+{tag}"})
+
+    for first, second in (("a", "b"), ("c", "d")):
+        rival = threading.Thread(target=store.call, args=(rename, second, None))
+        store.call(rename, first, rival)
+        rival.join(timeout=30)
+    assert runs == ["a", "b", "a", "c", "d"]  # "a" ran again after "b" won; "c" held the lock, "d" waited
+    assert store.call(repo.find_job, "local", "1").name == "j+b+a+c+d"
+    store.close()
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_transaction_postgresql_aborts_in_a_deadlock_is_run_again(database_url: str) -> None:
     """Two transactions lock two jobs in opposite orders: PostgreSQL aborts one, which ``Store.call`` runs again,
