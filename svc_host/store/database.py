@@ -135,7 +135,7 @@ def _engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Connection) -> None:
-            # The ``sqlite_immediate`` option takes the write lock at once: migrations, and a second attempt.
+            # The ``sqlite_immediate`` option takes the write lock at once: migrations, and functions that lost a race.
             immediate = conn.get_execution_options().get("sqlite_immediate", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
