@@ -191,6 +191,7 @@ async def test_reset_answers_the_defaults_even_where_other_layers_differ(
 
 async def test_env_is_empty_without_svc_variables(http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SVC_SYSTEM_CONFIG")  # the paths of the isolated setup are fixed already
+    monkeypatch.delenv("SVC_AGENT")  # what the test setup sets for the CLI
     response = await http.get("/api/config/env")
     assert response.status_code == 200
     assert response.json() == []
@@ -214,7 +215,8 @@ async def test_env_lists_variables_and_never_shows_secrets(
 
     assert response.status_code == 200
     rows = {row["name"]: row for row in response.json()}
-    assert set(rows) == {*secrets, "SVC_RESOURCES__PARTITION", "SVC_FANCY", "SVC_SYSTEM_CONFIG"}
+    assert set(rows) == {*secrets, "SVC_RESOURCES__PARTITION", "SVC_FANCY", "SVC_SYSTEM_CONFIG", "SVC_AGENT"}
+    assert rows["SVC_AGENT"]["description"].startswith("whether svc's SSH commands go through the svc agent")
     for row in response.json():
         assert set(row) == {"name", "value", "description"}
     for value in secrets.values():

@@ -47,6 +47,7 @@ ENV_DESCRIPTIONS = {
     "SVC_SYSTEM_CONFIG": "path of the system configuration file (default /etc/svc/config.json)",
     "CHAT_WEBHOOK_URL": "chat webhook that receives status notifications",
     "SVC_API_TOKEN": "API token of svc serve (always shown redacted)",
+    "SVC_AGENT": "whether svc's SSH commands go through the svc agent: auto (default), manual or off",
 }
 """Descriptions of the variables the server knows; ``SVC_<FIELD>[__<FIELD>]`` variables override config keys."""
 
