@@ -4,24 +4,11 @@ import { h, replace, fmtBytes, fmtNumber } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
+import { icon } from '../icons.js';
 
-const ICON_PATHS = {
-  directory: 'M3 6a2 2 0 012-2h4l2 2h8a2 2 0 012 2v9a2 2 0 01-2 2H5a2 2 0 01-2-2z',
-  file: 'M6 2h8l5 5v13a2 2 0 01-2 2H6a2 2 0 01-2-2V4a2 2 0 012-2zm7 1.5V8h4.5',
-  symlink: 'M10 14a4 4 0 005.7 0l3-3a4 4 0 00-5.7-5.7l-1 1M14 10a4 4 0 00-5.7 0l-3 3a4 4 0 005.7 5.7l1-1',
-  up: 'M12 19V5m0 0l-6 6m6-6l6 6',
-};
-
-function icon(kind) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', `ficon ficon-${kind}`);
-  svg.setAttribute('aria-hidden', 'true');
-  const path = document.createElementNS(ns, 'path');
-  path.setAttribute('d', ICON_PATHS[kind] || ICON_PATHS.file);
-  svg.append(path);
-  return svg;
+/** A directory, file, symlink or "up" icon for the browser's rows (outlined: see .ficon). */
+function entryIcon(kind) {
+  return icon(kind, `ficon ficon-${kind}`);
 }
 
 export async function render(root, _params, query) {
@@ -82,7 +69,7 @@ export async function render(root, _params, query) {
     try {
       const data = await api('/api/files/browse', { query: { mount: state.mount, path: state.path } });
       const rows = [];
-      if (state.path) rows.push(h('li', null, h('button', { type: 'button', onClick: () => go(state.path.split('/').slice(0, -1).join('/')) }, icon('up'), h('span', { class: 'fname' }, '..'))));
+      if (state.path) rows.push(h('li', null, h('button', { type: 'button', onClick: () => go(state.path.split('/').slice(0, -1).join('/')) }, entryIcon('up'), h('span', { class: 'fname' }, '..'))));
       for (const e of data.entries) {
         const rel = state.path ? `${state.path}/${e.name}` : e.name;
         const isDir = e.type === 'directory' || (e.type === 'symlink' && e.target_kind === 'directory');
@@ -92,7 +79,7 @@ export async function render(root, _params, query) {
           title: blocked ? 'a link to outside the mount: not followed' : null,
           dataset: { name: e.name },
           onClick: () => { if (isDir) go(rel); else { state.file = rel; saveQuery(); highlight(); openFile(); } },
-        }, icon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
+        }, entryIcon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
         h('span', { class: 'fsize' }, e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : ''))));
       }
       replace(list, rows.length ? rows : h('li', { class: 'empty' }, h('p', null, 'This folder is empty.')));

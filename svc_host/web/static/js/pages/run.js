@@ -8,6 +8,7 @@ import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { setTitle } from '../router.js';
 import { subscribe, liveIndicator } from '../events.js';
 import { dagView } from '../components/dag.js';
+import { icon } from '../icons.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -22,7 +23,7 @@ function byJob(attempts) {
 export function runOrigin(run) {
   if (run.sweep_id) return h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`);
   if (run.triggered_by === 'schedule') {
-    return h('a', { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' }, '⏱ schedule');
+    return h('a', { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' }, icon('schedules'), 'schedule');
   }
   return run.triggered_by;
 }
