@@ -3,6 +3,7 @@ attempt was made (dev cluster, Chromium)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,3 +65,14 @@ def test_attempts_appear_under_each_retried_job_with_their_reasons(page: Page, s
     hog.nth(1).scroll_into_view_if_needed()  # the jobs card with both jobs' attempts in the 1280x800 view
     page.wait_for_timeout(300)
     shoot(page, "run-attempts")
+    # once accounting has the ended jobs' usage: each job's current attempt, measured, under the jobs card
+    efficiency = page.locator("#run-efficiency")
+    expect(efficiency.locator("#efficiency-table tbody tr")).to_have_count(3, timeout=90_000)
+    expect(efficiency.locator(".eff-summary")).to_contain_text("Over the run: CPU")
+    hog_link = page.locator(f"a:text-is('{done['job_ids']['hog']}')")
+    hog_row = efficiency.locator("#efficiency-table tbody tr", has=hog_link)
+    expect(hog_row.locator("td").nth(4)).to_have_text(re.compile(r"^\d+(\.\d)?%$"))  # peak of the 500M it asked
+    expect(efficiency.locator(".eff-unmeasured")).to_have_count(0)
+    efficiency.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    shoot(page, "run-efficiency")

@@ -1,49 +1,22 @@
 // History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime, and
 // how efficiently ended jobs used what they asked for (CPU, memory, time), with suggestions for the flagged ones.
-import { h, replace, fmtDuration, fmtNumber, fmtDay, fmtBytes, stateBadge } from '../dom.js';
+import { h, replace, fmtDuration, fmtNumber, fmtDay } from '../dom.js';
 import { api } from '../api.js';
 import { card, statCard, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
+import { efficiencyTable, FLAG_BELOW } from '../components/efficiency.js';
 
 const STATES = [
   ['COMPLETED', 'Completed', 'var(--ok)'], ['FAILED', 'Failed', 'var(--bad)'], ['TIMEOUT', 'Timeout', 'var(--purple)'],
   ['CANCELLED', 'Cancelled', 'var(--neutral)'], ['RUNNING', 'Running', 'var(--info)'], ['PENDING', 'Pending', 'var(--warn)'],
 ];
 const HISTORY_LIMIT = 1000;
-const EFFICIENCY_ROWS = 50;
-const FLAG_BELOW = 80;
-
-/** A percentage cell: muted when unknown, marked when under what a job should use of what it asked. */
-function pctCell(part, title) {
-  if (!part) return h('td', { class: 'num muted' }, '—');
-  return h('td', { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title }, `${fmtNumber(part.percent, 1)}%`);
-}
 
 /** The measured jobs of [from, to], flagged ones first, newest first within each group. */
 export function efficiencyRows(records, from, to) {
   const inRange = records.filter((r) => r.efficiency && isoDay(new Date(r.submitted_at)) >= from && isoDay(new Date(r.submitted_at)) <= to);
   return [...inRange.filter((r) => r.efficiency.flagged), ...inRange.filter((r) => !r.efficiency.flagged)];
-}
-
-function efficiencyTable(rows) {
-  const body = rows.slice(0, EFFICIENCY_ROWS).map((r) => {
-    const e = r.efficiency;
-    return h('tr', { class: e.flagged ? 'flagged' : null },
-      h('td', { class: 'num' }, h('a', { href: `/jobs/${r.job_id}` }, String(r.job_id))),
-      h('td', null, r.name),
-      h('td', null, stateBadge(r.status)),
-      pctCell(e.cpu, e.cpu ? `${e.cpu.used_average} of ${e.cpu.allocated} CPUs on average` : ''),
-      pctCell(e.memory, e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : ''),
-      pctCell(e.time, e.time ? `ran ${fmtDuration(e.time.elapsed_seconds)} of ${fmtDuration(e.time.limit_seconds)}` : ''),
-      h('td', { class: 'num', title: e.gpus.note || '' }, String(e.gpus.allocated)),
-      h('td', { class: 'suggestions' }, e.suggestions.length
-        ? h('ul', null, e.suggestions.map((f) => h('li', null, f.message)))
-        : h('span', { class: 'muted' }, 'used what it asked')));
-  });
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
-    h('thead', null, h('tr', null, ['Job', 'Name', 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
-    h('tbody', null, body)));
 }
 
 function isoDay(date) {
