@@ -23,6 +23,8 @@ class LocalTransport(SlurmTransport):
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None) -> None:
         self.timeout = timeout
         self.env = env
+        self._abandoned: set[asyncio.Future[asyncio.subprocess.Process]] = set()
+        """Starts whose caller gave up: ``close`` waits for them (see ``run``)."""
 
     async def run(
         self,
@@ -46,9 +48,10 @@ class LocalTransport(SlurmTransport):
         try:
             # Never cancelled half-way: Python 3.11's asyncio can wait forever on a process whose start was
             # cancelled before its pipes were connected. A caller that gives up leaves the start to finish, and
-            # the process is killed then.
+            # the process is killed then; ``close`` waits for such starts, before the event loop would cancel them.
             proc = await asyncio.shield(starting)
         except asyncio.CancelledError:
+            self._abandoned.add(starting)
             starting.add_done_callback(_kill_started)
             raise
         except FileNotFoundError as exc:
@@ -75,6 +78,13 @@ class LocalTransport(SlurmTransport):
             out.decode(errors="replace"),
             err.decode(errors="replace"),
         )
+
+    async def close(self) -> None:
+        """Wait for the starts callers gave up on to finish, and for those processes (killed) to end."""
+        abandoned, self._abandoned = self._abandoned, set()
+        for starting in abandoned:
+            with contextlib.suppress(Exception):
+                await (await starting).wait()
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return await asyncio.to_thread(_read_slice, path, offset, limit)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -36,3 +38,28 @@ async def test_a_caller_that_gives_up_while_the_command_starts_is_not_held_and_l
             await asyncio.wait_for(call, timeout=5)
     await asyncio.sleep(1.5)
     assert [marker.name for marker in markers if marker.exists()] == []
+
+
+GIVE_UP_THEN_EXIT = """
+import asyncio, sys
+from svc_plugin_local.transport import LocalTransport
+
+async def main(turns):
+    transport = LocalTransport()
+    call = asyncio.create_task(transport.run(["sh", "-c", "sleep 30 & sleep 30"]))
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    await transport.close()
+
+for turns in range(16):
+    asyncio.run(main(turns))
+"""
+
+
+def test_a_program_whose_caller_gave_up_mid_start_ends_once_its_transport_is_closed() -> None:
+    """What a CLI command does when the monitor's query is still starting as the command ends: the event loop's
+    own shutdown must not cancel that start (Python 3.11 then waits forever on the half-started process)."""
+    ended = subprocess.run([sys.executable, "-c", GIVE_UP_THEN_EXIT], capture_output=True, text=True, timeout=60)
+    assert (ended.returncode, ended.stderr) == (0, "")
