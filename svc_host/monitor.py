@@ -240,7 +240,8 @@ class Monitor:
                 interval = self.min_interval
 
     async def stop(self) -> None:
-        loops, self._loops = list(self._loops.values()), {}
+        loops, self._loops = [*self._loops.values(), *self._refreshing.values()], {}
+        self._refreshing = {}
         for task in loops:
             task.cancel()
         await asyncio.gather(*loops, return_exceptions=True)

@@ -137,6 +137,12 @@ class SchedulerSnapshots:
         self._flights = SingleFlight()
         self._kept = {}
 
+    async def close(self) -> None:
+        """Forget every answer and cancel the queries running now (the transports are closing)."""
+        flights = self._flights
+        self.clear()
+        await flights.close()
+
     async def _get(self, key: Key, fetch: Callable[[], Awaitable[Any]], max_age: float | None) -> Snapshot[Any]:
         """``key`` is ``(query, transport, ...)``."""
         limit = self.max_age if max_age is None else max_age

@@ -27,6 +27,13 @@ class SingleFlight(Generic[K, V]):
         # A caller that gives up (a closed browser tab) must not cancel the command the others wait for.
         return await asyncio.shield(flight)
 
+    async def close(self) -> None:
+        """Cancel the calls running now and wait for them to end (their owner is closing; callers get the cancel)."""
+        flights = list(self._flights.values())
+        for flight in flights:
+            flight.cancel()
+        await asyncio.gather(*flights, return_exceptions=True)
+
     def _land(self, key: K, flight: asyncio.Future[V]) -> None:
         if self._flights.get(key) is flight:
             del self._flights[key]

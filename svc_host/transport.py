@@ -146,6 +146,12 @@ class SlurmTransport(Transport):
 
     _login: str | None = None
 
+    async def close(self) -> None:
+        """Cancel the shared queries still running; a subclass that holds a connection calls this, then closes it."""
+        queries: SingleFlight[tuple[str, ...], CommandResult] | None = self.__dict__.get("_queries")
+        if queries is not None:
+            await queries.close()
+
     @functools.cached_property
     def _queries(self) -> SingleFlight[tuple[str, ...], CommandResult]:
         return SingleFlight()

@@ -87,7 +87,7 @@ class TransportRegistry:
 
     async def close(self) -> None:
         instances, self._instances = list(self._instances.values()), {}
-        self.snapshots.clear()
+        await self.snapshots.close()
         await asyncio.gather(*(transport.close() for transport in instances), return_exceptions=True)
         await self._settle()
 

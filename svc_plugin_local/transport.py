@@ -81,6 +81,7 @@ class LocalTransport(SlurmTransport):
 
     async def close(self) -> None:
         """Wait for the starts callers gave up on to finish, and for those processes (killed) to end."""
+        await super().close()
         abandoned, self._abandoned = self._abandoned, set()
         for starting in abandoned:
             with contextlib.suppress(Exception):

@@ -64,6 +64,7 @@ class SessionPool(SlurmTransport):
             self._give_back(index)
 
     async def close(self) -> None:
+        await super().close()
         await asyncio.gather(*(session.close() for session in self._sessions), return_exceptions=True)
 
     async def __aenter__(self) -> SessionPool:

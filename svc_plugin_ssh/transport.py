@@ -197,6 +197,7 @@ class SSHTransport(SlurmTransport):
             conn.abort()
 
     async def close(self) -> None:
+        await super().close()
         async with self._lock:
             conn, self._conn, self._sftp = self._conn, None, None
         if conn is not None:

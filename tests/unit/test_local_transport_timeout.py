@@ -44,23 +44,26 @@ GIVE_UP_THEN_EXIT = """
 import asyncio, sys
 from svc_plugin_local.transport import LocalTransport
 
-async def main(turns):
+async def main(turns, shared):
     transport = LocalTransport()
-    call = asyncio.create_task(transport.run(["sh", "-c", "sleep 30 & sleep 30"]))
+    argv = ["sh", "-c", "sleep 30 & sleep 30"]
+    call = asyncio.create_task(transport.query(argv) if shared else transport.run(argv))
     for _ in range(turns):
         await asyncio.sleep(0)
     call.cancel()
     await asyncio.gather(call, return_exceptions=True)
     await transport.close()
 
-for turns in range(16):
-    asyncio.run(main(turns))
+for shared in (False, True):
+    for turns in range(16):
+        asyncio.run(main(turns, shared))
 """
 
 
 def test_a_program_whose_caller_gave_up_mid_start_ends_once_its_transport_is_closed() -> None:
     """What a CLI command does when the monitor's query is still starting as the command ends: the event loop's
-    own shutdown must not cancel that start (Python 3.11 then waits forever on the half-started process)."""
+    own shutdown must not cancel that start (Python 3.11 then waits forever on the half-started process), also
+    when the query is shared (single flight) and so goes on after its caller left."""
     argv = [sys.executable, "-c", GIVE_UP_THEN_EXIT]
     ended = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert (ended.returncode, ended.stderr) == (0, "")

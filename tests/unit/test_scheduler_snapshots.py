@@ -145,6 +145,18 @@ async def test_a_caller_giving_up_does_not_cancel_the_others() -> None:
     assert len(transport.calls) == 1
 
 
+async def test_closing_the_transport_stops_a_shared_query_nobody_waits_for() -> None:
+    transport = SlowSqueue(delay=30)
+    gone = asyncio.ensure_future(transport.queue())
+    await asyncio.sleep(0.02)
+    gone.cancel()  # the query goes on for the callers that may join it...
+    await asyncio.wait_for(transport.close(), timeout=1)  # ...until the transport closes: nothing is left running
+    assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
+    transport.delay = 0
+    assert await transport.queue()  # and the transport works again
+    assert len(transport.calls) == 2
+
+
 async def test_submissions_are_never_shared() -> None:
     transport = SlowSqueue()
     script = RenderedScript(text="#!/bin/bash\ntrue\n", log_dir="logs", stdout_path="o", stderr_path="e")
