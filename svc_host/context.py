@@ -236,7 +236,7 @@ class Host:
         if self._submit_throttle is not None:
             await self._submit_throttle.close()
         if self._monitor is not None:
-            await self._monitor.stop()
+            await self._monitor.close()
         await self._close_sync_backends()
         await self.transports.close()
         if self._store is not None:

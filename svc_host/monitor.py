@@ -240,8 +240,16 @@ class Monitor:
                 interval = self.min_interval
 
     async def stop(self) -> None:
-        loops, self._loops = [*self._loops.values(), *self._refreshing.values()], {}
-        self._refreshing = {}
+        """Stop polling; refreshes that callers wait for go on (the svc agent stops after each request)."""
+        loops, self._loops = list(self._loops.values()), {}
         for task in loops:
             task.cancel()
         await asyncio.gather(*loops, return_exceptions=True)
+
+    async def close(self) -> None:
+        """``stop``, and cancel the refreshes still running: the host is closing, nobody waits for them."""
+        await self.stop()
+        refreshes, self._refreshing = list(self._refreshing.values()), {}
+        for task in refreshes:
+            task.cancel()
+        await asyncio.gather(*refreshes, return_exceptions=True)

@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
+from svc_host.errors import TransportError
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -25,10 +27,17 @@ class SingleFlight(Generic[K, V]):
             self._flights[key] = flight
             flight.add_done_callback(lambda done: self._land(key, done))
         # A caller that gives up (a closed browser tab) must not cancel the command the others wait for.
-        return await asyncio.shield(flight)
+        try:
+            return await asyncio.shield(flight)
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if flight.cancelled() and caller is not None and not caller.cancelling():
+                raise TransportError("the query was stopped: its transport closed while it ran") from None
+            raise
 
     async def close(self) -> None:
-        """Cancel the calls running now and wait for them to end (their owner is closing; callers get the cancel)."""
+        """Cancel the calls running now and wait for them to end (their owner is closing); callers still waiting get
+        ``TransportError``."""
         flights = list(self._flights.values())
         for flight in flights:
             flight.cancel()

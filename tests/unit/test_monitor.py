@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from svc_host import hookimpl
-from svc_host.domain.jobs import JobState
+from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import TransportError
 from svc_host.monitor import Monitor
 from svc_host.plugin_types import Event, TransportSpec
@@ -52,6 +52,36 @@ async def track(fake: FakeTransport, store: Store, count: int) -> list[str]:
         )
         ids.append(job_id)
     return ids
+
+
+async def test_stopping_leaves_a_refresh_someone_waits_for_and_closing_ends_it(
+    monitor: Monitor, fake: FakeTransport, store: Store
+) -> None:
+    """The svc agent stops the monitor after each request while another request may wait on a refresh: that one
+    still gets its answer. Closing the host ends a refresh nobody waits for any more, even one the scheduler
+    never answers."""
+    (job_id,) = await track(fake, store, 1)
+    gate = asyncio.Event()
+    answer = fake.queue
+
+    async def slow_queue(*, user: str | None = None) -> list[JobStatus]:
+        await gate.wait()
+        return await answer(user=user)
+
+    fake.queue = slow_queue  # type: ignore[method-assign]
+    fake.set_state(job_id, JobState.RUNNING)
+    waiting = asyncio.ensure_future(monitor.refresh("fake"))
+    await asyncio.sleep(0.01)
+    await monitor.stop()
+    gate.set()
+    assert [change.to_state for change in await waiting] == ["RUNNING"]
+    gate.clear()
+    left = asyncio.ensure_future(monitor.refresh("fake", max_age=0))
+    await asyncio.sleep(0.01)
+    left.cancel()
+    await asyncio.wait_for(monitor.close(), timeout=1)
+    assert left.cancelled()
+    gate.set()  # the shared queue query, still the registry's, ends
 
 
 async def test_one_query_per_tick_for_every_tracked_job(

@@ -157,6 +157,17 @@ async def test_closing_the_transport_stops_a_shared_query_nobody_waits_for() -> 
     assert len(transport.calls) == 2
 
 
+async def test_a_caller_still_waiting_when_the_transport_closes_gets_an_error_not_a_cancel() -> None:
+    """A profile whose connection settings change is closed while a request may wait on its query: that request
+    answers with an error in svc's shape instead of being dropped as if it had been cancelled."""
+    transport = SlowSqueue(delay=30)
+    waiting = asyncio.ensure_future(transport.queue())
+    await asyncio.sleep(0.02)
+    await transport.close()
+    with pytest.raises(TransportError, match=r"^the query was stopped: its transport closed while it ran$"):
+        await waiting
+
+
 async def test_submissions_are_never_shared() -> None:
     transport = SlowSqueue()
     script = RenderedScript(text="#!/bin/bash\ntrue\n", log_dir="logs", stdout_path="o", stderr_path="e")
