@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.processes import ProcessStarts, kill
 from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport
 
@@ -23,8 +22,7 @@ class LocalTransport(SlurmTransport):
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None) -> None:
         self.timeout = timeout
         self.env = env
-        self._abandoned: set[asyncio.Future[asyncio.subprocess.Process]] = set()
-        """Starts whose caller gave up: ``close`` waits for them (see ``run``)."""
+        self._processes = ProcessStarts()
 
     async def run(
         self,
@@ -35,25 +33,15 @@ class LocalTransport(SlurmTransport):
         idempotent: bool = True,  # a local command is never run twice, whatever it is
     ) -> CommandResult:
         argv = list(argv)
-        starting = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                *argv,
+        try:
+            proc = await self._processes.start(
+                argv,
+                own_group=True,  # a timeout kills what it started too
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, **self.env} if self.env else None,
-                start_new_session=True,  # its own process group: a timeout kills what it started too
             )
-        )
-        try:
-            # Never cancelled half-way: Python 3.11's asyncio can wait forever on a process whose start was
-            # cancelled before its pipes were connected. A caller that gives up leaves the start to finish, and
-            # the process is killed then; ``close`` waits for such starts, before the event loop would cancel them.
-            proc = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            self._abandoned.add(starting)
-            starting.add_done_callback(_kill_started)
-            raise
         except FileNotFoundError as exc:
             raise TransportError(
                 f"{program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
@@ -63,11 +51,11 @@ class LocalTransport(SlurmTransport):
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
             )
         except asyncio.CancelledError:
-            _kill_group(proc)  # nobody will read its answer: do not leave the process behind
+            kill(proc, group=True)  # nobody will read its answer: do not leave the process behind
             await asyncio.shield(proc.wait())
             raise
         except TimeoutError as exc:
-            _kill_group(proc)  # a child left holding the pipes would keep wait() blocked for its lifetime
+            kill(proc, group=True)
             await proc.wait()
             raise OutcomeUnknownError(
                 f"{program(argv)} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
@@ -80,12 +68,8 @@ class LocalTransport(SlurmTransport):
         )
 
     async def close(self) -> None:
-        """Wait for the starts callers gave up on to finish, and for those processes (killed) to end."""
         await super().close()
-        abandoned, self._abandoned = self._abandoned, set()
-        for starting in abandoned:
-            with contextlib.suppress(Exception):
-                await (await starting).wait()
+        await self._processes.close()
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return await asyncio.to_thread(_read_slice, path, offset, limit)
@@ -97,16 +81,6 @@ class LocalTransport(SlurmTransport):
         except OSError as exc:
             argv = ["mkdir", "-p", "--", path]
             raise TransportError(f"mkdir failed on transport {self.name!r}", argv=argv, stderr=str(exc)) from exc
-
-
-def _kill_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    if not starting.cancelled() and starting.exception() is None:
-        _kill_group(starting.result())
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _read_slice(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import SyncError
+from svc_host.processes import ProcessStarts
 from svc_host.sync import DELETED_PATHS_CAP, InspectReport, SyncBackend, SyncResult, cap_paths, user_excludes
 from svc_plugin_rsync import manifest as manifest_rules
 from svc_plugin_rsync import owner
@@ -65,6 +66,7 @@ class RsyncBackend(SyncBackend):
         self.remote_rsync = remote_rsync
         self._machine_id = machine_id
         self._files = RemoteFiles(profile_name, profile)
+        self._processes = ProcessStarts()
         self._local_ok = False
         self._remote_ok = False
 
@@ -180,6 +182,7 @@ class RsyncBackend(SyncBackend):
         )
 
     async def close(self) -> None:
+        await self._processes.close()
         await self._files.close()
 
     # -- checks -------------------------------------------------------------------------------------
@@ -202,8 +205,8 @@ class RsyncBackend(SyncBackend):
                     f"rsync is not installed on this machine ({self.rsync!r} not found on PATH); install it, "
                     "e.g. `apt install rsync`, `dnf install rsync` or `brew install rsync`"
                 )
-            proc = await asyncio.create_subprocess_exec(
-                exe, "--version", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            proc = await self._processes.start(
+                [exe, "--version"], stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
             )
             out, _ = await proc.communicate()
             found = re.search(rb"rsync\s+version\s+v?(\d+)\.(\d+)", out)
@@ -280,8 +283,8 @@ class RsyncBackend(SyncBackend):
     async def _run(self, argv: list[str], progress: Callable[[int], None] | None) -> Summary:
         """Run rsync, parsing its items as they stream; ``SyncError`` on failure."""
         env = {key: value for key, value in os.environ.items() if key not in _RSYNC_ENV}
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
+        proc = await self._processes.start(
+            argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

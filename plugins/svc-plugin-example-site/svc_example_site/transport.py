@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.processes import ProcessStarts
 from svc_host.slurm.argv import program
 from svc_host.transport import CommandResult, SlurmTransport
 
@@ -21,6 +22,7 @@ class SiteTransport(SlurmTransport):
 
     def __init__(self, settings: SiteSettings, *, timeout: float = 60.0) -> None:
         self.settings, self.timeout = settings, timeout
+        self._processes = ProcessStarts()  # a start cancelled half-way can hang asyncio: never cancel one
 
     def ssh_argv(self, argv: Sequence[str]) -> list[str]:
         s = self.settings
@@ -30,7 +32,7 @@ class SiteTransport(SlurmTransport):
 
     async def exec(self, argv: Sequence[str], stdin: bytes | None, timeout: float | None) -> tuple[int, bytes, bytes]:
         pipe = asyncio.subprocess.PIPE
-        proc = await asyncio.create_subprocess_exec(*self.ssh_argv(argv), stdin=pipe, stdout=pipe, stderr=pipe)
+        proc = await self._processes.start(self.ssh_argv(argv), stdin=pipe, stdout=pipe, stderr=pipe)
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), timeout or self.timeout)
         except (TimeoutError, asyncio.CancelledError):
@@ -53,6 +55,10 @@ class SiteTransport(SlurmTransport):
             error = TransportError if idempotent else OutcomeUnknownError
             raise error(f"ssh to {self.settings.login} failed: {err.decode(errors='replace').strip()}", argv=argv)
         return CommandResult(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def close(self) -> None:
+        await super().close()
+        await self._processes.close()
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         code, out, _ = await self.exec(["sh", "-c", READ, "sh", path, str(offset + 1), str(limit)], None, None)
