@@ -162,8 +162,7 @@ async def svc_api_client(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
 
     async with asgi_client(create_app(svc_host, security=security_for_tests())) as client:
         yield client
-    await svc_host.monitor.stop()
-    await svc_host.transports.close()
+    await svc_host.close()  # in the test's event loop: nothing of it is left running when that loop ends
 
 
 @pytest.fixture

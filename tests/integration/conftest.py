@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,13 @@ def work() -> Path:
 
 
 @pytest.fixture
-def make_host(plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str) -> Iterator[Callable[[], Host]]:
+async def make_host(
+    plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str
+) -> AsyncIterator[Callable[[], Host]]:
     """Hosts on one store, ``svc_database_url`` (a second one is the restarted server; modules that test the
-    store's users override it with ``database_url`` to run on PostgreSQL too); live local jobs of this store are
-    cancelled."""
+    store's users override it with ``database_url`` to run on PostgreSQL too). Afterwards each host is closed in
+    the test's event loop, as a server closes it (nothing of it is left running when that loop ends), and live
+    local jobs of this store are cancelled."""
     made: list[Host] = []
     url = svc_database_url
 
@@ -53,13 +57,17 @@ def make_host(plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str
         return host
 
     yield make
+    for host in made:
+        await host.close()
+    await asyncio.to_thread(_cancel_live_local_jobs, url)
+
+
+def _cancel_live_local_jobs(url: str) -> None:
     store = Store(url)
     local = [record.job_id for record in store.call(job_repo.live_jobs) if record.transport == "local"]
     if local:
         subprocess.run(["scancel", *local], check=False, timeout=60)
     store.close()
-    for host in made:
-        host.store.close()
 
 
 @pytest.fixture
