@@ -7,6 +7,7 @@ tools do when the server starts) costs no ORM.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,39 @@ async def status(host: Host, transport: str, job_id: str) -> JobView:
     if found is None:
         raise NotFoundError(f"job {job_id} not found on transport {transport!r}")
     return JobView(status=found, record=None)
+
+
+async def current(host: Host, transport: str, job_id: str) -> JobView:
+    """``status`` for a caller that shows a job's state and nothing the store derives from it (MCP
+    ``get_job_status``; REST's detail, which lists the stored transitions, reads ``status``).
+
+    A live job svc tracks is answered from the scheduler's line (``Monitor.sighting``: the queue's snapshot
+    while fresh, else ``squeue`` of this job alone, started alongside the store's read when the monitor
+    tracks it), named and with log paths as recorded; a transition it shows is stored by the monitor after the
+    answer, and the elapsed time and the like at the monitor's next tick, as for any other job. An ended
+    job, one the scheduler no longer lists, and one svc does not track are ``status``'s."""
+    from svc_host.store import jobs as job_repo
+
+    monitor = host.monitor
+    finding = host.store.run(job_repo.find_job, transport, job_id)
+    if monitor.tracks(transport, job_id):
+        record, sighting = await asyncio.gather(finding, monitor.sighting(transport, job_id))
+    else:
+        record, sighting = await finding, None
+    if record is None or JobState(record.state).is_terminal:
+        return await status(host, transport, job_id)
+    sighting = sighting or await monitor.sighting(transport, job_id)
+    if sighting is None:
+        return await status(host, transport, job_id)
+    seen, observed_at = sighting
+    if seen.state.value != record.state:  # a transition: stored after the answer (the rest at the next tick)
+        monitor.record(transport, job_id, seen, observed_at)
+    named = {
+        "name": record.name,
+        "stdout_path": record.stdout_path or seen.stdout_path,
+        "stderr_path": record.stderr_path or seen.stderr_path,
+    }
+    return JobView(status=seen.model_copy(update=named), record=record)
 
 
 def status_of(record: JobRecord) -> JobStatus:

@@ -16,6 +16,12 @@ default, counted by this process) it ends ``FAILED`` with raw state ``LOST``: it
 a workflow job with retries left is submitted again. An accounting outage longer than that would also end
 finished jobs ``LOST``; Slurm's ``MinJobAge`` (5 minutes by default) is when they leave squeue.
 
+A caller that needs one tracked job's state now (MCP ``get_job_status``) gets its scheduler line from
+``sighting`` (the queue's snapshot while fresh, else ``squeue`` of that job alone) and the monitor stores it
+after the answer (``record``). Ticks and sightings write through one path per transport that keeps, per job,
+the newest observation only: a line seen before the one already stored is dropped, so each transition is
+recorded once and never undone by a late writer.
+
 Each tick also reads, in one sacct, the usage of the jobs that ended within ``usage_window`` seconds and have
 none stored yet (what efficiency is computed from): usually the tick that saw them end, or the next ones while
 accounting catches up. The loop keeps ticking while such jobs remain.
@@ -75,6 +81,10 @@ class Monitor:
         self._watchers: dict[str, int] = {}
         self.ticks: dict[str, int] = {}
         self._listeners: list[Callable[[list[job_repo.StateChange]], Awaitable[None]]] = []
+        self._writing: dict[str, asyncio.Lock] = {}
+        self._observed: dict[str, dict[str, float]] = {}
+        self._tracked: dict[str, frozenset[str]] = {}
+        self._recording: set[asyncio.Task[None]] = set()
 
     def add_listener(self, listener: Callable[[list[job_repo.StateChange]], Awaitable[None]]) -> None:
         """Call ``listener`` with the transitions of every tick that recorded some (e.g. the workflow engine)."""
@@ -122,19 +132,83 @@ class Monitor:
             self._refreshing[transport] = running
         return await asyncio.shield(running)
 
+    def tracks(self, transport: str, job_id: str) -> bool:
+        """``job_id`` was live on ``transport`` at this process's last tick (a hint: the store decides)."""
+        return job_id in self._tracked.get(transport, ())
+
+    async def sighting(self, transport: str, job_id: str) -> tuple[JobStatus, float] | None:
+        """The scheduler's line of a job while it is in the queue, not ended, at most about a second old, and when
+        it was read (the event loop's clock): from the queue's snapshot while fresh, else one ``squeue`` of this
+        job alone (kept as long, and shared with identical ones running now). ``None`` when the job is not live
+        there (ended, or not listed) or the scheduler could not be asked: ask ``refresh`` then. Only reads: a
+        caller that tracks the job hands the line to ``record``."""
+        snapshots = self.transports.snapshots
+        whole = snapshots.fresh(("queue", transport))
+        try:
+            if whole is not None:
+                seen, observed_at = next((job for job in whole.value if job.job_id == job_id), None), whole.taken_at
+            else:
+                one = await snapshots.job(transport, job_id)
+                seen, observed_at = one.value, one.taken_at
+        except SvcError as exc:
+            log.info("a sighting of job %s on %s failed (%s); the full refresh will report it", job_id, transport, exc)
+            return None
+        return None if seen is None or seen.state.is_terminal else (seen, observed_at)
+
+    def record(self, transport: str, job_id: str, seen: JobStatus, observed_at: float) -> None:
+        """Store a tracked job's line seen at ``observed_at`` (the event loop's clock) without holding up the
+        caller: transitions, listeners and events as a tick's. ``stop`` waits for what is being stored."""
+        task = asyncio.create_task(self._store_sighting(transport, job_id, seen, observed_at))
+        self._recording.add(task)
+        task.add_done_callback(self._recording.discard)
+
+    async def _store_sighting(self, transport: str, job_id: str, seen: JobStatus, observed_at: float) -> None:
+        try:
+            await self._announce(transport, await self._write(transport, {job_id: seen}, {job_id: observed_at}))
+        except Exception:  # the next tick stores it anyway
+            log.exception("storing a sighting of job %s on %s failed", job_id, transport)
+
+    async def _write(
+        self, transport: str, statuses: dict[str, JobStatus], observed_at: dict[str, float]
+    ) -> list[job_repo.StateChange]:
+        """Apply each status, observed at ``observed_at[job_id]`` (the event loop's clock), unless a later
+        observation of its job was written already."""
+        async with self._writing.setdefault(transport, asyncio.Lock()):
+            written = self._observed.setdefault(transport, {})
+            newer = {
+                job_id: status
+                for job_id, status in statuses.items()
+                if written.get(job_id, observed_at[job_id]) <= observed_at[job_id]
+            }
+            if not newer:
+                return []
+            written.update((job_id, observed_at[job_id]) for job_id in newer)
+            return await self.store.run(job_repo.apply_statuses, transport, newer)
+
     async def tick(self, transport: str) -> list[job_repo.StateChange]:
         """One refresh of every live job of ``transport``: one batched query, transitions, events."""
         live = await self.store.run(job_repo.live_job_ids, transport)
+        self._tracked[transport] = frozenset(live)
+        observed = self._observed.setdefault(transport, {})
+        for job_id in set(observed) - self._tracked[transport]:
+            del observed[job_id]
         changes = []
         if live:
-            statuses = await self._statuses(transport, live)
-            statuses.update(self._lost(transport, live, statuses))
-            changes = await self.store.run(job_repo.apply_statuses, transport, statuses)
+            statuses, observed_at = await self._statuses(transport, live)
+            lost = self._lost(transport, live, statuses)
+            statuses.update(lost)
+            observed_at.update(dict.fromkeys(lost, asyncio.get_running_loop().time()))
+            changes = await self._write(transport, statuses, observed_at)
         await self._collect_usage(transport)
         if not live:
             return []
         self.ticks[transport] = self.ticks.get(transport, 0) + 1
         self._last_tick[transport] = asyncio.get_running_loop().time()
+        await self._announce(transport, changes)
+        return changes
+
+    async def _announce(self, transport: str, changes: list[job_repo.StateChange]) -> None:
+        """Listeners, then one ``job.status_changed`` event per transition."""
         for listener in self._listeners if changes else ():
             try:
                 await listener(changes)
@@ -155,19 +229,21 @@ class Monitor:
                     },
                 )
             )
-        return changes
 
-    async def _statuses(self, transport: str, live: list[str]) -> dict[str, JobStatus]:
+    async def _statuses(self, transport: str, live: list[str]) -> tuple[dict[str, JobStatus], dict[str, float]]:
         """The live jobs' states from the transport's queue snapshot, refreshed by this tick (or shared with a
         list request running now), so list endpoints read what the tick asked; only jobs that left the queue
-        cost a query of their own (their final state from accounting)."""
+        cost a query of their own (their final state from accounting). Also when each was observed."""
         queued = await self.transports.snapshots.queue(transport, max_age=0)
         wanted = set(live)
         found = {job.job_id: job for job in queued.value if job.job_id in wanted and not job.state.is_terminal}
+        observed_at = dict.fromkeys(found, queued.taken_at)
         left = [job_id for job_id in live if job_id not in found]
         if left:
-            found.update(await self.transports.get(transport).statuses(left))
-        return found
+            settled = await self.transports.get(transport).statuses(left)
+            found.update(settled)
+            observed_at.update(dict.fromkeys(settled, asyncio.get_running_loop().time()))
+        return found, observed_at
 
     async def _collect_usage(self, transport: str) -> None:
         """Store the usage of the jobs that ended lately without one, in one query; each job is asked about on
@@ -241,6 +317,7 @@ class Monitor:
 
     async def stop(self) -> None:
         """Stop polling; refreshes that callers wait for go on (the svc agent stops after each request)."""
+        await asyncio.gather(*self._recording, return_exceptions=True)
         loops, self._loops = list(self._loops.values()), {}
         for task in loops:
             task.cancel()

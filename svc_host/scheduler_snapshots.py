@@ -78,6 +78,30 @@ class SchedulerSnapshots:
         running now)."""
         return await self._get(("queue", transport), lambda: self.transport(transport).queue(), max_age)
 
+    async def user_queue(self, transport: str, user: str) -> Snapshot[list[JobStatus]]:
+        """One user's jobs, at most ``max_age`` seconds old: taken from the whole queue while its snapshot is
+        fresh, else one query of that user's jobs alone (``squeue --user``: what a person types, and cheaper
+        for the scheduler than the whole queue), kept and shared like every other answer."""
+        whole = self.fresh(("queue", transport))
+        if whole is not None:
+            return Snapshot([job for job in whole.value if job.user == user], whole.taken_at)
+        return await self._get(("queue", transport, user), lambda: self.transport(transport).queue(user=user), None)
+
+    async def job(self, transport: str, job_id: str) -> Snapshot[JobStatus | None]:
+        """One job's status (``Transport.statuses``: ``squeue`` of that job alone, accounting once it left the
+        queue), at most ``max_age`` seconds old; ``None`` when the scheduler does not know it."""
+        fetch = self.transport(transport).statuses
+        return await self._get(("job", transport, job_id), lambda: self._one(fetch, job_id), None)
+
+    @staticmethod
+    async def _one(fetch: Callable[[list[str]], Awaitable[dict[str, JobStatus]]], job_id: str) -> JobStatus | None:
+        return (await fetch([job_id])).get(job_id)
+
+    def fresh(self, key: Key) -> Snapshot[Any] | None:
+        """The answer kept for ``key`` (``("queue", transport)``...) while at most ``max_age`` seconds old; no query."""
+        latest = self._latest.get(key)
+        return latest if latest is not None and latest.age <= self.max_age else None
+
     async def resources(
         self, transport: str, partition: str | None = None, *, max_age: float | None = None
     ) -> Snapshot[list[ResourceSnapshot]]:

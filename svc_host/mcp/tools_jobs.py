@@ -2,7 +2,9 @@
 get_job_logs, get_resources (shapes exactly as the MCP spec).
 
 ``list_jobs`` and ``get_resources`` read the scheduler snapshots REST lists read (``svc_host.scheduler_snapshots``):
-an answer at most about a second old, shared with the monitor's tick and every other client of the process.
+an answer at most about a second old, shared with the monitor's tick and every other client of the process
+(``list_jobs`` asks for the user's jobs alone when no fresh whole queue is at hand). ``get_job_status`` answers a
+live job from the scheduler's line and lets the monitor store it after the answer (``jobs.current``).
 """
 
 from __future__ import annotations
@@ -127,14 +129,15 @@ async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any
     host = host_of(ctx)
     target = transport_name(transport)
     user = await host.transport(target).user()
-    queue = (await host.transports.snapshots.queue(target)).value
+    shared = host.transports.snapshots
+    queue = (await (shared.queue(target) if user is None else shared.user_queue(target, user))).value
     mine = [job for job in queue if user is None or job.user == user]
     return {"jobs": [_summary(job) for job in mine], "count": len(mine)}
 
 
 @tool_result
 async def get_job_status(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
-    view = await jobs.status(host_of(ctx), transport_name(transport), checked_job_id(job_id))
+    view = await jobs.current(host_of(ctx), transport_name(transport), checked_job_id(job_id))
     if view.record is not None and view.status.state.is_terminal:
         from svc_host.efficiency_views import efficiency_of
 
