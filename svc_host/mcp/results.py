@@ -8,7 +8,7 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -16,6 +16,9 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
 from svc_host.errors import SvcError, describe_validation
+
+if TYPE_CHECKING:
+    from anyio import AsyncFile
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -80,6 +83,23 @@ class SpecShapedServer(MCPServer[LifespanT]):
 
     Arguments a tool does not take are refused too (the SDK would drop them): a misspelt ``dry_run`` must
     not run a workflow for real."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin and stdout driven by the event loop (``svc_host.mcp.stdio``); the SDK's own stdio
+        transport when they cannot be (regular files)."""
+        from mcp.server.stdio import stdio_server
+
+        from svc_host.mcp.stdio import loop_stdio
+
+        async with loop_stdio() as wire:
+            if wire is None:
+                await super().run_stdio_async()
+                return
+            # stdio_server takes anyio files; it only iterates the one and calls write and flush on the other
+            stdin, stdout = cast("tuple[AsyncFile[str], AsyncFile[str]]", wire)
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[LifespanT, Any] | None = None

@@ -1,0 +1,108 @@
+"""The wire of ``svc mcp``: stdin read and stdout written by the event loop itself.
+
+The SDK's stdio transport reads each line and writes each answer through worker threads (``anyio.wrap_file``):
+after an agent's pause, one tool call waits for three thread wake-ups besides its own work (the read, the write,
+the flush), about 3 ms on the busy 2-core development machine (``bench/mcp_startup.py``), as much as a quarter of
+a raw ``squeue``. Here the loop watches fd 0 and writes fd 1 as pipes; the SDK's ``stdio_server`` still frames,
+parses and serialises every message, it is only handed these two streams.
+
+Like the SDK, fd 0 and fd 1 point at the null device and at stderr while serving (a child or a stray print never
+reaches the wire) and are restored afterwards, with their blocking mode. When stdin or stdout is not a pipe, a
+socket or a terminal (a regular file), ``loop_stdio`` gives ``None`` and the SDK's own transport serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import stat
+from collections.abc import AsyncIterator, Iterator
+from typing import Self
+
+LINE_LIMIT = 1 << 28
+"""Longest line read (bytes): the SDK's transport reads lines of any length; a message this long is not sent."""
+
+
+class LineReader:
+    """``async for line in reader``: the text lines of a pipe, as ``stdio_server`` reads its stdin."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.stream.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class LineWriter:
+    """``write`` and ``flush`` as ``stdio_server`` calls them on its stdout; ``flush`` waits while the pipe is full."""
+
+    def __init__(self, stream: asyncio.StreamWriter) -> None:
+        self.stream = stream
+
+    async def write(self, text: str) -> None:
+        self.stream.write(text.encode())
+
+    async def flush(self) -> None:
+        await self.stream.drain()
+
+
+@contextlib.asynccontextmanager
+async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
+    """The process's stdin and stdout as loop-driven streams while the block runs, or ``None`` when either
+    cannot be watched by the loop."""
+    if not all(_watchable(fd) for fd in (0, 1)):
+        yield None
+        return
+    loop = asyncio.get_running_loop()
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    modes = {fd: fcntl.fcntl(fd, fcntl.F_GETFL) for fd in (wire_in, wire_out)}
+    reading: asyncio.ReadTransport | None = None
+    writing: asyncio.WriteTransport | None = None
+    try:
+        stream = asyncio.StreamReader(limit=LINE_LIMIT)
+        reading, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(wire_in, "rb", buffering=0, closefd=False)
+        )
+        writing, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
+        )
+        writer = asyncio.StreamWriter(writing, protocol, None, loop)
+        with _diverted(wire_in, wire_out):
+            yield LineReader(stream), LineWriter(writer)
+    finally:
+        for transport in (reading, writing):
+            if transport is not None:
+                transport.close()
+        for fd, mode in modes.items():
+            fcntl.fcntl(fd, fcntl.F_SETFL, mode)
+            os.close(fd)
+
+
+def _watchable(fd: int) -> bool:
+    """A pipe, a socket or a terminal: what the loop's pipe transports take (a regular file is always "ready")."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+@contextlib.contextmanager
+def _diverted(wire_in: int, wire_out: int) -> Iterator[None]:
+    """fd 0 reads the null device and fd 1 writes to stderr until the block ends; then they are the wire again
+    (``wire_in`` and ``wire_out``: copies of them)."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.close(null)
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
