@@ -7,7 +7,6 @@ tools do when the server starts) costs no ORM.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -94,26 +93,21 @@ async def current(host: Host, transport: str, job_id: str) -> JobView:
     ``get_job_status``; REST's detail, which lists the stored transitions, reads ``status``).
 
     A live job svc tracks is answered from the scheduler's line (``Monitor.sighting``: the queue's snapshot
-    while fresh, else ``squeue`` of this job alone, started alongside the store's read when the monitor
-    tracks it), named and with log paths as recorded; a transition it shows is stored by the monitor after the
-    answer, and the elapsed time and the like at the monitor's next tick, as for any other job. An ended
-    job, one the scheduler no longer lists, and one svc does not track are ``status``'s."""
+    while fresh, else ``squeue`` of this job alone), named and with log paths as recorded; a transition it
+    shows is stored by the monitor after the answer, the elapsed time and the like at the monitor's next tick,
+    as for any other job. An ended job, one the scheduler no longer lists, and one svc does not track are
+    ``status``'s."""
     from svc_host.store import jobs as job_repo
 
-    monitor = host.monitor
-    finding = host.store.run(job_repo.find_job, transport, job_id)
-    if monitor.tracks(transport, job_id):
-        record, sighting = await asyncio.gather(finding, monitor.sighting(transport, job_id))
-    else:
-        record, sighting = await finding, None
+    record = await host.store.run(job_repo.find_job, transport, job_id)
     if record is None or JobState(record.state).is_terminal:
         return await status(host, transport, job_id)
-    sighting = sighting or await monitor.sighting(transport, job_id)
+    sighting = await host.monitor.sighting(transport, job_id)
     if sighting is None:
         return await status(host, transport, job_id)
     seen, observed_at = sighting
     if seen.state.value != record.state:  # a transition: stored after the answer (the rest at the next tick)
-        monitor.record(transport, job_id, seen, observed_at)
+        host.monitor.record(transport, job_id, seen, observed_at)
     named = {
         "name": record.name,
         "stdout_path": record.stdout_path or seen.stdout_path,

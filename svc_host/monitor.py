@@ -83,7 +83,6 @@ class Monitor:
         self._listeners: list[Callable[[list[job_repo.StateChange]], Awaitable[None]]] = []
         self._writing: dict[str, asyncio.Lock] = {}
         self._observed: dict[str, dict[str, float]] = {}
-        self._tracked: dict[str, frozenset[str]] = {}
         self._recording: set[asyncio.Task[None]] = set()
 
     def add_listener(self, listener: Callable[[list[job_repo.StateChange]], Awaitable[None]]) -> None:
@@ -131,10 +130,6 @@ class Monitor:
             running = asyncio.ensure_future(self.tick(transport))
             self._refreshing[transport] = running
         return await asyncio.shield(running)
-
-    def tracks(self, transport: str, job_id: str) -> bool:
-        """``job_id`` was live on ``transport`` at this process's last tick (a hint: the store decides)."""
-        return job_id in self._tracked.get(transport, ())
 
     async def sighting(self, transport: str, job_id: str) -> tuple[JobStatus, float] | None:
         """The scheduler's line of a job while it is in the queue, not ended, at most about a second old, and when
@@ -188,9 +183,8 @@ class Monitor:
     async def tick(self, transport: str) -> list[job_repo.StateChange]:
         """One refresh of every live job of ``transport``: one batched query, transitions, events."""
         live = await self.store.run(job_repo.live_job_ids, transport)
-        self._tracked[transport] = frozenset(live)
         observed = self._observed.setdefault(transport, {})
-        for job_id in set(observed) - self._tracked[transport]:
+        for job_id in set(observed) - set(live):
             del observed[job_id]
         changes = []
         if live:
