@@ -12,7 +12,8 @@ Needs the local Slurm of the dev cluster (``scripts/devcluster up``). Uses the o
   back (a shared snapshot at most ~1 s old may answer) and fresh (called after the snapshot expired, so svc runs
   the scheduler command itself); the first call of each tool is shown apart (it starts the server's Host).
 
-Goals: opening answered < 0.8 s; every tool <= 1.3x its raw command.
+Goals: opening answered < 0.8 s; every tool <= 1.3x its raw command. Also timed: the MCP round trip alone (a call
+refused before it runs anything, fresh and back to back), the floor under every fresh call.
 
     python bench/mcp_startup.py [--repeat 5] [--calls 20]
 """
@@ -112,6 +113,11 @@ async def main(repeat: int, calls: int) -> None:
                     raise SystemExit(f"{tool_name} failed: {content}")
                 return content
 
+            async def refused() -> None:  # checked before anything runs: the MCP round trip and svc's tool wrapper
+                result = await client.call_tool("get_job_status", {"job_id": "not-a-job"})
+                if not result.structured_content or result.structured_content.get("success") is not False:
+                    raise SystemExit(f"get_job_status('not-a-job') was not refused: {result.structured_content}")
+
             rows: list[tuple[str, float, tuple[float, float, float], str]] = []
             first = await timed(lambda: tool("get_resources"))
             measured = await side_by_side(
@@ -132,6 +138,7 @@ async def main(repeat: int, calls: int) -> None:
                 rows.append(("get_job_status", first, measured, "squeue --jobs"))
             finally:
                 await tool("cancel_job", job_id=job_id)
+            floor = await side_by_side(calls, refused, lambda: raw(squeue_argv(user=getpass.getuser())))
     print(f"tools in one warm server (local Slurm), medians of {calls} calls of each kind; first call apart")
     print("  back to back: within a second of the previous call (a shared snapshot may answer);")
     print(f"  fresh: {SNAPSHOT_EXPIRED} s after the previous call (the snapshot expired: svc queries the scheduler)")
@@ -142,6 +149,13 @@ async def main(repeat: int, calls: int) -> None:
             f"  {name:16} {first * 1000:6.1f}ms {burst * 1000:6.1f}ms {fresh * 1000:6.1f}ms   {raw_name:14} "
             f"{theirs * 1000:6.1f}ms   {burst / theirs:4.2f}x / {fresh / theirs:4.2f}x"
         )
+    burst, fresh, theirs = floor
+    print(
+        f"the round trip alone (get_job_status of 'not-a-job', refused before any command): {burst * 1000:.1f} ms "
+        f"back to back, {fresh * 1000:.1f} ms fresh, {fresh / theirs:.2f}x the raw squeue --user "
+        f"({theirs * 1000:.1f} ms)"
+    )
+    print(f"  so a fresh call that runs that squeue can be no faster than {1 + fresh / theirs:.2f}x it")
 
 
 if __name__ == "__main__":
