@@ -7,8 +7,10 @@ a raw ``squeue``. Here the loop watches fd 0 and writes fd 1 as pipes; the SDK's
 parses and serialises every message, it is only handed these two streams.
 
 Like the SDK, fd 0 and fd 1 point at the null device and at stderr while serving (a child or a stray print never
-reaches the wire) and are restored afterwards, with their blocking mode. When stdin or stdout is not a pipe, a
-socket or a terminal (a regular file), ``loop_stdio`` gives ``None`` and the SDK's own transport serves.
+reaches the wire) and are restored afterwards, with their blocking mode. Only pipes and sockets, what an MCP client
+connects, are served this way: the loop makes them non-blocking, which would also change a terminal that the
+shell shares. When stdin or stdout is anything else (a terminal, a regular file, the null device),
+``loop_stdio`` gives ``None`` and the SDK's own transport serves.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class LineWriter:
 async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
     """The process's stdin and stdout as loop-driven streams while the block runs, or ``None`` when either
     cannot be watched by the loop."""
-    if not all(_watchable(fd) for fd in (0, 1)):
+    if not all(watchable(fd) for fd in (0, 1)):
         yield None
         return
     loop = asyncio.get_running_loop()
@@ -87,10 +89,11 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
             os.close(fd)
 
 
-def _watchable(fd: int) -> bool:
-    """A pipe, a socket or a terminal: what the loop's pipe transports take (a regular file is always "ready")."""
+def watchable(fd: int) -> bool:
+    """A pipe or a socket: what a client connects, and what the loop can watch without touching anyone else's
+    file (a terminal's non-blocking mode is the shell's too; a regular file is always "ready")."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 @contextlib.contextmanager
