@@ -1,0 +1,37 @@
+"""The monitor's tests share one fake transport, a store, the events published and a fast-ticking monitor."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from svc_host import hookimpl
+from svc_host.monitor import Monitor
+from svc_host.plugin_types import Event, TransportSpec
+from svc_host.plugins import PluginManager
+from svc_host.store.database import Store
+from svc_host.testing.fake import FakeTransport
+from svc_host.transport_registry import TransportRegistry
+
+
+@pytest.fixture
+def fake() -> FakeTransport:
+    return FakeTransport("fake")
+
+
+@pytest.fixture
+def store(database_url: str) -> Store:
+    return Store(database_url)
+
+
+@pytest.fixture
+def events() -> list[Event]:
+    return []
+
+
+@pytest.fixture
+def monitor(svc_plugin_manager: PluginManager, fake: FakeTransport, store: Store, events: list[Event]) -> Monitor:
+    plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
+    svc_plugin_manager.register(plugin, "fake-plugin")
+    return Monitor(store, TransportRegistry(svc_plugin_manager), events.append, min_interval=0.01, max_interval=0.05)
