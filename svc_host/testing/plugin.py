@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,9 +134,12 @@ def svc_database_url(svc_paths: SvcPaths) -> str:
 
 
 @pytest.fixture
-def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_database_url: str) -> Iterator[Host]:
+async def svc_host(
+    svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_database_url: str
+) -> AsyncIterator[Host]:
     """A ``Host`` on ``svc_paths`` and ``svc_database_url`` with ``svc_plugin_manager`` (add plugins with
-    ``svc_register_plugin`` first)."""
+    ``svc_register_plugin`` first). Closed after the test in the test's event loop: its monitor, services,
+    transports and store, so nothing it started is left for the loop's shutdown to cancel half-way."""
     from svc_host.context import Host
     from svc_host.profiles import ProfileStore
     from svc_host.store.database import Store
@@ -150,7 +153,7 @@ def svc_host(svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_databas
         read_env=False,
     )
     yield made
-    made.store.close()
+    await made.close()
 
 
 @pytest.fixture
@@ -162,7 +165,6 @@ async def svc_api_client(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
 
     async with asgi_client(create_app(svc_host, security=security_for_tests())) as client:
         yield client
-    await svc_host.close()  # in the test's event loop: nothing of it is left running when that loop ends
 
 
 @pytest.fixture
