@@ -1,6 +1,14 @@
-// Efficiency of ended jobs as a table (the History page's measured jobs, a run's jobs): CPU, memory and time
-// used of what each asked for, GPUs, and what to ask for next time.
-import { h, fmtDuration, fmtNumber, fmtBytes, stateBadge } from '../dom.js';
+// Efficiency of ended jobs as a table (the History page's measured jobs, a run's or a sweep's jobs): CPU, memory
+// and time used of what each asked for, GPUs, and what to ask for next time; and the card an ended run or sweep
+// shows it in, with the figures over all its jobs.
+import { h, replace, fmtDuration, fmtNumber, fmtBytes, stateBadge } from '../dom.js';
+import { api } from '../api.js';
+import { card } from '../ui.js';
+
+/** Accounting has a job's usage a little after it ended: while some is missing, the card asks again this often,
+ * this many times (a minute). */
+const RETRY_MS = 5000;
+const RETRIES = 12;
 
 /** Percent of what a job asked for under which a completed job is flagged (as the server flags it). */
 export const FLAG_BELOW = 80;
@@ -31,4 +39,39 @@ export function efficiencyTable(rows) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
     h('thead', null, h('tr', null, ['Job', 'Name', 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
     h('tbody', null, body)));
+}
+
+/** The "Efficiency" card of an ended run or sweep: `url` answers `{summary, jobs}` (`/api/history/efficiency/...`),
+ * `over` names what the summary is over ("the run"). Hidden until `draw()` finds jobs; `stop()` ends its retries.
+ * A failed read leaves it as it was: the page is still the run's or the sweep's page. */
+export function efficiencyCard(url, { id, over }) {
+  const box = h('div');
+  const el = card('Efficiency', box, { cls: 'flush' });
+  el.id = id;
+  el.hidden = true;
+  let timer = null;
+  let tries = 0;
+  const pct = (v) => (v === null || v === undefined ? '—' : `${fmtNumber(v, 1)}%`);
+  async function draw() {
+    clearTimeout(timer);
+    let found;
+    try {
+      found = await api(url);
+    } catch {
+      return;
+    }
+    const measured = found.jobs.filter((j) => j.efficiency);
+    const unmeasured = found.jobs.length - measured.length;
+    const s = found.summary;
+    el.hidden = !found.jobs.length;
+    replace(box,
+      h('p', { class: 'eff-summary' },
+        `Over ${over}: CPU ${pct(s.cpu_percent)} · memory ${pct(s.memory_percent)} · time ${pct(s.time_percent)}`,
+        s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null),
+      measured.length ? efficiencyTable(measured) : null,
+      unmeasured ? h('p', { class: 'muted small eff-unmeasured' },
+        `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
+    if (unmeasured && tries++ < RETRIES) timer = setTimeout(draw, RETRY_MS);
+  }
+  return { el, draw, stop: () => clearTimeout(timer) };
 }

@@ -2,14 +2,14 @@
 // (with every attempt of a retried job under it, and why each retry was made), the run's times and error, and
 // cancel. Job transitions arrive as events; the run is re-read only when an
 // event concerns it (never polled).
-import { h, replace, fmtTime, fmtDuration, fmtNumber, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { setTitle } from '../router.js';
 import { subscribe, liveIndicator } from '../events.js';
 import { dagView } from '../components/dag.js';
 import { icon } from '../icons.js';
-import { efficiencyTable } from '../components/efficiency.js';
+import { efficiencyCard } from '../components/efficiency.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -65,10 +65,7 @@ export async function render(root, params) {
   const queuedBox = alertBox(null, 'info');
   queuedBox.classList.add('queued');
   const jobsBox = h('div');
-  const efficiencyBox = h('div');
-  const efficiencyCard = card('Efficiency', efficiencyBox, { cls: 'flush' });
-  efficiencyCard.id = 'run-efficiency';
-  efficiencyCard.hidden = true;
+  const efficiency = efficiencyCard(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`, { id: 'run-efficiency', over: 'the run' });
   const actionError = alertBox(null);
   let selected = null;
   const dag = dagView({
@@ -86,7 +83,7 @@ export async function render(root, params) {
     actionError,
     card('Graph', [shapeNote ? h('p', { class: 'hint' }, shapeNote) : null, dag], { actions: liveIndicator() }),
     card('Jobs', jobsBox, { cls: 'flush' }),
-    efficiencyCard);
+    efficiency.el);
 
   function subtitles(r) {
     return Object.fromEntries(Object.keys(r.job_statuses).map((name) => {
@@ -161,32 +158,9 @@ export async function render(root, params) {
         h('td', { class: 'attempt-reason' }, a.reason || '')))));
   }
 
-  /** Once the run ended: how its jobs used what they asked for (Slurm accounting, as the History page shows).
-   * Accounting has a job's usage a little after it ended: while some is missing, asked again every 5 s for a minute. */
-  let efficiencyTimer = null;
-  let efficiencyTries = 0;
-  async function drawEfficiency() {
-    clearTimeout(efficiencyTimer);
-    if (!TERMINAL.has(run.status)) return;
-    let found;
-    try {
-      found = await api(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`);
-    } catch {
-      return;  // a page without the card is still the run's page
-    }
-    const measured = found.jobs.filter((j) => j.efficiency);
-    const unmeasured = found.jobs.length - measured.length;
-    const s = found.summary;
-    const pct = (v) => (v === null || v === undefined ? '—' : `${fmtNumber(v, 1)}%`);
-    efficiencyCard.hidden = !found.jobs.length;
-    replace(efficiencyBox,
-      h('p', { class: 'eff-summary' },
-        `Over the run: CPU ${pct(s.cpu_percent)} · memory ${pct(s.memory_percent)} · time ${pct(s.time_percent)}`,
-        s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null),
-      measured.length ? efficiencyTable(measured) : null,
-      unmeasured ? h('p', { class: 'muted small eff-unmeasured' },
-        `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
-    if (unmeasured && efficiencyTries++ < 12) efficiencyTimer = setTimeout(drawEfficiency, 5000);
+  /** Once the run ended: how its jobs used what they asked for (Slurm accounting, as the History page shows). */
+  function drawEfficiency() {
+    if (TERMINAL.has(run.status)) efficiency.draw();
   }
 
   async function cancel() {
@@ -245,5 +219,5 @@ export async function render(root, params) {
     }
   };
   if (missed) soon();
-  return () => { unsubscribe(); clearTimeout(timer); clearTimeout(efficiencyTimer); clearInterval(ticker); };
+  return () => { unsubscribe(); clearTimeout(timer); efficiency.stop(); clearInterval(ticker); };
 }

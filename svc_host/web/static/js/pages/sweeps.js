@@ -1,5 +1,6 @@
 // Sweeps: the list, and one sweep's page with its counters as a stacked bar that moves live, the cells table
-// (each cell links to its run), pause/resume, the failure budget and cancel. Cell and sweep status changes (a
+// (each cell links to its run), pause/resume, the failure budget and cancel; once it ended, how its jobs used
+// what they asked for. Cell and sweep status changes (a
 // pause or resume too) arrive as events; the sweep is re-read only when one concerns it.
 import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api } from '../api.js';
@@ -8,6 +9,7 @@ import { emptyState, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
+import { efficiencyCard } from '../components/efficiency.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -116,13 +118,20 @@ async function renderSweep(root, sweepId) {
   const bar = stackedBar(counterParts(sweep), { label: 'cells' });
   const summary = h('div', { class: 'sweep-summary' });
   const cellsBox = h('div');
+  const efficiency = efficiencyCard(`/api/history/efficiency/sweeps/${sweepId}`, { id: 'sweep-efficiency', over: 'the sweep' });
   const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
   const pauseBtn = actionButton('Pause', () => steer('pause'), { cls: 'btn', errorBox: actionError, busyLabel: 'Pausing…', title: 'Launch no new cell and hold the queued jobs; running cells run on' });
   const resumeBtn = actionButton('Resume', () => steer('resume'), { cls: 'btn btn-primary', errorBox: actionError, busyLabel: 'Resuming…', title: 'Release the held jobs and launch cells again' });
 
   replace(root, head, errorBox, queuedBox, actionError,
     card('Cells', [summary, bar], { actions: liveIndicator() }),
-    card('Cell runs', cellsBox, { cls: 'flush' }));
+    card('Cell runs', cellsBox, { cls: 'flush' }),
+    efficiency.el);
+
+  /** Once the sweep ended: its cells' jobs, measured (Slurm accounting, as the History page shows). */
+  function drawEfficiency() {
+    if (TERMINAL.has(sweep.status)) efficiency.draw();
+  }
 
   function drawHead() {
     const steerable = !TERMINAL.has(sweep.status) && !sweep.cancel_requested_at;
@@ -195,6 +204,7 @@ async function renderSweep(root, sweepId) {
       sweep = await api(`/api/sweep_runs/${sweepId}`);
       drawHead();
       await drawCells();
+      drawEfficiency();
     } catch (err) {
       if (err.status !== 401) { errorBox.hidden = false; errorBox.textContent = err.detail || err.message; }
     }
@@ -202,7 +212,8 @@ async function renderSweep(root, sweepId) {
 
   drawHead();
   await drawCells();
+  drawEfficiency();
   ready = true;
   if (missed) reload();
-  return stop;
+  return () => { stop(); efficiency.stop(); };
 }
