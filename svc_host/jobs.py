@@ -7,6 +7,7 @@ tools do when the server starts) costs no ORM.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,19 +96,28 @@ async def current(host: Host, transport: str, job_id: str) -> JobView:
     A live job svc tracks is answered from the scheduler's line (``Monitor.sighting``: the queue's snapshot
     while fresh, else ``squeue`` of this job alone), named and with log paths as recorded; a transition it
     shows is stored by the monitor after the answer, the elapsed time and the like at the monitor's next tick,
-    as for any other job. An ended job, one the scheduler no longer lists, and one svc does not track are
-    ``status``'s."""
+    as for any other job. The line is asked for alongside the store's read of the job when the monitor last saw
+    the job live (the read's worker thread then overlaps the command: ~1.5 ms less after a pause), after it
+    otherwise, so a job that ended costs no command. An ended job, one the scheduler no longer lists, and one
+    svc does not track are ``status``'s."""
     from svc_host.store import jobs as job_repo
 
-    record = await host.store.run(job_repo.find_job, transport, job_id)
+    monitor = host.monitor
+    finding = host.store.run(job_repo.find_job, transport, job_id)
+    asked_at_once = monitor.seen_live(transport, job_id)
+    if asked_at_once:
+        record, sighting = await asyncio.gather(finding, monitor.sighting(transport, job_id))
+    else:
+        record, sighting = await finding, None
     if record is None or JobState(record.state).is_terminal:
         return await status(host, transport, job_id)
-    sighting = await host.monitor.sighting(transport, job_id)
+    if not asked_at_once:
+        sighting = await monitor.sighting(transport, job_id)
     if sighting is None:
         return await status(host, transport, job_id)
     seen, observed_at = sighting
     if seen.state.value != record.state:  # a transition: stored after the answer (the rest at the next tick)
-        host.monitor.record(transport, job_id, seen, observed_at)
+        monitor.record(transport, job_id, seen, observed_at)
     named = {
         "name": record.name,
         "stdout_path": record.stdout_path or seen.stdout_path,

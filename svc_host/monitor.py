@@ -131,6 +131,11 @@ class Monitor:
             self._refreshing[transport] = running
         return await asyncio.shield(running)
 
+    def seen_live(self, transport: str, job_id: str) -> bool:
+        """Whether this monitor's last tick or a sighting stored ``job_id`` while it was in the queue: a hint, read
+        from memory, that asking for its line now is not wasted (it may have ended since: one query too many)."""
+        return job_id in self._observed.get(transport, {})
+
     async def sighting(self, transport: str, job_id: str) -> tuple[JobStatus, float] | None:
         """The scheduler's line of a job while it is in the queue, not ended, at most about a second old, and when
         it was read (the event loop's clock): from the queue's snapshot while fresh, else one ``squeue`` of this

@@ -78,3 +78,19 @@ async def test_a_fresh_queue_answers_without_a_query_and_an_ended_job_is_left_to
     assert await monitor.sighting("fake", job_id) is None
     assert await monitor.sighting("fake", "999999") is None
     await monitor.stop()
+
+
+async def test_the_monitor_remembers_which_jobs_it_last_saw_live(
+    monitor: Monitor, fake: FakeTransport, store: Store
+) -> None:
+    job_id = await tracked(fake, store)
+    assert not monitor.seen_live("fake", job_id)  # tracked, but no tick has seen it yet
+    await monitor.tick("fake")
+    assert monitor.seen_live("fake", job_id)
+    fake.set_state(job_id, JobState.COMPLETED)
+    monitor.transports.snapshots.changed("fake")
+    await monitor.tick("fake")  # stores the end
+    await monitor.tick("fake")  # no longer live: forgotten
+    assert not monitor.seen_live("fake", job_id)
+    assert not monitor.seen_live("other", job_id)
+    await monitor.stop()
