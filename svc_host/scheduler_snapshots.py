@@ -91,6 +91,9 @@ class SchedulerSnapshots:
         """One job's status (``Transport.statuses``: ``squeue`` of that job alone, accounting once it left the
         queue), at most ``max_age`` seconds old; ``None`` when the scheduler does not know it."""
         fetch = self.transport(transport).statuses
+        # one answer per job ever asked about would pile up in a long-lived server: only live ones are kept
+        for key in [key for key, kept in self._latest.items() if key[0] == "job" and kept.age > self.max_age]:
+            del self._latest[key]
         return await self._get(("job", transport, job_id), lambda: self._one(fetch, job_id), None)
 
     @staticmethod

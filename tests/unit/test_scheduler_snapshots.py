@@ -239,3 +239,18 @@ async def test_resources_take_the_running_jobs_from_the_queue_snapshot() -> None
         snap.model_dump(exclude={"timestamp"}) for snap in asked
     ]
     assert found.value[0].jobs_running == 1
+
+
+async def test_one_job_answers_serve_a_second_and_do_not_pile_up(fake: FakeTransport) -> None:
+    snapshots = SchedulerSnapshots(lambda name: fake, max_age=0.05)
+    ids = [await submit(fake) for _ in range(3)]
+    fake.calls.clear()
+    for job_id in ids:
+        assert (await snapshots.job("fake", job_id)).value is not None
+    assert (await snapshots.job("fake", ids[0])).value is not None  # within max_age: kept, no new query
+    assert fake.calls == ["statuses"] * 3
+    await asyncio.sleep(0.06)
+    assert (await snapshots.job("fake", ids[0])).value is not None  # expired: asked again
+    assert fake.calls == ["statuses"] * 4
+    # a server polling many jobs keeps the answers of the last max_age only
+    assert [key for key in snapshots._latest if key[0] == "job"] == [("job", "fake", ids[0])]
