@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from types import SimpleNamespace
 
+from svc_host import hookimpl
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
+from svc_host.plugin_types import TransportSpec
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk, Transport
 
@@ -99,3 +102,9 @@ class FakeTransport(Transport):
         self.calls.append("resources")
         running = [job for job in self.jobs.values() if job.state is JobState.RUNNING]
         return summarize(self.nodes, running, now=datetime.now(UTC), partition=partition)
+
+
+def transport_plugin(transport: Transport) -> SimpleNamespace:
+    """A plugin providing ``transport`` under its name (``svc_transports``), to register into a test's plugin
+    manager: ``svc_register_plugin(transport_plugin(FakeTransport("fake")))``."""
+    return SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(transport.name, lambda: transport)]))

@@ -7,19 +7,17 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
-from types import SimpleNamespace
 
 import httpx
 import pytest
 
-from svc_host import hookimpl
 from svc_host.api.app import create_app
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import RenderedScript
-from svc_host.plugin_types import Event, TransportSpec
+from svc_host.plugin_types import Event
 from svc_host.store import jobs as job_repo
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.testing.http import TEST_API_TOKEN, security_for_tests
 from svc_host.testing.live_server import live_server
 from svc_host.testing.sse import SseMessage, sse_messages
@@ -30,9 +28,7 @@ AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
 @pytest.fixture
 def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
     transport = FakeTransport("fake")
-    svc_register_plugin(
-        SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: transport)]))
-    )
+    svc_register_plugin(transport_plugin(transport))
     return transport
 
 

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
-from svc_host import hookimpl
 from svc_host.changes import JOB_CHANGED, RUN_CHANGED, SWEEP_CHANGED, Observed, Part, Subject, concerns, diff
 from svc_host.domain.submission import RenderedScript
 from svc_host.monitor import Monitor
-from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import PluginManager
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.transport_registry import TransportRegistry
 
 
@@ -84,8 +81,7 @@ async def test_a_watched_transport_keeps_the_quick_pace_and_backs_off_after(
     svc_plugin_manager: PluginManager, database_url: str
 ) -> None:
     fake = FakeTransport("fake")
-    plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
-    svc_plugin_manager.register(plugin, "fake-plugin")
+    svc_plugin_manager.register(transport_plugin(fake), "fake-plugin")
     store = Store(database_url)
     monitor = CountingMonitor(
         store, TransportRegistry(svc_plugin_manager), lambda event: None, min_interval=0.01, max_interval=60.0

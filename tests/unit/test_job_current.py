@@ -4,24 +4,20 @@ store's read of it; a job that ended costs no scheduler command; both answer wit
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import SimpleNamespace
 
 import pytest
 
-from svc_host import hookimpl, jobs
+from svc_host import jobs
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
-from svc_host.plugin_types import TransportSpec
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 
 
 @pytest.fixture
 def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
     transport = FakeTransport("fake")
-    svc_register_plugin(
-        SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: transport)]))
-    )
+    svc_register_plugin(transport_plugin(transport))
     return transport
 
 

@@ -5,21 +5,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from svc_host import hookimpl
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
 from svc_host.monitor import Monitor
-from svc_host.plugin_types import TransportSpec
 from svc_host.plugins import PluginManager
 from svc_host.scheduler_snapshots import SchedulerSnapshots
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.transport import CommandResult, SlurmTransport
 from svc_host.transport_registry import TransportRegistry
 
@@ -55,8 +52,7 @@ def fake() -> FakeTransport:
 
 @pytest.fixture
 def registry(svc_plugin_manager: PluginManager, fake: FakeTransport) -> TransportRegistry:
-    plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
-    svc_plugin_manager.register(plugin, "fake-plugin")
+    svc_plugin_manager.register(transport_plugin(fake), "fake-plugin")
     return TransportRegistry(svc_plugin_manager)
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
-from svc_host import hookimpl
 from svc_host.monitor import Monitor
-from svc_host.plugin_types import Event, TransportSpec
+from svc_host.plugin_types import Event
 from svc_host.plugins import PluginManager
 from svc_host.store.database import Store
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.transport_registry import TransportRegistry
 
 
@@ -32,6 +29,5 @@ def events() -> list[Event]:
 
 @pytest.fixture
 def monitor(svc_plugin_manager: PluginManager, fake: FakeTransport, store: Store, events: list[Event]) -> Monitor:
-    plugin = SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(name="fake", factory=lambda: fake)]))
-    svc_plugin_manager.register(plugin, "fake-plugin")
+    svc_plugin_manager.register(transport_plugin(fake), "fake-plugin")
     return Monitor(store, TransportRegistry(svc_plugin_manager), events.append, min_interval=0.01, max_interval=0.05)

@@ -5,13 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 
-from svc_host import hookimpl
 from svc_host.context import Host
 from svc_host.domain.jobs import JobState
-from svc_host.plugin_types import TransportSpec
-from svc_host.testing.fake import FakeTransport
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.workflows.prepare import RunRequest
 
 FLOW = """\
@@ -27,7 +24,7 @@ async def test_the_retry_of_a_node_failure_excludes_the_failed_node(
     svc_host: Host, svc_register_plugin: Callable[..., None], tmp_path: Path
 ) -> None:
     fake = FakeTransport("fake")
-    svc_register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec("fake", lambda: fake)])))
+    svc_register_plugin(transport_plugin(fake))
     svc_host.monitor.min_interval, svc_host.monitor.max_interval = 0.05, 0.2
     (tmp_path / "flow.yaml").write_text(FLOW)
     engine = await svc_host.workflow_engine()
