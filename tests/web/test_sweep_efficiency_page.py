@@ -42,8 +42,10 @@ def test_an_ended_sweep_shows_its_cells_efficiency(
     expect(efficiency.locator(".eff-summary")).to_contain_text("Over the sweep: CPU")
     expect(efficiency.locator(".eff-unmeasured")).to_have_count(0)
     measured = svc_server.api("GET", f"/api/history/efficiency/sweeps/{sweep['id']}")
+    cells = {cell["id"]: cell["args"] for cell in svc_server.api("GET", f"/api/sweep_runs/{sweep['id']}/cells")}
     for job in measured["jobs"]:
         row = efficiency.locator("#efficiency-table tbody tr", has=page.locator(f"a:text-is('{job['job_id']}')"))
+        expect(row.locator("td").nth(1)).to_have_text(f"fill · mb={cells[job['run_id']]['mb']}")  # which cell
         expect(row.locator("td").nth(4)).to_have_text(re.compile(r"^\d+(\.\d)?%$"))  # peak of the 200M it asked
     efficiency.scroll_into_view_if_needed()
     page.wait_for_timeout(300)

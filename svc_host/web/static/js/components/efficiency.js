@@ -42,9 +42,10 @@ export function efficiencyTable(rows) {
 }
 
 /** The "Efficiency" card of an ended run or sweep: `url` answers `{summary, jobs}` (`/api/history/efficiency/...`),
- * `over` names what the summary is over ("the run"). Hidden until `draw()` finds jobs; `stop()` ends its retries.
- * A failed read leaves it as it was: the page is still the run's or the sweep's page. */
-export function efficiencyCard(url, { id, over }) {
+ * `over` names what the summary is over ("the run"), `name(job)` what the Name column says (the job's name).
+ * Hidden until `draw()` finds jobs; `stop()` ends its retries. A failed read leaves it as it was: the page is
+ * still the run's or the sweep's page. */
+export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
   const box = h('div');
   const el = card('Efficiency', box, { cls: 'flush' });
   el.id = id;
@@ -68,7 +69,7 @@ export function efficiencyCard(url, { id, over }) {
       h('p', { class: 'eff-summary' },
         `Over ${over}: CPU ${pct(s.cpu_percent)} · memory ${pct(s.memory_percent)} · time ${pct(s.time_percent)}`,
         s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null),
-      measured.length ? efficiencyTable(measured) : null,
+      measured.length ? efficiencyTable(measured.map((job) => ({ ...job, name: name(job) }))) : null,
       unmeasured ? h('p', { class: 'muted small eff-unmeasured' },
         `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
     if (unmeasured && tries++ < RETRIES) timer = setTimeout(draw, RETRY_MS);

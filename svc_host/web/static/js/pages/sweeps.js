@@ -118,7 +118,16 @@ async function renderSweep(root, sweepId) {
   const bar = stackedBar(counterParts(sweep), { label: 'cells' });
   const summary = h('div', { class: 'sweep-summary' });
   const cellsBox = h('div');
-  const efficiency = efficiencyCard(`/api/history/efficiency/sweeps/${sweepId}`, { id: 'sweep-efficiency', over: 'the sweep' });
+  const cellArgs = new Map();  // run id -> the cell's args, for naming its jobs in the efficiency table
+  const efficiency = efficiencyCard(`/api/history/efficiency/sweeps/${sweepId}`, {
+    id: 'sweep-efficiency',
+    over: 'the sweep',
+    name: (job) => {
+      const args = cellArgs.get(job.run_id);
+      const axes = args ? Object.keys(sweep.matrix).map((a) => `${a}=${JSON.stringify(args[a])}`).join(' ') : '';
+      return axes ? `${job.name} · ${axes}` : job.name;
+    },
+  });
   const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
   const pauseBtn = actionButton('Pause', () => steer('pause'), { cls: 'btn', errorBox: actionError, busyLabel: 'Pausing…', title: 'Launch no new cell and hold the queued jobs; running cells run on' });
   const resumeBtn = actionButton('Resume', () => steer('resume'), { cls: 'btn btn-primary', errorBox: actionError, busyLabel: 'Resuming…', title: 'Release the held jobs and launch cells again' });
@@ -163,6 +172,7 @@ async function renderSweep(root, sweepId) {
 
   async function drawCells() {
     const cells = await api(`/api/sweep_runs/${sweepId}/cells`);
+    for (const cell of cells) cellArgs.set(cell.id, cell.args);
     const axes = Object.keys(sweep.matrix);
     replace(cellsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
       h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
