@@ -52,6 +52,7 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
   el.hidden = true;
   let timer = null;
   let tries = 0;
+  let stopped = false;
   const pct = (v) => (v === null || v === undefined ? '—' : `${fmtNumber(v, 1)}%`);
   async function draw() {
     clearTimeout(timer);
@@ -61,6 +62,7 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
     } catch {
       return;
     }
+    if (stopped) return;  // the page was left while the answer was on its way
     const measured = found.jobs.filter((j) => j.efficiency);
     const unmeasured = found.jobs.length - measured.length;
     const s = found.summary;
@@ -74,5 +76,5 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
         `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
     if (unmeasured && tries++ < RETRIES) timer = setTimeout(draw, RETRY_MS);
   }
-  return { el, draw, stop: () => clearTimeout(timer) };
+  return { el, draw, stop: () => { stopped = true; clearTimeout(timer); } };
 }
