@@ -21,15 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from svc_host import jobs
 from svc_host.api.app import create_app
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition
-from svc_host.paths import SvcPaths
-from svc_host.plugins import create_plugin_manager
+from svc_host.host import Host
+from svc_host.plugin_core.manager import create_plugin_manager
+from svc_host.services import jobs
+from svc_host.settings.paths import SvcPaths
 from svc_host.slurm.argv import program, squeue_argv
 from svc_host.testing.http import asgi_client, security_for_tests
-from svc_host.transport import CommandResult
+from svc_host.transports.base import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
 

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.slurm.argv import squeue_argv
 
 ROOT = Path(__file__).resolve().parent.parent

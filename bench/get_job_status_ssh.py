@@ -1,7 +1,7 @@
 """Benchmark: p50 latency of MCP ``get_job_status`` logic over SSH vs a raw ``squeue`` on the same warm connection.
 
 Needs the dev cluster (``scripts/devcluster up``). Builds a ``Host`` in a temporary svc home whose profile
-``dev`` is the dev cluster's loopback sshd, then times ``svc_host.jobs.status`` (what the tool calls):
+``dev`` is the dev cluster's loopback sshd, then times ``svc_host.services.jobs.status`` (what the tool calls):
 
 * for a live job svc submitted and tracks (the store, after a monitor refresh: one squeue), with the
   refresh cache expired before every call by a 1.05 s pause (the monitor's background loop is stopped so it
@@ -32,13 +32,13 @@ from typing import Any
 
 from devcluster import dev_profile
 
-from svc_host import jobs
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, Resources
-from svc_host.paths import SvcPaths
+from svc_host.host import Host
+from svc_host.services import jobs
+from svc_host.settings.paths import SvcPaths
 from svc_host.slurm.argv import squeue_argv
 from svc_host.store.database import Store
-from svc_host.transport import SlurmTransport
+from svc_host.transports.base import SlurmTransport
 
 PROFILE = "dev"
 

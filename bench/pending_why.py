@@ -51,13 +51,13 @@ def sbatch(*args: str) -> str:
 
 async def in_process(ids: list[str], repeat: int) -> tuple[list[float], Counter[str]]:
     import svc_plugin_local.hooks
-    from svc_host import pending
-    from svc_host.context import Host
-    from svc_host.paths import SvcPaths
-    from svc_host.plugins import create_plugin_manager
-    from svc_host.profiles import ProfileStore
+    from svc_host.host import Host
+    from svc_host.plugin_core.manager import create_plugin_manager
+    from svc_host.services import pending
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore
     from svc_host.store.database import Store
-    from svc_host.transport import SlurmTransport
+    from svc_host.transports.base import SlurmTransport
 
     with tempfile.TemporaryDirectory() as home:
         paths = SvcPaths(Path(home) / "etc.json", Path(home) / "config", Path(home) / "state", Path(home))

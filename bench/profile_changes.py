@@ -28,9 +28,9 @@ from typing import Any
 
 from devcluster import dev_profile
 
-from svc_host.context import Host
-from svc_host.paths import SvcPaths
-from svc_host.transport import SlurmTransport
+from svc_host.host import Host
+from svc_host.settings.paths import SvcPaths
+from svc_host.transports.base import SlurmTransport
 
 
 def median_sync(repeat: int, call: Callable[[], Any]) -> float:

@@ -24,11 +24,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
-from svc_host.site_limits import read_site_limits
+from svc_host.host import Host
+from svc_host.services.limits import read_site_limits
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.slurm import limits
 from svc_host.slurm.argv import squeue_argv
 

@@ -22,7 +22,7 @@ from typing import Any
 from svc_host.domain.submission import JobDefinition
 from svc_host.rendering.sbatch import render_sbatch
 from svc_host.slurm.argv import program, sacct_argv, squeue_argv
-from svc_host.transport import CommandResult
+from svc_host.transports.base import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
 

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig
-from svc_host.paths import SvcPaths
-from svc_host.plugin_types import TransportSpec
-from svc_host.plugins import create_plugin_manager
+from svc_host.host import Host
+from svc_host.plugin_core.manager import create_plugin_manager
+from svc_host.plugin_core.records import TransportSpec
+from svc_host.settings.paths import SvcPaths
 from svc_host.slurm.argv import program
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
@@ -43,7 +43,7 @@ from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
 from svc_host.sweeps.store import IN_FLIGHT
-from svc_host.transport import CommandResult
+from svc_host.transports.base import CommandResult
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 from svc_plugin_local.transport import LocalTransport

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig
-from svc_host.paths import SvcPaths
-from svc_host.plugin_types import TransportSpec
-from svc_host.plugins import create_plugin_manager
+from svc_host.host import Host
+from svc_host.plugin_core.manager import create_plugin_manager
+from svc_host.plugin_core.records import TransportSpec
+from svc_host.settings.paths import SvcPaths
 from svc_host.slurm.argv import program
 from svc_host.testing.http import asgi_client, security_for_tests
-from svc_host.transport import CommandResult
+from svc_host.transports.base import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
 COMMANDS: list[str] = []

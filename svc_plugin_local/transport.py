@@ -7,9 +7,9 @@ import os
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.processes import ProcessStarts, kill
 from svc_host.slurm.argv import program
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
+from svc_host.transports.processes import ProcessStarts, kill
 
 DEFAULT_TIMEOUT = 60.0
 

@@ -15,8 +15,15 @@ from pathlib import Path
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import SyncError
-from svc_host.processes import ProcessStarts
-from svc_host.sync import DELETED_PATHS_CAP, InspectReport, SyncBackend, SyncResult, cap_paths, user_excludes
+from svc_host.transports.processes import ProcessStarts
+from svc_host.transports.sync_backend import (
+    DELETED_PATHS_CAP,
+    InspectReport,
+    SyncBackend,
+    SyncResult,
+    cap_paths,
+    user_excludes,
+)
 from svc_plugin_rsync import manifest as manifest_rules
 from svc_plugin_rsync import owner
 from svc_plugin_rsync.argv import remote_dir, rsync_argv

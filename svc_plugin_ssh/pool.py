@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 from svc_plugin_ssh.transport import SSHTransport
 
 MAX_POOL = 8

@@ -13,7 +13,7 @@ import asyncssh
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.slurm.argv import program
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 from svc_plugin_ssh import logfilter
 from svc_plugin_ssh.connect import connect_options
 

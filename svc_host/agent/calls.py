@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
     from svc_host.domain.jobs import JobStatus
+    from svc_host.host import Host
 
 
 def job_dict(job: JobStatus) -> dict[str, Any]:
@@ -43,8 +43,8 @@ async def queue(host: Host, cwd: Path, *, transport: str, user: str | None) -> l
 async def status(host: Host, cwd: Path, *, transport: str, job_ids: list[str]) -> dict[str, dict[str, Any]]:
     """``svc status``: each known job by id (tracked jobs from the store after one refresh); unknown ids are
     left out."""
-    from svc_host import jobs as job_service
     from svc_host.errors import NotFoundError
+    from svc_host.services import jobs as job_service
 
     found = {}
     for job_id in job_ids:
@@ -74,9 +74,9 @@ async def submit(
 
     from pydantic import ValidationError
 
-    from svc_host import jobs as job_service
-    from svc_host.config import load_config
     from svc_host.domain.submission import Environment, JobDefinition, Resources
+    from svc_host.services import jobs as job_service
+    from svc_host.settings.config import load_config
 
     try:
         definition = JobDefinition(
@@ -97,7 +97,7 @@ async def submit(
         raise click.UsageError(describe_validation(exc.errors())) from None
     await warm(host, transport)
     if mount is not None:
-        from svc_host.mounts import cluster_paths
+        from svc_host.settings.mounts import cluster_paths
 
         where = cluster_paths(
             host.transports.config.profiles,
@@ -109,7 +109,7 @@ async def submit(
         definition = definition.model_copy(update={"work_dir": where.work_dir, "log_dir": where.job_log_dir})
     config = load_config(replace(host.paths, project_dir=cwd), env=os.environ if host.read_env else None)
     if test_only:
-        from svc_host import pending
+        from svc_host.services import pending
 
         return await pending.fit_answer(host, definition, transport=transport, config=config)
     record = await job_service.submit(host, definition, transport=transport, source="cli", config=config)
@@ -121,7 +121,7 @@ async def log_step(
 ) -> dict[str, Any]:
     """``svc logs``: the next piece of one log from ``offset``. ``done`` ends the command; otherwise it asks
     again from ``next_offset``, after a second when ``wait`` (following a job that is still running)."""
-    from svc_host import jobs as job_service
+    from svc_host.services import jobs as job_service
 
     await warm(host, transport)
     found = await job_service.logs(host, transport, job_id, stdout_offset=offset, stderr_offset=offset)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from svc_host import __version__
 from svc_host.errors import ConfigError
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 
 AGENT_VARIABLE = "SVC_AGENT"
 """``auto`` (the default): use the running agent, start one when an SSH command finds none; ``manual``: use the

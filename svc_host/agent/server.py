@@ -32,8 +32,8 @@ from svc_host import __version__
 from svc_host.agent import protocol
 from svc_host.agent.calls import CALLS
 from svc_host.agent.place import Place
-from svc_host.context import Host
 from svc_host.errors import ConfigError, SvcError
+from svc_host.host import Host
 
 log = logging.getLogger("svc.agent")
 

@@ -21,8 +21,8 @@ from svc_host.api.errors import status_for
 from svc_host.api.middleware import SecurityMiddleware
 from svc_host.api.routes import auth
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
-from svc_host.context import Host
 from svc_host.errors import SvcError, describe_validation
+from svc_host.host import Host
 
 log = logging.getLogger("svc.api")
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from svc_host.context import Host
+from svc_host.host import Host
 
 
 def get_host(request: Request) -> Host:

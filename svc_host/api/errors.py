@@ -18,7 +18,7 @@ from svc_host.errors import (
     TransportError,
     WorkflowError,
 )
-from svc_host.mounts import FileTooLargeError, PathForbiddenError
+from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 
 _STATUS: tuple[tuple[type[SvcError], int], ...] = (
     (AuthenticationError, 401),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from svc_host import hookimpl
 
 if TYPE_CHECKING:
-    from svc_host.plugin_types import Event
+    from svc_host.plugin_core.records import Event
 
 
 @hookimpl
@@ -54,6 +54,6 @@ def svc_api_routers() -> list[Any]:
 
 @hookimpl
 def svc_event(event: Event) -> None:
-    from svc_host.events import event_hub
+    from svc_host.runtime.events import event_hub
 
     event_hub().publish(event)

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from svc_host.domain.jobs import JobStatus
-from svc_host.formatting import clock
+from svc_host.domain.times import clock
 
 
 def list_form(job: JobStatus, command: list[str] | None, depends_on: list[str] | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from svc_host.scheduler_snapshots import Snapshot
+from svc_host.runtime.snapshots import Snapshot
 
 SNAPSHOT_AGE = "X-Svc-Snapshot-Age"
 

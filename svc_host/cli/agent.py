@@ -112,8 +112,8 @@ def run(idle_minutes: float, connect: tuple[str, ...]) -> None:
 def _current_profile() -> list[str]:
     import os
 
-    from svc_host.paths import SvcPaths
-    from svc_host.profiles import ProfileStore
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore
 
     current = ProfileStore(SvcPaths.from_env().profiles_file).host_config(env=os.environ).current_profile
     return [current] if current else []

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
 
 JSON_HELP = "Print JSON instead of a table (for scripts)."
 
@@ -19,7 +19,7 @@ class InputError(click.ClickException):
 
 
 def _paths() -> SvcPaths:
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
 
     return SvcPaths.from_env()
 
@@ -29,7 +29,7 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     except plugin sections: ``plugins.chat.format``."""
     from pydantic import BaseModel
 
-    from svc_host.config import SvcConfig
+    from svc_host.settings.config import SvcConfig
 
     rows: list[tuple[str, Any]] = []
     sections = {
@@ -61,8 +61,8 @@ def _lookup(data: dict[str, Any], key: str) -> Any:
 def config_keys() -> list[str]:
     """Every key ``svc config set`` accepts (``environment.env_vars.NAME`` sets one variable), the loaded plugins'
     settings (``plugins.<name>.<field>``) included."""
-    from svc_host.config import SvcConfig
-    from svc_host.plugins import get_plugin_manager
+    from svc_host.plugin_core.manager import get_plugin_manager
+    from svc_host.settings.config import SvcConfig
 
     keys = [key for key, _ in _flatten(SvcConfig().model_dump(mode="json")) if key != "plugins"]
     models = get_plugin_manager().settings_models()
@@ -120,10 +120,10 @@ def show(as_json: bool) -> None:
     import os
 
     from svc_host.cli.output import print_json, print_table
-    from svc_host.config import load_config
-    from svc_host.plugin_config import shown
-    from svc_host.plugins import get_plugin_manager
-    from svc_host.secrets import mask_config
+    from svc_host.plugin_core.manager import get_plugin_manager
+    from svc_host.plugin_core.settings import shown
+    from svc_host.settings.config import load_config
+    from svc_host.settings.secrets import mask_config
 
     merged = mask_config(shown(get_plugin_manager(), load_config(_paths(), env=os.environ)))
     if as_json:
@@ -147,10 +147,10 @@ def set_value(key: str, value: str) -> None:
     import functools
     import os
 
-    from svc_host.config import read_user_config, save_user_config, validate_layer
-    from svc_host.plugin_config import check_config, shown
-    from svc_host.plugins import get_plugin_manager
-    from svc_host.secrets import REDACTED
+    from svc_host.plugin_core.manager import get_plugin_manager
+    from svc_host.plugin_core.settings import check_config, shown
+    from svc_host.settings.config import read_user_config, save_user_config, validate_layer
+    from svc_host.settings.secrets import REDACTED
 
     def partial(current: dict[str, Any]) -> dict[str, Any]:  # read under the lock: a concurrent set is kept
         return partial_for(key, value, current.get("environment", {}).get("env_vars", {}))
@@ -176,7 +176,7 @@ def set_value(key: str, value: str) -> None:
 def paths(as_json: bool) -> None:
     """List the configuration files, lowest precedence first, and whether each exists."""
     from svc_host.cli.output import print_json, print_table
-    from svc_host.config import config_paths
+    from svc_host.settings.config import config_paths
 
     entries = config_paths(_paths())
     if as_json:
@@ -191,7 +191,7 @@ def paths(as_json: bool) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def reset(yes: bool) -> None:
     """Overwrite the user config file with the default configuration."""
-    from svc_host.config import reset_user_config
+    from svc_host.settings.config import reset_user_config
 
     paths = _paths()
     if not yes:

@@ -10,7 +10,7 @@ from svc_host.cli.jobs import _check_job_id, _with_host, json_option, transport_
 from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 
 def percent(part: dict[str, Any] | None) -> str:
@@ -76,7 +76,7 @@ def eff(job_id: str | None, run_id: str | None, sweep_id: int | None, transport:
         _check_job_id(job_id)
 
     async def work(host: Host) -> dict[str, Any]:
-        from svc_host import efficiency_views
+        from svc_host.services import efficiency as efficiency_views
 
         if job_id is not None:
             return await efficiency_views.for_job(host, transport, job_id)

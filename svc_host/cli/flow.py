@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Group
     from rich.table import Table
 
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.workflows.engine import WorkflowEngine
     from svc_host.workflows.store import Attempt, RunSnapshot
 
@@ -293,7 +293,7 @@ def show(run_id: str, as_json: bool) -> None:
 def _attempts_table(attempts: list[Attempt]) -> Table:
     from rich.table import Table
 
-    from svc_host.formatting import clock
+    from svc_host.domain.times import clock
     from svc_host.workflows.views import attempt_view
 
     table = Table(title="attempts", title_justify="left")

@@ -37,7 +37,7 @@ class LazyGroup(click.Group):
         import logging  # here, not at the top: a built-in command never pays for it
 
         from svc_host.errors import PluginError
-        from svc_host.plugins import get_plugin_manager
+        from svc_host.plugin_core.manager import get_plugin_manager
 
         try:
             offered = get_plugin_manager().cli_commands()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from svc_host.agent.place import Place
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 
 class JobSession:
@@ -51,7 +51,7 @@ class JobSession:
         from pathlib import Path
 
         from svc_host.agent.calls import CALLS
-        from svc_host.context import Host
+        from svc_host.host import Host
 
         if self._runner is None:
             self._runner = asyncio.Runner()

@@ -11,7 +11,7 @@ import click
 from svc_host.cli.output import import_tables_meanwhile, json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
     """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
     import asyncio
 
-    from svc_host.context import Host
+    from svc_host.host import Host
 
     async def _run() -> T:
         host = Host.create("cli")
@@ -39,7 +39,7 @@ def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
 
 def _job_rows(jobs: list[dict[str, Any]]) -> list[list[Any]]:
     """Table rows of jobs as ``agent.calls.job_dict`` gives them."""
-    from svc_host.formatting import clock
+    from svc_host.domain.times import clock
 
     return [
         [
@@ -177,7 +177,7 @@ def cancel(job_ids: tuple[str, ...], transport: str) -> None:
         _check_job_id(job_id)
 
     async def work(host: Host) -> None:
-        from svc_host import jobs as job_service
+        from svc_host.services import jobs as job_service
 
         for job_id in job_ids:
             await job_service.cancel(host, transport, job_id)
@@ -259,7 +259,7 @@ def resources(partition: str | None, transport: str, as_json: bool) -> None:
 @json_option
 def history(limit: int, state: str | None, source: str | None, efficiency: bool, as_json: bool) -> None:
     """Jobs svc submitted, newest first."""
-    from svc_host import jobs as job_service
+    from svc_host.services import jobs as job_service
     from svc_host.store import jobs as job_repo
 
     async def work(host: Host) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from svc_host.cli.jobs import _with_host, json_option, transport_option
 from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 
 @click.command()
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @json_option
 def limits(transport: str, as_json: bool) -> None:
     """Show the limits on how many jobs you may queue and run (svc holds workflow and sweep jobs under them)."""
-    from svc_host.site_limits import limits_view
+    from svc_host.services.limits import limits_view
 
     async def work(host: Host) -> dict[str, Any]:
         return await limits_view(host, transport)

@@ -10,7 +10,7 @@ from svc_host.cli.jobs import _check_job_id, _with_host, json_option, transport_
 from svc_host.cli.output import print_json
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 
 @click.command()
@@ -23,7 +23,7 @@ def why(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
         _check_job_id(job_id)
 
     async def work(host: Host) -> list[dict[str, Any]]:
-        from svc_host import pending
+        from svc_host.services import pending
 
         return await pending.explain(host, transport, list(job_ids))
 

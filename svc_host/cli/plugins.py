@@ -11,8 +11,8 @@ from svc_host.cli.output import json_option_help, print_json, print_table
 @click.option("--json", "as_json", is_flag=True, help=json_option_help)
 def plugins(as_json: bool) -> None:
     """List plugins with their distribution, version, hooks and status, then what each says of its health."""
-    from svc_host.paths import SvcPaths
-    from svc_host.plugins import get_plugin_manager
+    from svc_host.plugin_core.manager import get_plugin_manager
+    from svc_host.settings.paths import SvcPaths
 
     manager = get_plugin_manager()
     infos = manager.plugins()

@@ -9,13 +9,13 @@ import click
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from svc_host.context import Host
-    from svc_host.profiles import ProfileStore
+    from svc_host.host import Host
+    from svc_host.settings.profiles import ProfileStore
 
 
 def _store() -> ProfileStore:
-    from svc_host.paths import SvcPaths
-    from svc_host.profiles import ProfileStore
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore
 
     return ProfileStore(SvcPaths.from_env().profiles_file)
 
@@ -39,7 +39,7 @@ def list_profiles(as_json: bool) -> None:
     import os
 
     from svc_host.cli.output import print_json, print_table
-    from svc_host.secrets import mask_values
+    from svc_host.settings.secrets import mask_values
 
     config = _store().host_config(env=os.environ)
     rows: list[dict[str, Any]] = [

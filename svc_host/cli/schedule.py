@@ -33,7 +33,7 @@ def parse_every(text: str) -> int:
 
 
 def _with_store(work: Callable[[Store], Awaitable[T]]) -> T:
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
     from svc_host.store.database import Store
 
     async def run() -> T:
@@ -99,10 +99,10 @@ def add(
 
     from svc_host.cli.flow import template_args
     from svc_host.errors import NotFoundError, describe_validation
-    from svc_host.paths import SvcPaths
     from svc_host.schedules import manage
     from svc_host.schedules.model import ScheduleSpec
     from svc_host.schedules.scheduler import utc_now
+    from svc_host.settings.paths import SvcPaths
     from svc_host.workflows.files import WorkflowDirectory, workflows_dir
 
     try:

@@ -47,7 +47,7 @@ def serve(
 
     from svc_host.api.app import create_app
     from svc_host.api.launch import RedactTokenFilter, server_security, startup_lines
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
 
     paths = SvcPaths.from_env()
     security = server_security(

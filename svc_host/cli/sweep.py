@@ -18,7 +18,7 @@ import click
 from svc_host.cli.output import json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import SweepRunRecord
     from svc_host.sweeps.orchestrator import SweepOrchestrator
     from svc_host.workflows.prepare import RunRequest
@@ -30,7 +30,7 @@ BARS = ("pending", "running", "completed", "failed", "cancelled")
 
 def with_orchestrator(work: Callable[[Host, SweepOrchestrator], Awaitable[T]]) -> T:
     """Run ``work`` with a CLI host's orchestrator (and engine), closing both and the host afterwards."""
-    from svc_host.context import Host
+    from svc_host.host import Host
 
     async def run() -> T:
         host = Host.create("cli")

@@ -17,9 +17,9 @@ from svc_host.cli.jobs import _with_host
 from svc_host.cli.output import json_option_help, print_json, print_table
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
     from svc_host.domain.profiles import HostConfig, Mount
-    from svc_host.sync import InspectReport, SyncResult
+    from svc_host.host import Host
+    from svc_host.transports.sync_backend import InspectReport, SyncResult
 
 transport_option = click.option(
     "--transport", "-t", metavar="PROFILE", help="SSH profile whose mount to use (default: the current profile)."
@@ -31,8 +31,8 @@ LIST_LIMIT = 50
 
 def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str, Mount]:
     from svc_host.errors import InvalidRequestError, NotConfiguredError
-    from svc_host.mounts import find_mount
-    from svc_host.plugins import get_plugin_manager
+    from svc_host.plugin_core.manager import get_plugin_manager
+    from svc_host.settings.mounts import find_mount
 
     name = transport or config.current_profile
     if name is None:
@@ -147,8 +147,8 @@ def files() -> None:
 
 
 def _local_mount(transport: str | None, mount: str) -> Mount:
-    from svc_host.paths import SvcPaths
-    from svc_host.profiles import ProfileStore
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore
 
     config = ProfileStore(SvcPaths.from_env().profiles_file).host_config(env=os.environ)
     return _choose(config, transport, mount)[1]
@@ -161,7 +161,7 @@ def _local_mount(transport: str | None, mount: str) -> Mount:
 @json_option
 def ls(mount: str, path: str, transport: str | None, as_json: bool) -> None:
     """List PATH (a directory relative to MOUNT's root; the root by default)."""
-    from svc_host.mounts import list_directory
+    from svc_host.settings.mounts import list_directory
 
     entries = list_directory(_local_mount(transport, mount), path)
     if as_json:
@@ -185,7 +185,7 @@ def ls(mount: str, path: str, transport: str | None, as_json: bool) -> None:
 @transport_option
 def cat(mount: str, path: str, transport: str | None) -> None:
     """Print the file PATH (relative to MOUNT's root) as it is."""
-    from svc_host.mounts import read_file
+    from svc_host.settings.mounts import read_file
 
     sys.stdout.buffer.write(read_file(_local_mount(transport, mount), path, limit=None))
     sys.stdout.flush()

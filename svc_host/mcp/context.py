@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from svc_host.context import Host
+from svc_host.host import Host
 
 LOCAL = "local"
 

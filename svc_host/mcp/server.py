@@ -24,8 +24,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from svc_host import __version__
-from svc_host.context import Host
 from svc_host.errors import SvcError
+from svc_host.host import Host
 from svc_host.mcp.opening import INSTRUCTIONS, NAME
 from svc_host.mcp.results import SpecShapedServer, failure
 

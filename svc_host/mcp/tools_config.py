@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context
 
 from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
-from svc_host.plugin_types import ToolSpec
-from svc_host.secrets import mask_config
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.settings.secrets import mask_config
 
 
 @tool_result

@@ -8,13 +8,13 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from svc_host import efficiency_views
 from svc_host.api.params import MAX_ROW_ID
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.mcp.tools_jobs import checked_job_id
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.services import efficiency as efficiency_views
 
 
 @tool_result

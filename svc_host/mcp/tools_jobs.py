@@ -1,7 +1,7 @@
 """MCP tools for single jobs and resources: submit_job, list_jobs, get_job_status, cancel_job,
 get_job_logs, get_resources (shapes exactly as the MCP spec).
 
-``list_jobs`` and ``get_resources`` read the scheduler snapshots REST lists read (``svc_host.scheduler_snapshots``):
+``list_jobs`` and ``get_resources`` read the scheduler snapshots REST lists read (``svc_host.runtime.snapshots``):
 an answer at most about a second old, shared with the monitor's tick and every other client of the process
 (``list_jobs`` asks for the user's jobs alone when no fresh whole queue is at hand). ``get_job_status`` answers a
 live job from the scheduler's line and lets the monitor store it after the answer (``jobs.current``).
@@ -16,15 +16,15 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from svc_host import jobs
 from svc_host.api.params import MAX_OFFSET
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import MAX_JOB_ID, Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
-from svc_host.plugin_types import ToolSpec
-from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.services import jobs
+from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 JOB_ID = re.compile(r"^(\d{1,10})(_\d{1,10})?$")
 PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
@@ -108,7 +108,7 @@ async def submit_job(
         work_dir=work_dir,
     )
     if test_only:
-        from svc_host import pending
+        from svc_host.services import pending
 
         return {**(await pending.fit_answer(host, definition, transport=target)), "transport": target}
     record = await jobs.submit(host, definition, transport=target, source="mcp")
@@ -139,7 +139,7 @@ async def list_jobs(ctx: Context, transport: str | None = None) -> dict[str, Any
 async def get_job_status(ctx: Context, job_id: str, transport: str | None = None) -> dict[str, Any]:
     view = await jobs.current(host_of(ctx), transport_name(transport), checked_job_id(job_id))
     if view.record is not None and view.status.state.is_terminal:
-        from svc_host.efficiency_views import efficiency_of
+        from svc_host.services.efficiency import efficiency_of
 
         efficiency = efficiency_of(view.record)
         if efficiency is not None:

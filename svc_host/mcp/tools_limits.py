@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context
 
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
-from svc_host.plugin_types import ToolSpec
-from svc_host.site_limits import limits_view
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.services.limits import limits_view
 
 
 @tool_result

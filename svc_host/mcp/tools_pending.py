@@ -7,11 +7,11 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from svc_host import pending
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.mcp.tools_jobs import checked_job_id
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.services import pending
 
 
 @tool_result

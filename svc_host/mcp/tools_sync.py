@@ -10,13 +10,13 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError
+from svc_host.host import Host
 from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
-from svc_host.mounts import find_mount
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.settings.mounts import find_mount
 
 
 def _mount(host: Host, transport: str, mount: str) -> Mount:

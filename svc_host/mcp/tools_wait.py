@@ -1,7 +1,7 @@
 """MCP tool ``wait_for_change``: wait for the next state change of a job, a workflow run or a sweep.
 
 An agent calls it instead of polling: it returns as soon as the change is in svc's store (woken by the event hub
-the dashboard's stream reads, see ``svc_host.change_wait``), or ``changed: false`` at the timeout.
+the dashboard's stream reads, see ``svc_host.services.waits``), or ``changed: false`` at the timeout.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from svc_host.api.params import MAX_ROW_ID
-from svc_host.change_wait import wait_for_change as wait
-from svc_host.changes import Subject
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.mcp.tools_jobs import checked_job_id
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
+from svc_host.runtime.changes import Subject
+from svc_host.services.waits import wait_for_change as wait
 
 MAX_TIMEOUT_SECONDS = 300
 

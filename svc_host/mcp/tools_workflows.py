@@ -28,11 +28,11 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from svc_host.api.params import MAX_ROW_ID
-from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, WorkflowError
+from svc_host.host import Host
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.workflows.dag import raw_jobs
 from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from svc_host import hookimpl
-from svc_host.plugin_types import RendererSpec
+from svc_host.plugin_core.records import RendererSpec
 
 
 @hookimpl

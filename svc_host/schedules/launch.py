@@ -13,7 +13,7 @@ from svc_host.workflows.plan import RUN_TERMINAL
 from svc_host.workflows.prepare import RunRequest
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 TRIGGER = "schedule"
 

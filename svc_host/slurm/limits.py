@@ -96,7 +96,7 @@ class QosLimits:
 
 @dataclass(frozen=True)
 class SiteLimits:
-    """What the site allows one user: read once per profile (``svc_host.site_limits``)."""
+    """What the site allows one user: read once per profile (``svc_host.services.limits``)."""
 
     cluster: str
     user: str

@@ -226,7 +226,7 @@ class SweepRunRecord(SQLModel, table=True):
 
 
 class ResourceSample(SQLModel, table=True):
-    """GPU use of one partition at one moment, as the resource sampler saw it (``svc_host.resource_sampler``).
+    """GPU use of one partition at one moment, as the resource sampler saw it (``svc_host.runtime.sampler``).
 
     Kept for a bounded time (``SVC_RESOURCE_HISTORY_DAYS``) and row count; free GPUs are ``total - in use``.
     """

@@ -22,19 +22,19 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import RenderError, SvcError, WorkflowError
-from svc_host.plugin_config import renderer_for
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.runtime.throttle import script_qos, sweep_waiter
 from svc_host.slurm.arrays import array_flag, task_id
-from svc_host.submit_throttle import script_qos, sweep_waiter
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array import array_definition, array_script
-from svc_host.transport import SlurmTransport
+from svc_host.transports.base import SlurmTransport
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_PENDING, RUN_RUNNING, RUN_SUBMITTING, WAITING
 from svc_host.workflows.prepare import env_values
 from svc_host.workflows.store import now_utc, policy_of
 from svc_host.workflows.submission import array_marker, with_marker
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import SweepRunRecord
     from svc_host.workflows.engine import WorkflowEngine
     from svc_host.workflows.store import RunSnapshot

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from svc_host.errors import InvalidRequestError, SyncError, WorkflowError
-from svc_host.mounts import find_mount
+from svc_host.settings.mounts import find_mount
 from svc_host.sweeps.matrix import SweepSpec, check_sweep_jobs, expand
 from svc_host.sweeps.store import NewSweep
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
 from svc_host.workflows.store import NewRun
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 SOURCES = ("web", "mcp", "cli", "schedule")
 

@@ -6,7 +6,7 @@ and the end of each launch wake a sweep's worker, which settles the sweep (``set
 with the next pending cells in matrix order. Every step reads the store first, so a missed wake-up costs only
 time; the lease timer (every 10 s) is the safety net for changes another process made.
 
-Ownership follows the engine's (``svc_host.leases``): one orchestrator per svc process, made, started and
+Ownership follows the engine's (``svc_host.runtime.leases``): one orchestrator per svc process, made, started and
 closed by its ``Host`` (``Host.sweep_orchestrator``), with the engine's owner name; a sweep's cells are
 launched only by the orchestrator holding the sweep's lease. A clean shutdown releases its sweeps;
 servers (REST, MCP) take over sweeps nobody drives at start and on every lease tick, at once when the owner
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
-from svc_host.leases import LeaseKeeper
+from svc_host.runtime.coalescing import KeyedWorkers
+from svc_host.runtime.leases import LeaseKeeper
 from svc_host.slurm.arrays import array_of, task_id
 from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
 from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.status import FAILED, budget_message, derive, failure_message, over_budget
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import SweepRunRecord
 
 FAIL_FAST_REASON = "not started: fail_fast stopped the sweep after a cell failed"

@@ -25,7 +25,7 @@ from sqlalchemy import ColumnElement, Update, and_, bindparam, case, func, or_, 
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
-from svc_host.leases import Leases, table_of
+from svc_host.runtime.leases import Leases, table_of
 from svc_host.slurm.arrays import task_id
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps.status import PENDING, TERMINAL, Counters

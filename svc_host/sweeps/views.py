@@ -15,7 +15,7 @@ def _iso(moment: Any) -> str | None:
 
 
 def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, Any]:
-    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.submit_throttle``)."""
+    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.runtime.throttle``)."""
     return {
         "id": sweep.id,
         "name": sweep.name,

@@ -31,7 +31,7 @@ from svc_host.domain.submission import JobDefinition, RenderedScript, Resources
 from svc_host.rendering.sbatch import render_sbatch
 from svc_host.testing.plugin import HOLDS_GPUS
 from svc_host.testing.waiting import wait_for_state
-from svc_host.transport import SlurmTransport, Transport
+from svc_host.transports.base import SlurmTransport, Transport
 
 LIVE = {JobState.PENDING, JobState.RUNNING}
 

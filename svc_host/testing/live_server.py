@@ -32,7 +32,7 @@ async def live_server(app: FastAPI) -> AsyncIterator[str]:
         port = server.servers[0].sockets[0].getsockname()[1]
         yield f"http://127.0.0.1:{port}"
     finally:
-        from svc_host.events import event_hub
+        from svc_host.runtime.events import event_hub
 
         event_hub().end_streams()  # what SIGTERM does in ``svc serve``: open event streams end first
         server.should_exit = True

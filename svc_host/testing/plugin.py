@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     import httpx
     from mcp import Client
 
-    from svc_host.context import Host
-    from svc_host.paths import SvcPaths
-    from svc_host.plugins import PluginManager
+    from svc_host.host import Host
+    from svc_host.plugin_core.manager import PluginManager
+    from svc_host.settings.paths import SvcPaths
 
 
 MARKERS = (
@@ -86,7 +86,7 @@ def svc_isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def svc_plugin_manager() -> PluginManager:
     """A fresh, strict plugin manager with the host's built-ins and no entry points."""
-    from svc_host.plugins import create_plugin_manager
+    from svc_host.plugin_core.manager import create_plugin_manager
 
     return create_plugin_manager(strict=True, entry_points_too=False)
 
@@ -114,7 +114,7 @@ def slurm_cluster() -> None:
 @pytest.fixture
 def svc_paths(tmp_path: Path) -> SvcPaths:
     """Config, state and project directories under ``tmp_path`` (nothing of the real user's is touched)."""
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
 
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
@@ -140,8 +140,8 @@ async def svc_host(
     """A ``Host`` on ``svc_paths`` and ``svc_database_url`` with ``svc_plugin_manager`` (add plugins with
     ``svc_register_plugin`` first). Closed after the test in the test's event loop: its monitor, services,
     transports and store, so nothing it started is left for the loop's shutdown to cancel half-way."""
-    from svc_host.context import Host
-    from svc_host.profiles import ProfileStore
+    from svc_host.host import Host
+    from svc_host.settings.profiles import ProfileStore
     from svc_host.store.database import Store
 
     made = Host(

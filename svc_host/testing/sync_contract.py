@@ -38,7 +38,7 @@ import pytest
 
 from svc_host.domain.profiles import Mount
 from svc_host.errors import SyncError
-from svc_host.sync import StaleUnknownReason, SyncBackend
+from svc_host.transports.sync_backend import StaleUnknownReason, SyncBackend
 
 Listing = Callable[[], Awaitable[set[str]]]
 Writer = Callable[[str, bytes], Awaitable[None]]

@@ -7,7 +7,7 @@ import time
 from collections.abc import Collection
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.transport import Transport
+from svc_host.transports.base import Transport
 
 
 async def wait_for_state(

@@ -13,7 +13,7 @@ so a missed notification costs nothing but time: each owned run is also re-plann
 Ownership: every svc process has one engine, and a run is driven by one engine at a time, the one
 holding its lease (``owner``/``lease_until``, renewed every ``renew_seconds``). A clean shutdown releases
 its runs; a crashed process's runs are taken over by another engine once the lease has run out (at once
-when the owner was a process on this machine that no longer exists; see ``svc_host.leases``). Servers
+when the owner was a process on this machine that no longer exists; see ``svc_host.runtime.leases``). Servers
 (REST, MCP) adopt every orphaned run; the CLI drives only the run it started. The ``Host`` makes, starts and
 closes the engine of its process (``Host.workflow_engine``).
 """
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from svc_host.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
-from svc_host.leases import LeaseKeeper, new_owner
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.coalescing import KeyedWorkers
+from svc_host.runtime.leases import LeaseKeeper, new_owner
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare, with_login_dir
@@ -40,10 +40,10 @@ from svc_host.workflows.runner import RunDriver
 from svc_host.workflows.store import RUN_LEASES
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.jobs import StateChange
     from svc_host.store.tables import WorkflowRunRecord
-    from svc_host.transport import Transport
+    from svc_host.transports.base import Transport
     from svc_host.workflows.store import Attempt, RunSnapshot
 
 log = logging.getLogger(__name__)

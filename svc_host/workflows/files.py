@@ -21,9 +21,9 @@ from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.files import write_atomic
-from svc_host.mounts import FileTooLargeError, PathForbiddenError
-from svc_host.paths import SvcPaths
+from svc_host.settings.files import write_atomic
+from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
+from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.load import MAX_WORKFLOW_BYTES
 
 NAME_PATTERN = r"^[A-Za-z0-9_-]{1,100}$"

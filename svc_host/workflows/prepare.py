@@ -5,7 +5,7 @@ fields, ``environment.env_vars`` are merged per variable, ``log_dir``/``work_dir
 ones. Then the paths are placed:
 
 * with an SSH ``transport`` and a mount (``mount``, else the workflow's ``default_project``), ``work_dir``
-  and ``log_dir`` are translated onto the cluster by :func:`svc_host.mounts.cluster_paths`, and both
+  and ``log_dir`` are translated onto the cluster by :func:`svc_host.settings.mounts.cluster_paths`, and both
   mounts are synced before submitting;
 * on the local scheduler, a missing or relative ``work_dir`` is made absolute against the working
   directory now, so a retry after a restart runs in the same place.
@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import NotFoundError, PluginError, WorkflowError
-from svc_host.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
-from svc_host.plugin_config import renderer_for
-from svc_host.transport import SlurmTransport
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.settings.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
+from svc_host.transports.base import SlurmTransport
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
 from svc_host.workflows.load import load_workflow
@@ -42,9 +42,9 @@ from svc_host.workflows.model import Workflow, WorkflowJob
 from svc_host.workflows.store import NewJob, NewRun
 
 if TYPE_CHECKING:
-    from svc_host.config import SvcConfig
-    from svc_host.context import Host
-    from svc_host.plugin_types import TransportSpec
+    from svc_host.host import Host
+    from svc_host.plugin_core.records import TransportSpec
+    from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import WorkflowRunRecord
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
-from svc_host.mounts import find_mount
-from svc_host.plugin_config import renderer_for
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.settings.mounts import find_mount
 from svc_host.slurm.arrays import array_of
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import (
@@ -36,7 +36,7 @@ from svc_host.workflows.plan import (
 from svc_host.workflows.submission import RunCancelled, Submitter, dependency_flag
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import WorkflowRunRecord
     from svc_host.workflows.store import RunSnapshot
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
-from svc_host.leases import Leases, table_of
+from svc_host.runtime.leases import Leases, table_of
 from svc_host.store import jobs as job_repo
 from svc_host.store.jobs import utc
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunAttempt, WorkflowRunJob, WorkflowRunRecord

@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import CommandError, SvcError, WorkflowError
-from svc_host.plugin_config import renderer_for
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.runtime.throttle import script_qos, waiters_of
 from svc_host.slurm.arrays import array_of, task_id
 from svc_host.slurm.limits import submit_limit_refusal
 from svc_host.store import jobs as job_repo
-from svc_host.submit_throttle import script_qos, waiters_of
-from svc_host.transport import SlurmTransport, Transport
+from svc_host.transports.base import SlurmTransport, Transport
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
 from svc_host.workflows.prepare import env_values
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class Submitter:
         self, run: WorkflowRunRecord, job: WorkflowRunJob, dependency: str | None, expected: str
     ) -> str | None:
         """Submit one job (see ``submission``); None when another step changed the row first, or when the job does
-        not fit under the site's limits now (``svc_host.submit_throttle``: it stays waiting, and the run is woken
+        not fit under the site's limits now (``svc_host.runtime.throttle``: it stays waiting, and the run is woken
         when there may be room)."""
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
         if definition.environment.env_vars:

@@ -22,7 +22,7 @@ def _iso(moment: Any) -> str | None:
 
 def run_view(snap: RunSnapshot, queued: str | None = None) -> dict[str, Any]:
     """The REST "Workflow run": ``job_ids`` (strings) of submitted jobs and every job's current status; ``queued``
-    says why jobs wait to be submitted (``svc_host.submit_throttle``), null when none does."""
+    says why jobs wait to be submitted (``svc_host.runtime.throttle``), null when none does."""
     run = snap.run
     return {
         "id": run.id,

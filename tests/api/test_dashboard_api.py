@@ -12,8 +12,8 @@ import pytest
 
 import svc_plugin_rsync.hooks
 import svc_plugin_ssh.hooks
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.host import Host
 
 DEV_HOME = Path("/home/svcdev")
 

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from svc_host.api.app import create_app
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import RenderedScript
-from svc_host.plugin_types import Event
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.store import jobs as job_repo
 from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.testing.http import TEST_API_TOKEN, security_for_tests
@@ -196,7 +196,7 @@ async def test_the_stream_needs_the_token(base_url: str) -> None:
 
 async def test_an_idle_stream_sends_heartbeat_comments_and_ends_when_closed() -> None:
     from svc_host.api.routes.events import sse_stream
-    from svc_host.events import EventHub
+    from svc_host.runtime.events import EventHub
 
     hub = EventHub()
     subscription = hub.subscribe()

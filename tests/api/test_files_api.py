@@ -20,8 +20,8 @@ import pytest
 import svc_plugin_rsync.hooks
 import svc_plugin_ssh.hooks
 from svc_host.api.app import create_app
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.host import Host
 from svc_host.testing.http import asgi_client, security_for_tests
 from svc_plugin_ssh.connect import connect_options
 

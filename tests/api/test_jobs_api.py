@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from svc_host.context import Host
+from svc_host.host import Host
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 

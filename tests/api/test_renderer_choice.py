@@ -13,9 +13,9 @@ import pytest
 
 from svc_host import hookimpl
 from svc_host.domain.submission import JobDefinition, RenderedScript
-from svc_host.paths import SvcPaths
-from svc_host.plugin_types import RendererSpec
+from svc_host.plugin_core.records import RendererSpec
 from svc_host.rendering.sbatch import render_sbatch
+from svc_host.settings.paths import SvcPaths
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from svc_host.context import Host
+from svc_host.host import Host
 from svc_host.testing.serve import start_serve
 
 FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a schedule\n"

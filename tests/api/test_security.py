@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from svc_host import hookimpl
 from svc_host.api.app import create_app
 from svc_host.api.security import ServerSecurity
-from svc_host.context import Host
+from svc_host.host import Host
 from svc_host.testing.http import TEST_API_TOKEN
 
 TOKEN = TEST_API_TOKEN

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from svc_host.context import Host
+from svc_host.host import Host
 from svc_host.store import jobs as job_repo
 from tests.api.test_sweeps_api import SWEEP_FIELDS, finished_sweep, wait_for
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from svc_host.context import Host
+from svc_host.host import Host
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import store as repo

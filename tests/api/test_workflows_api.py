@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.paths import SvcPaths
+from svc_host.host import Host
+from svc_host.settings.paths import SvcPaths
 
 GOOD = """\
 name: pipeline

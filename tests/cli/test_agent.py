@@ -27,11 +27,11 @@ from svc_host import __version__
 from svc_host.agent import launch
 from svc_host.agent.place import Place
 from svc_host.domain.profiles import SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.testing.plugin import skip_or_fail
 
-HEAVY = ("asyncssh", "pydantic", "sqlalchemy", "sqlmodel", "svc_host.context")
+HEAVY = ("asyncssh", "pydantic", "sqlalchemy", "sqlmodel", "svc_host.host")
 
 RUN_AND_REPORT = """
 import atexit, json, sys

@@ -11,7 +11,7 @@ import pytest
 
 from svc_host import __version__
 from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 
 
 def svc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -110,7 +110,7 @@ def test_status_of_an_unknown_job_fails(slurm_cluster: None) -> None:
 def test_submit_with_a_mount_runs_under_the_mounts_cluster_root(dev_profile: SSHProfile, tmp_path: Path) -> None:
     import uuid
 
-    from svc_host.profiles import ProfileStore
+    from svc_host.settings.profiles import ProfileStore
 
     remote = f"svc-cli-mount-{uuid.uuid4().hex[:6]}"
     local = tmp_path / "project"

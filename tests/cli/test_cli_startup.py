@@ -15,10 +15,10 @@ import uuid
 import pytest
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 
-HEAVY = ("sqlalchemy", "sqlmodel", "svc_host.store.database", "svc_host.monitor", "pydantic", "asyncssh")
+HEAVY = ("sqlalchemy", "sqlmodel", "svc_host.store.database", "svc_host.runtime.monitor", "pydantic", "asyncssh")
 
 RUN_AND_REPORT = """
 import atexit, json, sys
@@ -71,7 +71,7 @@ def test_jobs_over_ssh_lists_the_queue_without_importing_the_store(
         assert done.returncode == 0, done.stderr
         assert job_id in [job["job_id"] for job in json.loads(done.stdout)]
         assert "asyncssh" in loaded  # it did go over SSH
-        assert not {"sqlalchemy", "sqlmodel", "svc_host.store.database", "svc_host.monitor"} & set(loaded)
+        assert not {"sqlalchemy", "sqlmodel", "svc_host.store.database", "svc_host.runtime.monitor"} & set(loaded)
     finally:
         ssh = ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-p", dev_env["SVC_DEV_SSH_PORT"]]
         ssh += ["-i", dev_env["SVC_DEV_SSH_KEY"], "-o", f"UserKnownHostsFile={dev_env['SVC_DEV_SSH_KNOWN_HOSTS']}"]

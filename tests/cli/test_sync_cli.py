@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.testing.sync_contract import write_tree
 
 

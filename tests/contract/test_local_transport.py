@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from svc_host.testing.contract import TransportContract
-from svc_host.transport import Transport
+from svc_host.transports.base import Transport
 from svc_plugin_local.transport import LocalTransport
 
 pytestmark = pytest.mark.cluster

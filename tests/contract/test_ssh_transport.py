@@ -9,7 +9,7 @@ import pytest
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.contract import TransportContract
-from svc_host.transport import Transport
+from svc_host.transports.base import Transport
 from svc_plugin_ssh.transport import SSHTransport
 
 pytestmark = pytest.mark.cluster

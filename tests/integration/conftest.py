@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import svc_plugin_local.hooks
-from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
-from svc_host.paths import SvcPaths
-from svc_host.plugins import PluginManager
-from svc_host.profiles import ProfileStore
+from svc_host.host import Host
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 

@@ -16,8 +16,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from svc_host.api.app import create_app
-from svc_host.context import Host
-from svc_host.plugins import create_plugin_manager
+from svc_host.host import Host
+from svc_host.plugin_core.manager import create_plugin_manager
 from svc_host.testing.http import asgi_client, security_for_tests
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from sqlmodel import Session
 
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition
+from svc_host.host import Host
 from svc_host.store import jobs as job_repo
 from svc_host.workflows import store as repo
 from svc_host.workflows.engine import WorkflowEngine

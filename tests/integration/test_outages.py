@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from svc_host import jobs
-from svc_host.context import Host
 from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import JobDefinition
-from svc_host.paths import SvcPaths
-from svc_host.profiles import ProfileStore
+from svc_host.host import Host
+from svc_host.services import jobs
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import WorkflowRunRecord

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from svc_host import jobs, pending
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, Resources
 from svc_host.errors import NotFoundError
+from svc_host.host import Host
+from svc_host.services import jobs, pending
 from svc_host.testing.plugin import HOLDS_GPUS
 
 pytestmark = pytest.mark.cluster

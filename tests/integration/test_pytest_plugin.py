@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from svc_host import hookimpl
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 import svc_plugin_local.hooks
-from svc_host.context import Host
-from svc_host.plugin_types import Event
-from svc_host.resource_sampler import ResourceSampler, SamplerSettings
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.sampler import ResourceSampler, SamplerSettings
 from svc_host.testing.plugin import HOLDS_GPUS
 
 pytestmark = [pytest.mark.cluster, HOLDS_GPUS]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
+from svc_host.host import Host
 from svc_host.testing.plugin import HOLDS_GPUS
 from svc_host.testing.waiting import wait_for_state
 from svc_host.workflows.engine import WorkflowEngine

@@ -27,9 +27,9 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, SyncError
-from svc_host.sync import StaleUnknownReason, SyncResult
 from svc_host.testing.plugin import skip_or_fail
 from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+from svc_host.transports.sync_backend import StaleUnknownReason, SyncResult
 from svc_plugin_rsync.backend import RsyncBackend
 from svc_plugin_rsync.itemize import Summary
 from svc_plugin_ssh.connect import connect_options

@@ -17,10 +17,10 @@ import pytest
 from sqlmodel import Session
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError
-from svc_host.plugin_types import Event
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.store.tables import JobRecord
 from svc_host.workflows import store as repo
 from svc_host.workflows.engine import WorkflowEngine

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 import svc_plugin_local.hooks
-from svc_host.context import Host
-from svc_host.transport import CommandResult
+from svc_host.host import Host
+from svc_host.transports.base import CommandResult
 
 pytestmark = pytest.mark.cluster
 

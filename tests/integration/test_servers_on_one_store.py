@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunRecord

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from svc_host import hookimpl, jobs
-from svc_host.context import Host
+from svc_host import hookimpl
 from svc_host.domain.profiles import HostConfig
 from svc_host.domain.submission import JobDefinition
-from svc_host.plugin_types import TransportSpec
+from svc_host.host import Host
+from svc_host.plugin_core.records import TransportSpec
+from svc_host.services import jobs
 from svc_host.store import jobs as job_repo
 from svc_plugin_local.transport import LocalTransport
 

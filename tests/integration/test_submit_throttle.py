@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, RenderedScript
-from svc_host.plugin_types import RendererSpec
+from svc_host.host import Host
+from svc_host.plugin_core.records import RendererSpec
 from svc_host.rendering.sbatch import render_sbatch
-from svc_host.site_limits import limits_view
+from svc_host.services.limits import limits_view
 from svc_host.sweeps.orchestrator import SweepOrchestrator
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import sweep_place

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from svc_host.context import Host
 from svc_host.domain.submission import RenderedScript
+from svc_host.host import Host
 from svc_host.slurm.arrays import task_ids
 from svc_host.store import jobs as job_repo
 from svc_host.sweeps.cells import SweepRequest

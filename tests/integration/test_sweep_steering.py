@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.errors import ConflictError, InvalidRequestError
-from svc_host.plugin_types import Event
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import steering
 from svc_host.sweeps.orchestrator import SweepOrchestrator

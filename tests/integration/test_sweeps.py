@@ -17,10 +17,10 @@ import pytest
 from sqlmodel import select
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import InvalidRequestError, InvalidStateError
-from svc_host.plugin_types import Event
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import JobRecord, SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep

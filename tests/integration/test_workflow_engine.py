@@ -16,11 +16,11 @@ from sqlalchemy import make_url
 from sqlmodel import SQLModel, select
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.errors import InvalidStateError, TransportError
-from svc_host.paths import SvcPaths
-from svc_host.plugin_types import Event
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event
+from svc_host.settings.paths import SvcPaths
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord

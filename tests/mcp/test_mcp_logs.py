@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from svc_host.mcp.tools_jobs import last_lines
-from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
+from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 from svc_plugin_local.transport import LocalTransport
 
 # ~3.4 MiB of numbered lines with a two-byte character in each, then a traceback, all on stdout.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from svc_host.context import Host
+from svc_host.host import Host
 from svc_host.store import jobs as job_repo
 
 pytestmark = pytest.mark.cluster

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 from svc_host.store.database import Store
 from svc_host.sweeps import steering
 from svc_host.sweeps import store as repo

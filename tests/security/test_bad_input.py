@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from svc_host.context import Host
-from svc_host.paths import SvcPaths
+from svc_host.host import Host
+from svc_host.settings.paths import SvcPaths
 
 BIG = 2**70
 """Past SQLite's 64-bit integers (the overflow that used to be a 500)."""

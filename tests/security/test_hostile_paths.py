@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.host import Host
 
 FORBIDDEN, INVALID, MISSING, ANY = 403, 400, 404, 0
 OUTSIDE_CONTENT = "svc-content-outside-the-mount"

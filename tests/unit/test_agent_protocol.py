@@ -12,7 +12,7 @@ import pytest
 from svc_host.agent import protocol
 from svc_host.agent.place import Place, fingerprint, runtime_dir
 from svc_host.errors import ConfigError
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 
 
 def line(**body: object) -> bytes:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from svc_host.config import (
+from svc_host.errors import ConfigError, ConflictError
+from svc_host.settings.config import (
     config_paths,
     init_project_config,
     load_config,
@@ -20,8 +21,7 @@ from svc_host.config import (
     save_user_config,
     write_project_config,
 )
-from svc_host.errors import ConfigError, ConflictError
-from svc_host.paths import SvcPaths
+from svc_host.settings.paths import SvcPaths
 
 SPEC_DEFAULTS = {
     "resources": {
@@ -277,8 +277,8 @@ def test_bad_project_excludes_are_refused_and_change_nothing(
 
 SAVE_MANY = """
 import sys
-from svc_host.config import save_user_config
-from svc_host.paths import SvcPaths
+from svc_host.settings.config import save_user_config
+from svc_host.settings.paths import SvcPaths
 
 paths = SvcPaths.from_env()
 for index in range(1, 31):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from svc_host import hookspecs
+from svc_host.plugin_core import specs as hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("svc_"))

@@ -7,8 +7,8 @@ import json
 import threading
 import time
 
-from svc_host.events import EventHub
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.events import EventHub
 
 
 def job_event(job_id: str, to: str) -> Event:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from svc_host import jobs
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
+from svc_host.host import Host
+from svc_host.services import jobs
 from svc_host.testing.fake import FakeTransport, transport_plugin
 
 

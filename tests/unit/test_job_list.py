@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from svc_host.api.job_list import JobListEncoder, list_form
-from svc_host.scheduler_snapshots import SchedulerSnapshots
+from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.slurm.parse import SqueueReader
 from svc_host.testing.fake import FakeTransport
 

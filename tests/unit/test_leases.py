@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from svc_host.leases import LeaseKeeper
+from svc_host.runtime.leases import LeaseKeeper
 from svc_host.store.database import Store
 from svc_host.workflows import store as repo
 from svc_host.workflows.store import RUN_LEASES

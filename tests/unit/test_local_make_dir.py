@@ -11,7 +11,7 @@ import pytest
 
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
-from svc_host.transport import CommandResult
+from svc_host.transports.base import CommandResult
 from svc_plugin_local.transport import LocalTransport
 
 

@@ -1,4 +1,4 @@
-"""``svc_host.mounts``: finding mounts, the one path translation, and the local boundary of browse/read."""
+"""``svc_host.settings.mounts``: finding mounts, the one path translation, and the local boundary of browse/read."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import InvalidRequestError, NotFoundError
-from svc_host.mounts import (
+from svc_host.plugin_core.records import TransportSpec
+from svc_host.settings.mounts import (
     FileTooLargeError,
     PathForbiddenError,
     clean_relative,
@@ -19,7 +20,6 @@ from svc_host.mounts import (
     read_file,
     resolve_inside,
 )
-from svc_host.plugin_types import TransportSpec
 
 LOCAL_ROOT = "/home/ada/code/proj"
 GPU = TransportSpec(name="gpu", factory=object, remote=True, mounts=True)

@@ -1,4 +1,4 @@
-"""``svc_host.plugin_config``: the renderer a job uses, plugin settings sections, and what refuses a config."""
+"""``svc_host.plugin_core.settings``: the renderer a job uses, plugin settings sections, and what refuses a config."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from svc_host import hookimpl
-from svc_host.config import SvcConfig, load_config, save_user_config
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import ConfigError
-from svc_host.paths import SvcPaths
-from svc_host.plugin_config import check_config, plugin_settings, renderer_for, shown
-from svc_host.plugin_types import RendererSpec
-from svc_host.plugins import PluginManager
+from svc_host.host import Host
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.plugin_core.records import RendererSpec
+from svc_host.plugin_core.settings import check_config, plugin_settings, renderer_for, shown
 from svc_host.rendering.sbatch import render_sbatch
+from svc_host.settings.config import SvcConfig, load_config, save_user_config
+from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.prepare import RunRequest, prepare
 
 

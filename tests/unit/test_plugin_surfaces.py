@@ -13,12 +13,12 @@ from mcp.client.stdio import StdioServerParameters
 
 from svc_host import hookimpl
 from svc_host.api.app import create_app
-from svc_host.context import Host
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import PluginError
+from svc_host.host import Host
 from svc_host.mcp.server import create_server
-from svc_host.plugin_types import RendererSpec, ToolSpec
-from svc_host.plugins import PluginManager
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.plugin_core.records import RendererSpec, ToolSpec
 from svc_host.testing.http import asgi_client, security_for_tests
 
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
@@ -96,8 +96,8 @@ def hello_plugin() -> SimpleNamespace:
 def test_svc_cli_commands_add_subcommands(svc_plugin_manager: PluginManager, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
+    from svc_host.plugin_core import manager as plugin_module
 
     svc_plugin_manager.register(hello_plugin(), "greeter")
     monkeypatch.setattr(plugin_module, "get_plugin_manager", lambda: svc_plugin_manager)
@@ -112,8 +112,8 @@ def test_svc_cli_commands_add_subcommands(svc_plugin_manager: PluginManager, mon
 def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
+    from svc_host.plugin_core import manager as plugin_module
 
     def refuse() -> PluginManager:
         raise AssertionError("plugins were loaded")
@@ -126,7 +126,7 @@ def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.Mon
 async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     import asyncio
 
-    from svc_host.plugin_types import TaskSpec
+    from svc_host.plugin_core.records import TaskSpec
 
     seen: list[str] = []
 
@@ -157,9 +157,9 @@ async def test_svc_health_shows_in_the_api_and_the_cli(
 
     from click.testing import CliRunner
 
-    from svc_host import plugins as plugin_module
     from svc_host.cli import cli
-    from svc_host.plugin_types import HealthReport
+    from svc_host.plugin_core import manager as plugin_module
+    from svc_host.plugin_core.records import HealthReport
 
     def health(paths: object) -> HealthReport:
         return HealthReport(ok=False, summary="3 messages waiting", details={"waiting": 3})
@@ -192,7 +192,7 @@ async def test_a_tool_whose_signature_cannot_be_read_is_left_out(
 
 async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
     from svc_host.domain.profiles import HostConfig, SSHProfile
-    from svc_host.plugin_types import SyncBackendSpec
+    from svc_host.plugin_core.records import SyncBackendSpec
 
     made: list[str] = []
 

@@ -14,8 +14,8 @@ import pytest
 from svc_host import hookimpl
 from svc_host.domain.profiles import HostConfig, SSHProfile
 from svc_host.errors import PluginError
-from svc_host.plugin_types import Event, TransportSpec
-from svc_host.plugins import PluginInfo, PluginManager, create_plugin_manager
+from svc_host.plugin_core.manager import PluginInfo, PluginManager, create_plugin_manager
+from svc_host.plugin_core.records import Event, TransportSpec
 
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
@@ -226,9 +226,9 @@ def test_name_tables_are_built_once(svc_plugin_manager: PluginManager) -> None:
 async def test_a_duplicate_renderer_stops_the_server_at_start(
     svc_plugin_manager: PluginManager, svc_paths: Any
 ) -> None:
-    from svc_host.context import Host
-    from svc_host.plugin_types import RendererSpec
-    from svc_host.profiles import ProfileStore
+    from svc_host.host import Host
+    from svc_host.plugin_core.records import RendererSpec
+    from svc_host.settings.profiles import ProfileStore
     from svc_host.store.database import Store
 
     def render(definition: Any) -> Any:
@@ -266,7 +266,7 @@ def test_svc_trace_plugins_traces_hook_calls(
 
 
 def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(svc_plugin_manager: PluginManager) -> None:
-    from svc_host.events import event_hub
+    from svc_host.runtime.events import event_hub
 
     seen: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Local processes started so that giving up on one never hangs the event loop (``svc_host.processes``)."""
+"""Local processes started so that giving up on one never hangs the event loop (``svc_host.transports.processes``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 GIVE_UP_AT_EVERY_TURN = """
 import asyncio, sys
-from svc_host.processes import ProcessStarts
+from svc_host.transports.processes import ProcessStarts
 
 async def main(turns, marker):
     starts = ProcessStarts()

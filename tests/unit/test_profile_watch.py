@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig, Mount, SSHProfile
-from svc_host.plugin_types import SyncBackendSpec, TransportSpec
-from svc_host.profiles import ProfileStore
-from svc_host.sync import InspectReport, SyncBackend, SyncResult
+from svc_host.host import Host
+from svc_host.plugin_core.records import SyncBackendSpec, TransportSpec
+from svc_host.settings.profiles import ProfileStore
 from svc_host.testing.fake import FakeTransport
+from svc_host.transports.sync_backend import InspectReport, SyncBackend, SyncResult
 
 
 class ClosingTransport(FakeTransport):
@@ -132,7 +132,7 @@ async def test_an_invalid_file_keeps_the_last_valid_profiles(
     writer.create("gpu", cluster())
     assert "gpu" in host.transports.config.profiles
     host.paths.profiles_file.write_text('{"profiles": {"gpu": {"port": "not a port"}}}')
-    with caplog.at_level(logging.WARNING, logger="svc_host.profiles"):
+    with caplog.at_level(logging.WARNING, logger="svc_host.settings.profiles"):
         assert "gpu" in host.transports.config.profiles
         assert "gpu" in host.transports.config.profiles
     warnings = [record for record in caplog.records if "still using the previous profiles" in record.message]

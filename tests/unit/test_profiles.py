@@ -12,8 +12,8 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, ConflictError, NotFoundError
-from svc_host.paths import SvcPaths
-from svc_host.profiles import UNKNOWN_HOST_REFUSED, ProfileStore, refuse_unknown_host
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import UNKNOWN_HOST_REFUSED, ProfileStore, refuse_unknown_host
 
 
 @pytest.fixture
@@ -236,7 +236,7 @@ ADD_MANY = """
 import sys
 from pathlib import Path
 from svc_host.domain.profiles import SSHProfile
-from svc_host.profiles import ProfileStore
+from svc_host.settings.profiles import ProfileStore
 
 store = ProfileStore(Path(sys.argv[1]))
 for index in range(int(sys.argv[3])):

@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import ConfigError
-from svc_host.plugin_types import Event, TransportSpec
-from svc_host.resource_sampler import ResourceSampler, SamplerSettings, history_series
+from svc_host.host import Host
+from svc_host.plugin_core.records import Event, TransportSpec
+from svc_host.runtime.sampler import ResourceSampler, SamplerSettings, history_series
 from svc_host.slurm.parse import parse_sinfo
 from svc_host.store import resource_samples as repo
 from svc_host.store.tables import ResourceSample

@@ -11,14 +11,14 @@ import pytest
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
-from svc_host.monitor import Monitor
-from svc_host.plugins import PluginManager
-from svc_host.scheduler_snapshots import SchedulerSnapshots
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.runtime.monitor import Monitor
+from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
-from svc_host.transport import CommandResult, SlurmTransport
-from svc_host.transport_registry import TransportRegistry
+from svc_host.transports.base import CommandResult, SlurmTransport
+from svc_host.transports.registry import TransportRegistry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 

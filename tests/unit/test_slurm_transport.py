@@ -7,7 +7,7 @@ from pathlib import Path
 
 from svc_host.domain.jobs import JobState
 from svc_host.slurm.argv import program
-from svc_host.transport import CommandResult, SlurmTransport, decode_complete
+from svc_host.transports.base import CommandResult, SlurmTransport, decode_complete
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 

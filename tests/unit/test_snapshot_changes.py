@@ -6,7 +6,7 @@ import asyncio
 
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import RenderedScript
-from svc_host.scheduler_snapshots import SchedulerSnapshots
+from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.testing.fake import FakeTransport
 
 SCRIPT = RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e")

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.plugin_types import TransportSpec
+from svc_host.host import Host
+from svc_host.plugin_core.records import TransportSpec
 from svc_host.rendering.sbatch import render_sbatch
 from svc_host.slurm.tags import find_tagged, lookup_argv, script_comment, tag_for
 from svc_host.store import jobs as job_repo
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 
 LOST = "lost"
 """sbatch reached the scheduler, then the connection dropped: the job exists, its id never came back."""
@@ -207,7 +207,7 @@ def test_find_tagged_takes_the_exact_comment() -> None:
 async def test_a_single_job_whose_submit_timed_out_ends_tracked(
     svc_host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
-    from svc_host import jobs
+    from svc_host.services import jobs
 
     cluster = FlakyCluster(SLOW)
 

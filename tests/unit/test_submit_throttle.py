@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from svc_host.scheduler_snapshots import SchedulerSnapshots
+from svc_host.runtime.snapshots import SchedulerSnapshots
+from svc_host.runtime.throttle import SubmitThrottle, script_qos
 from svc_host.store.jobs import StateChange
-from svc_host.submit_throttle import SubmitThrottle, script_qos
 from svc_host.testing.fake import FakeTransport
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 QOS = "svcrec_qos"

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from svc_host import hookimpl
-from svc_host.plugin_types import Event, HealthReport, TaskSpec
+from svc_host.plugin_core.records import Event, HealthReport, TaskSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-    from svc_host.context import Host
-    from svc_host.paths import SvcPaths
+    from svc_host.host import Host
+    from svc_host.settings.paths import SvcPaths
 
     from svc_plugin_chat.delivery import Notifier
     from svc_plugin_chat.settings import ChatSettings
@@ -35,8 +35,8 @@ STUCK_SECONDS = 900
 
 def settings_for(paths: SvcPaths, *, read_env: bool = True) -> ChatSettings:
     """The chat settings of an svc installation: its layered config (``plugins.chat``), then ``SVC_CHAT_*``."""
-    from svc_host.config import load_config
-    from svc_host.plugin_config import plugin_settings
+    from svc_host.plugin_core.settings import plugin_settings
+    from svc_host.settings.config import load_config
 
     from svc_plugin_chat.settings import ChatConfig, ChatSettings
 
@@ -68,7 +68,7 @@ def svc_event(event: Event) -> None:
         for state_dir, notifier in list(RUNNING.items()):
             notifier.enqueue(functools.partial(_queue_with, event, state_dir, notifier))
         return
-    from svc_host.paths import SvcPaths
+    from svc_host.settings.paths import SvcPaths
 
     paths = SvcPaths.from_env()
     queue_event(event, paths.state_dir, settings_for(paths))

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import svc_plugin_local.hooks
 from svc_host.domain.submission import JobDefinition
-from svc_host.jobs import submit
-from svc_host.paths import SvcPaths
-from svc_host.plugins import PluginManager
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.services.jobs import submit
+from svc_host.settings.paths import SvcPaths
 
 import svc_plugin_chat.hooks
 

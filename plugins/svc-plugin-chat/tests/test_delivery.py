@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from svc_host.context import Host
-from svc_host.paths import SvcPaths
-from svc_host.plugin_types import Event
-from svc_host.plugins import PluginManager
-from svc_host.profiles import ProfileStore
+from svc_host.host import Host
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.plugin_core.records import Event
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore
 from svc_host.store.database import Store
 
 import svc_plugin_chat.hooks

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from svc_host import hookimpl
-from svc_host.plugin_types import RendererSpec, ToolSpec, TransportSpec
+from svc_host.plugin_core.records import RendererSpec, ToolSpec, TransportSpec
 
 if TYPE_CHECKING:
     import click
@@ -76,7 +76,7 @@ def svc_cli_commands() -> list[click.Command]:
         import asyncio
 
         from svc_host.cli.output import print_json, print_table
-        from svc_host.context import Host
+        from svc_host.host import Host
 
         from svc_example_site.settings import configured_account
         from svc_example_site.usage import account_usage, site_transport

@@ -8,7 +8,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
-from svc_host.plugin_types import ToolSpec
+from svc_host.plugin_core.records import ToolSpec
 
 from svc_example_site.settings import configured_account
 from svc_example_site.usage import account_usage, site_transport

@@ -8,9 +8,9 @@ import shlex
 from collections.abc import Sequence
 
 from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.processes import ProcessStarts
 from svc_host.slurm.argv import program
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
+from svc_host.transports.processes import ProcessStarts
 
 from svc_example_site.settings import SiteSettings
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from svc_host.errors import NotFoundError, PluginError
-from svc_host.transport import SlurmTransport
+from svc_host.transports.base import SlurmTransport
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 FIELDS = ("account", "user", "raw_shares", "raw_usage", "fair_share")
 

@@ -12,7 +12,11 @@ from fastapi import APIRouter, Body, HTTPException
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.config import (
+from svc_host.domain.profiles import Mount
+from svc_host.errors import InvalidRequestError, NotFoundError
+from svc_host.host import Host
+from svc_host.plugin_core.settings import check_config, shown
+from svc_host.settings.config import (
     SvcConfig,
     config_paths,
     init_project_config,
@@ -23,16 +27,12 @@ from svc_host.config import (
     save_user_config,
     write_project_config,
 )
-from svc_host.context import Host
-from svc_host.domain.profiles import Mount
-from svc_host.errors import InvalidRequestError, NotFoundError
-from svc_host.plugin_config import check_config, shown
-from svc_host.secrets import mask_config, mask_env_value
+from svc_host.settings.secrets import mask_config, mask_env_value
 
 router = APIRouter(prefix="/api/config", tags=["config"])
 
 JsonObject = Annotated[dict[str, Any], Body()]
-"""A partial configuration; validated by ``svc_host.config`` so errors name the field (422)."""
+"""A partial configuration; validated by ``svc_host.settings.config`` so errors name the field (422)."""
 
 ENV_DESCRIPTIONS = {
     "SVC_SSH_PROFILE": "SSH profile the server uses (default: the current profile)",

@@ -21,15 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_JOB_ID
 from svc_host.api.routes.files import NO_PROFILE, scrub
-from svc_host.config import config_layers
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
-from svc_host.mounts import find_mount
-from svc_host.plugin_config import renderer_for
-from svc_host.secrets import REDACTED, mask_config
-from svc_host.transport import SlurmTransport
+from svc_host.host import Host
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.settings.config import config_layers
+from svc_host.settings.mounts import find_mount
+from svc_host.settings.secrets import REDACTED, mask_config
+from svc_host.transports.base import SlurmTransport
 
 router = APIRouter(prefix="/api", tags=["dashboard"])
 

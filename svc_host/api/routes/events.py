@@ -5,7 +5,7 @@ Every event the host emits (``job.status_changed``, ``workflow_run.status_change
 ``event: resync`` says the client missed events (it fell behind, or reconnected too late to replay) and should
 reload what it shows. A comment line every ``HEARTBEAT_SECONDS`` keeps proxies from closing an idle stream.
 ``?types=a,b`` limits the stream to those names; a reconnecting browser's ``Last-Event-ID`` replays what it
-missed. The stream only relays (``svc_host.events``): it never asks the scheduler anything.
+missed. The stream only relays (``svc_host.runtime.events``): it never asks the scheduler anything.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Header, Query
 from fastapi.responses import StreamingResponse
 
-from svc_host.events import EventHub, HubEvent, Subscription, event_hub
+from svc_host.runtime.events import EventHub, HubEvent, Subscription, event_hub
 
 HEARTBEAT_SECONDS = 15.0
 RETRY_MS = 3000

@@ -16,11 +16,11 @@ from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
-from svc_host.mounts import clean_relative, find_mount, list_directory, read_file
-from svc_host.profiles import ProfileStore
+from svc_host.host import Host
+from svc_host.settings.mounts import clean_relative, find_mount, list_directory, read_file
+from svc_host.settings.profiles import ProfileStore
 
 router = APIRouter(prefix="/api/files", tags=["files"])
 

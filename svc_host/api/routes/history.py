@@ -8,10 +8,11 @@ from typing import Any
 
 from fastapi import APIRouter, Path, Query
 
-from svc_host import efficiency_views, jobs
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
 from svc_host.errors import InvalidRequestError
+from svc_host.services import efficiency as efficiency_views
+from svc_host.services import jobs
 from svc_host.store import jobs as job_repo
 
 router = APIRouter(prefix="/api/history", tags=["history"])

@@ -8,17 +8,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from svc_host import jobs
 from svc_host.api.deps import HostDep
 from svc_host.api.job_list import JobListEncoder, list_form
 from svc_host.api.params import MAX_OFFSET, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
-from svc_host.context import Host
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_JOB_ID, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
 from svc_host.errors import ConfigError, InvalidRequestError, NotFoundError, describe_validation
+from svc_host.host import Host
+from svc_host.services import jobs
 from svc_host.store import jobs as job_repo
-from svc_host.transport import LOG_CHUNK_LIMIT
+from svc_host.transports.base import LOG_CHUNK_LIMIT
 from svc_host.workflows import store as run_repo
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])

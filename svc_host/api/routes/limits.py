@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.site_limits import limits_view
+from svc_host.services.limits import limits_view
 
 router = APIRouter(prefix="/api", tags=["resources"])
 

@@ -8,10 +8,10 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from svc_host import pending
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.api.routes.jobs import JobId, SubmitJob, check_id, definition_of
+from svc_host.services import pending
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
 

@@ -11,10 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.context import Host
 from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.profiles import refuse_unknown_host
-from svc_host.secrets import mask_values
+from svc_host.host import Host
+from svc_host.settings.profiles import refuse_unknown_host
+from svc_host.settings.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
 

@@ -13,7 +13,7 @@ from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
 from svc_host.domain.resources import ResourceSnapshot
-from svc_host.resource_sampler import history_series
+from svc_host.runtime.sampler import history_series
 from svc_host.store import resource_samples
 
 router = APIRouter(prefix="/api", tags=["resources"])

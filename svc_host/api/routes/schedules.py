@@ -12,8 +12,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
-from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, SvcError
+from svc_host.host import Host
 from svc_host.schedules import manage
 from svc_host.schedules import store as schedules
 from svc_host.schedules.launch import HostLauncher

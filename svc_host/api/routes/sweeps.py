@@ -17,11 +17,11 @@ from fastapi.responses import JSONResponse
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_ROW_ID, error_responses
 from svc_host.errors import NotFoundError
-from svc_host.submit_throttle import sweep_waiter
+from svc_host.runtime.throttle import sweep_waiter
 from svc_host.sweeps.views import cell_view, sweep_view
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"])
 
@@ -64,7 +64,7 @@ async def cancel_sweep(sweep_id: str, host: HostDep) -> JSONResponse:
 
 
 def _queued(host: Host, sweep_id: int | None) -> str | None:
-    """Why cells of the sweep wait to be submitted (``svc_host.submit_throttle``), or None."""
+    """Why cells of the sweep wait to be submitted (``svc_host.runtime.throttle``), or None."""
     return host.submit_throttle.reason(sweep_waiter(sweep_id)) if sweep_id is not None else None
 
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
-from svc_host.context import Host
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError, WorkflowError
+from svc_host.host import Host
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.views import sweep_view

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from svc_host.monitor import Monitor
-from svc_host.plugin_types import Event
-from svc_host.plugins import PluginManager
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.monitor import Monitor
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
-from svc_host.transport_registry import TransportRegistry
+from svc_host.transports.registry import TransportRegistry
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import asyncio
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import TransportError
-from svc_host.monitor import Monitor
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.monitor import Monitor
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport

@@ -6,12 +6,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.sync import SyncBackend
+from svc_host.transports.sync_backend import SyncBackend
 from svc_plugin_rsync import hooks
 from svc_plugin_rsync.backend import RsyncBackend
 
 if TYPE_CHECKING:
-    from svc_host.plugins import PluginManager
+    from svc_host.plugin_core.manager import PluginManager
 
 
 def test_rsync_backend_is_registered(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from svc_host.domain.profiles import Mount
-from svc_host.sync import InspectReport, StaleUnknownReason
+from svc_host.transports.sync_backend import InspectReport, StaleUnknownReason
 from svc_plugin_rsync.excludes import effective_excludes, exclude_hash
 from svc_plugin_rsync.inspection import build_report
 from svc_plugin_rsync.itemize import Summary

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from svc_host.sync import StaleUnknownReason
+from svc_host.transports.sync_backend import StaleUnknownReason
 from svc_plugin_rsync.manifest import Manifest, ManifestError, dump, merge, parse, stale_paths, unknown_reason
 
 NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
+from svc_host.host import Host
 from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.workflows.prepare import RunRequest
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.mounts import FileTooLargeError, PathForbiddenError
-from svc_host.paths import SvcPaths
+from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
+from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.files import (
     WorkflowDirectory,
     check_filename,

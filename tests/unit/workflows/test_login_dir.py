@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from svc_host import hookimpl
-from svc_host.context import Host
 from svc_host.domain.profiles import HostConfig, Mount, SSHProfile
 from svc_host.errors import TransportError, WorkflowError
-from svc_host.plugin_types import TransportSpec
+from svc_host.host import Host
+from svc_host.plugin_core.records import TransportSpec
 from svc_host.testing.fake import FakeTransport
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 from svc_host.workflows.prepare import RunRequest
 
 HOME = "/home/ada"

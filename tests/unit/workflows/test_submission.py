@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from svc_host import leases
 from svc_host.domain.submission import JobDefinition, RenderedScript
+from svc_host.runtime import leases
 from svc_host.store.database import Store
 from svc_host.workflows import store as repo
 from svc_host.workflows.model import Dependency

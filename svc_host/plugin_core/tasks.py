@@ -7,7 +7,7 @@ import contextlib
 import functools
 import logging
 
-from svc_host.plugin_types import TaskSpec
+from svc_host.plugin_core.records import TaskSpec
 
 log = logging.getLogger(__name__)
 

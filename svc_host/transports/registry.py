@@ -8,11 +8,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from svc_host.domain.profiles import HostConfig
-from svc_host.plugin_types import TransportSpec
-from svc_host.plugins import PluginManager
-from svc_host.profiles import ProfilesWatch
-from svc_host.scheduler_snapshots import SchedulerSnapshots
-from svc_host.transport import Transport
+from svc_host.plugin_core.manager import PluginManager
+from svc_host.plugin_core.records import TransportSpec
+from svc_host.runtime.snapshots import SchedulerSnapshots
+from svc_host.settings.profiles import ProfilesWatch
+from svc_host.transports.base import Transport
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from pydantic_settings.sources.utils import parse_env_vars
 from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
 from svc_host.errors import ConfigError, ConflictError, describe_validation_error
-from svc_host.files import locked, read_json_object, write_json_atomic
-from svc_host.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
-from svc_host.secrets import keep_redacted
+from svc_host.settings.files import locked, read_json_object, write_json_atomic
+from svc_host.settings.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
+from svc_host.settings.secrets import keep_redacted
 
 LayerSource = Literal["system", "user", "project", "env"]
 
@@ -69,7 +69,7 @@ class SvcConfig(BaseModel):
 
     ``rendering`` and ``plugins`` are svc's own additions: the renderer jobs use unless a job or workflow names
     one, and each plugin's settings section ``plugins.<name>``, checked against the model the plugin declares
-    (``svc_settings``) by ``svc_host.plugin_config``.
+    (``svc_settings``) by ``svc_host.plugin_core.settings``.
     """
 
     model_config = ConfigDict(extra="forbid")

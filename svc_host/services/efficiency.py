@@ -11,7 +11,7 @@ from svc_host.errors import NotFoundError
 from svc_host.store.day_stats import usage_of
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
     from svc_host.store.tables import JobRecord
 
 NOT_MEASURED = {

@@ -12,15 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError, NotFoundError
-from svc_host.plugin_config import renderer_for
-from svc_host.transport import LOG_CHUNK_LIMIT, LogChunk
+from svc_host.host import Host
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
-    from svc_host.config import SvcConfig
+    from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import JobRecord
 
 
@@ -205,7 +205,7 @@ async def logs(
 def history_view(record: JobRecord) -> dict[str, Any]:
     """One history row: what was submitted where, by which interface, how it ended (no secret values) and how
     efficiently it used what it asked for (``None`` until accounting gave its usage)."""
-    from svc_host.efficiency_views import efficiency_of
+    from svc_host.services.efficiency import efficiency_of
 
     return {
         "id": record.id,

@@ -104,8 +104,8 @@ def user_excludes(mount: Mount) -> list[str]:
     Backends add their own defaults. Read at every sync and inspection, so an edited project file counts at
     once. A project file that is not valid is a ``ConfigError`` naming it (the sync changes nothing).
     """
-    from svc_host.config import project_config_file, project_excludes
-    from svc_host.files import read_json_object
+    from svc_host.settings.config import project_config_file, project_excludes
+    from svc_host.settings.files import read_json_object
 
     path = project_config_file(Path(mount.local).expanduser())
     data = read_json_object(path) or {}

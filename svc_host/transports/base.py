@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.single_flight import SingleFlight
+from svc_host.runtime.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster

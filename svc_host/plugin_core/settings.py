@@ -16,10 +16,10 @@ from pydantic import BaseModel, ValidationError
 from svc_host.errors import ConfigError, describe_validation
 
 if TYPE_CHECKING:
-    from svc_host.config import SvcConfig
     from svc_host.domain.submission import JobDefinition
-    from svc_host.plugin_types import RendererSpec
-    from svc_host.plugins import PluginManager
+    from svc_host.plugin_core.manager import PluginManager
+    from svc_host.plugin_core.records import RendererSpec
+    from svc_host.settings.config import SvcConfig
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -12,22 +12,22 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from svc_host.errors import NotFoundError
-from svc_host.paths import SvcPaths
-from svc_host.plugin_tasks import PluginTasks
-from svc_host.plugins import PluginManager, get_plugin_manager
-from svc_host.profiles import ProfileStore, ProfilesWatch
-from svc_host.transport import Transport
-from svc_host.transport_registry import TransportRegistry
+from svc_host.plugin_core.manager import PluginManager, get_plugin_manager
+from svc_host.plugin_core.tasks import PluginTasks
+from svc_host.settings.paths import SvcPaths
+from svc_host.settings.profiles import ProfileStore, ProfilesWatch
+from svc_host.transports.base import Transport
+from svc_host.transports.registry import TransportRegistry
 
 if TYPE_CHECKING:
-    from svc_host.config import SvcConfig
-    from svc_host.monitor import Monitor
-    from svc_host.resource_sampler import ResourceSampler
+    from svc_host.runtime.monitor import Monitor
+    from svc_host.runtime.sampler import ResourceSampler
+    from svc_host.runtime.throttle import SubmitThrottle
     from svc_host.schedules.scheduler import Scheduler
+    from svc_host.settings.config import SvcConfig
     from svc_host.store.database import Store
-    from svc_host.submit_throttle import SubmitThrottle
     from svc_host.sweeps.orchestrator import SweepOrchestrator
-    from svc_host.sync import SyncBackend
+    from svc_host.transports.sync_backend import SyncBackend
     from svc_host.workflows.engine import WorkflowEngine
 
 Source = Literal["web", "mcp", "cli"]
@@ -104,7 +104,7 @@ class Host:
     def monitor(self) -> Monitor:
         """The job monitor on the store and the transports (made on first use, started by ``start``)."""
         if self._monitor is None:
-            from svc_host.monitor import Monitor
+            from svc_host.runtime.monitor import Monitor
 
             self._monitor = Monitor(self.store, self.transports, self.plugins.emit)
         return self._monitor
@@ -113,7 +113,7 @@ class Host:
     def submit_throttle(self) -> SubmitThrottle:
         """The submission throttle of workflow jobs and sweep cells (made on first use, woken by the monitor)."""
         if self._submit_throttle is None:
-            from svc_host.submit_throttle import SubmitThrottle
+            from svc_host.runtime.throttle import SubmitThrottle
 
             self._submit_throttle = SubmitThrottle(self.transports.snapshots)
             self.monitor.add_listener(self._submit_throttle.on_changes)
@@ -123,7 +123,7 @@ class Host:
     def resource_sampler(self) -> ResourceSampler:
         """The GPU-use history sampler of ``svc serve`` (made on first use)."""
         if self._resource_sampler is None:
-            from svc_host.resource_sampler import ResourceSampler, SamplerSettings
+            from svc_host.runtime.sampler import ResourceSampler, SamplerSettings
 
             self._resource_sampler = ResourceSampler(
                 self.store,
@@ -136,7 +136,7 @@ class Host:
 
     def config(self) -> SvcConfig:
         """The merged job defaults (system, user, project files; SVC_* variables unless ``read_env`` is off)."""
-        from svc_host.config import load_config
+        from svc_host.settings.config import load_config
 
         return load_config(self.paths, env=self._env)
 

@@ -21,7 +21,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
 
 SUBSCRIBER_BUFFER = 256
 """Undelivered events kept per subscriber before the oldest is dropped (and the subscriber told to resync)."""

@@ -1,7 +1,7 @@
 """The one status loop: per transport, one batched scheduler query per tick for every tracked job.
 
 The monitor reads the live jobs of a transport from the store, reads all of them from one refresh of the
-transport's queue snapshot (the squeue that ``GET /api/jobs`` serves, see :mod:`svc_host.scheduler_snapshots`),
+transport's queue snapshot (the squeue that ``GET /api/jobs`` serves, see :mod:`svc_host.runtime.snapshots`),
 asks the transport once for the jobs that left the queue (their final state from accounting), writes
 transitions and emits ``job.status_changed``.
 The interval adapts: quick right after a submit or a change, doubling up to ``max_interval`` while nothing
@@ -37,10 +37,10 @@ from datetime import UTC, datetime, timedelta
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import SvcError
-from svc_host.plugin_types import Event
+from svc_host.plugin_core.records import Event
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
-from svc_host.transport_registry import TransportRegistry
+from svc_host.transports.registry import TransportRegistry
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 then, at the same time and only what the reasons need: the jobs' QOS and association limits (``sacctmgr``), the
 partitions (``scontrol show partition``), their nodes (``sinfo``), the live jobs the limits count (``squeue``) and
 the start estimates of all the pending ones (one ``squeue``). :func:`fit_answer` renders a job exactly as
-:func:`svc_host.jobs.submit` would and hands the script to ``sbatch --test-only``.
+:func:`svc_host.services.jobs.submit` would and hands the script to ``sbatch --test-only``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from svc_host import jobs
 from svc_host.errors import InvalidRequestError, TransportError
-from svc_host.plugin_config import renderer_for
+from svc_host.plugin_core.settings import renderer_for
+from svc_host.services import jobs
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import pending_inputs as inputs
 from svc_host.slurm.arrays import task_ids
@@ -25,15 +25,15 @@ from svc_host.slurm.pending import check_time_limit
 from svc_host.slurm.pending import explain as explain_one
 from svc_host.slurm.pending_job import Context, Explanation, PendingJob
 from svc_host.slurm.scontrol import split_oneliner
-from svc_host.transport import CommandResult, SlurmTransport
+from svc_host.transports.base import CommandResult, SlurmTransport
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from svc_host.config import SvcConfig
-    from svc_host.context import Host
     from svc_host.domain.resources import NodeInfo
     from svc_host.domain.submission import JobDefinition
+    from svc_host.host import Host
+    from svc_host.settings.config import SvcConfig
 
 _TIME_DIRECTIVE = re.compile(r"^#SBATCH\s+(?:--time[= ]\s*|-t\s*)(\S+)", re.MULTILINE)
 _NOW_SLACK = timedelta(minutes=1)
@@ -175,7 +175,7 @@ def _estimate(estimate: inputs.StartEstimate | None) -> dict[str, Any] | None:
 async def fit_answer(
     host: Host, definition: JobDefinition, *, transport: str, config: SvcConfig | None = None
 ) -> dict[str, Any]:
-    """Would this job fit now, and where: the script :func:`svc_host.jobs.submit` would send (with ``config``'s
+    """Would this job fit now, and where: the script :func:`svc_host.services.jobs.submit` would send (with ``config``'s
     defaults, else the host's), given to ``sbatch --test-only`` (nothing is submitted). A refusal is an answer
     (``fits: false``), not an error."""
     target = _slurm(host, transport)

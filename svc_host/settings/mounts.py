@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from svc_host.domain.profiles import Mount, SSHProfile, cluster_root
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
-from svc_host.plugin_types import TransportSpec
+from svc_host.plugin_core.records import TransportSpec
 
 MAX_READ_BYTES = 1024 * 1024
 """``GET /api/files/read`` refuses files larger than this (1 MB) with 413."""

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from svc_host.errors import InvalidRequestError, NotFoundError, TransportError
 from svc_host.slurm import limits
-from svc_host.transport import SlurmTransport, Transport
+from svc_host.transports.base import SlurmTransport, Transport
 
 if TYPE_CHECKING:
-    from svc_host.context import Host
+    from svc_host.host import Host
 
 LIMITS_MAX_AGE = 3600.0
 """Seconds the limits read from a cluster are kept."""

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
-from svc_host import hookspecs
 from svc_host.errors import PluginError
-from svc_host.plugin_types import (
+from svc_host.plugin_core import specs as hookspecs
+from svc_host.plugin_core.records import (
     Event,
     HealthReport,
     RendererSpec,
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from svc_host.context import Host
-    from svc_host.paths import SvcPaths
+    from svc_host.host import Host
+    from svc_host.settings.paths import SvcPaths
 
 log = logging.getLogger(__name__)
 

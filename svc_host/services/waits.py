@@ -1,6 +1,6 @@
 """Waiting for the next change of a job, a workflow run or a sweep, woken by the process's event hub.
 
-The wait subscribes to the hub the dashboard's stream reads (``svc_host.events``) before it reads the subject
+The wait subscribes to the hub the dashboard's stream reads (``svc_host.runtime.events``) before it reads the subject
 from the store, so no event falls between the two. Each event that may concern the subject makes it read the
 store again; the first read that differs from the first one ends the wait with the difference. It never asks
 the scheduler anything: the monitor's shared tick does, and while a wait is open on a transport the monitor
@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from svc_host.changes import EVENTS, Observed, Part, Subject, concerns, diff
-from svc_host.context import Host
 from svc_host.domain.jobs import JobState
 from svc_host.errors import NotFoundError
-from svc_host.events import event_hub
+from svc_host.host import Host
+from svc_host.runtime.changes import EVENTS, Observed, Part, Subject, concerns, diff
+from svc_host.runtime.events import event_hub
 
 RECHECK_SECONDS = 5.0
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from svc_host.domain.submission import JobDefinition, RenderedScript
-    from svc_host.transport import Transport
+    from svc_host.transports.base import Transport
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 

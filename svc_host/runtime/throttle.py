@@ -32,7 +32,7 @@ from svc_host.slurm.limits import Counts, SiteLimits, headroom
 
 if TYPE_CHECKING:
     from svc_host.domain.jobs import JobStatus
-    from svc_host.scheduler_snapshots import SchedulerSnapshots
+    from svc_host.runtime.snapshots import SchedulerSnapshots
     from svc_host.store.jobs import StateChange
     from svc_host.store.tables import WorkflowRunRecord
 

@@ -28,10 +28,9 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from svc_host.context import Host
     from svc_host.domain.profiles import HostConfig
-    from svc_host.paths import SvcPaths
-    from svc_host.plugin_types import (
+    from svc_host.host import Host
+    from svc_host.plugin_core.records import (
         Event,
         HealthReport,
         RendererSpec,
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
         ToolSpec,
         TransportSpec,
     )
+    from svc_host.settings.paths import SvcPaths
 
 hookspec = pluggy.HookspecMarker("svc")
 
@@ -218,7 +218,7 @@ def svc_settings() -> type[BaseModel] | None:
     Called whenever the configuration is shown or changed (``svc config show|set``, ``GET|PUT /api/config``):
     the section is shown with the model's defaults filled in, and a value the model refuses is an error naming
     the plugin and the field, and nothing is written. Read the values with
-    ``svc_host.plugin_config.plugin_settings(config, "<plugin name>", Model)``. Return ``None`` for none.
+    ``svc_host.plugin_core.settings.plugin_settings(config, "<plugin name>", Model)``. Return ``None`` for none.
     Settings are shown in full: keep secrets in environment variables.
 
     Example::

@@ -1,0 +1,1 @@
+"""The plugin machinery: hookspecs, the plugin manager, the records plugins return, plugin settings and tasks."""
