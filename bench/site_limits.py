@@ -26,11 +26,11 @@ from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.host import Host
-from svc_host.services.limits import read_site_limits
 from svc_host.settings.paths import SvcPaths
 from svc_host.settings.profiles import ProfileStore
 from svc_host.slurm import limits
 from svc_host.slurm.argv import squeue_argv
+from svc_host.transports.site_limits import read_site_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 

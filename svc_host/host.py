@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from svc_host.errors import NotFoundError
 from svc_host.plugin_core.manager import PluginManager, get_plugin_manager
 from svc_host.plugin_core.tasks import PluginTasks
+from svc_host.plugin_core.view import JobRecordView
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.settings.paths import SvcPaths
 from svc_host.settings.profiles import ProfileStore, ProfilesWatch
 from svc_host.transports.base import Transport
-from svc_host.transports.registry import TransportRegistry
 
 if TYPE_CHECKING:
     from svc_host.runtime.monitor import Monitor
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from svc_host.workflows.engine import WorkflowEngine
 
 Source = Literal["web", "mcp", "cli"]
+M = TypeVar("M", bound=BaseModel)
 
 
 class Host:
@@ -67,7 +71,7 @@ class Host:
         self._orchestrator: SweepOrchestrator | None = None
         self._scheduler: Scheduler | None = None
         self.plugin_tasks = PluginTasks()
-        self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=self._env))
+        self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=self._env), host=self)
 
     @classmethod
     def create(
@@ -139,6 +143,30 @@ class Host:
         from svc_host.settings.config import load_config
 
         return load_config(self.paths, env=self._env)
+
+    def plugin_settings(self, name: str, model: type[M]) -> M:
+        """The section ``plugins.<name>`` of this process's configuration as ``model``."""
+        from svc_host.plugin_core.settings import plugin_settings
+
+        return plugin_settings(self.config(), name, model)
+
+    async def find_job(self, transport: str, job_id: str) -> JobRecordView | None:
+        """The latest record of a job svc submitted, as plugins see it (``PluginHost.find_job``)."""
+        from svc_host.store.jobs import find_job
+
+        record = await self.store.run(find_job, transport, job_id)
+        if record is None:
+            return None
+        return JobRecordView(
+            transport=record.transport,
+            job_id=record.job_id,
+            name=record.name,
+            source=record.source,
+            state=record.state,
+            exit_code=record.exit_code,
+            submitted_at=record.submitted_at,
+            ended_at=record.ended_at,
+        )
 
     def server_transport_name(self) -> str:
         """The transport REST uses: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from svc_host import hookimpl
-from svc_host.domain.profiles import HostConfig
-from svc_host.plugin_core.records import TransportSpec
+from svc_host.plugin import HostConfig, TransportSpec, hookimpl
 
 
 @hookimpl

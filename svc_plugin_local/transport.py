@@ -6,10 +6,15 @@ import asyncio
 import os
 from collections.abc import Sequence
 
-from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.slurm.argv import program
-from svc_host.transports.base import CommandResult, SlurmTransport
-from svc_host.transports.processes import ProcessStarts, kill
+from svc_host.plugin import (
+    CommandResult,
+    OutcomeUnknownError,
+    ProcessStarts,
+    SlurmTransport,
+    TransportError,
+    kill_process,
+    slurm_program,
+)
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -44,21 +49,21 @@ class LocalTransport(SlurmTransport):
             )
         except FileNotFoundError as exc:
             raise TransportError(
-                f"{program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
+                f"{slurm_program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
             ) from exc
         try:
             out, err = await asyncio.wait_for(
                 proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
             )
         except asyncio.CancelledError:
-            kill(proc, group=True)  # nobody will read its answer: do not leave the process behind
+            kill_process(proc, group=True)  # nobody will read its answer: do not leave the process behind
             await asyncio.shield(proc.wait())
             raise
         except TimeoutError as exc:
-            kill(proc, group=True)
+            kill_process(proc, group=True)
             await proc.wait()
             raise OutcomeUnknownError(
-                f"{program(argv)} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
+                f"{slurm_program(argv)} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
             ) from exc
         return CommandResult(
             argv,

@@ -13,8 +13,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from svc_host.domain.profiles import SSHProfile, cluster_root
-from svc_host.errors import SyncError
+from svc_host.plugin import SSHProfile, SyncError, cluster_root
 from svc_plugin_rsync.excludes import filter_args
 from svc_plugin_rsync.itemize import OUT_FORMAT
 
@@ -55,7 +54,7 @@ DEFAULT_KEY_NAMES = ("id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "
 def ssh_argv(profile: SSHProfile) -> list[str]:
     """The ssh command (without the host) that reaches the profile's login node non-interactively.
 
-    Mirrors ``svc_plugin_ssh.connect.connect_options``: ``ssh_host`` is an alias from ``~/.ssh/config``
+    Mirrors ``svc_host.plugin.ssh_connect_options``: ``ssh_host`` is an alias from ``~/.ssh/config``
     and explicit fields override it; unknown host keys are rejected unless ``accept_unknown_host``.
     OpenSSH reads ``~/.ssh`` of the passwd entry while asyncssh reads ``$HOME/.ssh``; they differ under
     services, containers and sudo. So the config file, the known_hosts file and (when the profile names no

@@ -13,13 +13,14 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from svc_host.domain.profiles import Mount, SSHProfile
-from svc_host.errors import SyncError
-from svc_host.transports.processes import ProcessStarts
-from svc_host.transports.sync_backend import (
+from svc_host.plugin import (
     DELETED_PATHS_CAP,
     InspectReport,
+    Mount,
+    ProcessStarts,
+    SSHProfile,
     SyncBackend,
+    SyncError,
     SyncResult,
     cap_paths,
     user_excludes,

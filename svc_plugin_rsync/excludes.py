@@ -6,8 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from svc_host.domain.profiles import check_exclude_patterns
-from svc_host.errors import SyncError
+from svc_host.plugin import SyncError, check_exclude_patterns
 
 MANIFEST_NAME = ".svc-manifest.json"
 """The upload record at the root of a mount's remote directory."""

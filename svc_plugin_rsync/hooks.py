@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from svc_host import hookimpl
-from svc_host.plugin_core.records import SyncBackendSpec
+from svc_host.plugin import SyncBackendSpec, hookimpl
 
 
 @hookimpl

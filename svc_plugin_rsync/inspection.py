@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from svc_host.domain.profiles import Mount
-from svc_host.transports.sync_backend import InspectReport, StaleUnknownReason, cap_paths
+from svc_host.plugin import InspectReport, Mount, StaleUnknownReason, cap_paths
 from svc_plugin_rsync import manifest as manifest_rules
 from svc_plugin_rsync.excludes import exclude_hash
 from svc_plugin_rsync.itemize import Summary

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from svc_host.transports.sync_backend import StaleUnknownReason
+from svc_host.plugin import StaleUnknownReason
 
 MANIFEST_VERSION = 1
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024

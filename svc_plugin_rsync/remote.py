@@ -19,10 +19,8 @@ from typing import TypeVar
 
 import asyncssh
 
-from svc_host.domain.profiles import SSHProfile
-from svc_host.errors import SyncError
+from svc_host.plugin import SSHProfile, SyncError, ssh_connect_options
 from svc_plugin_rsync.excludes import TEMP_SUFFIX
-from svc_plugin_ssh.connect import connect_options
 
 COMMAND_TIMEOUT = 60.0
 T = TypeVar("T")
@@ -75,7 +73,7 @@ class RemoteFiles:
         async with self._lock:
             if self._conn is None or self._conn.is_closed():
                 self._sftp = None
-                host, options = connect_options(self.profile)
+                host, options = ssh_connect_options(self.profile)
                 try:
                     self._conn = await asyncssh.connect(host, **options)
                 except asyncssh.HostKeyNotVerifiable as exc:

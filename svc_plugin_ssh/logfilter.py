@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import shlex
 
-from svc_host.settings.secrets import REDACTED
+from svc_host.plugin import REDACTED
 
 _COMMAND = "Command: %s"
 

@@ -10,8 +10,7 @@ import asyncio
 from collections.abc import Sequence
 from types import TracebackType
 
-from svc_host.domain.profiles import SSHProfile
-from svc_host.transports.base import CommandResult, SlurmTransport
+from svc_host.plugin import CommandResult, SlurmTransport, SSHProfile
 from svc_plugin_ssh.transport import SSHTransport
 
 MAX_POOL = 8

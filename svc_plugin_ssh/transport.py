@@ -10,12 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
-from svc_host.domain.profiles import SSHProfile
-from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.slurm.argv import program
-from svc_host.transports.base import CommandResult, SlurmTransport
+from svc_host.plugin import (
+    CommandResult,
+    OutcomeUnknownError,
+    SlurmTransport,
+    SSHProfile,
+    TransportError,
+    ssh_connect_options,
+)
+from svc_host.plugin import (
+    slurm_program as program,
+)
 from svc_plugin_ssh import logfilter
-from svc_plugin_ssh.connect import connect_options
 
 if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
@@ -70,7 +76,7 @@ class SSHTransport(SlurmTransport):
         return self._login_dir[1]
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
-        host, options = connect_options(self.profile)
+        host, options = ssh_connect_options(self.profile)
         where = f"{options.get('username', '')}@{host}:{options.get('port', 22)}".lstrip("@")
         try:
             return await self._connect_retrying(host, options)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from svc_host.host import Host
+from svc_host.plugin_core.view import PluginHost
 
 
 def get_host(request: Request) -> Host:
@@ -16,3 +17,6 @@ def get_host(request: Request) -> Host:
 
 HostDep = Annotated[Host, Depends(get_host)]
 """Use as a parameter type: ``async def handler(host: HostDep) -> ...``."""
+
+PluginHostDep = Annotated[PluginHost, Depends(get_host)]
+"""A plugin's route parameter type (``svc_host.plugin.HostDep``): the server's host as plugins see it."""

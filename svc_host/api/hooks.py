@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svc_host import hookimpl
+from svc_host.plugin_core.identity import hookimpl
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.records import Event

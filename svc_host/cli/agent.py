@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from svc_host.agent.launch import DEFAULT_IDLE_MINUTES
-from svc_host.cli.output import json_option_help, print_json
+from svc_host.cli.options import json_option
+from svc_host.cli.output import print_json
 
 idle_option = click.option(
     "--idle-minutes",
@@ -74,7 +75,7 @@ def stop() -> None:
 
 
 @agent.command()
-@click.option("--json", "as_json", is_flag=True, help=json_option_help)
+@json_option
 def status(as_json: bool) -> None:
     """Say whether the agent runs, since when and what it served; exit 1 when none runs."""
     from svc_host.agent import launch

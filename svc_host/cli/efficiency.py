@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from svc_host.cli.jobs import _check_job_id, _with_host, json_option, transport_option
+from svc_host.cli.options import check_job_id, json_option, transport_option, with_host
 from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def eff(job_id: str | None, run_id: str | None, sweep_id: int | None, transport:
     if sum(value is not None for value in (job_id, run_id, sweep_id)) != 1:
         raise click.UsageError("give exactly one of JOB_ID, --run RUN_ID or --sweep SWEEP_ID")
     if job_id is not None:
-        _check_job_id(job_id)
+        check_job_id(job_id)
 
     async def work(host: Host) -> dict[str, Any]:
         from svc_host.services import efficiency as efficiency_views
@@ -84,7 +84,7 @@ def eff(job_id: str | None, run_id: str | None, sweep_id: int | None, transport:
             return await efficiency_views.for_run(host, run_id)
         return await efficiency_views.for_sweep(host, sweep_id or 0)
 
-    found = _with_host(work)
+    found = with_host(work)
     if as_json:
         print_json(found)
         return

@@ -3,38 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from svc_host.cli.output import import_tables_meanwhile, json_option_help, print_json, print_table
+from svc_host.cli.options import check_job_id, json_option, transport_option, with_host
+from svc_host.cli.output import import_tables_meanwhile, print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.host import Host
-
-T = TypeVar("T")
-
-transport_option = click.option(
-    "--transport", "-t", default="local", show_default=True, help="Transport (SSH profile name or 'local')."
-)
-json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
-
-
-def _with_host(work: Callable[[Host], Awaitable[T]]) -> T:
-    """Run ``work`` with a CLI ``Host`` (the same store and transports the server uses)."""
-    import asyncio
-
-    from svc_host.host import Host
-
-    async def _run() -> T:
-        host = Host.create("cli")
-        try:
-            return await work(host)
-        finally:
-            await host.close()
-
-    return asyncio.run(_run())
 
 
 def _job_rows(jobs: list[dict[str, Any]]) -> list[list[Any]]:
@@ -153,7 +130,7 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
     from svc_host.cli.job_session import JobSession
 
     for job_id in job_ids:
-        _check_job_id(job_id)
+        check_job_id(job_id)
     if not as_json:
         import_tables_meanwhile()
     with JobSession(transport) as session:  # a job that ended is answered from the store alone: no connection
@@ -174,7 +151,7 @@ def status(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
 def cancel(job_ids: tuple[str, ...], transport: str) -> None:
     """Cancel pending or running jobs."""
     for job_id in job_ids:
-        _check_job_id(job_id)
+        check_job_id(job_id)
 
     async def work(host: Host) -> None:
         from svc_host.services import jobs as job_service
@@ -182,7 +159,7 @@ def cancel(job_ids: tuple[str, ...], transport: str) -> None:
         for job_id in job_ids:
             await job_service.cancel(host, transport, job_id)
 
-    _with_host(work)
+    with_host(work)
     click.echo(f"cancelled {', '.join(job_ids)}")
 
 
@@ -198,7 +175,7 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
 
     from svc_host.cli.job_session import JobSession
 
-    _check_job_id(job_id)
+    check_job_id(job_id)
     offset = 0
     with JobSession(transport) as session:
         while True:
@@ -214,20 +191,13 @@ def logs(job_id: str, which: str, follow: bool, transport: str) -> None:
                 time.sleep(1.0)
 
 
-def _check_job_id(job_id: str) -> None:
-    import re
-
-    if not re.fullmatch(r"\d+(_\d+)?", job_id):
-        raise click.BadParameter(f"{job_id!r} is not a job id (digits, or <id>_<index> for an array task)")
-
-
 @click.command()
 @click.option("--partition", "-p", help="Only this partition.")
 @transport_option
 @json_option
 def resources(partition: str | None, transport: str, as_json: bool) -> None:
     """Show free GPUs and nodes per partition."""
-    snapshots = _with_host(lambda host: host.transport(transport).resources(partition))
+    snapshots = with_host(lambda host: host.transport(transport).resources(partition))
     if as_json:
         print_json([snap.model_dump(mode="json") for snap in snapshots])
         return
@@ -268,7 +238,7 @@ def history(limit: int, state: str | None, source: str | None, efficiency: bool,
         )
         return [job_service.history_view(row) for row in rows]
 
-    rows = _with_host(work)
+    rows = with_host(work)
     if as_json:
         print_json(rows)
         return

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from svc_host.cli.jobs import _with_host, json_option, transport_option
+from svc_host.cli.options import json_option, transport_option, with_host
 from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def limits(transport: str, as_json: bool) -> None:
     async def work(host: Host) -> dict[str, Any]:
         return await limits_view(host, transport)
 
-    view = _with_host(work)
+    view = with_host(work)
     if as_json:
         print_json(view)
         return

@@ -6,8 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-json_option_help = "Print JSON instead of a table (for scripts)."
-
 
 def print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str, ensure_ascii=False))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from svc_host.cli.jobs import _check_job_id, _with_host, json_option, transport_option
+from svc_host.cli.options import check_job_id, json_option, transport_option, with_host
 from svc_host.cli.output import print_json
 
 if TYPE_CHECKING:
@@ -20,14 +20,14 @@ if TYPE_CHECKING:
 def why(job_ids: tuple[str, ...], transport: str, as_json: bool) -> None:
     """Say why each job is pending and when it should start (one scheduler query for all of them)."""
     for job_id in job_ids:
-        _check_job_id(job_id)
+        check_job_id(job_id)
 
     async def work(host: Host) -> list[dict[str, Any]]:
         from svc_host.services import pending
 
         return await pending.explain(host, transport, list(job_ids))
 
-    answers = _with_host(work)
+    answers = with_host(work)
     if as_json:
         print_json(answers)
         return

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.options import json_option
+from svc_host.cli.output import print_json, print_table
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help=json_option_help)
+@json_option
 def plugins(as_json: bool) -> None:
     """List plugins with their distribution, version, hooks and status, then what each says of its health."""
     from svc_host.plugin_core.manager import get_plugin_manager

@@ -149,7 +149,7 @@ def test_profile(name: str, timeout: float) -> None:
     """Connect to profile NAME over SSH and run sinfo; say in one line what works or what is wrong."""
     import asyncio
 
-    from svc_host.cli.jobs import _with_host
+    from svc_host.cli.options import with_host
     from svc_host.errors import NotFoundError, TransportError
 
     async def work(host: Host) -> str | None:
@@ -169,7 +169,7 @@ def test_profile(name: str, timeout: float) -> None:
             return None
         return ", ".join(snapshot.partition for snapshot in snapshots) or "none"
 
-    partitions = _with_host(work)
+    partitions = with_host(work)
     if partitions is None:
         raise SystemExit(1)
     click.echo(f"ok: {name!r} answers; sinfo lists partitions: {partitions}")

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.options import json_option
+from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.store.database import Store
 
 T = TypeVar("T")
-json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.options import json_option
+from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.host import Host
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from svc_host.workflows.prepare import RunRequest
 
 T = TypeVar("T")
-json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 BARS = ("pending", "running", "completed", "failed", "cancelled")
 
 

@@ -13,18 +13,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from svc_host.cli.jobs import _with_host
-from svc_host.cli.output import json_option_help, print_json, print_table
+from svc_host.cli.options import json_option, with_host
+from svc_host.cli.output import print_json, print_table
 
 if TYPE_CHECKING:
     from svc_host.domain.profiles import HostConfig, Mount
     from svc_host.host import Host
     from svc_host.transports.sync_backend import InspectReport, SyncResult
 
-transport_option = click.option(
+profile_option = click.option(
     "--transport", "-t", metavar="PROFILE", help="SSH profile whose mount to use (default: the current profile)."
 )
-json_option = click.option("--json", "as_json", is_flag=True, help=json_option_help)
 LIST_LIMIT = 50
 """Paths printed per list in the human output (``--json`` has them all, up to ``--max-paths``)."""
 
@@ -45,7 +44,7 @@ def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str,
 
 @click.command()
 @click.argument("mount")
-@transport_option
+@profile_option
 @click.option("--delete", is_flag=True, help="Mirror: also delete cluster files missing locally (excludes are spared).")
 @click.option("--dry-run", is_flag=True, help="Report what would be sent and deleted, change nothing.")
 @click.option(
@@ -87,7 +86,7 @@ def sync(
             )
         return profile, result
 
-    profile, result = _with_host(work)
+    profile, result = with_host(work)
     verb, deleted = ("would send", "would delete") if result.dry_run else ("sent", "deleted")
     summary = f"{verb} {result.files_transferred} file(s)"
     if result.delete:
@@ -103,7 +102,7 @@ def sync(
 
 @click.command()
 @click.argument("mount")
-@transport_option
+@profile_option
 @click.option("--max-paths", type=click.IntRange(min=0), default=1000, show_default=True, help="Longest list shown.")
 @json_option
 def inspect(mount: str, transport: str | None, max_paths: int, as_json: bool) -> None:
@@ -113,7 +112,7 @@ def inspect(mount: str, transport: str | None, max_paths: int, as_json: bool) ->
         profile, found = _choose(host.transports.config, transport, mount)
         return await host.sync_backend(profile).inspect(found, max_paths=max_paths)
 
-    report = _with_host(work)
+    report = with_host(work)
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
@@ -157,7 +156,7 @@ def _local_mount(transport: str | None, mount: str) -> Mount:
 @files.command("ls")
 @click.argument("mount")
 @click.argument("path", default="")
-@transport_option
+@profile_option
 @json_option
 def ls(mount: str, path: str, transport: str | None, as_json: bool) -> None:
     """List PATH (a directory relative to MOUNT's root; the root by default)."""
@@ -182,7 +181,7 @@ def ls(mount: str, path: str, transport: str | None, as_json: bool) -> None:
 @files.command("cat")
 @click.argument("mount")
 @click.argument("path")
-@transport_option
+@profile_option
 def cat(mount: str, path: str, transport: str | None) -> None:
     """Print the file PATH (relative to MOUNT's root) as it is."""
     from svc_host.settings.mounts import read_file

@@ -7,6 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from svc_host.host import Host
+from svc_host.plugin_core.view import PluginHost
 
 LOCAL = "local"
 
@@ -16,6 +17,11 @@ def host_of(ctx: Context[Any, Any]) -> Host:
     if not isinstance(host, Host):
         raise TypeError("the MCP server was not started with svc's lifespan")
     return host
+
+
+def tool_host(ctx: Context[Any, Any]) -> PluginHost:
+    """The server's host as a plugin's MCP tool sees it (``svc_host.plugin.tool_host``)."""
+    return host_of(ctx)
 
 
 def transport_name(transport: str | None) -> str:

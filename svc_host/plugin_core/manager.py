@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from svc_host.host import Host
+    from svc_host.plugin_core.view import PluginHost
     from svc_host.settings.paths import SvcPaths
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,24 @@ class PluginInfo:
         }
 
 
+def _api_refusal(module: object) -> str | None:
+    """Why a plugin that declares the plugin API range it supports (``SVC_PLUGIN_API``) is not loaded, or None."""
+    wanted = getattr(module, "SVC_PLUGIN_API", None)
+    if wanted is None:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from svc_host.plugin_core.identity import API_VERSION
+
+    try:
+        supported = SpecifierSet(str(wanted))
+    except InvalidSpecifier:
+        return f"SVC_PLUGIN_API {wanted!r} is not a version range (write e.g. '>=1.0,<2')"
+    if API_VERSION not in supported:
+        return f"supports plugin API {wanted}, and this svc offers plugin API {API_VERSION}"
+    return None
+
+
 class PluginManager:
     """A loaded set of plugins and typed access to what they offer."""
 
@@ -87,7 +105,7 @@ class PluginManager:
         self, modules: Iterable[str] = BUILTIN_MODULES, *, disabled: frozenset[str] = frozenset()
     ) -> None:
         """Register the host's own hook modules, the same way a plugin's would be."""
-        from svc_host import __version__
+        from svc_host.plugin_core.identity import __version__
 
         for module_name in modules:
             info = PluginInfo(name=module_name, distribution="svc", version=__version__)
@@ -128,12 +146,16 @@ class PluginManager:
             info.status = "disabled"
             self._infos[info.name] = info
             return
+        where = f"entry point {entry_point.value!r}" if entry_point is not None else info.name
         try:
             module = _hashable(load())
-            self._pm.register(module, name=info.name)
+            refusal = _api_refusal(module)
+            if refusal is None:
+                self._pm.register(module, name=info.name)
         except Exception as exc:  # noqa: BLE001 - any import-time failure of third-party code is reported
-            where = f"entry point {entry_point.value!r}" if entry_point is not None else info.name
-            info.status, info.error = "failed", f"{where}: {type(exc).__name__}: {exc}"
+            refusal = f"{type(exc).__name__}: {exc}"
+        if refusal is not None:
+            info.status, info.error = "failed", f"{where}: {refusal}"
             self._report(info, key=info.name)
             return
         info.hooks = sorted(caller.name for caller in self._pm.get_hookcallers(module) or [])
@@ -349,7 +371,7 @@ class PluginManager:
                 self._hook_failed(plugin_name, "svc_settings", f"returned {model!r:.60}, expected a pydantic model")
         return out
 
-    def background_tasks(self, host: Host) -> list[TaskSpec]:
+    def background_tasks(self, host: PluginHost) -> list[TaskSpec]:
         """The long-running tasks plugins want a server to run for ``host``."""
         return [task for _, task in self._records("svc_background_tasks", TaskSpec, host=host)]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from svc_host.domain.submission import JobDefinition, RenderedScript
+    from svc_host.settings.config import SvcConfig
     from svc_host.transports.base import Transport
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -26,12 +28,15 @@ def _check_name(kind: str, name: str) -> None:
 class TransportSpec:
     """A way to reach a Slurm cluster. ``factory`` builds the transport; the host keeps one instance per name.
 
+    A factory that declares a keyword parameter ``host`` is given the running host (``PluginHost``) that makes
+    the instance, to read its settings there (``host.plugin_settings(...)``) rather than from global state.
+
     The host decides by these capabilities, never by a transport's name. Pooling needs no flag: a transport
     that can spread a sweep over several sessions overrides ``Transport.pooled``.
     """
 
     name: str
-    factory: Callable[[], Transport]
+    factory: Callable[..., Transport]
     description: str = ""
     remote: bool = False
     """Jobs run on another machine: their paths are cluster paths (``work_dir`` is required, never this
@@ -63,11 +68,28 @@ class RendererSpec:
     """Turns a job definition into a batch script."""
 
     name: str
-    render: Callable[[JobDefinition], RenderedScript]
+    render: Callable[..., RenderedScript]
+    """``render(definition)``, or ``render(definition, *, config)`` to be given the configuration of the process
+    that renders (a ``SvcConfig``: ``config.plugins`` holds every plugin's settings section)."""
     description: str = ""
 
     def __post_init__(self) -> None:
         _check_name("renderer", self.name)
+
+    def render_for(self, definition: JobDefinition, config: SvcConfig) -> RenderedScript:
+        """The script of ``definition`` under ``config`` (passed to ``render`` when it declares ``config``)."""
+        if takes_keyword(self.render, "config"):
+            return self.render(definition, config=config)
+        return self.render(definition)
+
+
+def takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` accepts the keyword argument ``name`` (by name, or through ``**kwargs``)."""
+    parameters = inspect.signature(function).parameters
+    found = parameters.get(name)
+    if found is not None:
+        return found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from svc_host.errors import ConfigError, describe_validation
 
 if TYPE_CHECKING:
-    from svc_host.domain.submission import JobDefinition
+    from svc_host.domain.submission import JobDefinition, RenderedScript
     from svc_host.plugin_core.manager import PluginManager
     from svc_host.plugin_core.records import RendererSpec
     from svc_host.settings.config import SvcConfig
@@ -38,6 +38,11 @@ def renderer_for(plugins: PluginManager, definition: JobDefinition, config: SvcC
     if definition.renderer is not None:
         return renderer_named(plugins, definition.renderer, where=f"job {definition.name!r}")
     return renderer_named(plugins, config.rendering.renderer, where="rendering.renderer")
+
+
+def render_job(plugins: PluginManager, definition: JobDefinition, config: SvcConfig) -> RenderedScript:
+    """``definition``'s batch script, by its renderer (``renderer_for``), under ``config``."""
+    return renderer_for(plugins, definition, config).render_for(definition, config)
 
 
 def plugin_settings(config: SvcConfig, name: str, model: type[M]) -> M:

@@ -22,14 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import pluggy
+from svc_host.plugin_core.identity import hookspec
 
 if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
     from svc_host.domain.profiles import HostConfig
-    from svc_host.host import Host
     from svc_host.plugin_core.records import (
         Event,
         HealthReport,
@@ -39,9 +38,8 @@ if TYPE_CHECKING:
         ToolSpec,
         TransportSpec,
     )
+    from svc_host.plugin_core.view import PluginHost
     from svc_host.settings.paths import SvcPaths
-
-hookspec = pluggy.HookspecMarker("svc")
 
 
 @hookspec
@@ -150,7 +148,7 @@ def svc_event(event: Event) -> None:
 
 
 @hookspec
-def svc_background_tasks(host: Host) -> Sequence[TaskSpec]:
+def svc_background_tasks(host: PluginHost) -> Sequence[TaskSpec]:
     """Offer long-running work a server does for the plugin (delivering an outbox, polling a site service).
 
     Called once by ``Host.start()`` in servers (``svc serve``, ``svc mcp``; never in CLI commands). Each

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svc_host import hookimpl
+from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import RendererSpec
 
 

@@ -38,9 +38,9 @@ from datetime import UTC, datetime, timedelta
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
-from svc_host.transports.registry import TransportRegistry
 
 log = logging.getLogger(__name__)
 

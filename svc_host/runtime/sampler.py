@@ -19,10 +19,10 @@ from typing import Any
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.errors import ConfigError, SvcError
 from svc_host.plugin_core.records import Event
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import resource_samples as repo
 from svc_host.store.database import Store
 from svc_host.store.tables import ResourceSample
-from svc_host.transports.registry import TransportRegistry
 
 log = logging.getLogger(__name__)
 

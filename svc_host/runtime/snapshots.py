@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
+from svc_host.concurrency.single_flight import SingleFlight
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
-from svc_host.runtime.single_flight import SingleFlight
-from svc_host.services.limits import LIMITS_MAX_AGE, read_site_limits
 from svc_host.slurm.limits import SiteLimits
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transports.base import SlurmTransport, Transport
+from svc_host.transports.site_limits import LIMITS_MAX_AGE, read_site_limits
 
 V = TypeVar("V")
 W = TypeVar("W")
@@ -146,7 +146,7 @@ class SchedulerSnapshots:
             del self._latest[key]
 
     async def limits(self, transport: str, *, max_age: float = LIMITS_MAX_AGE) -> Snapshot[SiteLimits | None]:
-        """The job-count limits of the transport's user (``svc_host.services.limits``), kept ``max_age`` seconds: a
+        """The job-count limits of the transport's user (``transports.site_limits``), kept ``max_age`` seconds: a
         change of the queue (``changed``) leaves them."""
         return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
 

@@ -13,7 +13,7 @@ from svc_host.workflows.plan import RUN_TERMINAL
 from svc_host.workflows.prepare import RunRequest
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.services.ports import RunPorts
 
 TRIGGER = "schedule"
 
@@ -21,7 +21,7 @@ TRIGGER = "schedule"
 class HostLauncher:
     """Launch schedules on ``host``'s engine and orchestrator, on the schedule's transport or the server's."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: RunPorts) -> None:
         self.host = host
 
     def request(self, spec: ScheduleSpec) -> RunRequest:

@@ -11,7 +11,7 @@ from svc_host.errors import NotFoundError
 from svc_host.store.day_stats import usage_of
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.tables import JobRecord
 
 NOT_MEASURED = {
@@ -55,7 +55,7 @@ def summary(records: list[JobRecord]) -> dict[str, Any]:
     return totals.summary(ended)
 
 
-async def for_job(host: Host, transport: str, job_id: str) -> dict[str, Any]:
+async def for_job(host: Ports, transport: str, job_id: str) -> dict[str, Any]:
     from svc_host.store import jobs as job_repo
 
     record = await host.store.run(job_repo.find_job, transport, job_id)
@@ -64,7 +64,7 @@ async def for_job(host: Host, transport: str, job_id: str) -> dict[str, Any]:
     return job_view(record)
 
 
-async def for_run(host: Host, run_id: str) -> dict[str, Any]:
+async def for_run(host: Ports, run_id: str) -> dict[str, Any]:
     from svc_host.store import usage
 
     found = await host.store.run(usage.run_jobs, run_id)
@@ -77,7 +77,7 @@ async def for_run(host: Host, run_id: str) -> dict[str, Any]:
     }
 
 
-async def for_sweep(host: Host, sweep_id: int) -> dict[str, Any]:
+async def for_sweep(host: Ports, sweep_id: int) -> dict[str, Any]:
     from svc_host.store import usage
 
     found = await host.store.run(usage.sweep_jobs, sweep_id)

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError, NotFoundError
-from svc_host.host import Host
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
+from svc_host.runtime.ports import Ports
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 async def submit(
-    host: Host, definition: JobDefinition, *, transport: str, source: str, config: SvcConfig | None = None
+    host: Ports, definition: JobDefinition, *, transport: str, source: str, config: SvcConfig | None = None
 ) -> JobRecord:
     """Render, submit, record (state PENDING) and tell the monitor; returns the stored record.
 
@@ -33,7 +33,8 @@ async def submit(
     of the directory the command ran in)."""
     from svc_host.store import jobs as job_repo
 
-    rendered = renderer_for(host.plugins, definition, config or host.config()).render(definition)
+    config = config or host.config()
+    rendered = render_job(host.plugins, definition, config)
     job_id = await host.transport(transport).submit(rendered)
     host.transports.snapshots.changed(transport)
     stdout_path, stderr_path = rendered.log_paths_for(job_id)
@@ -72,7 +73,7 @@ class JobView:
         return list(json.loads(self.record.command)) if self.record else []
 
 
-async def status(host: Host, transport: str, job_id: str) -> JobView:
+async def status(host: Ports, transport: str, job_id: str) -> JobView:
     """The job's current status; tracked jobs come from the store after a (coalesced) monitor refresh."""
     from svc_host.store import jobs as job_repo
 
@@ -89,7 +90,7 @@ async def status(host: Host, transport: str, job_id: str) -> JobView:
     return JobView(status=found, record=None)
 
 
-async def current(host: Host, transport: str, job_id: str) -> JobView:
+async def current(host: Ports, transport: str, job_id: str) -> JobView:
     """``status`` for a caller that shows a job's state and nothing the store derives from it (MCP
     ``get_job_status``; REST's detail, which lists the stored transitions, reads ``status``).
 
@@ -147,7 +148,7 @@ def status_of(record: JobRecord) -> JobStatus:
     )
 
 
-async def cancel(host: Host, transport: str, job_id: str) -> JobStatus:
+async def cancel(host: Ports, transport: str, job_id: str) -> JobStatus:
     """Cancel a pending or running job; a finished one is an ``InvalidStateError``."""
     view = await status(host, transport, job_id)
     if view.status.state.is_terminal:
@@ -165,7 +166,7 @@ class JobLogs:
 
 
 async def logs(
-    host: Host,
+    host: Ports,
     transport: str,
     job_id: str,
     *,

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from svc_host.errors import InvalidRequestError, TransportError
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
 from svc_host.services import jobs
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import pending_inputs as inputs
@@ -32,14 +32,14 @@ if TYPE_CHECKING:
 
     from svc_host.domain.resources import NodeInfo
     from svc_host.domain.submission import JobDefinition
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.settings.config import SvcConfig
 
 _TIME_DIRECTIVE = re.compile(r"^#SBATCH\s+(?:--time[= ]\s*|-t\s*)(\S+)", re.MULTILINE)
 _NOW_SLACK = timedelta(minutes=1)
 
 
-def _slurm(host: Host, transport: str) -> SlurmTransport:
+def _slurm(host: Ports, transport: str) -> SlurmTransport:
     target = host.transport(transport)
     if not isinstance(target, SlurmTransport):
         raise InvalidRequestError(
@@ -48,7 +48,7 @@ def _slurm(host: Host, transport: str) -> SlurmTransport:
     return target
 
 
-async def explain(host: Host, transport: str, job_ids: list[str]) -> list[dict[str, Any]]:
+async def explain(host: Ports, transport: str, job_ids: list[str]) -> list[dict[str, Any]]:
     """One answer per job id, in order: the sentence and the binding limit for a pending job, its start estimate,
     and for a job that is not pending a plain "not pending". An id Slurm and svc's store both do not know is a
     ``NotFoundError``."""
@@ -173,13 +173,14 @@ def _estimate(estimate: inputs.StartEstimate | None) -> dict[str, Any] | None:
 
 
 async def fit_answer(
-    host: Host, definition: JobDefinition, *, transport: str, config: SvcConfig | None = None
+    host: Ports, definition: JobDefinition, *, transport: str, config: SvcConfig | None = None
 ) -> dict[str, Any]:
     """Would this job fit now, and where: the script :func:`svc_host.services.jobs.submit` would send (with ``config``'s
     defaults, else the host's), given to ``sbatch --test-only`` (nothing is submitted). A refusal is an answer
     (``fits: false``), not an error."""
     target = _slurm(host, transport)
-    rendered = renderer_for(host.plugins, definition, config or host.config()).render(definition)
+    config = config or host.config()
+    rendered = render_job(host.plugins, definition, config)
     result = await target.run(inputs.test_only_argv(), stdin=rendered.text)
     now = datetime.now(UTC)
     answer = inputs.parse_test_only(result.exit_code, result.stderr, now=now)

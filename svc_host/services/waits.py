@@ -18,9 +18,9 @@ from typing import Any
 
 from svc_host.domain.jobs import JobState
 from svc_host.errors import NotFoundError
-from svc_host.host import Host
 from svc_host.runtime.changes import EVENTS, Observed, Part, Subject, concerns, diff
 from svc_host.runtime.events import event_hub
+from svc_host.services.ports import RunPorts
 
 RECHECK_SECONDS = 5.0
 
@@ -36,7 +36,7 @@ class Outcome:
 
 
 async def wait_for_change(
-    host: Host,
+    host: RunPorts,
     subject: Subject,
     timeout: float,
     *,
@@ -82,7 +82,7 @@ async def wait_for_change(
         subscription.close()
 
 
-async def observe(host: Host, subject: Subject) -> Observed:
+async def observe(host: RunPorts, subject: Subject) -> Observed:
     """Read the subject from the store (``NotFoundError`` when svc does not know it)."""
     if subject.kind == "job":
         return await _job(host, subject)
@@ -91,7 +91,7 @@ async def observe(host: Host, subject: Subject) -> Observed:
     return await _sweep(host, int(subject.id))
 
 
-async def _job(host: Host, subject: Subject) -> Observed:
+async def _job(host: RunPorts, subject: Subject) -> Observed:
     from svc_host.store import jobs as job_repo
 
     transport, job_id = subject.transport or "local", str(subject.id)
@@ -113,7 +113,7 @@ async def _job(host: Host, subject: Subject) -> Observed:
     return Observed(record.state, JobState(record.state).is_terminal, transport, parts, view)
 
 
-async def _run(host: Host, run_id: str) -> Observed:
+async def _run(host: RunPorts, run_id: str) -> Observed:
     from svc_host.workflows import views
 
     engine = await host.workflow_engine()
@@ -131,7 +131,7 @@ async def _run(host: Host, run_id: str) -> Observed:
     return Observed(snap.run.status, snap.terminal, snap.run.transport, parts, view, job_ids)
 
 
-async def _sweep(host: Host, sweep_id: int) -> Observed:
+async def _sweep(host: RunPorts, sweep_id: int) -> Observed:
     from svc_host.sweeps.status import TERMINAL
     from svc_host.sweeps.views import mcp_result
 

@@ -15,11 +15,10 @@ import posixpath
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from svc_host.domain.profiles import Mount, SSHProfile, cluster_root
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
-from svc_host.plugin_core.records import TransportSpec
 
 MAX_READ_BYTES = 1024 * 1024
 """``GET /api/files/read`` refuses files larger than this (1 MB) with 413."""
@@ -66,9 +65,19 @@ class ClusterPaths:
     job_log_dir: str
 
 
+class MountCapable(Protocol):
+    """What ``cluster_paths`` reads of a transport's spec (``TransportSpec``): its name and whether it has mounts."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def mounts(self) -> bool: ...
+
+
 def cluster_paths(
     profiles: Mapping[str, SSHProfile],
-    transport: TransportSpec | None,
+    transport: MountCapable | None,
     mount: str | None,
     *,
     work_dir: str | None,

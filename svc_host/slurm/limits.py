@@ -96,7 +96,7 @@ class QosLimits:
 
 @dataclass(frozen=True)
 class SiteLimits:
-    """What the site allows one user: read once per profile (``svc_host.services.limits``)."""
+    """What the site allows one user: read once per profile (``svc_host.transports.site_limits``)."""
 
     cluster: str
     user: str

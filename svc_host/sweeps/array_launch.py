@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import RenderError, SvcError, WorkflowError
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.throttle import script_qos, sweep_waiter
 from svc_host.slurm.arrays import array_flag, task_id
 from svc_host.sweeps import store as repo
@@ -34,7 +34,7 @@ from svc_host.workflows.store import now_utc, policy_of
 from svc_host.workflows.submission import array_marker, with_marker
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.tables import SweepRunRecord
     from svc_host.workflows.engine import WorkflowEngine
     from svc_host.workflows.store import RunSnapshot
@@ -72,7 +72,9 @@ def _fresh(snaps: Sequence[RunSnapshot], cell_count: int) -> bool:
     )
 
 
-def _with_env_values(host: Host, snaps: Sequence[RunSnapshot], definitions: list[JobDefinition]) -> list[JobDefinition]:
+def _with_env_values(
+    host: Ports, snaps: Sequence[RunSnapshot], definitions: list[JobDefinition]
+) -> list[JobDefinition]:
     filled = []
     for snap, definition in zip(snaps, definitions, strict=True):
         values = env_values(host, snap.run, snap.jobs[0].name)
@@ -158,7 +160,7 @@ async def _submit(
     try:
         if definition is None:
             raise WorkflowError([f"job {name!r}: the cells can no longer be one array"])
-        rendered = renderer_for(host.plugins, definition, host.config()).render(definition)
+        rendered = render_job(host.plugins, definition, host.config())
         tasks_flag = array_flag(len(cells), sweep.max_parallel)
         script = with_marker(array_script(rendered, tasks_flag), array_marker(first.run.id))
         array_job_id = await engine.driver.submitter.transport_for(first.run).submit(script)
@@ -190,14 +192,14 @@ async def _submit(
     return array_job_id, statuses, tasks
 
 
-def _qos(host: Host, cells: Sequence[tuple[RunSnapshot, JobDefinition]]) -> str | None:
+def _qos(host: Ports, cells: Sequence[tuple[RunSnapshot, JobDefinition]]) -> str | None:
     """The QOS the array's script will ask for (None: the user's default, or a script that does not render, which
     ``_submit`` reports)."""
     definition = array_definition([definition for _, definition in cells])
     if definition is None:
         return None
     try:
-        return script_qos(renderer_for(host.plugins, definition, host.config()).render(definition).text)
+        return script_qos(render_job(host.plugins, definition, host.config()).text)
     except (RenderError, WorkflowError):
         return None
 

@@ -24,7 +24,7 @@ from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
 from svc_host.workflows.store import NewRun
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
 
 SOURCES = ("web", "mcp", "cli", "schedule")
 
@@ -53,7 +53,7 @@ class PreparedSweep:
     sync_mounts: list[str]
 
 
-def prepare_sweep(host: Host, request: SweepRequest) -> PreparedSweep:
+def prepare_sweep(host: Ports, request: SweepRequest) -> PreparedSweep:
     """Prepare every cell (blocking: call it through ``asyncio.to_thread``). Raises what ``prepare`` raises."""
     shared = dict(request.run.args or {})
     prepared: list[PreparedRun] = []
@@ -90,7 +90,7 @@ def _values(spec: SweepSpec, args: Mapping[str, Any]) -> str:
     return ", ".join(f"{axis}={args[axis]}" for axis in spec.matrix)
 
 
-async def sync_mounts(host: Host, transport: str, names: list[str]) -> None:
+async def sync_mounts(host: Ports, transport: str, names: list[str]) -> None:
     """Sync each mount once, under its lock. ``SyncError`` says which mount failed."""
     for name in names:
         backend = host.sync_backend(transport)

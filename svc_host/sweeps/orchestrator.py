@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.concurrency.coalescing import KeyedWorkers
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
-from svc_host.runtime.coalescing import KeyedWorkers
 from svc_host.runtime.leases import LeaseKeeper
 from svc_host.slurm.arrays import array_of, task_id
 from svc_host.sweeps import steering

@@ -17,7 +17,7 @@ from svc_host.sweeps import store as repo
 from svc_host.sweeps.status import FAILED, budget_message, derive, failure_message, over_budget
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.tables import SweepRunRecord
 
 FAIL_FAST_REASON = "not started: fail_fast stopped the sweep after a cell failed"
@@ -25,7 +25,7 @@ BUDGET_REASON = "not started: the sweep stopped after more than max_failures cel
 BUDGET_CANCEL_REASON = "cancelled: the sweep stopped after more than max_failures cells failed"
 
 
-async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) -> SweepRunRecord | None:
+async def settle(host: Ports, sweep_id: int, *, launching: Collection[str] = ()) -> SweepRunRecord | None:
     """The sweep after bringing it up to date (None when it does not exist)."""
     sweep = await host.store.run(repo.recounted, sweep_id)
     if sweep is None:
@@ -59,7 +59,7 @@ async def settle(host: Host, sweep_id: int, *, launching: Collection[str] = ()) 
     return now
 
 
-def announce(host: Host, sweep: SweepRunRecord, before: str) -> None:
+def announce(host: Ports, sweep: SweepRunRecord, before: str) -> None:
     """Emit ``sweep_run.status_changed``: ``{id, name, from, to, cell_count, cells_pending, ..., cells_held,
     paused, error}``. A pause, a resume or a spent failure budget is announced too, ``from`` equal to ``to``."""
     counts = {name: getattr(sweep, name) for name in (*repo.COUNTED, "cells_held")}

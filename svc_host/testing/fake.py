@@ -6,11 +6,11 @@ import itertools
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from svc_host import hookimpl
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import TransportError
+from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import TransportSpec
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk, Transport

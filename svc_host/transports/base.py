@@ -12,22 +12,23 @@ import contextlib
 import functools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from svc_host.concurrency.single_flight import SingleFlight
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.runtime.single_flight import SingleFlight
 from svc_host.slurm import argv as slurm_argv
 from svc_host.slurm import parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.slurm.usage import parse_sacct_usage
+from svc_host.transports.overrides import adapt_overrides
 
 if TYPE_CHECKING:
     from svc_host.domain.submission import RenderedScript
@@ -68,6 +69,14 @@ class Transport(ABC):
     """One Slurm cluster as the host sees it. Every method is a coroutine and batches its queries."""
 
     name: str
+
+    ADDED_KEYWORDS: ClassVar[Mapping[str, tuple[str, ...]]] = {"run": ("idempotent",)}
+    """Keyword arguments svc passes to methods a subclass overrides, added in plugin API 1.0: an override that does
+    not declare them is called without them (``svc_host.transports.overrides``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        adapt_overrides(cls, Transport.ADDED_KEYWORDS, since="1.0")
 
     @abstractmethod
     async def submit(self, script: RenderedScript) -> str:

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from svc_host.concurrency.coalescing import KeyedWorkers
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.plugin_core.records import Event
-from svc_host.runtime.coalescing import KeyedWorkers
 from svc_host.runtime.leases import LeaseKeeper, new_owner
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
@@ -40,7 +40,7 @@ from svc_host.workflows.runner import RunDriver
 from svc_host.workflows.store import RUN_LEASES
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.jobs import StateChange
     from svc_host.store.tables import WorkflowRunRecord
     from svc_host.transports.base import Transport
@@ -69,7 +69,7 @@ class WorkflowEngine:
 
     def __init__(
         self,
-        host: Host,
+        host: Ports,
         *,
         owner: str | None = None,
         adopt_orphans: bool = True,

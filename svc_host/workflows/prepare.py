@@ -42,8 +42,8 @@ from svc_host.workflows.model import Workflow, WorkflowJob
 from svc_host.workflows.store import NewJob, NewRun
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
     from svc_host.plugin_core.records import TransportSpec
+    from svc_host.runtime.ports import Ports
     from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import WorkflowRunRecord
 
@@ -86,7 +86,7 @@ class PreparedRun:
         return rows
 
 
-async def with_login_dir(host: Host, request: RunRequest) -> RunRequest:
+async def with_login_dir(host: Ports, request: RunRequest) -> RunRequest:
     """``request`` with the login directory of its SSH transport, when jobs may run there (no ``mount``).
 
     Raises:
@@ -106,7 +106,7 @@ async def with_login_dir(host: Host, request: RunRequest) -> RunRequest:
     return dataclasses.replace(request, login_dir=await transport.login_dir())
 
 
-def prepare(host: Host, request: RunRequest) -> PreparedRun:
+def prepare(host: Ports, request: RunRequest) -> PreparedRun:
     """Load, validate and place a run (blocking file reads: call it through ``asyncio.to_thread``).
 
     Raises:
@@ -165,7 +165,7 @@ def prepare(host: Host, request: RunRequest) -> PreparedRun:
     return PreparedRun(workflow=workflow, selected=selected, new_run=new_run)
 
 
-def env_values(host: Host, run: WorkflowRunRecord, job_name: str) -> dict[str, str]:
+def env_values(host: Ports, run: WorkflowRunRecord, job_name: str) -> dict[str, str]:
     """The environment variables of one job of a run, values included, from where they live: the run's workflow
     file (rendered with the run's args) over the configured ones, read now. The store keeps only their names
     (``store.stored_definition``), so the values are read again for every submission (blocking file reads).
@@ -194,7 +194,7 @@ def script_roots(base: Path, profiles: Mapping[str, SSHProfile]) -> list[Path]:
 
 
 def _definition(
-    host: Host,
+    host: Ports,
     job: WorkflowJob,
     config: SvcConfig,
     transport: TransportSpec,

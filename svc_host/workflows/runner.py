@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
 from svc_host.settings.mounts import find_mount
 from svc_host.slurm.arrays import array_of
 from svc_host.workflows import store as repo
@@ -36,7 +36,7 @@ from svc_host.workflows.plan import (
 from svc_host.workflows.submission import RunCancelled, Submitter, dependency_flag
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.tables import WorkflowRunRecord
     from svc_host.workflows.store import RunSnapshot
 
@@ -49,7 +49,7 @@ class RunDriver:
 
     def __init__(
         self,
-        host: Host,
+        host: Ports,
         owner: str,
         status_changed: Callable[[WorkflowRunRecord, str, str], Awaitable[None]],
         notify: Callable[[str], None],
@@ -155,7 +155,7 @@ class RunDriver:
                 config = self.host.config()
                 for job in snap.jobs:
                     definition = JobDefinition.model_validate_json(job.definition)
-                    renderer_for(self.host.plugins, definition, config).render(definition)
+                    render_job(self.host.plugins, definition, config)
             except (RenderError, ConfigError) as exc:
                 await self._fail(run_id, f"script rendering failed: {exc}")
                 raise RenderError(f"workflow run {run_id}: script rendering failed: {exc}") from exc

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.errors import CommandError, SvcError, WorkflowError
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.throttle import script_qos, waiters_of
 from svc_host.slurm.arrays import array_of, task_id
 from svc_host.slurm.limits import submit_limit_refusal
@@ -32,7 +32,7 @@ from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
 from svc_host.workflows.prepare import env_values
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.runtime.ports import Ports
     from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class RunCancelled(Exception):
 class Submitter:
     """Submits, settles and cancels the jobs of runs (one per engine)."""
 
-    def __init__(self, host: Host, wake: Callable[[str], None]) -> None:
+    def __init__(self, host: Ports, wake: Callable[[str], None]) -> None:
         self.host = host
         self.wake = wake
         """Make a run plan again soon (a job held back by the submission throttle may fit now)."""
@@ -138,7 +138,7 @@ class Submitter:
         definition = JobDefinition.model_validate({**json.loads(job.definition), "dependency": dependency})
         if definition.environment.env_vars:
             definition = await self._with_env_values(run, job.name, definition)
-        rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
+        rendered = render_job(self.host.plugins, definition, self.host.config())
         if job.exclude_nodes:  # node names as Slurm printed them: one plain word of a hostlist
             rendered = with_directive(rendered, "exclude", job.exclude_nodes)
         if job.id is None or expected not in (WAITING, RETRYING):
@@ -255,7 +255,7 @@ class Submitter:
             log.info("run %s: job %s was not accepted before the restart; it will be submitted", run.id, job.name)
             return
         definition = JobDefinition.model_validate_json(job.definition)
-        rendered = renderer_for(self.host.plugins, definition, self.host.config()).render(definition)
+        rendered = render_job(self.host.plugins, definition, self.host.config())
         stdout, stderr = rendered.log_paths_for(found)
         status = await self.host.store.run(
             repo.finish_submit,

@@ -401,7 +401,7 @@ async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_
     import asyncssh
 
     import svc_plugin_ssh.hooks
-    from svc_plugin_ssh.connect import connect_options
+    from svc_host.plugin import ssh_connect_options
 
     svc_host.profiles.create("dev", dev_profile)
     svc_host.profiles.activate("dev")
@@ -417,7 +417,7 @@ async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_
     assert done["status"] == "completed", done
     job_id = done["job_ids"]["where"]
 
-    target, options = connect_options(dev_profile)
+    target, options = ssh_connect_options(dev_profile)
     async with asyncssh.connect(target, **options) as conn:
         home = str((await conn.run("pwd", check=True)).stdout).strip()
         logs = (await client.get(f"/api/jobs/{job_id}/logs")).json()

@@ -17,8 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from svc_host import hookimpl
-from svc_host.plugin_core.records import ToolSpec
+from svc_host.plugin import ToolSpec, hookimpl
 
 
 @pytest.fixture

@@ -27,12 +27,12 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, SyncError
+from svc_host.plugin import ssh_connect_options
 from svc_host.testing.plugin import skip_or_fail
 from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
 from svc_host.transports.sync_backend import StaleUnknownReason, SyncResult
 from svc_plugin_rsync.backend import RsyncBackend
 from svc_plugin_rsync.itemize import Summary
-from svc_plugin_ssh.connect import connect_options
 
 pytestmark = pytest.mark.cluster
 
@@ -134,7 +134,7 @@ def _as_bytes(value: bytes | str | None) -> bytes:
 
 @pytest.fixture
 async def shell(dev_ssh: DevSSH) -> AsyncIterator[RemoteShell]:
-    host, options = connect_options(dev_ssh.profile())
+    host, options = ssh_connect_options(dev_ssh.profile())
     async with asyncssh.connect(host, **options) as conn, conn.start_sftp_client() as sftp:
         yield RemoteShell(conn, sftp)
 

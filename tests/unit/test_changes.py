@@ -8,10 +8,10 @@ from svc_host.domain.submission import RenderedScript
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.runtime.changes import JOB_CHANGED, RUN_CHANGED, SWEEP_CHANGED, Observed, Part, Subject, concerns, diff
 from svc_host.runtime.monitor import Monitor
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
-from svc_host.transports.registry import TransportRegistry
 
 
 def run_read(status: str, jobs: dict[str, tuple[str | None, str]], transport: str = "local") -> Observed:

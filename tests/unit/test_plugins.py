@@ -70,7 +70,7 @@ def test_duplicate_transport_names_every_provider(fake_site: Path, monkeypatch: 
     with pytest.raises(PluginError) as caught:
         manager.transport_specs(HostConfig())
     assert str(caught.value) == (
-        "duplicate transport names: 'local' from local (svc 0.1.0) and dup (svc-fake-dup 2.0). "
+        "duplicate transport names: 'local' from local (svc 0.2.0) and dup (svc-fake-dup 2.0). "
         "Disable one with SVC_DISABLE_PLUGINS."
     )
 

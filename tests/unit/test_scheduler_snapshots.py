@@ -14,11 +14,11 @@ from svc_host.errors import TransportError
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.runtime.monitor import Monitor
 from svc_host.runtime.snapshots import SchedulerSnapshots
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.transports.base import CommandResult, SlurmTransport
-from svc_host.transports.registry import TransportRegistry
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 

@@ -11,7 +11,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from svc_host.errors import ConfigError
+from svc_host.plugin import ConfigError
 
 from svc_plugin_chat.messages import payload_for
 from svc_plugin_chat.outbox import Outbox, Pending

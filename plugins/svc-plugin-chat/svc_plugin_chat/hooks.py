@@ -13,13 +13,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from svc_host import hookimpl
-from svc_host.plugin_core.records import Event, HealthReport, TaskSpec
+from svc_host.plugin import Event, HealthReport, TaskSpec, hookimpl
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-    from svc_host.host import Host
-    from svc_host.settings.paths import SvcPaths
+    from svc_host.plugin import PluginHost, SvcPaths
 
     from svc_plugin_chat.delivery import Notifier
     from svc_plugin_chat.settings import ChatSettings
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNNING: dict[Path, Notifier] = {}
-"""The notifier of each state dir served by this process (one per Host started as a server)."""
+"""The notifier of each state dir served by this process (one per host started as a server)."""
 
 STUCK_SECONDS = 900
 """A message waiting longer than this makes the plugin's health ask for attention."""
@@ -35,8 +33,7 @@ STUCK_SECONDS = 900
 
 def settings_for(paths: SvcPaths, *, read_env: bool = True) -> ChatSettings:
     """The chat settings of an svc installation: its layered config (``plugins.chat``), then ``SVC_CHAT_*``."""
-    from svc_host.plugin_core.settings import plugin_settings
-    from svc_host.settings.config import load_config
+    from svc_host.plugin import load_config, plugin_settings
 
     from svc_plugin_chat.settings import ChatConfig, ChatSettings
 
@@ -68,7 +65,7 @@ def svc_event(event: Event) -> None:
         for state_dir, notifier in list(RUNNING.items()):
             notifier.enqueue(functools.partial(_queue_with, event, state_dir, notifier))
         return
-    from svc_host.settings.paths import SvcPaths
+    from svc_host.plugin import SvcPaths
 
     paths = SvcPaths.from_env()
     queue_event(event, paths.state_dir, settings_for(paths))
@@ -82,14 +79,12 @@ def svc_settings() -> type[BaseModel]:
 
 
 @hookimpl
-def svc_background_tasks(host: Host) -> list[TaskSpec]:
-    from svc_host.store.jobs import find_job
-
+def svc_background_tasks(host: PluginHost) -> list[TaskSpec]:
     from svc_plugin_chat.delivery import Notifier
     from svc_plugin_chat.outbox import Outbox
 
     async def is_workflow_job(transport: str, job_id: str) -> bool:
-        record = await host.store.run(find_job, transport, job_id)
+        record = await host.find_job(transport, job_id)
         return record is not None and record.source == "workflow"
 
     notifier = Notifier(
@@ -111,7 +106,7 @@ def svc_background_tasks(host: Host) -> list[TaskSpec]:
 def svc_health(paths: SvcPaths) -> HealthReport:
     import time
 
-    from svc_host.errors import ConfigError
+    from svc_host.plugin import ConfigError
 
     from svc_plugin_chat.outbox import Outbox
     from svc_plugin_chat.settings import format_for, redact, validate_url

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from svc_host.plugin_core.records import Event
+from svc_host.plugin import Event
 
 from svc_plugin_chat.rules import Rule
 from svc_plugin_chat.settings import ChatFormat

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from svc_host.errors import ConfigError
+from svc_host.plugin import ConfigError
 
 KINDS = {
     "job": "job.status_changed",

@@ -10,7 +10,7 @@ from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from svc_host.errors import ConfigError
+from svc_host.plugin import ConfigError
 
 from svc_plugin_chat.rules import DEFAULT_RULES, Rule, parse_rules
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svc_host import hookimpl
-from svc_host.plugin_core.records import RendererSpec, ToolSpec, TransportSpec
+from svc_host.plugin import RendererSpec, ToolSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     import click
-    from svc_host.domain.submission import JobDefinition, RenderedScript
+    from svc_host.plugin import JobDefinition, RenderedScript
 
 
 @hookimpl
@@ -33,7 +32,7 @@ def svc_transports() -> list[TransportSpec]:
 
 def render_for_site(definition: JobDefinition) -> RenderedScript:
     """svc's default script with the site's account and QOS written into it (so it is charged right anywhere)."""
-    from svc_host.rendering.sbatch import render_sbatch
+    from svc_host.plugin import render_sbatch
 
     from svc_example_site.settings import SiteSettings
 
@@ -75,19 +74,15 @@ def svc_cli_commands() -> list[click.Command]:
         """The site account's fair-share standing (sshare on the login node)."""
         import asyncio
 
-        from svc_host.cli.output import print_json, print_table
-        from svc_host.host import Host
+        from svc_host.plugin import cli_host, print_json, print_table
 
         from svc_example_site.settings import configured_account
         from svc_example_site.usage import account_usage, site_transport
 
         async def fetch() -> dict[str, Any]:
             account = configured_account()  # before any connection: an unconfigured site says what to set
-            host = Host.create("cli")
-            try:
+            async with cli_host() as host:
                 return await account_usage(account, site_transport(host))
-            finally:
-                await host.close()
 
         usage = asyncio.run(fetch())
         if as_json:

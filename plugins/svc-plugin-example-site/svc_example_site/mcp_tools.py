@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver import Context
-from svc_host.mcp.context import host_of
-from svc_host.mcp.results import tool_result
-from svc_host.plugin_core.records import ToolSpec
+from svc_host.plugin import ToolSpec, tool_host, tool_result
 
 from svc_example_site.settings import configured_account
 from svc_example_site.usage import account_usage, site_transport
@@ -16,7 +14,7 @@ from svc_example_site.usage import account_usage, site_transport
 
 @tool_result
 async def site_account_usage(ctx: Context) -> dict[str, Any]:
-    return await account_usage(configured_account(), site_transport(host_of(ctx)))
+    return await account_usage(configured_account(), site_transport(tool_host(ctx)))
 
 
 TOOLS = [

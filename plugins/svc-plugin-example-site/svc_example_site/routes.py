@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from svc_host.api.deps import HostDep
+from svc_host.plugin import HostDep
 
 from svc_example_site.settings import configured_account
 from svc_example_site.usage import account_usage, site_transport

@@ -7,10 +7,14 @@ import asyncio
 import shlex
 from collections.abc import Sequence
 
-from svc_host.errors import OutcomeUnknownError, TransportError
-from svc_host.slurm.argv import program
-from svc_host.transports.base import CommandResult, SlurmTransport
-from svc_host.transports.processes import ProcessStarts
+from svc_host.plugin import (
+    CommandResult,
+    OutcomeUnknownError,
+    ProcessStarts,
+    SlurmTransport,
+    TransportError,
+    slurm_program,
+)
 
 from svc_example_site.settings import SiteSettings
 
@@ -50,7 +54,7 @@ class SiteTransport(SlurmTransport):
         try:
             code, out, err = await self.exec(argv, stdin.encode() if stdin is not None else None, timeout)
         except TimeoutError:
-            raise OutcomeUnknownError(f"{program(argv)} timed out", argv=argv, timed_out=True) from None
+            raise OutcomeUnknownError(f"{slurm_program(argv)} timed out", argv=argv, timed_out=True) from None
         if code == 255:  # ssh itself failed: the command may have started, so only an idempotent one is plain
             error = TransportError if idempotent else OutcomeUnknownError
             raise error(f"ssh to {self.settings.login} failed: {err.decode(errors='replace').strip()}", argv=argv)

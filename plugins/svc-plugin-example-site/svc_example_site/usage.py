@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svc_host.errors import NotFoundError, PluginError
-from svc_host.transports.base import SlurmTransport
+from svc_host.plugin import NotFoundError, PluginError, SlurmTransport
 
 if TYPE_CHECKING:
-    from svc_host.host import Host
+    from svc_host.plugin import PluginHost
 
 FIELDS = ("account", "user", "raw_shares", "raw_usage", "fair_share")
 
@@ -38,7 +37,7 @@ async def account_usage(account: str, transport: SlurmTransport) -> dict[str, An
     return {"account": account, "rows": rows}
 
 
-def site_transport(host: Host) -> SlurmTransport:
+def site_transport(host: PluginHost) -> SlurmTransport:
     """The host's ``site`` transport, as the SlurmTransport it is."""
     transport = host.transport("site")
     if not isinstance(transport, SlurmTransport):

@@ -25,7 +25,7 @@ from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
 from svc_host.host import Host
-from svc_host.plugin_core.settings import renderer_for
+from svc_host.plugin_core.settings import render_job
 from svc_host.settings.config import config_layers
 from svc_host.settings.mounts import find_mount
 from svc_host.settings.secrets import REDACTED, mask_config
@@ -45,7 +45,7 @@ EXPORT_LINE = re.compile(r"^(\s*export\s+[A-Za-z_][A-Za-z0-9_]*=).*$", re.MULTIL
 def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
     """Render a job definition (a ``command`` or a ``script``) with its renderer (``renderer``, else the
     configuration's ``rendering.renderer``); submits nothing."""
-    rendered = renderer_for(host.plugins, body, host.config()).render(body)
+    rendered = render_job(host.plugins, body, host.config())
     return {"script": rendered.text, "stdout_path": rendered.stdout_path, "stderr_path": rendered.stderr_path}
 
 

@@ -7,9 +7,9 @@ import pytest
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.monitor import Monitor
+from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
-from svc_host.transports.registry import TransportRegistry
 
 
 @pytest.fixture

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import HostConfig
 from svc_host.plugin_core.manager import PluginManager
-from svc_host.plugin_core.records import TransportSpec
+from svc_host.plugin_core.records import TransportSpec, takes_keyword
 from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.settings.profiles import ProfilesWatch
 from svc_host.transports.base import Transport
+
+if TYPE_CHECKING:
+    from svc_host.plugin_core.view import PluginHost
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +39,16 @@ class TransportRegistry:
     """
 
     def __init__(
-        self, plugins: PluginManager, config: HostConfig | None = None, *, watch: ProfilesWatch | None = None
+        self,
+        plugins: PluginManager,
+        config: HostConfig | None = None,
+        *,
+        watch: ProfilesWatch | None = None,
+        host: PluginHost | None = None,
     ) -> None:
         self.plugins = plugins
+        self.host = host
+        """Given to transport factories that declare a ``host`` parameter (``TransportSpec``)."""
         self._watch = watch
         self._config = config or (watch.config if watch is not None else HostConfig())
         self._instances: dict[str, Transport] = {}
@@ -67,7 +77,8 @@ class TransportRegistry:
         """The transport called ``name``; an unknown name lists the choices."""
         config = self.config
         if name not in self._instances:
-            self._instances[name] = self.plugins.transport_spec(name, config).factory()
+            factory = self.plugins.transport_spec(name, config).factory
+            self._instances[name] = factory(host=self.host) if takes_keyword(factory, "host") else factory()
         return self._instances[name]
 
     async def reload(self, config: HostConfig) -> None:

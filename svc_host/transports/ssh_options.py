@@ -1,4 +1,5 @@
-"""Pure translation of an SSH profile into asyncssh connection options."""
+"""Pure translation of an SSH profile into asyncssh connection options, shared by every plugin that opens SSH
+connections to a profile (the ssh transport, the rsync backend)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from svc_host.domain.profiles import SSHProfile
 
 
-def connect_options(profile: SSHProfile) -> tuple[str, dict[str, Any]]:
+def ssh_connect_options(profile: SSHProfile) -> tuple[str, dict[str, Any]]:
     """The host to connect to and the keyword options for ``asyncssh.connect``.
 
     ``ssh_host`` is an alias resolved by asyncssh through ``~/.ssh/config`` (HostName, User, Port,

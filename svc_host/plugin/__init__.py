@@ -1,0 +1,211 @@
+"""The public plugin API of svc: every name a plugin may import, and nothing else.
+
+``from svc_host.plugin import hookimpl, TransportSpec, SlurmTransport, CommandResult`` — a plugin imports from
+here (and, in its tests, from ``svc_host.testing``); everything else under ``svc_host`` is internal and may
+change in any release. ``API_VERSION`` follows semantic versioning: a name or signature listed here changes only
+with a new major version, after a minor version in which the old form still works with a ``DeprecationWarning``
+(docs/plugins/api.md lists every name; tests/unit/plugin_api/ holds the list against the code). A plugin may declare
+the range it supports in its entry-point module, ``SVC_PLUGIN_API = ">=1.0,<2"``: svc refuses to load a plugin whose
+range excludes ``API_VERSION``, with one line naming the plugin and the range.
+
+Names load on first use, so a plugin's ``hooks.py`` that imports ``hookimpl`` and a record costs svc's fast paths
+(``svc --version``, ``svc mcp``'s first answer) nothing of FastAPI, the MCP SDK or the database layer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from svc_host.plugin_core.identity import API_VERSION, hookimpl
+
+_WHERE: dict[str, str] = {
+    # records hooks return, and the event observers receive
+    "TransportSpec": "svc_host.plugin_core.records",
+    "SyncBackendSpec": "svc_host.plugin_core.records",
+    "RendererSpec": "svc_host.plugin_core.records",
+    "ToolSpec": "svc_host.plugin_core.records",
+    "TaskSpec": "svc_host.plugin_core.records",
+    "HealthReport": "svc_host.plugin_core.records",
+    "Event": "svc_host.plugin_core.records",
+    # the running host, as hooks, tools, routes and commands see it
+    "PluginHost": "svc_host.plugin_core.view",
+    "JobRecordView": "svc_host.plugin_core.view",
+    "cli_host": "svc_host.cli.plugin_host",
+    "tool_host": "svc_host.mcp.context",
+    "tool_result": "svc_host.mcp.results",
+    "HostDep": "svc_host.api.deps",
+    "print_json": "svc_host.cli.output",
+    "print_table": "svc_host.cli.output",
+    # base classes and what they exchange
+    "Transport": "svc_host.transports.base",
+    "SlurmTransport": "svc_host.transports.base",
+    "CommandResult": "svc_host.transports.base",
+    "ProcessStarts": "svc_host.transports.processes",
+    "kill_process": "svc_host.transports.processes",
+    "ssh_connect_options": "svc_host.transports.ssh_options",
+    "SyncBackend": "svc_host.transports.sync_backend",
+    "SyncResult": "svc_host.transports.sync_backend",
+    "InspectReport": "svc_host.transports.sync_backend",
+    "StaleUnknownReason": "svc_host.transports.sync_backend",
+    "DELETED_PATHS_CAP": "svc_host.transports.sync_backend",
+    "cap_paths": "svc_host.transports.sync_backend",
+    "user_excludes": "svc_host.transports.sync_backend",
+    "render_sbatch": "svc_host.rendering.sbatch",
+    "slurm_program": "svc_host.slurm.argv",
+    # domain models a plugin receives
+    "JobDefinition": "svc_host.domain.submission",
+    "Resources": "svc_host.domain.submission",
+    "RenderedScript": "svc_host.domain.submission",
+    "JobState": "svc_host.domain.jobs",
+    "SSHProfile": "svc_host.domain.profiles",
+    "Mount": "svc_host.domain.profiles",
+    "HostConfig": "svc_host.domain.profiles",
+    "cluster_root": "svc_host.domain.profiles",
+    "check_exclude_patterns": "svc_host.domain.profiles",
+    "SvcPaths": "svc_host.settings.paths",
+    "SvcConfig": "svc_host.settings.config",
+    "load_config": "svc_host.settings.config",
+    "REDACTED": "svc_host.settings.secrets",
+    # settings
+    "plugin_settings": "svc_host.plugin_core.settings",
+    # the error family
+    "SvcError": "svc_host.errors",
+    "ConfigError": "svc_host.errors",
+    "PluginError": "svc_host.errors",
+    "RenderError": "svc_host.errors",
+    "CommandError": "svc_host.errors",
+    "TransportError": "svc_host.errors",
+    "OutcomeUnknownError": "svc_host.errors",
+    "SyncError": "svc_host.errors",
+    "NotFoundError": "svc_host.errors",
+    "ConflictError": "svc_host.errors",
+    "InvalidRequestError": "svc_host.errors",
+}
+_RENAMED = {"kill_process": "kill", "slurm_program": "program", "HostDep": "PluginHostDep"}
+
+__all__ = [
+    "API_VERSION",
+    "DELETED_PATHS_CAP",
+    "REDACTED",
+    "CommandError",
+    "CommandResult",
+    "ConfigError",
+    "ConflictError",
+    "Event",
+    "HealthReport",
+    "HostConfig",
+    "HostDep",
+    "InspectReport",
+    "InvalidRequestError",
+    "JobDefinition",
+    "JobRecordView",
+    "JobState",
+    "Mount",
+    "NotFoundError",
+    "OutcomeUnknownError",
+    "PluginError",
+    "PluginHost",
+    "ProcessStarts",
+    "RenderError",
+    "RenderedScript",
+    "RendererSpec",
+    "Resources",
+    "SSHProfile",
+    "SlurmTransport",
+    "StaleUnknownReason",
+    "SvcConfig",
+    "SvcError",
+    "SvcPaths",
+    "SyncBackend",
+    "SyncBackendSpec",
+    "SyncError",
+    "SyncResult",
+    "TaskSpec",
+    "ToolSpec",
+    "Transport",
+    "TransportError",
+    "TransportSpec",
+    "cap_paths",
+    "check_exclude_patterns",
+    "cli_host",
+    "cluster_root",
+    "hookimpl",
+    "kill_process",
+    "load_config",
+    "plugin_settings",
+    "print_json",
+    "print_table",
+    "render_sbatch",
+    "slurm_program",
+    "ssh_connect_options",
+    "tool_host",
+    "tool_result",
+    "user_excludes",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"svc_host.plugin has no attribute {name!r} (the public API: docs/plugins/api.md)")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
+
+
+if TYPE_CHECKING:
+    from svc_host.api.deps import PluginHostDep as HostDep
+    from svc_host.cli.output import print_json, print_table
+    from svc_host.cli.plugin_host import cli_host
+    from svc_host.domain.jobs import JobState
+    from svc_host.domain.profiles import HostConfig, Mount, SSHProfile, check_exclude_patterns, cluster_root
+    from svc_host.domain.submission import JobDefinition, RenderedScript, Resources
+    from svc_host.errors import (
+        CommandError,
+        ConfigError,
+        ConflictError,
+        InvalidRequestError,
+        NotFoundError,
+        OutcomeUnknownError,
+        PluginError,
+        RenderError,
+        SvcError,
+        SyncError,
+        TransportError,
+    )
+    from svc_host.mcp.context import tool_host
+    from svc_host.mcp.results import tool_result
+    from svc_host.plugin_core.records import (
+        Event,
+        HealthReport,
+        RendererSpec,
+        SyncBackendSpec,
+        TaskSpec,
+        ToolSpec,
+        TransportSpec,
+    )
+    from svc_host.plugin_core.settings import plugin_settings
+    from svc_host.plugin_core.view import JobRecordView, PluginHost
+    from svc_host.rendering.sbatch import render_sbatch
+    from svc_host.settings.config import SvcConfig, load_config
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.secrets import REDACTED
+    from svc_host.slurm.argv import program as slurm_program
+    from svc_host.transports.base import CommandResult, SlurmTransport, Transport
+    from svc_host.transports.processes import ProcessStarts
+    from svc_host.transports.processes import kill as kill_process
+    from svc_host.transports.ssh_options import ssh_connect_options
+    from svc_host.transports.sync_backend import (
+        DELETED_PATHS_CAP,
+        InspectReport,
+        StaleUnknownReason,
+        SyncBackend,
+        SyncResult,
+        cap_paths,
+        user_excludes,
+    )
