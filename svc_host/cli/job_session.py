@@ -1,11 +1,12 @@
 """Where ``svc jobs|status|submit|logs`` run their calls: through the svc agent, else in this process.
 
-The agent is asked first when the transport is not ``local`` (a local command runs in the caller's
-environment) and ``SVC_AGENT`` is not ``off``; asking costs a connect to a Unix socket. Any sign that the
-agent cannot answer (none listening, stale socket, slow, declined, lost before a read finished) makes the rest
-of the command run here instead, exactly as it would without an agent. A command that found no agent starts
-one in the background for the next command, unless ``SVC_AGENT`` is ``manual`` (only ``svc agent start``
-starts one) or ``off``.
+The agent is asked first unless ``SVC_AGENT`` is ``off``; asking costs a connect to a Unix socket. The agent
+declines a transport that runs on this machine (its ``TransportSpec`` is not ``remote``: the command runs in the
+caller's environment). Any sign that the agent cannot answer (none listening, stale socket, slow, declined, lost
+before a read finished) makes the rest of the command run here instead, exactly as it would without an agent. A
+command that found no agent starts one in the background for the next command when its transport is remote (by
+the transport's declared capability, never by its name), unless ``SVC_AGENT`` is ``manual`` (only ``svc agent
+start`` starts one) or ``off``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ class JobSession:
 
         self.transport = transport
         self.mode = agent_mode(os.environ)
-        self._place: Place | None = None if transport == "local" or self.mode == "off" else _place()
+        self._place: Place | None = None if self.mode == "off" else _place()
+        self._start_for: Place | None = None
+        """Where to start an agent once this process knows the transport is remote (no agent was listening)."""
         self._runner: asyncio.Runner | None = None
         self._host: Host | None = None
 
@@ -42,7 +45,7 @@ class JobSession:
                 return client.call(self._place, name, args)
             except client.AgentUnavailable as exc:
                 if exc.absent and self.mode == "auto":
-                    self._start_agent(self._place)
+                    self._start_for = self._place
                 self._place = None
         return self._direct(name, args)
 
@@ -57,6 +60,10 @@ class JobSession:
             self._runner = asyncio.Runner()
         if self._host is None:
             self._host = Host.create("cli")
+        if self._start_for is not None:
+            place, self._start_for = self._start_for, None
+            if _is_remote(self._host, self.transport):
+                self._start_agent(place)
         return self._runner.run(CALLS[name](self._host, Path.cwd(), **args))
 
     def _start_agent(self, place: Place) -> None:
@@ -84,6 +91,17 @@ class JobSession:
                 runner.run(host.close())
         finally:
             runner.close()
+
+
+def _is_remote(host: Host, transport: str) -> bool:
+    """Whether ``transport`` declares that its jobs run on another machine (``False`` for an unknown name, which the
+    call itself reports)."""
+    from svc_host.errors import SvcError
+
+    try:
+        return host.transports.spec(transport).remote
+    except SvcError:
+        return False
 
 
 def _place() -> Place | None:
