@@ -23,6 +23,7 @@ from svc_host.settings.profiles import ProfileStore, ProfilesWatch
 from svc_host.transports.base import Transport
 
 if TYPE_CHECKING:
+    from svc_host.plugin_core.records import Event
     from svc_host.runtime.monitor import Monitor
     from svc_host.runtime.sampler import ResourceSampler
     from svc_host.runtime.throttle import SubmitThrottle
@@ -110,7 +111,7 @@ class Host:
         if self._monitor is None:
             from svc_host.runtime.monitor import Monitor
 
-            self._monitor = Monitor(self.store, self.transports, self.plugins.emit)
+            self._monitor = Monitor(self.store, self.transports, self.emit)
         return self._monitor
 
     @property
@@ -133,10 +134,18 @@ class Host:
                 self.store,
                 self.transports,
                 self.server_transport_name,
-                self.plugins.emit,
+                self.emit,
                 SamplerSettings.from_env(self._env),
             )
         return self._resource_sampler
+
+    def emit(self, event: Event) -> None:
+        """Announce a change, the one way every listener hears of it: this process's event hub (the dashboard's
+        stream, MCP waits) and every ``svc_event`` observer (plugins), whichever interfaces are loaded."""
+        from svc_host.runtime.events import event_hub
+
+        event_hub().publish(event)
+        self.plugins.emit(event)
 
     def config(self) -> SvcConfig:
         """The merged job defaults (system, user, project files; SVC_* variables unless ``read_env`` is off)."""

@@ -1,14 +1,11 @@
-"""The host's own REST routers, registered through ``svc_api_routers`` like any plugin's, and the relay of every
-event to the dashboard's event stream (``svc_event``, like any observer)."""
+"""The host's own REST routers, registered through ``svc_api_routers`` like any plugin's. (The dashboard's event
+stream hears every event through the host's one change path, ``Host.emit``, whichever interfaces are loaded.)"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from svc_host.plugin_core.identity import hookimpl
-
-if TYPE_CHECKING:
-    from svc_host.plugin_core.records import Event
 
 
 @hookimpl
@@ -50,10 +47,3 @@ def svc_api_routers() -> list[Any]:
         dashboard.router,
         web.router,  # last: the dashboard answers every other page path
     ]
-
-
-@hookimpl
-def svc_event(event: Event) -> None:
-    from svc_host.runtime.events import event_hub
-
-    event_hub().publish(event)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.manager import PluginManager
+    from svc_host.plugin_core.records import Event
     from svc_host.runtime.monitor import Monitor
     from svc_host.runtime.throttle import SubmitThrottle
     from svc_host.runtime.transport_registry import TransportRegistry
@@ -27,7 +28,7 @@ class Ports(Protocol):
 
     @property
     def plugins(self) -> PluginManager:
-        """Renderers, events (``plugins.emit``) and the other plugin registrations."""
+        """Renderers and the other plugin registrations."""
 
     @property
     def transports(self) -> TransportRegistry:
@@ -44,6 +45,9 @@ class Ports(Protocol):
     @property
     def submit_throttle(self) -> SubmitThrottle:
         """Admission of workflow jobs and sweep cells under the site's submit limits."""
+
+    def emit(self, event: Event) -> None:
+        """Announce a change to every listener (the event hub and ``svc_event`` observers)."""
 
     def config(self) -> SvcConfig:
         """The merged configuration."""

@@ -72,4 +72,4 @@ def announce(host: Ports, sweep: SweepRunRecord, before: str) -> None:
         "paused": sweep.paused_at is not None,
         "error": sweep.error,
     }
-    host.plugins.emit(Event(name="sweep_run.status_changed", payload={**payload, **counts}))
+    host.emit(Event(name="sweep_run.status_changed", payload={**payload, **counts}))

@@ -287,7 +287,7 @@ class WorkflowEngine:
             self._cancel_timer(run_id)
             self.driver.forget(run_id)
         change = RunChange(run_id, run.workflow_name, before, after, run.error, run.sweep_id)
-        self.host.plugins.emit(
+        self.host.emit(
             Event(
                 name="workflow_run.status_changed",
                 payload={

@@ -129,10 +129,8 @@ async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
         client.stream("GET", "/api/events", params={"types": "sweep_run.status_changed"}, headers=AUTH) as response,
     ):
-        svc_host.plugins.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
-        svc_host.plugins.emit(
-            Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"})
-        )
+        svc_host.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
+        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"}))
         messages = sse_messages(response)
         message = await asyncio.wait_for(anext(messages), 5)
     assert message.event == "sweep_run.status_changed"
@@ -151,13 +149,11 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
         emitting = 0.0
         for n in range(3000):
             started = time.perf_counter()
-            svc_host.plugins.emit(
-                Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big})
-            )
+            svc_host.emit(Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big}))
             emitting += time.perf_counter() - started
             if n % 100 == 0:
                 await asyncio.sleep(0)  # let the server write to the sockets, as it does between monitor ticks
-        svc_host.plugins.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
         seen = []
         async for message in sse_messages(reading):
             seen.append(message.event)
@@ -177,9 +173,9 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
 async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_host: Host, base_url: str) -> None:
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         async with client.stream("GET", "/api/events", headers=AUTH) as first:
-            svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
+            svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
             seen = await asyncio.wait_for(anext(sse_messages(first)), 5)
-        svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
+        svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
             replayed = await asyncio.wait_for(anext(sse_messages(again)), 5)
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:

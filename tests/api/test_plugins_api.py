@@ -10,7 +10,7 @@ async def test_plugins_endpoint_shows_plugins_and_transports(svc_api_client: htt
     assert response.status_code == 200
     body = response.json()
     names = {row["name"]: row for row in body["plugins"]}
-    assert names["svc_host.api.hooks"]["hooks"] == ["svc_api_routers", "svc_event"]
+    assert names["svc_host.api.hooks"]["hooks"] == ["svc_api_routers"]
     assert body["transport_error"] is None
     assert body["server_transport"] == "local"
 
