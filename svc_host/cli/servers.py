@@ -38,8 +38,9 @@ def serve(
     """Run the dashboard and the REST API (OpenAPI docs at /docs).
 
     Every API request needs a token: SVC_API_TOKEN, or one generated and kept 0600 in the state directory.
-    On a terminal, svc serve prints a login link that carries it.
+    On a terminal, svc serve prints a login link with a one-time code (good for 10 minutes).
     """
+    import asyncio
     import logging
     import socket
 
@@ -58,18 +59,22 @@ def serve(
         env=os.environ,
         token_file=paths.api_token_file,
     )
-    lines = startup_lines(
-        security, bind_host=host, port=port, token_file=paths.api_token_file, to_terminal=sys.stderr.isatty()
-    )
+    app = create_app(security=security)
+    sessions = app.state.sessions
+    to_terminal = sys.stderr.isatty()
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # after uvicorn's own banner, so the login link is the last thing on screen
+                code = await asyncio.to_thread(sessions.new_code) if sessions and to_terminal else None
+                lines = startup_lines(
+                    security, bind_host=host, port=port, token_file=paths.api_token_file, login_code=code
+                )
                 click.echo("\n".join(lines), err=True)
 
     logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
-    config = uvicorn.Config(create_app(security=security), host=host, port=port, log_level=log_level)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level)
     Server(config).run()
 
 
