@@ -86,8 +86,7 @@ def startup_lines(
         minutes = CODE_LIFETIME // 60
         lines.append(f"svc serve: open {url}?{LOGIN_QUERY}={login_code}")
         lines.append(
-            f"svc serve: (the link logs in one browser, within {minutes} minutes; then log in with the token "
-            f"in {token_file} or SVC_API_TOKEN)"
+            f"svc serve: (one browser, within {minutes} minutes; `svc login-link --url {url}` prints another)"
         )
     else:
         lines.append(f"svc serve: dashboard at {url} (log in with the token in {token_file} or SVC_API_TOKEN)")

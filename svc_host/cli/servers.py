@@ -78,6 +78,38 @@ def serve(
     Server(config).run()
 
 
+@click.command("login-link")
+@click.option(
+    "--url", default="http://127.0.0.1:8000/", show_default=True, help="The address of the running svc serve."
+)
+def login_link(url: str) -> None:
+    """Print a new login link for the dashboard: one browser, within 10 minutes.
+
+    The code is kept in svc's store with the API token's key (SVC_API_TOKEN, or the token file), so it works with
+    the svc serve that shares both.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    from svc_host.api.sessions import LOGIN_QUERY, WebSessions
+    from svc_host.api.token_file import load_or_create_token
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.store.database import Store
+
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise click.BadParameter(
+            "give the address svc serve listens on, e.g. http://127.0.0.1:8000/", param_hint="--url"
+        )
+    paths = SvcPaths.from_env()
+    token = os.environ.get("SVC_API_TOKEN") or load_or_create_token(paths.api_token_file)
+    store = Store(paths.database_url)
+    try:
+        code = WebSessions(lambda: store, token).new_code()
+    finally:
+        store.close()
+    click.echo(urlunsplit((parts.scheme, parts.netloc, parts.path or "/", f"{LOGIN_QUERY}={code}", "")))
+
+
 @click.command()
 @click.option(
     "--log-level",

@@ -121,7 +121,7 @@ function start() {
     params.delete('login');
     const qs = params.toString();
     history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
-    showLogin('That login link was used already, has expired or is wrong: each link logs in one browser, within 10 minutes. Paste the token below.');
+    showLogin('That login link was used already, has expired or is wrong: each link logs in one browser, within 10 minutes. Run `svc login-link` for a new one, or paste the token below.');
     return;
   }
   renderCurrent();
