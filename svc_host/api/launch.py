@@ -85,9 +85,7 @@ def startup_lines(
     elif login_code is not None:
         minutes = CODE_LIFETIME // 60
         lines.append(f"svc serve: open {url}?{LOGIN_QUERY}={login_code}")
-        lines.append(
-            f"svc serve: (one browser, within {minutes} minutes; `svc login-link --url {url}` prints another)"
-        )
+        lines.append(f"svc serve: (one browser, within {minutes} minutes; `svc login-link --url {url}` prints another)")
     else:
         lines.append(f"svc serve: dashboard at {url} (log in with the token in {token_file} or SVC_API_TOKEN)")
     if bind_host in UNSPECIFIED:

@@ -3,6 +3,7 @@ login link and cookie, the catch-all error body, and what the OpenAPI says about
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 
@@ -98,6 +99,26 @@ async def test_docs_and_schema_need_no_token_and_say_how_to_authenticate(http: h
     assert jobs["security"] == [{"bearer": []}]
     assert "401" in jobs["responses"]
     assert "security" not in schema["paths"]["/api/auth/login"]["post"]
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+async def test_the_api_docs_load_only_this_servers_scripts_under_its_csp(http: httpx.AsyncClient, page: str) -> None:
+    response = await http.get(page)
+    assert response.status_code == 200
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'self'" in csp
+    assert "script-src" not in csp  # scripts fall back to 'self': no inline script, no other site
+    html = response.text
+    assert "<script>" not in html
+    sources = re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html)
+    assert sources
+    for source in sources:
+        assert source.startswith("/") and not source.startswith("//"), source
+        asset = await http.get(source)
+        assert asset.status_code == 200, source
+        assert asset.headers["content-type"].split(";")[0] in {"text/javascript", "text/css", "image/svg+xml"}
+    assert (await http.get("/docs/assets/..%2Fcore.py")).status_code == 404
+    assert (await http.get("/docs/assets/favicon.png")).status_code == 404  # only the files the pages use
 
 
 async def test_no_auth_mode_still_checks_host(svc_host: Host) -> None:
