@@ -84,9 +84,7 @@ def browser_phase(base: str, log: Path, tabs: int, seconds: float, path: str) ->
             executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"], headless=True
         )
         context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
-        login = context.new_page()
-        login.goto(f"/?token={TOKEN}")
-        login.close()
+        context.request.post("/api/auth/login", data={"token": TOKEN})  # the session cookie, as the login form gets it
         pages = []
         for _ in range(tabs):
             page = context.new_page()

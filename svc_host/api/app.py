@@ -19,8 +19,9 @@ from fastapi.responses import JSONResponse
 from svc_host import __version__
 from svc_host.api.errors import status_for
 from svc_host.api.middleware import SecurityMiddleware
-from svc_host.api.routes import auth
+from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
+from svc_host.api.sessions import WebSessions
 from svc_host.errors import SvcError, describe_validation
 from svc_host.host import Host
 
@@ -29,7 +30,8 @@ log = logging.getLogger("svc.api")
 AUTH_DESCRIPTION = (
     "Every `/api` request needs the server's API token: send `Authorization: Bearer <token>`, with the "
     "token `svc serve` printed at start (or the value of `SVC_API_TOKEN`). In a browser, open the login "
-    "link `svc serve` printed once; the dashboard then keeps the token in an HttpOnly cookie. "
+    "link `svc serve` printed (its one-time code opens a session kept in an HttpOnly cookie), or log in with "
+    "the token at `POST /api/auth/login`. "
     "Requests must name this server in `Host` (loopback names, or those given with `--allowed-host`). "
     "See docs/security.md."
 )
@@ -47,10 +49,19 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
         yield
         await host.close()
 
-    app = FastAPI(title="svc", version=__version__, lifespan=lifespan, description=AUTH_DESCRIPTION)
+    app = FastAPI(
+        title="svc",
+        version=__version__,
+        lifespan=lifespan,
+        description=AUTH_DESCRIPTION,
+        docs_url=None,  # served from the installed package by routes.docs, not from a CDN
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
+    )
     app.state.host = host
     app.state.security = security
-    app.add_middleware(SecurityMiddleware, security=security)
+    app.state.sessions = None if security.token is None else WebSessions(lambda: host.store, security.token)
+    app.add_middleware(SecurityMiddleware, security=security, sessions=app.state.sessions)
 
     @app.exception_handler(SvcError)
     async def svc_error(_: Request, exc: SvcError) -> JSONResponse:
@@ -66,6 +77,7 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
         return JSONResponse({"detail": "internal server error; the server log has the details"}, status_code=500)
 
     app.include_router(auth.router)
+    app.include_router(docs.router)
     for router in host.plugins.routers():
         app.include_router(router)
     app.openapi = lambda: _openapi_with_auth(app, security)  # type: ignore[method-assign]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from svc_host.api.security import DEFAULT_MAX_BODY_BYTES, TOKEN_QUERY, ServerSecurity, is_loopback
+from svc_host.api.sessions import CODE_LIFETIME, LOGIN_QUERY
 from svc_host.api.token_file import MIN_TOKEN_LENGTH, load_or_create_token
 from svc_host.errors import ConfigError
 
@@ -32,7 +33,7 @@ def server_security(
     """The settings ``svc serve --host bind_host`` runs with; refuses what would expose the cluster.
 
     The token is ``SVC_API_TOKEN`` when set, else the one kept in ``token_file`` (created on first use).
-    A server bound to a specific non-loopback address also answers to that address.
+    A server bound to a specific address also answers to that address (the one its login link names).
     """
     loopback = is_loopback(bind_host)
     if no_auth and not loopback:
@@ -41,7 +42,7 @@ def server_security(
             "serve on 127.0.0.1 or drop --no-auth (docs/security.md)"
         )
     hosts = set(_listed(allowed_hosts, env.get("SVC_ALLOWED_HOSTS")))
-    if not loopback and bind_host not in UNSPECIFIED:
+    if bind_host not in UNSPECIFIED:
         hosts.add(bind_host)
     token: str | None = None
     if not no_auth:
@@ -68,10 +69,11 @@ def base_url(bind_host: str, port: int) -> str:
 
 
 def startup_lines(
-    security: ServerSecurity, *, bind_host: str, port: int, token_file: Path, to_terminal: bool
+    security: ServerSecurity, *, bind_host: str, port: int, token_file: Path, login_code: str | None
 ) -> list[str]:
-    """What ``svc serve`` prints at start. The login link carries the token only on a terminal: a service's
-    stderr ends up in logs, where the token must not (it then names the file that holds it)."""
+    """What ``svc serve`` prints at start. The login link carries a one-time code (never the token), and only on a
+    terminal (``login_code`` is None elsewhere): a service's stderr ends up in logs, where even a code that
+    expires in minutes has no place (it then names the file that holds the token)."""
     url = base_url(bind_host, port)
     lines: list[str] = []
     if security.token is None:
@@ -80,8 +82,10 @@ def startup_lines(
             "svc serve: warning: --no-auth: every program and user on this machine can use this server "
             "(and run jobs as you)"
         )
-    elif to_terminal:
-        lines.append(f"svc serve: open {url}?{TOKEN_QUERY}={security.token}")
+    elif login_code is not None:
+        minutes = CODE_LIFETIME // 60
+        lines.append(f"svc serve: open {url}?{LOGIN_QUERY}={login_code}")
+        lines.append(f"svc serve: (one browser, within {minutes} minutes; `svc login-link --url {url}` prints another)")
     else:
         lines.append(f"svc serve: dashboard at {url} (log in with the token in {token_file} or SVC_API_TOKEN)")
     if bind_host in UNSPECIFIED:
@@ -96,9 +100,9 @@ def startup_lines(
 
 
 class RedactTokenFilter(logging.Filter):
-    """Keeps a login link's token out of uvicorn's access log (``GET /?token=...``)."""
+    """Keeps a login link's code (or an old link's token) out of uvicorn's access log (``GET /?login_code=...``)."""
 
-    _token = re.compile(rf"([?&]{TOKEN_QUERY}=)[^&\s]*")
+    _token = re.compile(rf"([?&](?:{LOGIN_QUERY}|{TOKEN_QUERY})=)[^&\s]*")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):

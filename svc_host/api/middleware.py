@@ -7,37 +7,25 @@ dashboard's event stream pass through untouched. Refusals are ``{detail}`` bodie
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
-from starlette.datastructures import Headers, QueryParams
+from starlette.datastructures import Headers, MutableHeaders, QueryParams
 from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from svc_host.api.security import (
-    PUBLIC_API_PATHS,
-    SAFE_METHODS,
-    TOKEN_COOKIE,
-    TOKEN_QUERY,
-    ServerSecurity,
-    bearer_token,
-)
+from svc_host.api.security import PUBLIC_API_PATHS, SAFE_METHODS, TOKEN_QUERY, ServerSecurity, bearer_token
+from svc_host.api.sessions import LOGIN_QUERY, SESSION_LIFETIME, WebSessions, cookie_name
 
-COOKIE_MAX_AGE = 30 * 24 * 3600
+_PATH_CHARACTERS = "/:@!$&'()*+,;=-._~"
 
 
-def cookie_name(host_header: str | None) -> str:
-    """``svc_token_<port>``: browsers share cookies across ports, so two servers on one machine need two names."""
-    _, _, port = (host_header or "").rpartition(":")
-    return f"{TOKEN_COOKIE}_{port}" if port.isdigit() else TOKEN_COOKIE
-
-
-def set_token_cookie(response: Response, token: str, headers: Headers, *, secure: bool) -> None:
-    """Give the browser the token as an HttpOnly, SameSite=Strict cookie (never readable by page scripts)."""
+def set_session_cookie(response: Response, session_id: str, headers: Headers, *, secure: bool) -> None:
+    """Give the browser its session id as an HttpOnly, SameSite=Strict cookie (never readable by page scripts)."""
     response.set_cookie(
         cookie_name(headers.get("host")),
-        token,
-        max_age=COOKIE_MAX_AGE,
+        session_id,
+        max_age=SESSION_LIFETIME,
         path="/",
         httponly=True,
         samesite="strict",
@@ -45,20 +33,47 @@ def set_token_cookie(response: Response, token: str, headers: Headers, *, secure
     )
 
 
-def clear_token_cookie(response: Response, headers: Headers) -> None:
+def clear_session_cookie(response: Response, headers: Headers) -> None:
     response.delete_cookie(cookie_name(headers.get("host")), path="/", httponly=True, samesite="strict")
+
+
+def session_id(headers: Headers) -> str | None:
+    """The session id the browser sent in this port's cookie."""
+    return cookie_parser(headers.get("cookie", "")).get(cookie_name(headers.get("host")))
+
+
+def client_of(scope: Scope) -> str:
+    """Who is asking, for the failed-login limit: the peer address (the client's, behind a trusted proxy)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+def too_many_failures(seconds: int) -> Response:
+    return _refuse(
+        429, f"too many failed logins from this address; try again in {seconds} s", **{"Retry-After": str(seconds)}
+    )
+
+
+def same_origin_path(path: str) -> str:
+    """``path`` as a redirect target that stays on this server: ``//evil.example/`` would leave it."""
+    return "/" + quote(path, safe=_PATH_CHARACTERS).lstrip("/")
 
 
 def _refuse(status: int, detail: str, **headers: str) -> Response:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers or None)
 
 
-class SecurityMiddleware:
-    """Refuse what ``ServerSecurity`` does not allow; exchange a login link's token for the cookie."""
+def _is_api(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
 
-    def __init__(self, app: ASGIApp, security: ServerSecurity) -> None:
+
+class SecurityMiddleware:
+    """Refuse what ``ServerSecurity`` does not allow; exchange a login link's one-time code for a session."""
+
+    def __init__(self, app: ASGIApp, security: ServerSecurity, sessions: WebSessions | None) -> None:
         self.app = app
         self.security = security
+        self.sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -67,7 +82,9 @@ class SecurityMiddleware:
         if scope["type"] != "http":  # svc serves no websockets; refuse rather than pass anything unchecked
             await send({"type": "websocket.close", "code": 1008})
             return
-        refusal = self._check(scope)
+        if _is_api(scope["path"]):
+            send = _not_stored(send)
+        refusal = await self._check(scope)
         if refusal is None:
             refusal, receive = await self._bounded_body(scope, receive)
         if refusal is not None:
@@ -75,7 +92,7 @@ class SecurityMiddleware:
             return
         await self.app(scope, receive, send)
 
-    def _check(self, scope: Scope) -> Response | None:
+    async def _check(self, scope: Scope) -> Response | None:
         headers = Headers(scope=scope)
         host = headers.get("host")
         if not self.security.host_allowed(host):
@@ -88,7 +105,7 @@ class SecurityMiddleware:
             refusal = self._check_origin(scope, headers)
             if refusal is not None:
                 return refusal
-        return self._check_token(scope, headers) if self.security.auth_required else None
+        return await self._check_token(scope, headers, self.sessions) if self.sessions is not None else None
 
     def _check_origin(self, scope: Scope, headers: Headers) -> Response | None:
         """A state change from a browser must come from this server's own pages (or a configured origin)."""
@@ -101,12 +118,12 @@ class SecurityMiddleware:
             return _refuse(403, "cross-site request refused")
         return None
 
-    def _check_token(self, scope: Scope, headers: Headers) -> Response | None:
-        """The API, and every state change wherever a plugin mounted it, needs the token; reading the dashboard's
-        pages and the docs does not (they hold no data)."""
+    async def _check_token(self, scope: Scope, headers: Headers, sessions: WebSessions) -> Response | None:
+        """The API, and every state change wherever a plugin mounted it, needs the token or a session; reading the
+        dashboard's pages and the docs does not (they hold no data)."""
         path: str = scope["path"]
-        if path == "/api" or path.startswith("/api/") or scope["method"] not in SAFE_METHODS:
-            if path in PUBLIC_API_PATHS or self._authenticated(headers):
+        if _is_api(path) or scope["method"] not in SAFE_METHODS:
+            if path in PUBLIC_API_PATHS or await self._authenticated(headers, sessions):
                 return None
             return _refuse(
                 401,
@@ -115,28 +132,15 @@ class SecurityMiddleware:
                 **{"WWW-Authenticate": "Bearer"},
             )
         query = QueryParams(scope.get("query_string", b""))
-        if scope["method"] == "GET" and TOKEN_QUERY in query:
-            return self._login_link(scope, headers, query)
+        if scope["method"] == "GET" and (LOGIN_QUERY in query or TOKEN_QUERY in query):
+            return await _login_link(scope, headers, query, sessions)
         return None
 
-    def _authenticated(self, headers: Headers) -> bool:
+    async def _authenticated(self, headers: Headers, sessions: WebSessions) -> bool:
         presented = bearer_token(headers.get("authorization"))
-        if presented is None:
-            presented = cookie_parser(headers.get("cookie", "")).get(cookie_name(headers.get("host")))
-        return self.security.token_valid(presented)
-
-    def _login_link(self, scope: Scope, headers: Headers, query: QueryParams) -> Response:
-        """``GET /page?token=T``: set the cookie and send the browser to the same page without the token,
-        so the token is not left in the address bar, the history or a shared link."""
-        valid = self.security.token_valid(query.get(TOKEN_QUERY))
-        rest: list[tuple[str, Any]] = [(k, v) for k, v in query.multi_items() if k != TOKEN_QUERY]
-        if not valid:
-            rest.append(("login", "failed"))
-        location = scope["path"] + (f"?{urlencode(rest)}" if rest else "")
-        response = RedirectResponse(location, status_code=303, headers={"Cache-Control": "no-store"})
-        if valid and self.security.token:
-            set_token_cookie(response, self.security.token, headers, secure=scope.get("scheme") == "https")
-        return response
+        if presented is not None:
+            return self.security.token_valid(presented)
+        return await sessions.valid(session_id(headers), cookie_name(headers.get("host")))
 
     async def _bounded_body(self, scope: Scope, receive: Receive) -> tuple[Response | None, Receive]:
         """Refuse a body over the limit before any route reads it (413), by its length or as it arrives."""
@@ -166,6 +170,27 @@ class SecurityMiddleware:
         return None, _replay([{"type": "http.request", "body": b"".join(chunks), "more_body": False}], receive)
 
 
+async def _login_link(scope: Scope, headers: Headers, query: QueryParams, sessions: WebSessions) -> Response:
+    """``GET /page?login_code=C``: exchange the one-time code for a session and send the browser to the same
+    page of this server without it. A link with the token itself (``?token=``, before codes) logs nobody in:
+    it lands on the login view, and the token leaves the address bar."""
+    client = client_of(scope)
+    wait = sessions.limit.retry_after(client)
+    if wait is not None:
+        return too_many_failures(wait)
+    valid = await sessions.redeem(query.get(LOGIN_QUERY))
+    rest: list[tuple[str, Any]] = [(k, v) for k, v in query.multi_items() if k not in {LOGIN_QUERY, TOKEN_QUERY}]
+    if not valid:
+        sessions.limit.failed(client)
+        rest.append(("login", "failed"))
+    location = same_origin_path(scope["path"]) + (f"?{urlencode(rest)}" if rest else "")
+    response = RedirectResponse(location, status_code=303, headers={"Cache-Control": "no-store"})
+    if valid:
+        new_session = await sessions.open(cookie_name(headers.get("host")))
+        set_session_cookie(response, new_session, headers, secure=scope.get("scheme") == "https")
+    return response
+
+
 def _replay(messages: list[Message], receive: Receive) -> Receive:
     """A ``receive`` that hands out the buffered messages, then waits on the client as before (disconnects)."""
     pending = list(messages)
@@ -176,3 +201,17 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replayed
+
+
+def _not_stored(send: Send) -> Send:
+    """API answers hold the user's data: no browser or proxy cache may keep them (unless the route said otherwise,
+    as the event stream does)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            if "cache-control" not in headers:
+                headers["Cache-Control"] = "no-store"
+        await send(message)
+
+    return sending

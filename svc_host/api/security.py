@@ -2,9 +2,9 @@
 
 ``svc serve`` runs commands on a cluster as the user who started it, so a request must prove three things
 before any route runs: it was addressed to this server by a name the user trusts (a page whose DNS name was
-rebound to 127.0.0.1 sends its own name in ``Host``), it carries the token (a Bearer header, or the
-dashboard's HttpOnly cookie), and, when it changes state from a browser, it comes from this server's own
-origin. The middleware in ``middleware.py`` applies these; docs/security.md explains them to users.
+rebound to 127.0.0.1 sends its own name in ``Host``), it carries the token (a Bearer header) or a dashboard
+session (an HttpOnly cookie, ``sessions.py``), and, when it changes state from a browser, it comes from this
+server's own origin. The middleware in ``middleware.py`` applies these; docs/security.md explains them to users.
 """
 
 from __future__ import annotations
@@ -14,16 +14,14 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-TOKEN_COOKIE = "svc_token"  # noqa: S105 (a cookie name, not a secret)
-"""The dashboard's cookie: HttpOnly, SameSite=Strict, set by the ``?token=`` link or ``POST /api/auth/login``."""
 TOKEN_QUERY = "token"  # noqa: S105 (a query parameter name)
-"""The query parameter of the login link that ``svc serve`` prints."""
+"""The query parameter of the login links of old versions, which carried the token: never accepted, always removed."""
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Request bodies above this are refused with 413 before a route reads them (a 1 MB workflow fits, JSON-escaped)."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
-"""API paths that answer without a token (logging in needs none; logging out only clears the cookie)."""
+"""API paths that answer without a token (logging in needs none; logging out ends the session the cookie names)."""
 
 
 @dataclass(frozen=True)

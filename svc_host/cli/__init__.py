@@ -12,6 +12,7 @@ from svc_host.cli.groups import LazyGroup
 COMMANDS = {
     "plugins": "svc_host.cli.plugins:plugins",
     "serve": "svc_host.cli.servers:serve",
+    "login-link": "svc_host.cli.servers:login_link",
     "mcp": "svc_host.cli.servers:mcp",
     "submit": "svc_host.cli.jobs:submit",
     "jobs": "svc_host.cli.jobs:jobs",

@@ -38,8 +38,9 @@ def serve(
     """Run the dashboard and the REST API (OpenAPI docs at /docs).
 
     Every API request needs a token: SVC_API_TOKEN, or one generated and kept 0600 in the state directory.
-    On a terminal, svc serve prints a login link that carries it.
+    On a terminal, svc serve prints a login link with a one-time code (good for 10 minutes).
     """
+    import asyncio
     import logging
     import socket
 
@@ -58,19 +59,55 @@ def serve(
         env=os.environ,
         token_file=paths.api_token_file,
     )
-    lines = startup_lines(
-        security, bind_host=host, port=port, token_file=paths.api_token_file, to_terminal=sys.stderr.isatty()
-    )
+    app = create_app(security=security)
+    sessions = app.state.sessions
+    to_terminal = sys.stderr.isatty()
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # after uvicorn's own banner, so the login link is the last thing on screen
+                code = await asyncio.to_thread(sessions.new_code) if sessions and to_terminal else None
+                lines = startup_lines(
+                    security, bind_host=host, port=port, token_file=paths.api_token_file, login_code=code
+                )
                 click.echo("\n".join(lines), err=True)
 
     logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
-    config = uvicorn.Config(create_app(security=security), host=host, port=port, log_level=log_level)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level)
     Server(config).run()
+
+
+@click.command("login-link")
+@click.option(
+    "--url", default="http://127.0.0.1:8000/", show_default=True, help="The address of the running svc serve."
+)
+def login_link(url: str) -> None:
+    """Print a new login link for the dashboard: one browser, within 10 minutes.
+
+    The code is kept in svc's store with the API token's key (SVC_API_TOKEN, or the token file), so it works with
+    the svc serve that shares both.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    from svc_host.api.sessions import LOGIN_QUERY, WebSessions
+    from svc_host.api.token_file import load_or_create_token
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.store.database import Store
+
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise click.BadParameter(
+            "give the address svc serve listens on, e.g. http://127.0.0.1:8000/", param_hint="--url"
+        )
+    paths = SvcPaths.from_env()
+    token = os.environ.get("SVC_API_TOKEN") or load_or_create_token(paths.api_token_file)
+    store = Store(paths.database_url)
+    try:
+        code = WebSessions(lambda: store, token).new_code()
+    finally:
+        store.close()
+    click.echo(urlunsplit((parts.scheme, parts.netloc, parts.path or "/", f"{LOGIN_QUERY}={code}", "")))
 
 
 @click.command()

@@ -328,6 +328,15 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_job_ended_at ON job (ended_at)",
         backfill_job_day_stats,
     ),
+    # 12: the dashboard's logins: sessions and one-time login codes, kept by a keyed hash, never in clear
+    (
+        """CREATE TABLE IF NOT EXISTS web_secret (
+            key VARCHAR NOT NULL PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            expires_at INTEGER NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_web_secret_expires_at ON web_secret (expires_at)",
+    ),
 )
 
 

@@ -3,6 +3,7 @@ login link and cookie, the catch-all error body, and what the OpenAPI says about
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 
@@ -100,6 +101,27 @@ async def test_docs_and_schema_need_no_token_and_say_how_to_authenticate(http: h
     assert "security" not in schema["paths"]["/api/auth/login"]["post"]
 
 
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+async def test_the_api_docs_load_only_this_servers_scripts_under_its_csp(http: httpx.AsyncClient, page: str) -> None:
+    response = await http.get(page)
+    assert response.status_code == 200
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'self'" in csp
+    assert "script-src" not in csp  # scripts fall back to 'self': no inline script, no other site
+    html = response.text
+    assert "<script>" not in html
+    sources = re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html)
+    assert sources
+    for source in sources:
+        assert source.startswith("/"), source
+        assert not source.startswith("//"), source
+        asset = await http.get(source)
+        assert asset.status_code == 200, source
+        assert asset.headers["content-type"].split(";")[0] in {"text/javascript", "text/css", "image/svg+xml"}
+    assert (await http.get("/docs/assets/..%2Fcore.py")).status_code == 404
+    assert (await http.get("/docs/assets/favicon.png")).status_code == 404  # only the files the pages use
+
+
 async def test_no_auth_mode_still_checks_host(svc_host: Host) -> None:
     async with client_for(svc_host, ServerSecurity(token=None)) as http:
         assert (await http.get("/api/plugins")).status_code == 200
@@ -111,30 +133,7 @@ def test_a_short_token_is_refused() -> None:
         ServerSecurity(token="short")
 
 
-# --- the dashboard's login: link, form, cookie -------------------------------------------------------
-
-
-async def test_login_link_sets_an_httponly_strict_cookie_and_drops_the_token_from_the_url(
-    http: httpx.AsyncClient,
-) -> None:
-    response = await http.get(f"/jobs/42?tab=log&token={TOKEN}")
-    assert response.status_code == 303
-    assert response.headers["location"] == "/jobs/42?tab=log"
-    cookie = response.headers["set-cookie"]
-    assert cookie.startswith(f"svc_token_8000={TOKEN};")
-    assert "HttpOnly" in cookie
-    assert "SameSite=strict" in cookie
-    assert "Path=/" in cookie
-    # the browser now holds the cookie: the API answers without a header
-    assert (await http.get("/api/plugins")).status_code == 200
-
-
-async def test_a_wrong_login_link_sets_nothing_and_says_so(http: httpx.AsyncClient) -> None:
-    response = await http.get("/?token=not-the-token-at-all")
-    assert response.status_code == 303
-    assert response.headers["location"] == "/?login=failed"
-    assert "set-cookie" not in response.headers
-    assert (await http.get("/api/plugins")).status_code == 401
+# --- the dashboard's login: link, form, cookie (sessions in depth: test_sessions.py) ---------------------
 
 
 async def test_login_form_and_logout(http: httpx.AsyncClient) -> None:
@@ -150,18 +149,35 @@ async def test_login_form_and_logout(http: httpx.AsyncClient) -> None:
     assert (await http.get("/api/plugins")).status_code == 401
 
 
-async def test_the_cookie_of_another_port_does_not_authenticate(http: httpx.AsyncClient) -> None:
-    headers = {"Cookie": f"svc_token_9999={TOKEN}"}
-    assert (await http.get("/api/plugins", headers=headers)).status_code == 401
-    headers = {"Cookie": f"svc_token_8000={TOKEN}"}
-    assert (await http.get("/api/plugins", headers=headers)).status_code == 200
+@pytest.mark.parametrize("path", ["//evil.example/", "/\\evil.example/", "///evil.example/x", "//evil.example"])
+async def test_a_login_link_redirects_only_within_this_server(http: httpx.AsyncClient, path: str) -> None:
+    url = httpx.URL("http://127.0.0.1:8000/").copy_with(raw_path=f"{path}?token=x&tab=log".encode())
+    response = await http.get(url)
+    assert response.status_code == 303
+    location = response.headers["location"]
+    assert location.startswith("/")
+    assert not location.startswith(("//", "/\\"))
+    assert httpx.URL("http://127.0.0.1:8000/").join(location).host == "127.0.0.1"
+    assert location.endswith("?tab=log&login=failed")
+
+
+async def test_api_answers_are_never_cached(http: httpx.AsyncClient) -> None:
+    for response in (
+        await http.get("/api/plugins", headers=AUTH),
+        await http.get("/api/config/env", headers=AUTH),
+        await http.get("/api/plugins"),  # a refusal too
+        await http.post("/api/auth/login", json={"token": TOKEN}),
+    ):
+        assert response.headers["cache-control"] == "no-store", response.request.url
+    assert (await http.get("/static/js/app.js")).headers["cache-control"] == "no-cache"  # revalidated, not no-store
 
 
 # --- Origin, forged forms, content types --------------------------------------------------------------
 
 
 async def test_cross_origin_state_changes_are_refused_even_with_the_cookie(http: httpx.AsyncClient) -> None:
-    cookie = {"Cookie": f"svc_token_8000={TOKEN}"}
+    assert (await http.post("/api/auth/login", json={"token": TOKEN})).status_code == 204
+    cookie = {"Cookie": f"svc_session_8000={http.cookies['svc_session_8000']}"}
     for path in ("/api/config/reset", "/api/sweep_runs/1/cancel", "/api/config/ssh/profiles/x/activate"):
         forged = await http.post(path, headers={**cookie, "Origin": "http://evil.example"})
         assert forged.status_code == 403, path

@@ -3,10 +3,10 @@ Host and token checks; on a terminal it prints a login link that logs a browser 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pty
 import re
+import select
 import signal
 import stat
 import subprocess
@@ -61,9 +61,24 @@ def test_serve_refuses_rebinding_and_requests_without_the_token(server: ServePro
     assert TOKEN not in env.text
 
 
-def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(tmp_path: Path) -> None:
-    """On a terminal (a pty, as a person runs it) svc serve prints the login link with a generated token."""
+def read_until(primary: int, pattern: bytes, output: bytes = b"", wait: float = 30) -> bytes:
+    """What the pty shows, read until ``pattern`` appears in it (or ``wait`` seconds pass)."""
+    deadline = time.monotonic() + wait
+    while not re.search(pattern, output) and time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 1)
+        if ready:
+            try:
+                output += os.read(primary, 4096)
+            except OSError:
+                break
+    return output
+
+
+def test_the_printed_link_logs_a_browser_in_once_and_the_token_is_never_shown(tmp_path: Path) -> None:
+    """On a terminal (a pty, as a person runs it) svc serve prints a login link with a one-time code; the generated
+    token stays in its file, out of the link, the browser and the log."""
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
     primary, secondary = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "svc_host", "serve", "--port", str(port)],
@@ -72,34 +87,38 @@ def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(t
         stderr=secondary,
     )
     os.close(secondary)
-    output = b""
     try:
-        deadline = time.monotonic() + 30
-        while not re.search(rb"svc serve: open \S+\r?\n", output) and time.monotonic() < deadline:
-            try:
-                output += os.read(primary, 4096)
-            except OSError:
-                break
-        text = output.decode()
-        match = re.search(rf"svc serve: open (http://127\.0\.0\.1:{port}/\?token=(\S+))", text)
+        text = read_until(primary, rb"svc serve: open \S+\r?\n").decode()
+        match = re.search(rf"svc serve: open ({base}/\?login_code=(\S+))", text)
         assert match, text
-        link, token = match.groups()
+        link, code = match.groups()
         token_file = Path(os.environ["XDG_STATE_HOME"]) / "svc" / "api-token"
-        assert token_file.read_text().strip() == token
+        token = token_file.read_text().strip()
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert f"svc login-link --url {base}/" in text
 
-        with httpx.Client(timeout=5) as browser:
+        with httpx.Client(timeout=5) as browser, httpx.Client(timeout=5) as another:
             landing = browser.get(link)
             assert landing.status_code == 303
             assert landing.headers["location"] == "/"
-            assert browser.get(f"http://127.0.0.1:{port}/api/plugins").status_code == 200
-        time.sleep(0.3)
-        os.set_blocking(primary, False)
-        with contextlib.suppress(BlockingIOError):
-            output += os.read(primary, 65536)
-        log = output.decode()
-        assert "GET /?token=<redacted>" in log
-        assert log.count(token) == 1  # the printed link, nowhere in the access log
+            assert token not in landing.headers["set-cookie"]
+            assert browser.get(f"{base}/api/plugins").status_code == 200
+            assert another.get(link).headers["location"] == "/?login=failed"  # used once already
+            fresh = subprocess.run(
+                [sys.executable, "-m", "svc_host", "login-link", "--url", f"{base}/"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout.strip()
+            assert fresh.startswith(f"{base}/?login_code=")
+            assert another.get(fresh).headers["location"] == "/"
+            assert another.get(f"{base}/api/plugins").status_code == 200
+        log = read_until(primary, rb"GET /\?login_code=<redacted>.*\n.*GET /\?login_code=<redacted>", text.encode())
+        log_text = log.decode()
+        assert log_text.count("GET /?login_code=<redacted>") >= 2, log_text
+        assert log_text.count(code) == 1  # the printed link, nowhere in the access log
+        assert token not in log_text
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -6,6 +6,7 @@ import logging
 import stat
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -71,23 +72,41 @@ def test_a_specific_address_is_answered_and_env_lists_add_names(tmp_path: Path) 
         settings(tmp_path, env={"SVC_MAX_BODY_BYTES": "lots"})
 
 
-def test_startup_lines_show_the_token_only_on_a_terminal(tmp_path: Path) -> None:
+def test_startup_lines_print_a_login_code_never_the_token(tmp_path: Path) -> None:
     security = settings(tmp_path, env={"SVC_API_TOKEN": "t" * 20})
-    on_tty = startup_lines(security, bind_host="127.0.0.1", port=8000, token_file=tmp_path / "f", to_terminal=True)
-    assert on_tty == [f"svc serve: open http://127.0.0.1:8000/?token={'t' * 20}"]
-    logged = startup_lines(security, bind_host="127.0.0.1", port=8000, token_file=tmp_path / "f", to_terminal=False)
-    assert "t" * 20 not in "\n".join(logged)
-    everywhere = startup_lines(security, bind_host="0.0.0.0", port=80, token_file=tmp_path / "f", to_terminal=True)
-    assert everywhere[0].startswith("svc serve: open http://127.0.0.1:80/?token=")
-    assert "--allowed-host" in everywhere[1]
+    on_tty = startup_lines(security, bind_host="127.0.0.1", port=8000, token_file=tmp_path / "f", login_code="C0DE")
+    assert on_tty[0] == "svc serve: open http://127.0.0.1:8000/?login_code=C0DE"
+    assert "within 10 minutes" in on_tty[1]
+    logged = startup_lines(security, bind_host="127.0.0.1", port=8000, token_file=tmp_path / "f", login_code=None)
+    assert "?login_code=" not in "\n".join(logged)
+    assert str(tmp_path / "f") in logged[0]
+    everywhere = startup_lines(security, bind_host="0.0.0.0", port=80, token_file=tmp_path / "f", login_code="C0DE")
+    assert everywhere[0] == "svc serve: open http://127.0.0.1:80/?login_code=C0DE"
+    assert "--allowed-host" in everywhere[2]
+    for lines in (on_tty, logged, everywhere):
+        assert "t" * 20 not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.2", "127.0.0.1", "localhost", "::1", "10.1.2.3", "0.0.0.0"])
+def test_the_printed_link_names_a_host_the_server_answers_to(tmp_path: Path, bind: str) -> None:
+    security = settings(tmp_path, bind, env={"SVC_API_TOKEN": "t" * 20})
+    lines = startup_lines(security, bind_host=bind, port=8000, token_file=tmp_path / "f", login_code="C0DE")
+    link = lines[0].removeprefix("svc serve: open ")
+    assert security.host_allowed(urlsplit(link).netloc), link
 
 
 def test_the_access_log_filter_redacts_login_links() -> None:
     record = logging.LogRecord(
-        "uvicorn.access", logging.INFO, "", 0, '%s - "%s %s"', ("1.2.3.4", "GET", "/a?x=1&token=abc&y=2"), None
+        "uvicorn.access",
+        logging.INFO,
+        "",
+        0,
+        '%s - "%s %s"',
+        ("1.2.3.4", "GET", "/a?x=1&token=abc&y=2&login_code=C0DE"),
+        None,
     )
     assert RedactTokenFilter().filter(record)
-    assert record.getMessage() == '1.2.3.4 - "GET /a?x=1&token=<redacted>&y=2"'
+    assert record.getMessage() == '1.2.3.4 - "GET /a?x=1&token=<redacted>&y=2&login_code=<redacted>"'
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,11 +46,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class Server:
-    """A running ``svc serve``: its base URL, token and an API client that sends the token."""
+    """A running ``svc serve``: its base URL, environment, token and an API client that sends the token."""
 
-    def __init__(self, base: str, home: Path, process: subprocess.Popen[str], log: Path) -> None:
+    def __init__(self, base: str, env: dict[str, str], process: subprocess.Popen[str], log: Path) -> None:
         self.base = base
-        self.home = home
+        self.env = env
+        self.home = Path(env["HOME"])
         self.process = process
         self.log = log
         self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
@@ -61,6 +63,18 @@ class Server:
             message = f"{method} {path}: {response.status_code} {response.text}\nserve.log:\n{tail}"
             raise httpx.HTTPStatusError(message, request=response.request, response=response)
         return response.json() if response.content else None
+
+    def login_link(self) -> str:
+        """A new one-time login link, from ``svc login-link`` run as the server's user."""
+        done = subprocess.run(
+            [sys.executable, "-m", "svc_host", "login-link", "--url", f"{self.base}/"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +89,7 @@ def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) ->
             running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
         except RuntimeError as exc:
             raise AssertionError(f"{exc}: {(root / 'serve.log').read_text()}") from None
-        server = Server(running.base, Path(env["HOME"]), running.process, root / "serve.log")
+        server = Server(running.base, env, running.process, root / "serve.log")
         try:
             yield server
         finally:
@@ -120,10 +134,18 @@ def anonymous_page(browser: Browser, svc_server: Server) -> Iterator[Page]:
 
 @pytest.fixture
 def page(anonymous_page: Page, svc_server: Server) -> Page:
-    """A logged-in page: the login link (``/?token=...``) opened once, as a person does."""
-    anonymous_page.goto(f"/?token={TOKEN}")
-    anonymous_page.wait_for_selector(".page[data-ready=true]")
+    """A logged-in page: the token posted once to ``/api/auth/login``, as the login form does (the link's one-time
+    codes are tested in test_login.py), then the dashboard opened."""
+    log_in(anonymous_page)
     return anonymous_page
+
+
+def log_in(page: Page) -> None:
+    """Post the token to ``/api/auth/login`` as the login form does, then open the dashboard."""
+    login = page.request.post("/api/auth/login", data={"token": TOKEN})
+    assert login.status == 204, login.text()
+    page.goto("/")
+    page.wait_for_selector(".page[data-ready=true]")
 
 
 def open_page(page: Page, path: str) -> None:

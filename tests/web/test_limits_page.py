@@ -14,7 +14,7 @@ import pytest
 
 from svc_host.testing.serve import isolated_env, start_serve
 from tests.site_qos import own_qos
-from tests.web.conftest import TOKEN, VIEWPORT, Server
+from tests.web.conftest import TOKEN, VIEWPORT, Server, log_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -34,7 +34,7 @@ def limited_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory
     env = isolated_env(root, token=TOKEN)
     with own_qos(QOS, "MaxSubmitJobsPerUser=1"), (root / "serve.log").open("w") as log:
         running = start_serve(base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
-        server = Server(running.base, Path(env["HOME"]), running.process, root / "serve.log")
+        server = Server(running.base, env, running.process, root / "serve.log")
         try:
             workflows = Path(env["XDG_STATE_HOME"]) / "svc" / "workflows"
             workflows.mkdir(parents=True, exist_ok=True)
@@ -53,8 +53,7 @@ def limited_page(browser: Browser, limited_server: Server) -> Iterator[Page]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"/?token={TOKEN}")
-    page.wait_for_selector(".page[data-ready=true]")
+    log_in(page)
     yield page
     context.close()
     assert not errors, f"uncaught errors in the page: {errors}"

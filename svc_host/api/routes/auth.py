@@ -5,8 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
-from svc_host.api.middleware import clear_token_cookie, set_token_cookie
+from svc_host.api.middleware import (
+    clear_session_cookie,
+    client_of,
+    session_id,
+    set_session_cookie,
+    too_many_failures,
+)
 from svc_host.api.security import ServerSecurity
+from svc_host.api.sessions import WebSessions, cookie_name
 from svc_host.errors import AuthenticationError
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
@@ -16,22 +23,40 @@ class LoginBody(BaseModel):
     token: str = Field(min_length=1, max_length=512, description="The token `svc serve` printed, or SVC_API_TOKEN")
 
 
-@router.post("/login", status_code=204, responses={401: {"description": "wrong token"}})
+@router.post(
+    "/login",
+    status_code=204,
+    responses={
+        401: {"description": "wrong token"},
+        429: {"description": "too many failed logins from this address; see Retry-After"},
+    },
+)
 async def login(body: LoginBody, request: Request) -> Response:
-    """Exchange the token for the dashboard's HttpOnly, SameSite=Strict cookie (the body is never echoed)."""
+    """Exchange the token for a session: an HttpOnly, SameSite=Strict cookie holding a random session id (the
+    token itself never goes to the browser, and the body is never echoed)."""
     security: ServerSecurity = request.app.state.security
+    sessions: WebSessions | None = request.app.state.sessions
     response = Response(status_code=204)
-    if security.token is None:
+    if sessions is None:
         return response
+    client = client_of(request.scope)
+    wait = sessions.limit.retry_after(client)
+    if wait is not None:
+        return too_many_failures(wait)
     if not security.token_valid(body.token):
+        sessions.limit.failed(client)
         raise AuthenticationError("wrong token: use the one `svc serve` printed (or SVC_API_TOKEN)")
-    set_token_cookie(response, security.token, request.headers, secure=request.url.scheme == "https")
+    new_session = await sessions.open(cookie_name(request.headers.get("host")))
+    set_session_cookie(response, new_session, request.headers, secure=request.url.scheme == "https")
     return response
 
 
 @router.post("/logout", status_code=204)
 async def logout(request: Request) -> Response:
-    """Forget the dashboard's cookie in this browser."""
+    """End this browser's session: its id stops working at once, and the cookie is cleared."""
+    sessions: WebSessions | None = request.app.state.sessions
+    if sessions is not None:
+        await sessions.close(session_id(request.headers), cookie_name(request.headers.get("host")))
     response = Response(status_code=204)
-    clear_token_cookie(response, request.headers)
+    clear_session_cookie(response, request.headers)
     return response

@@ -77,7 +77,8 @@ def static_file(relative: str) -> Path:
     return candidate
 
 
-def _file_response(request: Request, path: Path) -> Response:
+def file_response(request: Request, path: Path) -> Response:
+    """``path`` with its ETag (a 304 when the browser has it), revalidated on each use, under the dashboard's CSP."""
     data, etag = _load(path, path.stat().st_mtime_ns)
     media_type = CONTENT_TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     headers = {"ETag": etag, "Cache-Control": STATIC_CACHE, **SECURITY_HEADERS}
@@ -89,10 +90,10 @@ def _file_response(request: Request, path: Path) -> Response:
 @router.get("/static/{relative:path}")
 def static(request: Request, relative: str) -> Response:
     """A dashboard file (JS module, CSS, icon)."""
-    return _file_response(request, static_file(relative))
+    return file_response(request, static_file(relative))
 
 
 @router.get("/{page:svc_page}")
 def page(request: Request, page: str) -> Response:
     """The dashboard shell for any page path; the browser's router draws the page it names."""
-    return _file_response(request, static_file("index.html"))
+    return file_response(request, static_file("index.html"))

@@ -121,7 +121,7 @@ function start() {
     params.delete('login');
     const qs = params.toString();
     history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
-    showLogin('That login link carried a wrong or old token. Open the link the running `svc serve` printed, or paste its token below.');
+    showLogin('That login link was used already, has expired or is wrong: each link logs in one browser, within 10 minutes. Run `svc login-link` for a new one, or paste the token below.');
     return;
   }
   renderCurrent();

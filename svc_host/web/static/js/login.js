@@ -1,5 +1,5 @@
-// The login view: shown whenever the API answers 401. The token goes into a POST body once and comes back as an
-// HttpOnly cookie; page scripts never keep it.
+// The login view: shown whenever the API answers 401. The token goes into a POST body once; the server answers
+// with a session in an HttpOnly cookie (never the token). Page scripts keep neither.
 import { h, replace } from './dom.js';
 import { api, errorText } from './api.js';
 import { setTitle } from './router.js';
@@ -43,7 +43,7 @@ export function showLogin(message = null) {
       h('div', { class: 'login-card card' },
         h('h2', null, 'Log in to svc'),
         h('p', null, 'When it starts, ', h('code', null, 'svc serve'), ' prints a login link such as ',
-          h('code', null, 'http://127.0.0.1:8000/?token=…'), '. Open that link once and this browser stays logged in.'),
+          h('code', null, 'http://127.0.0.1:8000/?login_code=…'), '. Open it within 10 minutes (', h('code', null, 'svc login-link'), ' prints a new one) and this browser stays logged in for 30 days, until you log out.'),
         h('p', { class: 'muted' }, 'Or paste the token here: it is the value of ', h('code', null, 'SVC_API_TOKEN'),
           ', or the contents of ', h('code', null, '~/.local/state/svc/api-token'), ' on the server.'),
         form)));
