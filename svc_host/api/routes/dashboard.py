@@ -19,11 +19,11 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from svc_host.api.deps import HostDep
-from svc_host.api.params import MAX_JOB_ID
+from svc_host.api.params import JobId, error_responses
 from svc_host.api.routes.files import NO_PROFILE, scrub
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
-from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
+from svc_host.errors import NotConfiguredError, NotFoundError, SyncError, TransportError
 from svc_host.host import Host
 from svc_host.plugin_core.settings import renderer_for
 from svc_host.settings.config import config_layers
@@ -49,15 +49,13 @@ def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
     return {"script": rendered.text, "stdout_path": rendered.stdout_path, "stderr_path": rendered.stderr_path}
 
 
-@router.get("/jobs/{job_id}/script")
-async def job_script(host: HostDep, job_id: int) -> dict[str, str]:
+@router.get("/jobs/{job_id}/script", responses=error_responses(400, 404, 502, 503))
+async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
     """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
-    if job_id < 1 or job_id > MAX_JOB_ID:
-        raise InvalidRequestError(f"job id must be a positive integer, got {job_id}")
     transport = host.transport(host.server_transport_name())
     if not isinstance(transport, SlurmTransport):
         raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
-    result = await transport.run(["scontrol", "write", "batch_script", str(job_id), "-"])
+    result = await transport.run(["scontrol", "write", "batch_script", job_id, "-"])
     if result.exit_code != 0 or not result.stdout.strip():
         raise NotFoundError(f"Slurm no longer keeps the batch script of job {job_id}")
     return {"script": EXPORT_LINE.sub(rf"\1{REDACTED}", result.stdout)}
