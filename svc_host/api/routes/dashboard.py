@@ -141,6 +141,10 @@ class MirrorRequest(BaseModel):
     mount: str
     dry_run: bool = True
     max_delete: int = Field(default=100, ge=1, le=100_000)
+    adopt: bool = False
+    """Claim a cluster directory holding files svc never synced (a first mirror there is refused otherwise)."""
+    force: bool = False
+    """Take over a mount another machine synced last; with ``dry_run`` nothing changes (the takeover's list)."""
 
 
 @router.post("/files/mirror")
@@ -149,7 +153,7 @@ async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
     profile_name, found = _server_mount(host, body.mount)
     try:
         result = await host.sync_backend(profile_name).sync(
-            found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete
+            found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete, adopt=body.adopt, force=body.force
         )
     except SyncError as exc:
         raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None
