@@ -24,6 +24,7 @@ from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.api.sessions import WebSessions
 from svc_host.errors import SvcError, describe_validation
 from svc_host.host import Host
+from svc_host.settings.warnings import config_warnings
 
 log = logging.getLogger("svc.api")
 
@@ -46,6 +47,8 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await host.start()
+        for warning in config_warnings(host.config(), host.plugins.delivered()):
+            log.warning("%s", warning)
         yield
         await host.close()
 

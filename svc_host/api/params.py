@@ -2,18 +2,32 @@
 
 Every integer a client sends is bounded where it is declared (``Query``/``Path``/``Field`` with ``ge``/``le``),
 so the OpenAPI shows the range and an out-of-range value is a 422 before any route runs: nothing a client
-sends can overflow SQLite's 64-bit integers, a file offset or a JavaScript number.
+sends can overflow SQLite's 64-bit integers, a file offset or a JavaScript number. A job id is the exception:
+``{job_id}`` is a string (``123``, ``123_4`` for an array task, ``123_[1-3]`` for tasks of an array where a route
+takes several), checked by :data:`JobId`/:data:`JobIds` so that a bad one is a 400 as the spec says of a negative id.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Depends, Path
 from pydantic import BaseModel
 
 from svc_host.domain.submission import MAX_JOB_ID
+from svc_host.errors import InvalidRequestError, NotFoundError
+from svc_host.slurm.arrays import array_of, checked_job_id
 
-__all__ = ["MAX_JOB_ID", "MAX_OFFSET", "MAX_ROW_ID", "MAX_SAFE_INTEGER", "ErrorBody", "error_responses"]
+__all__ = [
+    "MAX_JOB_ID",
+    "MAX_OFFSET",
+    "MAX_ROW_ID",
+    "MAX_SAFE_INTEGER",
+    "ErrorBody",
+    "JobId",
+    "JobIds",
+    "error_responses",
+]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 """The largest integer a JSON client (the dashboard's JavaScript) reads exactly; far below SQLite's 2**63."""
@@ -21,6 +35,43 @@ MAX_ROW_ID = MAX_SAFE_INTEGER
 """Store row ids (sweep ids, history ids)."""
 MAX_OFFSET = MAX_SAFE_INTEGER
 """Byte and row offsets."""
+
+
+def _job_id(job_id: str, *, ranges: bool) -> str:
+    try:
+        checked = checked_job_id(job_id, ranges=ranges)
+    except ValueError as exc:
+        raise InvalidRequestError(str(exc)) from None
+    if int(array_of(checked) or checked) == 0:  # Slurm numbers jobs from 1: scontrol says "not found", so do we
+        raise NotFoundError(f"job {checked} not found: Slurm job ids start at 1")
+    return checked
+
+
+def _one_job(
+    job_id: str = Path(
+        max_length=64,
+        description="A Slurm job id (`123`) or an array task (`123_4`). Anything else is 400; id 0 is 404.",
+        examples=["123", "123_4"],
+    ),
+) -> str:
+    return _job_id(job_id, ranges=False)
+
+
+def _jobs(
+    job_id: str = Path(
+        max_length=64,
+        description="A Slurm job id (`123`: a whole array too), an array task (`123_4`) or tasks of an array "
+        "(`123_[1-3,7]`). Anything else is 400; id 0 is 404.",
+        examples=["123", "123_4", "123_[1-3]"],
+    ),
+) -> str:
+    return _job_id(job_id, ranges=True)
+
+
+JobId = Annotated[str, Depends(_one_job)]
+"""``{job_id}`` of a route about one job: ``123`` or ``123_4``, checked (400 for anything else)."""
+JobIds = Annotated[str, Depends(_jobs)]
+"""``{job_id}`` of a route that can act on several tasks of an array (cancel): also ``123_[1-3]``."""
 
 
 class ErrorBody(BaseModel):

@@ -184,7 +184,10 @@ def cells(sweep_id: int, as_json: bool) -> None:
     """List the cells of a sweep (each a workflow run: svc flow show CELL_ID) by status, then start."""
     from svc_host.sweeps.views import cell_view
 
-    found = [cell_view(cell) for cell in with_orchestrator(lambda _, orchestrator: orchestrator.cells(sweep_id))]
+    found = [
+        cell_view(cell, job_ids)
+        for cell, job_ids in with_orchestrator(lambda _, orchestrator: orchestrator.cells_with_jobs(sweep_id))
+    ]
     if as_json:
         print_json(found)
         return

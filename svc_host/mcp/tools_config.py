@@ -50,7 +50,8 @@ TOOLS = [
         function=get_config,
         description=(
             "Read the job defaults from svc's configuration files (system, user, project): resources, "
-            "environment, log_dir, work_dir. submit_job parameters override them. Environment variable values "
+            "environment, log_dir, work_dir. submit_job does not apply them: what it submits is its own parameters "
+            "and their defaults (pass them from here to follow the configuration). Environment variable values "
             "are shown as '<redacted>' (they often hold tokens)."
         ),
         read_only=True,

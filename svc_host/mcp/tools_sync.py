@@ -43,11 +43,12 @@ async def sync_files(
     delete: bool = False,
     max_delete: int = 100,
     adopt: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     host = host_of(ctx)
     found = _mount(host, transport, mount)
     result = await host.sync_backend(transport).sync(
-        found, dry_run=dry_run, delete=delete, max_delete=max_delete, adopt=adopt
+        found, dry_run=dry_run, delete=delete, max_delete=max_delete, adopt=adopt, force=force
     )
     return result.model_dump(mode="json")
 
@@ -82,7 +83,9 @@ TOOLS = [
             "is required; 'local' has no mounts). Additive by default: nothing on the cluster is deleted. "
             "delete=true mirrors (deletes cluster files missing locally, excluded paths spared) and is refused, "
             "changing nothing, when more than max_delete (>= 1) files and directories would go; run "
-            "inspect_mount or dry_run=true first. A mount synced from another machine is refused. The first "
+            "inspect_mount or dry_run=true first. A mount another machine synced last is refused, even a dry run, "
+            "unless force=true, which takes the mount over for this machine (with dry_run=true it changes nothing: "
+            "see what the takeover would send first). The first "
             "mirror into a cluster directory that already holds files svc never synced is refused too unless "
             "adopt=true (check with inspect_mount that it is the right directory first)."
         ),

@@ -59,6 +59,9 @@ class PluginInfo:
     status: PluginStatus = "ok"
     hooks: list[str] = field(default_factory=list)
     error: str | None = None
+    delivers: list[str] = field(default_factory=list)
+    """Configuration keys the plugin acts on (its module's ``SVC_DELIVERS``), such as
+    ``notifications.chat_webhook_url``: a key set with no plugin delivering it is a warning."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class PluginInfo:
             "distribution": self.distribution,
             "version": self.version,
             "hooks": self.hooks,
+            "delivers": self.delivers,
             "status": self.status,
             "error": self.error,
         }
@@ -159,6 +163,7 @@ class PluginManager:
             self._report(info, key=info.name)
             return
         info.hooks = sorted(caller.name for caller in self._pm.get_hookcallers(module) or [])
+        info.delivers = sorted(str(key) for key in getattr(module, "SVC_DELIVERS", ()))
         self._infos[info.name] = info
         self._tables.clear()
 
@@ -201,6 +206,10 @@ class PluginManager:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin seen, loaded or not, in load order."""
         return list(self._infos.values())
+
+    def delivered(self) -> set[str]:
+        """The configuration keys some loaded plugin delivers (``PluginInfo.delivers``)."""
+        return {key for info in self._infos.values() if info.status == "ok" for key in info.delivers}
 
     def providers(self, hook_name: str) -> list[str]:
         """Plugins implementing ``hook_name`` in pluggy's calling order (tryfirst, newest first, trylast)."""

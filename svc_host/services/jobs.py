@@ -17,6 +17,7 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.errors import InvalidStateError, NotFoundError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.ports import Ports
+from svc_host.slurm import arrays
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
@@ -157,6 +158,23 @@ async def cancel(host: Ports, transport: str, job_id: str) -> JobStatus:
     host.transports.snapshots.changed(transport)
     host.monitor.poke(transport)
     return view.status
+
+
+async def cancel_tasks(host: Ports, transport: str, range_id: str) -> list[str]:
+    """Cancel the tasks of range ``range_id`` (``123_[1-3]``) that are pending or running, with one ``scancel`` of
+    the range; returns their ids. A range with no live task is an ``InvalidStateError`` when the array exists, else
+    a ``NotFoundError``."""
+    array = arrays.array_of(range_id) or range_id
+    queue = await host.transports.snapshots.queue(transport, max_age=0)
+    live = [job.job_id for job in queue.value if not job.state.is_terminal and arrays.in_range(range_id, job.job_id)]
+    if not live:
+        if await host.transport(transport).describe(array) is None:
+            raise NotFoundError(f"job array {array} not found on transport {transport!r}")
+        raise InvalidStateError(f"no task of {range_id} is pending or running; nothing to cancel")
+    await host.transport(transport).cancel([range_id])
+    host.transports.snapshots.changed(transport)
+    host.monitor.poke(transport)
+    return live
 
 
 @dataclass(frozen=True)

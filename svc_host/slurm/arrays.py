@@ -3,16 +3,21 @@
 An array ``123`` submitted with ``--array=0-9%2`` has one id per task, ``123_4``, which is what squeue (with
 ``--array``), sacct and scancel take and print for a task. Tasks not started yet are also printed as one
 range: squeue without ``--array`` and sacct show ``123_[5-9%2]`` (``%2``: at most two at once), or a list
-such as ``123_[1,3,5-7]``. :func:`task_ids` reads every form back into task ids.
+such as ``123_[1,3,5-7]``. :func:`task_ids` reads every form back into task ids; :func:`checked_job_id` checks
+the id a person or a client typed, :func:`in_range` whether a task belongs to a range.
 """
 
 from __future__ import annotations
 
 import re
 
+from svc_host.domain.submission import MAX_JOB_ID
+
 _TASK = re.compile(r"(?P<array>\d+)_(?P<task>\d+)")
 _RANGE = re.compile(r"(?P<array>\d+)_\[(?P<items>[\d,-]+)(?:%(?P<throttle>\d+))?\]")
 _ITEM = re.compile(r"(?P<first>\d+)(?:-(?P<last>\d+))?")
+_TYPED = re.compile(r"(?P<array>\d{1,10})(?:_(?P<task>\d{1,10}))?")
+_TYPED_RANGE = re.compile(r"(?P<array>\d{1,10})_\[(?P<items>[\d,-]{1,200})\]")
 
 
 def array_flag(count: int, max_parallel: int) -> str:
@@ -33,6 +38,11 @@ def array_of(job_id: str) -> str | None:
     return match["array"] if match is not None else None
 
 
+def is_range(job_id: str) -> bool:
+    """Whether ``job_id`` names several tasks of an array (``123_[1-3]``), not one job or task."""
+    return _RANGE.fullmatch(job_id) is not None
+
+
 def task_ids(job_id: str) -> list[str]:
     """Every task id a squeue or sacct id stands for: ``123_[5-7%2]`` -> ``123_5, 123_6, 123_7``; a task id or a
     plain job id stands for itself.
@@ -45,8 +55,44 @@ def task_ids(job_id: str) -> list[str]:
         if "[" in job_id:
             raise ValueError(f"malformed array task range {job_id!r}: expected such as '123_[5-9%2]'")
         return [job_id]
-    found: list[str] = []
-    for item in match["items"].split(","):
+    return [
+        task_id(match["array"], index)
+        for first, last in _bounds(job_id, match["items"])
+        for index in range(first, last + 1)
+    ]
+
+
+def checked_job_id(job_id: str, *, ranges: bool = False) -> str:
+    """``job_id`` as typed, once it is a job id (``123``), an array task (``123_4``) or, with ``ranges``, tasks of one
+    array (``123_[1-3,7]``, what ``scancel`` takes); ids run from 0 (which Slurm never gives) to :data:`MAX_JOB_ID`.
+
+    Raises:
+        ValueError: anything else, with the forms that are accepted.
+    """
+    match = _TYPED.fullmatch(job_id) or (_TYPED_RANGE.fullmatch(job_id) if ranges else None)
+    if match is None or int(match["array"]) > MAX_JOB_ID:
+        shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
+        forms = "a non-negative integer, or <id>_<index> for an array task"
+        forms += ", or <id>_[a-b] for tasks of an array" if ranges else ""
+        raise ValueError(f"job id must be {forms} (ids up to {MAX_JOB_ID}), got {shown!r}")
+    if "[" in job_id:
+        _bounds(job_id, match["items"])
+    return job_id
+
+
+def in_range(range_id: str, job_id: str) -> bool:
+    """Whether task ``job_id`` (``123_5``) is one of the tasks of range ``range_id`` (``123_[1-3,5]``); no task list
+    is built, so a range of a million tasks costs nothing."""
+    whole, task = _RANGE.fullmatch(range_id), _TASK.fullmatch(job_id)
+    if whole is None or task is None or whole["array"] != task["array"]:
+        return False
+    index = int(task["task"])
+    return any(first <= index <= last for first, last in _bounds(range_id, whole["items"]))
+
+
+def _bounds(job_id: str, items: str) -> list[tuple[int, int]]:
+    found = []
+    for item in items.split(","):
         bounds = _ITEM.fullmatch(item)
         if bounds is None:
             raise ValueError(f"malformed array task range {job_id!r}: {item!r} is not N or N-M")
@@ -54,5 +100,5 @@ def task_ids(job_id: str) -> list[str]:
         last = int(bounds["last"]) if bounds["last"] is not None else first
         if last < first:
             raise ValueError(f"malformed array task range {job_id!r}: {item!r} runs backwards")
-        found.extend(task_id(match["array"], index) for index in range(first, last + 1))
+        found.append((first, last))
     return found

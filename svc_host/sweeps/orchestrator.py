@@ -167,6 +167,12 @@ class SweepOrchestrator:
         await self.get(sweep_id)
         return await self.host.store.run(repo.cells, sweep_id)
 
+    async def cells_with_jobs(self, sweep_id: int) -> list[tuple[WorkflowRunRecord, dict[str, str]]]:
+        """``cells``, each with its submitted jobs' current scheduler ids by job name."""
+        found = await self.cells(sweep_id)
+        jobs = await self.host.store.run(repo.cell_jobs, sweep_id)
+        return [(cell, jobs.get(cell.id, {})) for cell in found]
+
     async def cancel(self, sweep_id: int) -> SweepRunRecord:
         """Cancel a sweep: ``draining`` (pending cells cancelled, running cells' jobs cancelled), then
         ``cancelled`` once every cell has ended. Returns the sweep as the request left it; a sweep cancelled

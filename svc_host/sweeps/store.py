@@ -229,6 +229,21 @@ def cells(session: Session, sweep_id: int) -> list[WorkflowRunRecord]:
     return list(session.exec(query))
 
 
+def cell_jobs(session: Session, sweep_id: int) -> dict[str, dict[str, str]]:
+    """The current scheduler job of every submitted job of a sweep's cells: cell id -> job name -> job id (an array
+    task ``123_4`` for a sweep submitted as one array)."""
+    query = (
+        select(WorkflowRunJob.run_id, WorkflowRunJob.name, WorkflowRunJob.job_id)
+        .join(WorkflowRunRecord, col(WorkflowRunRecord.id) == col(WorkflowRunJob.run_id))
+        .where(WorkflowRunRecord.sweep_id == sweep_id, col(WorkflowRunJob.job_id).is_not(None))
+        .order_by(col(WorkflowRunJob.position))
+    )
+    found: dict[str, dict[str, str]] = {}
+    for run_id, name, job_id in session.exec(query):
+        found.setdefault(run_id, {})[name] = str(job_id)
+    return found
+
+
 def cell_ids(session: Session, sweep_id: int, statuses: Collection[str]) -> list[str]:
     query = select(WorkflowRunRecord.id).where(
         WorkflowRunRecord.sweep_id == sweep_id, col(WorkflowRunRecord.status).in_(list(statuses))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from svc_host.store.jobs import utc
@@ -44,8 +45,9 @@ def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, An
     }
 
 
-def cell_view(run: WorkflowRunRecord, queued: str | None = None) -> dict[str, Any]:
-    """The REST "Sweep cell": a workflow run of the sweep with its resolved args (``queued`` as a run's)."""
+def cell_view(run: WorkflowRunRecord, job_ids: Mapping[str, str], queued: str | None = None) -> dict[str, Any]:
+    """The REST "Sweep cell": a workflow run of the sweep with its resolved args, ``job_ids`` (job name -> the
+    scheduler id of its current attempt, as a run's) and ``queued`` (as a run's)."""
     return {
         "id": run.id,
         "workflow_name": run.workflow_name,
@@ -55,6 +57,7 @@ def cell_view(run: WorkflowRunRecord, queued: str | None = None) -> dict[str, An
         "args": json.loads(run.args),
         "error": run.error,
         "triggered_by": run.triggered_by,
+        "job_ids": dict(job_ids),
         "queued": queued,
     }
 

@@ -25,7 +25,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.slurm import argv as slurm_argv
-from svc_host.slurm import parse, tags
+from svc_host.slurm import arrays, parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.slurm.usage import parse_sacct_usage
 from svc_host.transports.overrides import adapt_overrides
@@ -324,6 +324,18 @@ class SlurmTransport(Transport):
             return parse.parse_scontrol_jobs(shown.stdout)
         return []
 
+    async def _never_started(self, job_id: str) -> JobStatus | None:
+        """An array task cancelled while pending: accounting keeps it only inside a range of its array's tasks
+        (``123_[4-9%2]``) or the array's own record (``123``: the tasks that never started), never by its id."""
+        array = arrays.array_of(job_id)
+        if array is None:
+            return None
+        records = await self._finished_jobs([array])
+        held = [job for job in records if arrays.in_range(job.job_id, job_id)] or [
+            job for job in records if job.job_id == array
+        ]
+        return held[0].model_copy(update={"job_id": job_id}) if held else None
+
     async def usage(self, job_ids: Sequence[str]) -> dict[str, JobUsage]:
         ids = list(dict.fromkeys(job_ids))
         if not ids:
@@ -337,9 +349,12 @@ class SlurmTransport(Transport):
     async def describe(self, job_id: str) -> JobStatus | None:
         result = await self.query(slurm_argv.scontrol_show_job_argv(job_id))
         if result.exit_code != 0:
-            if "invalid job id" in result.stderr.lower():
+            # an unknown id is "Invalid job id" on stderr; a task of a known array "Job 123_4 not found" on stdout
+            if "invalid job id" in result.stderr.lower() or result.stdout.strip() == f"Job {job_id} not found":
                 finished = await self._finished_jobs([job_id])
-                return finished[0] if finished else None
+                if finished:
+                    return finished[0]
+                return await self._never_started(job_id)
             raise TransportError("scontrol failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr)
         jobs = parse.parse_scontrol_jobs(result.stdout)
         return jobs[0] if jobs else None

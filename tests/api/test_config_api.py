@@ -78,6 +78,7 @@ def with_mount(host: Host, project: Path) -> Path:
 
 def with_plugin_defaults(shown: dict[str, Any]) -> dict[str, Any]:
     """``shown`` with the installed chat plugin's section (its defaults, filled in) set aside and checked."""
+    assert shown.pop("warnings", []) == []  # GET and PUT say what will do nothing; nothing here
     chat = shown["plugins"].pop("chat")
     assert (chat["format"], chat["retry_seconds"], chat["allow_http_hosts"]) == (None, 5.0, [])
     return shown
@@ -113,6 +114,30 @@ async def test_get_config_with_an_invalid_file_names_file_and_field(http: httpx.
     assert response.json() == {
         "detail": f"{paths.user_config}: resources.nodes: Input should be greater than or equal to 1"
     }
+
+
+WEBHOOK_CONFIG = {"notifications": {"chat_webhook_url": "https://chat.example/hook/SECRET"}}
+
+
+async def test_a_webhook_no_plugin_delivers_is_a_warning(paths: SvcPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVC_DISABLE_PLUGINS", "chat")  # as if svc-plugin-chat were not installed
+    host = Host.create("web", paths=paths, plugins=create_plugin_manager(strict=True))
+    try:
+        async with asgi_client(create_app(host, security=security_for_tests())) as client:
+            assert (await client.get("/api/config")).json()["warnings"] == []
+            saved = (await client.put("/api/config", json=WEBHOOK_CONFIG)).json()
+            [warning] = saved["warnings"]
+            assert warning.startswith("notifications.chat_webhook_url is set but no installed plugin delivers")
+            assert (await client.get("/api/config")).json()["warnings"] == [warning]
+            assert saved["notifications"]["chat_webhook_url"] == "<redacted>"
+    finally:
+        await host.close()
+
+
+async def test_a_webhook_the_chat_plugin_delivers_is_no_warning(http: httpx.AsyncClient) -> None:
+    saved = await http.put("/api/config", json=WEBHOOK_CONFIG)
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["warnings"] == []
 
 
 async def test_put_config_saves_a_partial_to_the_user_file(http: httpx.AsyncClient, paths: SvcPaths) -> None:

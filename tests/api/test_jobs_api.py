@@ -81,13 +81,18 @@ async def test_status_codes_of_job_paths(svc_api_client: httpx.AsyncClient) -> N
     for method in ("get", "delete"):
         negative = await svc_api_client.request(method.upper(), "/api/jobs/-3")
         assert negative.status_code == 400
-        assert negative.json() == {"detail": "job id must be a non-negative integer, got -3"}
+        assert negative.json() == {
+            "detail": "job id must be a non-negative integer, or <id>_<index> for an array task"
+            + (", or <id>_[a-b] for tasks of an array" if method == "delete" else "")
+            + " (ids up to 4294967295), got '-3'"
+        }
     assert (await svc_api_client.get("/api/jobs/-3/logs")).status_code == 400
     missing = await svc_api_client.get("/api/jobs/999999999")
     assert missing.status_code == 404
     assert missing.json() == {"detail": "job 999999999 not found on transport 'local'"}
     assert (await svc_api_client.delete("/api/jobs/999999999")).status_code == 404
-    assert (await svc_api_client.get("/api/jobs/abc")).status_code == 422
+    assert (await svc_api_client.get("/api/jobs/abc")).status_code == 400
+    assert (await svc_api_client.get(f"/api/jobs/{2**32}")).status_code == 400
 
 
 async def test_cancel_is_204_then_422(svc_api_client: httpx.AsyncClient) -> None:

@@ -8,8 +8,9 @@ What runs, and why it is safe on the shared cluster:
 * Its cluster is the dev cluster through an SSH profile ``dev`` for the unprivileged user ``svcdev``
   (``SVC_SSH_PROFILE=dev``, ``SVC_TRANSPORT=dev``): the fuzzer's profile activations cannot move the server to
   another host, and whatever reaches Slurm runs as ``svcdev``, never as the user running the tests.
-* ``DELETE /api/jobs/{job_id}`` never names another test's job: a generated id in Slurm's range is moved
-  above Slurm's largest possible job id (67,108,863), so the route is exercised down to "not found".
+* ``DELETE /api/jobs/{job_id}`` never names another test's job: the leading digits of a generated id (``123``,
+  ``123_4``, ``123_[1-3]``) are moved above Slurm's largest possible job id (67,108,863), so the route is
+  exercised down to "not found".
 * ``POST /api/jobs`` scripts start with ``exit 0``: the generated text still goes through validation,
   rendering and sbatch, but runs nothing, and each job ends at once.
 * A mount's ``local`` directory is moved under the test's temporary directory: the project-config endpoints
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,13 +79,17 @@ def api_schema(server: tuple[str, Path]) -> Any:
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(path="/api/events")
 
 
+def _out_of_slurm_range(digits: re.Match[str]) -> str:
+    return str(SLURM_MAX_JOB_ID + 1 + int(digits[0]) % SLURM_MAX_JOB_ID)
+
+
 def _made_harmless(case: Any, scratch: Path) -> None:
     """The substitutions the module docstring lists (only on values of the expected type)."""
     method, path = case.method.upper(), case.path
     if method == "DELETE" and path == "/api/jobs/{job_id}":
         job_id = (case.path_parameters or {}).get("job_id")
-        if isinstance(job_id, int) and 0 < job_id <= SLURM_MAX_JOB_ID:
-            case.path_parameters["job_id"] = SLURM_MAX_JOB_ID + job_id
+        if isinstance(job_id, str):  # 123, 123_4, 123_[1-3]: the array's id moves, the rest is kept
+            case.path_parameters["job_id"] = re.sub(r"^\d+", _out_of_slurm_range, job_id)
     body = case.body if isinstance(case.body, dict) else None
     if body is None:
         return

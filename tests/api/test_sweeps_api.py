@@ -23,7 +23,18 @@ SWEEP_FIELDS = {
     "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id", "queued", "max_failures",
     "cells_held", "paused_at",
 }  # fmt: skip
-CELL_FIELDS = {"id", "workflow_name", "status", "started_at", "completed_at", "args", "error", "triggered_by", "queued"}
+CELL_FIELDS = {
+    "id",
+    "workflow_name",
+    "status",
+    "started_at",
+    "completed_at",
+    "args",
+    "error",
+    "triggered_by",
+    "queued",
+    "job_ids",
+}
 GRID = """\
 name: grid
 args: {a: 0, b: none, pause: 0}

@@ -207,3 +207,27 @@ async def test_a_first_mirror_into_files_svc_never_synced_needs_adopt(
         adopted = await mcp("sync_files", transport="dev", mount="proj", delete=True, adopt=True)
         assert (adopted["success"], adopted["deleted_paths"]) == (True, ["theirs.txt"]), adopted
     assert await remote_files(cluster, remote) == {"a.txt"}
+
+
+async def test_a_mount_another_machine_synced_last_needs_force_and_a_forced_dry_run_changes_nothing(
+    mcp_factory: Any, local: Path, remote: str, cluster: asyncssh.SSHClientConnection
+) -> None:
+    write_tree(local, {"a.txt": "a"})
+    foreign = {"machine_id": "f" * 32, "hostname": "laptop", "user": "ada", "claimed_at": "2025-01-02T03:04:05Z"}
+    await cluster.run(shlex.join(["mkdir", "-p", remote]), check=True)
+    await cluster.run(f"cat > {shlex.quote(remote + '/.svc-owner')}", input=json.dumps(foreign), check=True)
+    async with mcp_factory() as mcp:
+        tools = {tool.name: tool for tool in await mcp("__list__")}
+        assert tools["sync_files"].input_schema["properties"]["force"]["default"] is False
+        refused = await mcp("sync_files", transport="dev", mount="proj", dry_run=True)
+        assert refused["success"] is False
+        assert "synced from another machine: ada@laptop" in refused["error"]
+
+        preview = await mcp("sync_files", transport="dev", mount="proj", dry_run=True, force=True)
+        assert (preview["success"], preview["dry_run"], preview["files_transferred"]) == (True, True, 1), preview
+        assert await remote_files(cluster, remote) == set()  # a forced dry run changes nothing
+
+        taken = await mcp("sync_files", transport="dev", mount="proj", force=True)
+        assert (taken["success"], taken["files_transferred"]) == (True, 1), taken
+        assert (await mcp("sync_files", transport="dev", mount="proj"))["success"] is True  # ours now
+    assert await remote_files(cluster, remote) == {"a.txt"}

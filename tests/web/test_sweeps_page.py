@@ -3,6 +3,7 @@ time), the counters moving live, and a cancel that ends every cell (and its task
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,9 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     expect(page.locator(".stacked-seg[data-label=pending]")).to_have_attribute("data-value", "0")
     running_cells = [running.nth(i).get_attribute("data-cell") for i in range(6)]
     expect(page.locator(".array-job")).to_contain_text("as one Slurm job array")
+    array = svc_server.api("GET", f"/api/sweep_runs/{sweep_id}")["array_job_id"]
+    jobs = page.locator(f"tr[data-cell='{running_cells[0]}'] .cell-jobs a")  # a cell links to its array task
+    expect(jobs).to_have_attribute("href", re.compile(rf"^/jobs/{array}_[0-5]$"))
     page.wait_for_timeout(500)
     screenshot(page, "sweep")
 

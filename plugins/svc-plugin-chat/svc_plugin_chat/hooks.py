@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SVC_DELIVERS = ("notifications.chat_webhook_url",)
+"""The configuration this plugin acts on: without a plugin declaring it, svc warns that a webhook sends nothing."""
+
 RUNNING: dict[Path, Notifier] = {}
 """The notifier of each state dir served by this process (one per host started as a server)."""
 

@@ -28,6 +28,7 @@ from svc_host.settings.config import (
     write_project_config,
 )
 from svc_host.settings.secrets import mask_config, mask_env_value
+from svc_host.settings.warnings import config_warnings
 
 router = APIRouter(prefix="/api/config", tags=["config"])
 
@@ -68,18 +69,25 @@ def get_config(host: HostDep) -> dict[str, Any]:
     """The merged configuration: system, then user, then project file, then ``SVC_*`` variables.
 
     Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
-    ``<redacted>`` keeps what is stored."""
+    ``<redacted>`` keeps what is stored. ``warnings`` (not a configuration key) lists what is configured but will
+    do nothing, such as a webhook with no plugin installed to deliver it."""
 
-    return mask_config(shown(host.plugins, load_config(host.paths, env=_env(host))))
+    return _with_warnings(host, load_config(host.paths, env=_env(host)))
+
+
+def _with_warnings(host: Host, config: SvcConfig) -> dict[str, Any]:
+    return {**mask_config(shown(host.plugins, config)), "warnings": config_warnings(config, host.plugins.delivered())}
 
 
 @router.put("", responses=error_responses(422, 500))
 def put_config(host: HostDep, body: JsonObject) -> dict[str, Any]:
-    """Lay a full or partial configuration over the user file; returns the merged configuration."""
+    """Lay a full or partial configuration over the user file; returns the merged configuration (with
+    ``warnings``, as GET). ``warnings`` in the body (GET's answer sent back whole) is not configuration: ignored."""
 
+    body = {key: value for key, value in body.items() if key != "warnings"}
     try:
         saved = save_user_config(host.paths, body, env=_env(host), check=functools.partial(check_config, host.plugins))
-        return mask_config(shown(host.plugins, saved))
+        return _with_warnings(host, saved)
     except OSError as exc:
         raise _write_failed(exc) from None
 

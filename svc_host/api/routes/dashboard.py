@@ -19,11 +19,11 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from svc_host.api.deps import HostDep
-from svc_host.api.params import MAX_JOB_ID
+from svc_host.api.params import JobId, error_responses
 from svc_host.api.routes.files import NO_PROFILE, scrub
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
-from svc_host.errors import InvalidRequestError, NotConfiguredError, NotFoundError, SyncError, TransportError
+from svc_host.errors import NotConfiguredError, NotFoundError, SyncError, TransportError
 from svc_host.host import Host
 from svc_host.plugin_core.settings import render_job
 from svc_host.settings.config import config_layers
@@ -49,15 +49,13 @@ def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
     return {"script": rendered.text, "stdout_path": rendered.stdout_path, "stderr_path": rendered.stderr_path}
 
 
-@router.get("/jobs/{job_id}/script")
-async def job_script(host: HostDep, job_id: int) -> dict[str, str]:
+@router.get("/jobs/{job_id}/script", responses=error_responses(400, 404, 502, 503))
+async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
     """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
-    if job_id < 1 or job_id > MAX_JOB_ID:
-        raise InvalidRequestError(f"job id must be a positive integer, got {job_id}")
     transport = host.transport(host.server_transport_name())
     if not isinstance(transport, SlurmTransport):
         raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
-    result = await transport.run(["scontrol", "write", "batch_script", str(job_id), "-"])
+    result = await transport.run(["scontrol", "write", "batch_script", job_id, "-"])
     if result.exit_code != 0 or not result.stdout.strip():
         raise NotFoundError(f"Slurm no longer keeps the batch script of job {job_id}")
     return {"script": EXPORT_LINE.sub(rf"\1{REDACTED}", result.stdout)}
@@ -143,6 +141,10 @@ class MirrorRequest(BaseModel):
     mount: str
     dry_run: bool = True
     max_delete: int = Field(default=100, ge=1, le=100_000)
+    adopt: bool = False
+    """Claim a cluster directory holding files svc never synced (a first mirror there is refused otherwise)."""
+    force: bool = False
+    """Take over a mount another machine synced last; with ``dry_run`` nothing changes (the takeover's list)."""
 
 
 @router.post("/files/mirror")
@@ -151,7 +153,7 @@ async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
     profile_name, found = _server_mount(host, body.mount)
     try:
         result = await host.sync_backend(profile_name).sync(
-            found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete
+            found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete, adopt=body.adopt, force=body.force
         )
     except SyncError as exc:
         raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None

@@ -38,6 +38,8 @@ class SyncRequest(BaseModel):
     mount: str
     adopt: bool = False
     """Claim a remote directory that already holds files svc did not put there (see ``SyncBackend.sync``)."""
+    force: bool = False
+    """Take over a mount another machine synced last (refused otherwise, 502 naming that machine)."""
 
 
 def _server_profile(host: Host) -> tuple[str, SSHProfile] | None:
@@ -176,7 +178,7 @@ async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, str]:
     profile_name, profile = _configured_profile(host)
     mount = find_mount(host.transports.config.profiles, profile_name, body.mount)
     try:
-        await host.sync_backend(profile_name).sync(mount, adopt=body.adopt)
+        await host.sync_backend(profile_name).sync(mount, adopt=body.adopt, force=body.force)
     except SyncError as exc:
         raise SyncError(scrub(str(exc), _local_placeholders(profile, mount))) from None
     return {"status": "synced", "mount": mount.name}

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Path, Query
 
 from svc_host.api.deps import HostDep
-from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
+from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, JobId, error_responses
 from svc_host.errors import InvalidRequestError
 from svc_host.services import efficiency as efficiency_views
 from svc_host.services import jobs
@@ -62,10 +62,10 @@ async def history_stats(
     return await host.store.run(job_repo.history_stats, since=since, until=until)
 
 
-@router.get("/efficiency/jobs/{job_id}", responses=error_responses(404, 422))
+@router.get("/efficiency/jobs/{job_id}", responses=error_responses(400, 404, 422))
 async def job_efficiency(
     host: HostDep,
-    job_id: str = Path(pattern=r"^[1-9]\d{0,9}(_\d{1,10})?$", description="A job id, or <id>_<index>."),
+    job_id: JobId,
     transport: str | None = Query(None, max_length=200, description="Default: the server's scheduler."),
 ) -> dict[str, Any]:
     """CPU, memory and time efficiency of one job svc submitted, with suggestions once it completed."""

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host.api.deps import HostDep
 from svc_host.api.job_list import JobListEncoder, list_form
-from svc_host.api.params import MAX_OFFSET, error_responses
+from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
-from svc_host.domain.submission import JOB_NAME_MAX, MAX_JOB_ID, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
-from svc_host.errors import ConfigError, InvalidRequestError, NotFoundError, describe_validation
+from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
+from svc_host.errors import ConfigError, describe_validation
 from svc_host.host import Host
 from svc_host.services import jobs
+from svc_host.slurm import arrays
 from svc_host.store import jobs as job_repo
 from svc_host.transports.base import LOG_CHUNK_LIMIT
 from svc_host.workflows import store as run_repo
@@ -71,26 +72,17 @@ def definition_of(body: SubmitJob, host: Host) -> JobDefinition:
         raise ConfigError(f"the configured job defaults are invalid: {describe_validation(exc.errors())}") from None
 
 
-JobId = Annotated[
-    int,
-    Path(le=MAX_JOB_ID, description="A Slurm job id. A negative id is answered 400 (as the spec says); 0 is 404."),
-]
 _JOB_ERRORS = error_responses(400, 404, 422, 502, 503, e422="validation error, or the job already ended")
-
-
-def check_id(job_id: int) -> str:
-    if job_id < 0:
-        raise InvalidRequestError(f"job id must be a non-negative integer, got {job_id}")
-    if job_id == 0:  # Slurm numbers jobs from 1; scontrol answers "Job 0 not found", not "invalid job id"
-        raise NotFoundError("job 0 not found: Slurm job ids start at 1")
-    return str(job_id)
 
 
 class JobListItem(BaseModel):
     """A job in the list form of the REST spec."""
 
     name: str
-    job_id: int | str
+    job_id: int | str = Field(
+        description='The Slurm job id: an integer (`123`), or a string for an array task (`"123_4"`; squeue lists '
+        "every task of an array, pending ones included, on its own row). Either opens as `/api/jobs/{job_id}`."
+    )
     status: str
     depends_on: list[str]
     command: list[str]
@@ -141,7 +133,7 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
 async def get_job(host: HostDep, job_id: JobId) -> dict[str, Any]:
     """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
     transport = host.server_transport_name()
-    view = await jobs.status(host, transport, check_id(job_id))
+    view = await jobs.status(host, transport, job_id)
     return await _detail(host, view)
 
 
@@ -179,9 +171,13 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
 
 
 @router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)
-async def cancel_job(host: HostDep, job_id: JobId) -> Response:
-    """Cancel a pending or running job: 204; unknown 404; already finished 422."""
-    await jobs.cancel(host, host.server_transport_name(), check_id(job_id))
+async def cancel_job(host: HostDep, job_id: JobIds) -> Response:
+    """Cancel a pending or running job, or the live tasks of an array's range (``123_[1-3]``): 204; unknown 404;
+    already finished (every task of the range) 422."""
+    if arrays.is_range(job_id):
+        await jobs.cancel_tasks(host, host.server_transport_name(), job_id)
+    else:
+        await jobs.cancel(host, host.server_transport_name(), job_id)
     return Response(status_code=204)
 
 
@@ -197,7 +193,7 @@ async def job_logs(
     found = await jobs.logs(
         host,
         host.server_transport_name(),
-        check_id(job_id),
+        job_id,
         stdout_offset=stdout_offset,
         stderr_offset=stderr_offset,
         limit=limit,

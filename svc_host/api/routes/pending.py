@@ -9,8 +9,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from svc_host.api.deps import HostDep
-from svc_host.api.params import error_responses
-from svc_host.api.routes.jobs import JobId, SubmitJob, check_id, definition_of
+from svc_host.api.params import JobId, error_responses
+from svc_host.api.routes.jobs import SubmitJob, definition_of
 from svc_host.services import pending
 
 router = APIRouter(prefix="/api/jobs", tags=["jobs"])
@@ -62,7 +62,7 @@ class FitAnswer(BaseModel):
 async def why_pending(host: HostDep, job_id: JobId) -> dict[str, Any]:
     """Why the job is pending, naming the limit and the value that binds, and when Slurm expects it to start. A job
     that is not pending is answered too (``pending: false``)."""
-    answers = await pending.explain(host, host.server_transport_name(), [check_id(job_id)])
+    answers = await pending.explain(host, host.server_transport_name(), [job_id])
     return answers[0]
 
 

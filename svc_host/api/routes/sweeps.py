@@ -49,10 +49,11 @@ async def get_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
 
 @router.get("/{sweep_id}/cells", responses=error_responses(404))
 async def get_cells(sweep_id: str, host: HostDep) -> list[dict[str, Any]]:
-    """The cells of a sweep by status, started_at, id; 404."""
+    """The cells of a sweep by status, started_at, id, each with its jobs' ids (``job_ids``); 404."""
     orchestrator = await host.sweep_orchestrator()
     return [
-        cell_view(cell, host.submit_throttle.reason(cell.id)) for cell in await orchestrator.cells(_sweep_id(sweep_id))
+        cell_view(cell, job_ids, host.submit_throttle.reason(cell.id))
+        for cell, job_ids in await orchestrator.cells_with_jobs(_sweep_id(sweep_id))
     ]
 
 

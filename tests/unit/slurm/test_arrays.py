@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from svc_host.domain.jobs import JobState
-from svc_host.slurm.arrays import array_flag, array_of, task_id, task_ids
+from svc_host.slurm.arrays import array_flag, array_of, checked_job_id, in_range, is_range, task_id, task_ids
 from svc_host.slurm.parse import parse_sacct, parse_squeue
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm"
@@ -74,3 +74,32 @@ def test_array_flag() -> None:
     assert array_flag(1, 1) == "0-0%1"
     with pytest.raises(ValueError, match="at least one task"):
         array_flag(0, 4)
+
+
+@pytest.mark.parametrize("job_id", ["1", "123_4", "4294967295", "0"])
+def test_checked_job_id_takes_jobs_and_tasks(job_id: str) -> None:
+    assert checked_job_id(job_id) == job_id
+
+
+@pytest.mark.parametrize("job_id", ["-3", "abc", "12_", "12_[1-3]", "4294967296", "1_2_3", " 12", "12.batch", ""])
+def test_checked_job_id_refuses_the_rest(job_id: str) -> None:
+    with pytest.raises(ValueError, match="job id must be a non-negative integer, or <id>_<index> for an array task"):
+        checked_job_id(job_id)
+
+
+def test_ranges_only_where_asked() -> None:
+    assert checked_job_id("12_[1-3,7]", ranges=True) == "12_[1-3,7]"
+    with pytest.raises(ValueError, match="runs backwards"):
+        checked_job_id("12_[3-1]", ranges=True)
+    with pytest.raises(ValueError, match="or <id>_\\[a-b\\] for tasks of an array"):
+        checked_job_id("12_[1-3%2]", ranges=True)
+
+
+def test_in_range_without_listing_tasks() -> None:
+    assert is_range("12_[0-999999999]")
+    assert not is_range("12_3")
+    assert in_range("12_[0-999999999]", "12_123456")
+    assert in_range("12_[1-3,7]", "12_7")
+    assert not in_range("12_[1-3,7]", "12_5")
+    assert not in_range("12_[1-3]", "13_2")
+    assert not in_range("12_[1-3]", "12")

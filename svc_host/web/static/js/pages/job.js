@@ -1,4 +1,4 @@
-// One job: state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
+// One job (or one task of a job array, `123_4`): state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
 import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
@@ -10,13 +10,14 @@ import { pendingBox } from '../components/pending.js';
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
 const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
 const TAIL_MS = 2000;
+const UNTRACKED_MS = 3000;
 const CHUNK = 262144; // the API's largest log read (bytes)
 const MAX_LOG_CHARS = 2_000_000; // the browser keeps the last ~2 MB of a log; the download has all of it
 
 export async function render(root, params, query) {
   const jobId = params.id;
-  if (!/^\d+$/.test(jobId)) {
-    replace(root, emptyState('Not a job id', `"${jobId}" is not a Slurm job id.`, h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
+  if (!/^\d+(_\d+)?$/.test(jobId)) {
+    replace(root, emptyState('Not a job id', `"${jobId}" is not a Slurm job id (digits, or <id>_<index> for a task of a job array).`, h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
     return null;
   }
   let job;
@@ -157,7 +158,12 @@ export async function render(root, params, query) {
   }, { wait: 100 });
   // A job that ended between the first read and the subscription sends no further event: read it once more.
   unsubscribe.ready.then(() => refresh()).catch((err) => toast(errorText(err), 'error'));
-  return () => { unsubscribe(); log.stop(); clearInterval(elapsedTicker); };
+  // Events come for the jobs svc tracks (those it submitted); any other live job (a task of an array submitted as
+  // one job, a job submitted with sbatch) is read again every few seconds instead.
+  const untrackedPoll = setInterval(() => {
+    if (!job.submitted_at && ACTIVE.has(job.status)) refresh().catch((err) => toast(errorText(err), 'error'));
+  }, UNTRACKED_MS);
+  return () => { unsubscribe(); log.stop(); clearInterval(elapsedTicker); clearInterval(untrackedPoll); };
 }
 
 /**

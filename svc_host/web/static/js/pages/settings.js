@@ -49,8 +49,14 @@ function parseValue(text, previous) {
 async function configTab(panel) {
   panel.append(h('div', { class: 'loading' }, 'Loading…'));
   const error = alertBox(null);
-  const [layers, paths] = await Promise.all([api('/api/config/layers'), api('/api/config/paths')]).catch((err) => { replace(panel, alertBox(err)); return [null, null]; });
+  const [layers, paths, config] = await Promise.all([api('/api/config/layers'), api('/api/config/paths'), api('/api/config')]).catch((err) => { replace(panel, alertBox(err)); return [null, null, null]; });
   if (!layers) return;
+  // What is configured but will do nothing (a chat webhook with no plugin to deliver it): said where it is set.
+  const warnings = h('div', { id: 'config-warnings' });
+  function drawWarnings(list) {
+    replace(warnings, (list || []).map((text) => h('div', { class: 'alert alert-warn', role: 'status' }, text)));
+  }
+  drawWarnings(config.warnings);
   const body = h('tbody');
   function drawRows(data) {
     replace(body, data.values.map((v) => {
@@ -61,7 +67,8 @@ async function configTab(panel) {
         const input = h('input', { value: v.value ?? '', 'aria-label': v.key, placeholder: 'empty: not set' });
         const save = async () => {
           try {
-            await api('/api/config', { method: 'PUT', body: nested(v.key, parseValue(input.value, v.value)) });
+            const saved = await api('/api/config', { method: 'PUT', body: nested(v.key, parseValue(input.value, v.value)) });
+            drawWarnings(saved.warnings);
             toast(`${v.key} saved in your user configuration`, 'ok');
             drawRows(await api('/api/config/layers'));
           } catch (err) {
@@ -79,6 +86,7 @@ async function configTab(panel) {
   drawRows(layers);
   replace(panel,
     error,
+    warnings,
     h('div', { class: 'grid grid-main-side' },
       card('Job defaults', h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'config-table' },
         h('thead', null, h('tr', null, h('th', null, 'Key'), h('th', null, 'Value'), h('th', null, 'From'), h('th', null, h('span', { class: 'sr-only' }, 'Edit')))), body)),
@@ -86,6 +94,7 @@ async function configTab(panel) {
         if (!await confirmDialog({ title: 'Reset your user configuration?', body: 'Your user file is overwritten with the defaults; system, project and SVC_* values stay.', confirmLabel: 'Reset', danger: true })) return;
         await api('/api/config/reset', { method: 'POST' });
         drawRows(await api('/api/config/layers'));
+        drawWarnings((await api('/api/config')).warnings);
       }, { cls: 'btn btn-sm', errorBox: error }) }),
       card('Layers', [
         h('p', { class: 'muted small' }, 'Later layers win: system, then user, then the project file, then SVC_* variables. Edits go to your user file.'),

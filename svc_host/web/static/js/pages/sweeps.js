@@ -175,13 +175,14 @@ async function renderSweep(root, sweepId) {
     for (const cell of cells) cellArgs.set(cell.id, cell.args);
     const axes = Object.keys(sweep.matrix);
     replace(cellsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
+      h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Jobs'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
       h('tbody', null, cells.map((cell) => {
         const end = cell.completed_at ? new Date(cell.completed_at) : new Date();
         return h('tr', { dataset: { cell: cell.id, status: cell.status } },
           h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
           axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
           h('td', null, stateBadge(cell.status)),
+          h('td', { class: 'cell-jobs mono' }, Object.entries(cell.job_ids || {}).map(([name, id]) => h('a', { href: `/jobs/${id}`, title: name }, id))),
           h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : fmtAgo(cell.started_at)),
           h('td', null, cell.status === 'pending' ? '—' : fmtDuration((end - new Date(cell.started_at)) / 1000)),
           h('td', { class: 'wrap muted' }, cell.error || ''));
