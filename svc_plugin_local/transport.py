@@ -12,6 +12,24 @@ from svc_host.transports.base import CommandResult, SlurmTransport
 from svc_host.transports.processes import ProcessStarts, kill
 
 DEFAULT_TIMEOUT = 60.0
+HIDDEN_NAMES_VARIABLE = "SVC_SECRET_ENV"
+"""Names (``NAME``) or prefixes (``PREFIX_*``), comma-separated, that jobs must not inherit beside svc's own."""
+
+
+def job_environment(base: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the Slurm commands svc runs, which ``sbatch --export=ALL`` hands to every job.
+
+    svc's own variables (``SVC_*``: the API token, the database URL...), ``CHAT_WEBHOOK_URL`` and whatever
+    ``SVC_SECRET_ENV`` marks are left out; ``extra`` (the transport's own variables) is added.
+    """
+    marked = [word.strip() for word in base.get(HIDDEN_NAMES_VARIABLE, "").split(",") if word.strip()]
+
+    def secret(name: str) -> bool:
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
+            return True
+        return any(name == word or (word.endswith("*") and name.startswith(word[:-1])) for word in marked)
+
+    return {name: value for name, value in base.items() if not secret(name)} | (extra or {})
 
 
 class LocalTransport(SlurmTransport):
@@ -40,7 +58,7 @@ class LocalTransport(SlurmTransport):
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env} if self.env else None,
+                env=job_environment(dict(os.environ), self.env),
             )
         except FileNotFoundError as exc:
             raise TransportError(
