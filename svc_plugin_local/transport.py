@@ -102,10 +102,17 @@ class LocalTransport(SlurmTransport):
 
 
 def _read_slice(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+    """Opened without blocking and checked on the descriptor: a FIFO or device under a log's name is an error,
+    never a thread stuck in ``open`` or a read without end."""
+    import stat
+
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(offset)
-            return handle.read(limit), size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise TransportError(f"log {path!r} is not a regular file; svc reads only regular log files")
+        handle.seek(offset)
+        return handle.read(limit), info.st_size
