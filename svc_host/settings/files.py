@@ -15,20 +15,30 @@ from typing import Any
 from svc_host.errors import ConfigError
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def write_temp(directory: Path, data: bytes, *, prefix: str, suffix: str, mode: int = 0o600) -> Path:
+    """``data`` in a new file of ``directory`` with an unpredictable name (``mkstemp``), ``mode``, synced."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename."""
+    tmp = write_temp(path.parent, data, prefix=f".{path.name}.", suffix=".tmp", mode=mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise
 
 
