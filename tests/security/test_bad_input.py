@@ -121,6 +121,11 @@ async def test_bad_job_fields_are_422_before_anything_is_submitted(
     assert (await client.get("/api/history")).json() == []
 
 
+async def test_a_container_that_reads_as_an_option_is_422(client: httpx.AsyncClient) -> None:
+    body = {"name": "c", "command": "true", "environment": {"container": "--bind=/:/host"}}
+    assert "apptainer would read it as an option" in detail(await client.post("/api/scripts/preview", json=body), 422)
+
+
 # -- YAML -----------------------------------------------------------------------------------------------------
 
 
