@@ -147,7 +147,7 @@ async def test_put_config_write_failure_is_500(http: httpx.AsyncClient, monkeypa
     def disk_full(*_: object, **__: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("svc_host.settings.config.write_atomic", disk_full)
+    monkeypatch.setattr("svc_host.settings.config.write_json_atomic", disk_full)
     response = await http.put("/api/config", json={"log_dir": "out"})
     assert response.status_code == 500
     assert response.json() == {"detail": "could not write the configuration: No space left on device"}
