@@ -99,6 +99,15 @@ class Environment(BaseModel):
     def _single_line(cls, value: str | None) -> str | None:
         return _one_line(value, "conda, venv and container")
 
+    @field_validator("container")
+    @classmethod
+    def _not_an_option(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("-"):
+            raise ValueError(
+                f"container {value!r} starts with '-': apptainer would read it as an option; use ./{value}"
+            )
+        return value
+
     @field_validator("env_vars")
     @classmethod
     def _names_are_identifiers(cls, value: dict[str, str]) -> dict[str, str]:

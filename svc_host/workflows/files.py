@@ -21,7 +21,7 @@ from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.settings.files import write_atomic
+from svc_host.settings.files import write_atomic, write_temp
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.load import MAX_WORKFLOW_BYTES
@@ -127,14 +127,13 @@ class WorkflowDirectory:
         target = self.root / f"{name}{extension}"
         others = [self.root / f"{name}{other}" for other in EXTENSIONS if other != extension]
         if overwrite:
-            write_atomic(target, data, mode=0o644)
+            write_atomic(target, data)
             for other in others:  # one file per name: an upload as .yml replaces a .yaml
                 other.unlink(missing_ok=True)
             return target
         if any(other.exists() for other in others):
             raise ConflictError(f"workflow {name!r} already exists")
-        staging = self.root / f".{name}.{os.getpid()}.new"
-        write_atomic(staging, data, mode=0o644)
+        staging = write_temp(self.root, data, prefix=f".{name}.", suffix=".new")
         try:
             os.link(staging, target)
         except FileExistsError:
@@ -190,7 +189,7 @@ def write_workflow_file(path: Path, text: str) -> None:
         raise WorkflowError([f"output_path {str(path)!r} is a directory"])
     if path.exists() and summarize(path) is None:
         raise ConflictError(f"{path} exists and is not a workflow file (no 'name' and 'jobs'); not replacing it")
-    write_atomic(path, data, mode=0o644)
+    write_atomic(path, data)
 
 
 @dataclass(frozen=True)

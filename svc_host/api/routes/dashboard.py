@@ -176,8 +176,9 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @router.get("/config/layers")
 def config_layer_values(host: HostDep) -> dict[str, Any]:
-    """``{layers: [{source, origin, keys}], values: [{key, value, source}]}``: the merged value of every key and
-    the highest layer that sets it (``default`` when none does), lowest precedence first."""
+    """``{layers: [{source, origin, keys, ignored?}], values: [{key, value, source}]}``: the merged value of every
+    key and the highest layer that sets it (``default`` when none does), lowest precedence first; ``ignored`` says
+    why a present project file adds nothing (it is not trusted)."""
     layers = config_layers(host.paths, env=os.environ if host.read_env else None)
     values = _flatten(mask_config(host.config().model_dump(mode="json")))
     sources = dict.fromkeys(values, "default")
@@ -186,7 +187,8 @@ def config_layer_values(host: HostDep) -> dict[str, Any]:
         keys = sorted(_flatten(layer.data))
         for key in keys:
             sources[key] = layer.source
-        described.append({"source": layer.source, "origin": layer.origin, "keys": keys})
+        entry = {"source": layer.source, "origin": layer.origin, "keys": keys}
+        described.append(entry if layer.ignored is None else {**entry, "ignored": layer.ignored})
     return {
         "layers": described,
         "values": [{"key": key, "value": values[key], "source": sources.get(key, "default")} for key in values],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,22 @@ def test_directory_reads_writes_and_refuses_to_clobber(tmp_path: Path) -> None:
         directory.read("w")
     with pytest.raises(WorkflowError, match="invalid workflow name"):
         directory.read("../etc/passwd")
+
+
+def test_workflow_files_are_private_and_staged_under_unpredictable_names(tmp_path: Path) -> None:
+    directory = WorkflowDirectory(tmp_path / "flows")
+    (tmp_path / "flows").mkdir()
+    planted = tmp_path / "flows" / f".w.{os.getpid()}.new"
+    planted.symlink_to(tmp_path / "victim")  # what a neighbour could plant for the predictable old name
+    created = directory.write("w", TEXT, overwrite=False)
+    replaced = directory.write("v", TEXT, overwrite=True)
+    written = tmp_path / "out.yaml"
+    write_workflow_file(written, TEXT)
+    for path in (created, replaced, written):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert not (tmp_path / "victim").exists()
+    assert planted.is_symlink()  # left alone: the staging file was a fresh one
+    assert sorted(p.name for p in (tmp_path / "flows").iterdir()) == [planted.name, "v.yaml", "w.yaml"]
 
 
 def test_a_symlink_out_of_the_directory_is_not_read(tmp_path: Path) -> None:
