@@ -77,10 +77,13 @@ def with_mount(host: Host, project: Path) -> Path:
 
 
 def with_plugin_defaults(shown: dict[str, Any]) -> dict[str, Any]:
-    """``shown`` with the installed chat plugin's section (its defaults, filled in) set aside and checked."""
+    """``shown`` with the installed plugins' sections (their defaults, filled in) set aside and checked: the chat
+    plugin's and the example site's."""
     assert shown.pop("warnings", []) == []  # GET and PUT say what will do nothing; nothing here
     chat = shown["plugins"].pop("chat")
     assert (chat["format"], chat["retry_seconds"], chat["allow_http_hosts"]) == (None, 5.0, [])
+    site = shown["plugins"].pop("site")
+    assert (site["login"], site["account"], site["qos"], site["port"]) == (None, None, "normal", 22)
     return shown
 
 
