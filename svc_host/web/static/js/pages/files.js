@@ -137,12 +137,12 @@ export async function render(root, _params, query) {
   const REMEDIES = {
     force: {
       offer: 'Take over from this machine…',
-      lead: 'Take over and ',
+      verb: 'Take over',
       note: 'Another machine synced this mount last. Taking it over makes this machine its owner: a sync from the other machine is refused afterwards, until it takes the mount back.',
     },
     adopt: {
       offer: 'Adopt the cluster directory…',
-      lead: 'Adopt and ',
+      verb: 'Adopt',
       note: 'svc never synced this cluster directory and it already holds files. Adopting it claims it for this mount, so the mirror deletes there what is not in the local folder.',
     },
   };
@@ -164,21 +164,25 @@ export async function render(root, _params, query) {
     ];
   }
 
-  const upFirst = (text) => text[0].toUpperCase() + text.slice(1);
-  const leadOf = (remedy) => (remedy ? REMEDIES[remedy].lead : '');
+  function confirmLabel(op, remedy, deletions) {
+    if (remedy) return `${REMEDIES[remedy].verb} and ${op}${deletions ? ` (delete ${deletions})` : ''}`;
+    return deletions ? `Mirror and delete ${deletions}` : 'Mirror';
+  }
 
   /** The dry run of `op` with `flags`, itemised in a confirmation: the dry run when confirmed, else null. */
   async function confirmChanges(op, flags, remedy) {
+    const shown = [...syncBox.childNodes]; // back in place when the user declines
     replace(syncBox, h('div', { class: 'loading' }, 'Working out what would change…'));
     const dry = await dryRun(op, flags);
     replace(syncBox);
     const deletions = dry.entries_deleted;
     const ok = await confirmDialog({
-      title: upFirst(`${leadOf(remedy)}${op} "${state.mount}" to the cluster?`),
+      title: `${remedy ? `${REMEDIES[remedy].verb} and ${op}` : 'Mirror'} "${state.mount}" to the cluster?`,
       body: [remedy ? h('p', { class: 'remedy-note' }, REMEDIES[remedy].note) : null, ...changeLists(dry)],
-      confirmLabel: upFirst(leadOf(remedy) + (deletions ? `${op} and delete ${deletions}` : op)),
+      confirmLabel: confirmLabel(op, remedy, deletions),
       danger: deletions > 0 || remedy === 'force',
     });
+    if (!ok) replace(syncBox, shown);
     return ok ? dry : null;
   }
 
