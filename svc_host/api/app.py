@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from svc_host import __version__
 from svc_host.api.errors import error_body, status_for
 from svc_host.api.middleware import SecurityMiddleware
+from svc_host.api.params import ErrorBody
 from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.api.sessions import WebSessions
@@ -94,6 +95,10 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     if security.auth_required:
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        schemas.setdefault("ErrorBody", ErrorBody.model_json_schema())
+        body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        unauthorized = {"description": "missing or wrong API token", "content": body}
         schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
             "type": "http",
             "scheme": "bearer",
@@ -104,6 +109,6 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
                 continue
             for operation in operations.values():
                 operation["security"] = [{"bearer": []}]
-                operation.setdefault("responses", {}).setdefault("401", {"description": "missing or wrong API token"})
+                operation.setdefault("responses", {}).setdefault("401", unauthorized)
     app.openapi_schema = schema
     return schema

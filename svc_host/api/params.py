@@ -91,10 +91,12 @@ class SyncErrorBody(ErrorBody):
 
 _MEANING = {
     400: "invalid input",
+    401: "missing or wrong API token",
     403: "path outside the mount, or permission denied",
     404: "not found",
     409: "already exists",
     413: "too large",
+    429: "too many attempts; see Retry-After",
     422: "validation error, or a state that does not allow this",
     500: "a job script could not be rendered, or a file could not be written",
     502: "a scheduler, synchronisation or submission command failed",

@@ -41,7 +41,7 @@ EXPORT_LINE = re.compile(r"^(\s*export\s+[A-Za-z_][A-Za-z0-9_]*=).*$", re.MULTIL
 # -- scripts ----------------------------------------------------------------------------------------------
 
 
-@router.post("/scripts/preview")
+@router.post("/scripts/preview", responses=error_responses(422, 500, 503))
 def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
     """Render a job definition (a ``command`` or a ``script``) with its renderer (``renderer``, else the
     configuration's ``rendering.renderer``); submits nothing."""
@@ -64,7 +64,7 @@ async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
 # -- SSH profiles -----------------------------------------------------------------------------------------
 
 
-@router.post("/config/ssh/profiles/{name}/test")
+@router.post("/config/ssh/profiles/{name}/test", responses=error_responses(404))
 async def test_profile(host: HostDep, name: str) -> dict[str, Any]:
     """Connect with profile ``name`` and run sinfo: ``{ok, message, partitions}``; 404 for an unknown profile."""
     profiles = host.transports.config.profiles
