@@ -51,7 +51,7 @@ async def served_tools(host: Host) -> list[str]:
 
 async def test_the_tool_count_and_names_are_those_svc_mcp_serves(svc_plugins: PluginManager, svc_host: Host) -> None:
     tools = await served_tools(svc_host)
-    stated = re.search(r"`svc mcp` serves (\d+) tools: ((?:`\w+`(?:, | and )?)+)\.", doc())
+    stated = re.search(r"`svc mcp` serves (\d+) tools: ((?:`\w+`(?:, | and )?)+)", " ".join(doc().split()))
     assert stated is not None, "docs/interfaces.md does not say which tools `svc mcp` serves"
     assert int(stated[1]) == len(tools)
     assert sorted(re.findall(r"`(\w+)`", stated[2])) == tools
@@ -105,7 +105,8 @@ class RecordingEnviron(type(os.environ)):  # type: ignore[misc]
 
     def __getitem__(self, key: str) -> str:
         try:
-            return super().__getitem__(key)
+            value: str = super().__getitem__(key)
+            return value
         except KeyError:
             if key.startswith("SVC_"):
                 self.looked_up.add(key)
@@ -117,10 +118,10 @@ def recording_environ(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     environ = os.environ
     recording = RecordingEnviron(
         environ._data,  # type: ignore[attr-defined]
-        environ.encodekey,  # type: ignore[attr-defined]
-        environ.decodekey,  # type: ignore[attr-defined]
-        environ.encodevalue,  # type: ignore[attr-defined]
-        environ.decodevalue,  # type: ignore[attr-defined]
+        environ.encodekey,
+        environ.decodekey,
+        environ.encodevalue,
+        environ.decodevalue,
     )
     recording.looked_up = set()
     for key in [key for key in environ if key.startswith("SVC_")]:
