@@ -41,7 +41,7 @@ M = TypeVar("M", bound=BaseModel)
 class Host:
     """Paths, plugins, profiles, transports, the store, the monitor and the run services of one process.
 
-    ``read_env`` is False for the MCP server, which reads neither SVC_* variables nor the current profile.
+    ``read_env`` is False for the MCP server: no current profile, no cluster or configuration SVC_* variables.
     Without a ``store``, the store at ``paths.database_url`` is opened on first use of ``host.store``.
     The Host owns the long-running services (the workflow engine and the sweep orchestrator, one per process,
     sharing one lease owner name): made on first use, started by ``start`` in servers (``svc serve``,

@@ -234,7 +234,8 @@ class RsyncBackend(SyncBackend):
         if marker.state is RecordState.SYMLINK and not force:
             raise SyncError(
                 f"{where}: the owner marker {OWNER_NAME} on the cluster is a symlink, which svc does not follow; "
-                "remove it, or pass force=True to replace it"
+                "remove it, or pass force=True to replace it",
+                remedy="force",
             )
         parsed = owner.parse_marker(marker.data) if marker.state is RecordState.OK else None
         claim = owner.decide(parsed, present=marker.state is not RecordState.MISSING, machine=self.machine_id)
@@ -242,7 +243,8 @@ class RsyncBackend(SyncBackend):
             who = parsed.describe() if parsed is not None else f"unknown ({marker.state.value}: {marker.detail})"
             raise SyncError(
                 f"{where} is synced from another machine: {who}; sync from that machine, or pass force=True "
-                "to take the mount over from this one"
+                "to take the mount over from this one",
+                remedy="force",
             )
         return claim
 
@@ -266,8 +268,9 @@ class RsyncBackend(SyncBackend):
             f"mirror of mount {mount.name!r} refused, nothing changed: the cluster directory {remote!r} already "
             f"holds {count} entries ({shown}) and svc has never synced it (no {OWNER_NAME} marker), so a mirror "
             "would delete whatever is not in the local directory. If it is the right directory, adopt it: "
-            '"adopt": true in POST /api/files/sync, adopt=true for sync_files, or `svc sync --adopt`; '
-            "or sync without delete"
+            '"adopt": true in POST /api/files/mirror (or /api/files/sync), adopt=true for sync_files, or '
+            "`svc sync --adopt`; or sync without delete",
+            remedy="adopt",
         )
 
     def _previous_record(self, mount: Mount, record: Record) -> manifest_rules.Manifest | None:
@@ -342,6 +345,7 @@ class RsyncBackend(SyncBackend):
 
     def _result(self, mount: Mount, summary: Summary, *, dry_run: bool, delete: bool) -> SyncResult:
         paths, omitted = cap_paths(summary.deleted, DELETED_PATHS_CAP)
+        sent, sent_omitted = cap_paths(summary.transferred, DELETED_PATHS_CAP)
         return SyncResult(
             profile=self.profile_name,
             mount=mount.name,
@@ -350,6 +354,8 @@ class RsyncBackend(SyncBackend):
             dry_run=dry_run,
             delete=delete,
             files_transferred=len(summary.transferred),
+            transferred_paths=sent,
+            transferred_paths_omitted=sent_omitted,
             entries_deleted=len(summary.deleted),
             deleted_paths=paths,
             deleted_paths_omitted=omitted,

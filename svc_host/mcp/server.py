@@ -1,7 +1,8 @@
 """MCP server factory: every ``ToolSpec`` becomes a tool with read-only / destructive hints.
 
-The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither SVC_*
-variables nor the current profile; only an explicit ``transport`` selects a cluster.
+The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither the current
+profile nor the SVC_* variables that choose a cluster or override configuration (only an explicit ``transport``
+selects a cluster); those saying where svc keeps its files and which plugins load still apply.
 
 Agents spawn ``svc mcp`` on every launch, so the opening request is answered before the store is opened (and a
 ``server/discover`` before the SDK is imported, see ``svc_host.mcp.opening``): the

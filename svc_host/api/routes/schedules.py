@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
 from svc_host.errors import InvalidRequestError, SvcError
 from svc_host.host import Host
 from svc_host.schedules import manage
@@ -23,7 +24,7 @@ from svc_host.sweeps.matrix import parse_sweep
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "schedule (or its workflow) not found"}}
+NOT_FOUND = error_responses(404, e404="schedule (or its workflow) not found")
 
 
 def _check_targets(host: Host, spec: ScheduleSpec) -> None:
@@ -40,7 +41,10 @@ async def list_schedules(host: HostDep) -> list[dict[str, Any]]:
     return [manage.view(record, now=now) for record in await host.store.run(schedules.all_schedules)]
 
 
-@router.post("", status_code=201, responses={409: {"description": "a schedule with that name exists"}, **NOT_FOUND})
+TAKEN = error_responses(409, e409="a schedule with that name exists")
+
+
+@router.post("", status_code=201, responses={**TAKEN, **NOT_FOUND})
 async def create_schedule(spec: ScheduleSpec, host: HostDep) -> dict[str, Any]:
     """Create a schedule: 201 with its next fires; 404 unknown workflow; 409 name taken; 422 invalid spec."""
     _check_targets(host, spec)
@@ -54,7 +58,7 @@ async def get_schedule(name: str, host: HostDep, upcoming: Annotated[int, Query(
     return manage.view(await host.store.run(schedules.get, name), now=utc_now(), upcoming_count=upcoming)
 
 
-@router.put("/{name}", responses=NOT_FOUND)
+@router.put("/{name}", responses={**error_responses(400, e400="the body's name is not the path's"), **NOT_FOUND})
 async def replace_schedule(name: str, spec: ScheduleSpec, host: HostDep) -> dict[str, Any]:
     """Replace a schedule's spec (the body's ``name`` must be the path's); its next fire counts from now."""
     if spec.name != name:
