@@ -31,7 +31,7 @@ from svc_plugin_rsync.argv import remote_dir, rsync_argv
 from svc_plugin_rsync.excludes import MANIFEST_NAME, OWNER_NAME, effective_excludes, exclude_hash
 from svc_plugin_rsync.inspection import build_report
 from svc_plugin_rsync.itemize import Summary, parse_line
-from svc_plugin_rsync.locking import lock_path, mount_lock
+from svc_plugin_rsync.locking import LOCK_WAIT_SECONDS, lock_path, mount_lock
 from svc_plugin_rsync.remote import Record, RecordState, RemoteFiles
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ class RsyncBackend(SyncBackend):
     project file's), read at every call. ``state_dir`` (default ``~/.local/state/svc``) holds the lock files
     and, on machines without ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id;
     ``rsync`` is the local program; ``remote_rsync`` the cluster's, a command line for the remote shell like
-    rsync's ``--rsync-path`` (operator configuration, never user input).
+    rsync's ``--rsync-path`` (operator configuration, never user input); ``lock_wait`` how many seconds a sync
+    waits for another sync of the same mount before it fails naming the holder.
     """
 
     def __init__(
@@ -66,12 +67,14 @@ class RsyncBackend(SyncBackend):
         machine_id: str | None = None,
         rsync: str = "rsync",
         remote_rsync: str = "rsync",
+        lock_wait: float = LOCK_WAIT_SECONDS,
     ) -> None:
         self.profile_name = profile_name
         self.profile = profile
         self.state_dir = state_dir or owner.default_state_dir()
         self.rsync = rsync
         self.remote_rsync = remote_rsync
+        self.lock_wait = lock_wait
         self._machine_id = machine_id
         self._files = RemoteFiles(profile_name, profile)
         self._processes = ProcessStarts()
@@ -89,7 +92,7 @@ class RsyncBackend(SyncBackend):
         return lock_path(self.state_dir / "locks", (self.profile_name, mount.name))
 
     def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
-        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name))
+        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name), wait=self.lock_wait)
 
     @property
     def machine_id(self) -> str:

@@ -16,6 +16,37 @@ MAX_EXCLUDE_PATTERNS = 256
 """How many exclude patterns one mount (or one project file) may hold."""
 MAX_EXCLUDE_PATTERN_LENGTH = 1024
 """The longest exclude pattern, in characters."""
+MAX_JUMP_HOPS = 8
+"""How many jump hosts one ``proxy_jump`` may chain."""
+_JUMP_HOP = re.compile(
+    r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})@)?"
+    r"(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
+
+
+def check_proxy_jump(value: str) -> str:
+    """Refuse a ``proxy_jump`` that is not ``[user@]host[:port]`` hops joined by commas (``ValueError``).
+
+    OpenSSH (``-J``/``ProxyJump``, which it turns into a command line for a second ssh) and asyncssh
+    (``tunnel``) both parse the value themselves, so only plain names get through: a host is a DNS name,
+    an ``~/.ssh/config`` alias or a bracketed IPv6 address, never starting with ``-``; no spaces, quotes,
+    ``%`` tokens, ``ssh://`` forms or other shell characters; ports 1-65535; at most ``MAX_JUMP_HOPS`` hops.
+    ``""`` means no jump host.
+    """
+    if value == "":
+        return value
+    hops = value.split(",")
+    if len(hops) > MAX_JUMP_HOPS:
+        raise ValueError(f"proxy_jump chains {len(hops)} hosts; at most {MAX_JUMP_HOPS} are allowed")
+    for hop in hops:
+        found = _JUMP_HOP.fullmatch(hop)
+        if found is None or (found["port"] is not None and not 1 <= int(found["port"]) <= 65535):
+            raise ValueError(
+                f"proxy_jump {value!r} is invalid at {hop[:80]!r}: give [user@]host[:port], several joined by "
+                "commas (e.g. 'ada@bastion.example.org:2222,gateway'); names are letters, digits, '.', '-', '_'"
+            )
+    return value
 
 
 def check_exclude_patterns(patterns: list[str]) -> list[str]:
@@ -133,6 +164,11 @@ class SSHProfile(BaseModel):
         """Everything that decides how the cluster is reached and commands run there (all but ``mounts`` and
         ``description``): when it changes, a kept connection or sync backend of the profile is out of date."""
         return self.model_dump(exclude={"mounts", "description"})
+
+    @field_validator("proxy_jump")
+    @classmethod
+    def _jump_hosts(cls, value: str | None) -> str | None:
+        return None if value is None else check_proxy_jump(value)
 
     @field_validator("env_vars")
     @classmethod

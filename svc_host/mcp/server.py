@@ -17,8 +17,10 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +31,7 @@ from svc_host.errors import SvcError
 from svc_host.host import Host
 from svc_host.mcp.opening import INSTRUCTIONS, NAME
 from svc_host.mcp.results import SpecShapedServer, failure
+from svc_host.settings.paths import SvcPaths
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +39,12 @@ START_AFTER = 2.0
 """Seconds after start-up at which the Host starts by itself when no tool call started it."""
 
 
-def create_server(host: Host | None = None) -> MCPServer[Host]:
-    """Build the stdio MCP server from the tools the plugins offer."""
-    host = host or Host.create("mcp", read_env=False)
+def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> MCPServer[Host]:
+    """Build the stdio MCP server from the tools the plugins offer; ``roots`` are more directories its tools
+    may read and write workflow files in (see ``svc_host.workflows.files``)."""
+    if host is None:
+        paths = replace(SvcPaths.from_env(), extra_roots=tuple(root.resolve() for root in roots))
+        host = Host.create("mcp", paths=paths, read_env=False)
     starting: asyncio.Future[None] | None = None
 
     def start() -> asyncio.Future[None]:

@@ -23,6 +23,7 @@ from svc_host.api.app import create_app
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
 from svc_host.plugin import ssh_connect_options
+from svc_host.settings.mounts import MAX_BROWSE_ENTRIES
 from svc_host.testing.http import asgi_client, security_for_tests
 
 PROFILE = "gpu"
@@ -210,8 +211,24 @@ async def test_browse_root(server: httpx.AsyncClient, project: Path, tmp_path: P
         ],
         "remote_prefix": "/scratch/ada/proj",
         "mount_name": "proj",
+        "truncated": False,
     }
     assert_no_local_path(response, tmp_path)
+
+
+async def test_browse_of_a_huge_directory_is_bounded_and_says_truncated(
+    server: httpx.AsyncClient, project: Path
+) -> None:
+    crowded = project / "crowded"
+    crowded.mkdir()
+    for number in range(MAX_BROWSE_ENTRIES + 1):
+        (crowded / f"f{number:05d}").touch()
+    response = await server.get("/api/files/browse", params={"mount": "proj", "path": "crowded"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (len(body["entries"]), body["truncated"]) == (MAX_BROWSE_ENTRIES, True)
+    names = [entry["name"] for entry in body["entries"]]
+    assert names == sorted(names)
 
 
 @pytest.mark.parametrize("path", ["src", "src/", "./src", "code", "notes/../src"])
@@ -250,14 +267,14 @@ async def test_browse_errors(
 async def test_browse_permission_denied_is_403(
     server: httpx.AsyncClient, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_scandir = os.scandir
+    real_open = os.open
 
-    def scandir(path: str) -> object:
-        if path == str(project / "notes"):
+    def denying_open(path: str | os.PathLike[str], flags: int, *args: Any) -> int:
+        if str(path) == str(project / "notes"):
             raise PermissionError(13, "Permission denied", path)
-        return real_scandir(path)
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(os, "scandir", scandir)  # the suite also runs as root, where chmod would not stop it
+    monkeypatch.setattr(os, "open", denying_open)  # the suite also runs as root, where chmod would not stop it
     response = await server.get("/api/files/browse", params={"mount": "proj", "path": "notes"})
     assert (response.status_code, response.json()) == (403, {"detail": "permission denied: 'notes' in mount 'proj'"})
 

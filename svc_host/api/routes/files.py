@@ -161,10 +161,17 @@ def browse(
     mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
     path: str = Query("", description="Directory relative to the mount root; the root by default."),
 ) -> dict[str, Any]:
-    """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed."""
+    """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed.
+
+    At most 5,000 entries of a directory are read; ``truncated`` is true when it holds more."""
     found = _browsable_mount(host, mount)
-    entries = list_directory(found, path)
-    return {"entries": [entry.as_json() for entry in entries], "remote_prefix": found.remote, "mount_name": found.name}
+    listing = list_directory(found, path)
+    return {
+        "entries": [entry.as_json() for entry in listing.entries],
+        "remote_prefix": found.remote,
+        "mount_name": found.name,
+        "truncated": listing.truncated,
+    }
 
 
 @router.get("/read", responses=error_responses(400, 403, 404, 413, e413="the file is over 1 MB"))

@@ -5,15 +5,19 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
+from svc_host.settings.config import trust_project
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.files import (
     WorkflowDirectory,
+    allowed_roots,
     check_filename,
     confine,
     scan,
@@ -103,6 +107,30 @@ def test_confinement_resolves_symlinks(tmp_path: Path) -> None:
             confine(hostile, [root], base=root)
     with pytest.raises(PathForbiddenError, match=r"^Script path 'x' is outside"):
         confine("x", [root], what="Script path", base=tmp_path)
+
+
+def test_the_working_directory_is_a_root_only_when_trusted_or_given(
+    svc_paths: SvcPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SVC_WORKFLOWS_DIR", raising=False)
+    project = svc_paths.project_dir.resolve()
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    profiles = {"gpu": SSHProfile(hostname="h", mounts=[Mount(name="m", local=str(mounted), remote="p")])}
+    base = [svc_paths.workflows_dir.resolve(), mounted.resolve()]
+    assert allowed_roots(svc_paths, profiles) == base  # a cloned repository is not writable by default
+    with pytest.raises(PathForbiddenError, match="outside allowed directories"):
+        confine("flows/w.yaml", allowed_roots(svc_paths, profiles), base=project)
+
+    (project / ".svc.json").write_text('{"log_dir": "logs"}')
+    assert project not in allowed_roots(svc_paths, profiles)  # present but not trusted
+    trust_project(svc_paths, project)
+    assert project in allowed_roots(svc_paths, profiles)
+    (project / ".svc.json").write_text('{"log_dir": "elsewhere"}')
+    assert project not in allowed_roots(svc_paths, profiles)  # changed since it was trusted
+
+    given = replace(svc_paths, extra_roots=(project,))
+    assert allowed_roots(given, profiles) == [base[0], project, mounted.resolve()]
 
 
 def test_only_workflow_files_are_replaced(tmp_path: Path) -> None:

@@ -84,6 +84,7 @@ export async function render(root, _params, query) {
         }, entryIcon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
         h('span', { class: 'fsize' }, e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : ''))));
       }
+      if (data.truncated) rows.push(h('li', { class: 'muted' }, h('p', null, `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; svc reads at most 5,000.`)));
       replace(list, rows.length ? rows : h('li', { class: 'empty' }, h('p', null, 'This folder is empty.')));
     } catch (err) {
       replace(list);
