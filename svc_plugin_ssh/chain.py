@@ -10,6 +10,7 @@ limited per process (``MAX_HANDSHAKES``): a stock sshd starts dropping unauthent
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 from typing import Any
 
@@ -39,9 +40,11 @@ async def open_connection(name: str, profile: SSHProfile) -> asyncssh.SSHClientC
     """The profile's connection to its login node, through its jump hosts (the profile's ``proxy_jump``, else
     the ``ProxyJump`` of its ``~/.ssh/config`` entry); ``TransportError`` naming the hop that failed."""
     host, options = connect_options(profile)
+    _agent_for_encrypted_key(name, options)
     tunnel = options.pop("tunnel", None)
     if tunnel is None:
-        tunnel = asyncssh.SSHClientConnectionOptions(host=host, port=options.get("port", ())).tunnel
+        # the ProxyJump of the host's ~/.ssh/config entry (config=() reads the default files, as connect does)
+        tunnel = asyncssh.SSHClientConnectionOptions(host=host, port=options.get("port", ()), config=()).tunnel
     hops = jump_hops(tunnel) if isinstance(tunnel, str) else []
     previous: asyncssh.SSHClientConnection | None = None
     try:
@@ -58,6 +61,27 @@ async def open_connection(name: str, profile: SSHProfile) -> asyncssh.SSHClientC
         if previous is not None:
             previous.close()
         raise
+
+
+def _agent_for_encrypted_key(name: str, options: dict[str, Any]) -> None:
+    """A ``key_filename`` protected by a passphrase is used through ssh-agent (svc never asks for passphrases):
+    its ``client_keys`` option is dropped so asyncssh offers the agent's keys, as ``ssh`` does for such a key."""
+    keys = options.get("client_keys") or []
+    if not keys:
+        return
+    try:
+        asyncssh.read_private_key(keys[0])
+    except asyncssh.KeyImportError as exc:
+        if "passphrase" not in str(exc).lower():
+            raise TransportError(f"cannot read the key_filename {keys[0]} of profile {name!r}: {exc}") from exc
+        if not os.environ.get("SSH_AUTH_SOCK"):
+            raise TransportError(
+                f"the key_filename {keys[0]} of profile {name!r} is encrypted and no ssh-agent is reachable: run "
+                f"`ssh-add {keys[0]}` in an agent and start svc with its SSH_AUTH_SOCK (svc never asks for passphrases)"
+            ) from exc
+        del options["client_keys"]
+    except OSError as exc:
+        raise TransportError(f"cannot read the key_filename {keys[0]} of profile {name!r}: {exc}") from exc
 
 
 def _chained(
