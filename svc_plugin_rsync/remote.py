@@ -303,7 +303,7 @@ class RemoteFiles:
         if result.exit_status == exec_files.MISSING:
             return None
         if result.exit_status != 0:
-            stderr = result.stderr.decode(errors="replace") if isinstance(result.stderr, bytes) else result.stderr
+            stderr = result.stderr.decode(errors="replace") if isinstance(result.stderr, bytes) else result.stderr or ""
             raise SyncError(f"{failure} on {self.where} (sftp is refused there, the command said: {stderr.strip()})")
         out = result.stdout
         return out if isinstance(out, bytes) else (out or "").encode()
