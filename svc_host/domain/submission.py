@@ -47,8 +47,10 @@ class Resources(BaseModel):
     time_limit: str | None = Field(default=None, max_length=64)
     partition: str | None = Field(default=None, max_length=256)
     nodelist: str | None = Field(default=None, max_length=10_000)
-    gpu_type: str | None = Field(default=None, max_length=64)
-    """The type the ``gpus_per_node`` GPUs must be (``a100``, a MIG slice ``a100_3g.20gb``): ``--gres=gpu:TYPE:N``."""
+    gpu_type: str | None = Field(default=None, max_length=64, exclude=True)
+    """The type the ``gpus_per_node`` GPUs must be (``a100``, a MIG slice ``a100_3g.20gb``): ``--gres=gpu:TYPE:N``.
+    A request-time field: left out of dumps, so the configuration object and stored resources keep the specs'
+    eight fields (the rendered script records the type)."""
 
     @field_validator("memory_per_node")
     @classmethod
