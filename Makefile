@@ -14,6 +14,7 @@ install:
 
 cluster:
 	bash scripts/devcluster up
+	bash scripts/devsshd up
 
 postgres:
 	bash scripts/devpostgres up

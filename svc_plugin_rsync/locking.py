@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 
-from svc_host.errors import SyncError
+from svc_host.plugin import SyncError
 
 LockKey = tuple[str, str]
 """(profile name, mount name)."""

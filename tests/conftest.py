@@ -63,6 +63,30 @@ def dev_profile(dev_env: dict[str, str]) -> SSHProfile:
 
 
 @pytest.fixture(scope="session")
+def nosftp_env(dev_env: dict[str, str]) -> dict[str, str]:
+    """``KEY=value`` facts of the second dev sshd (``scripts/devsshd``: 127.0.0.1:2223, no sftp, stock limits)."""
+    script = ROOT / "scripts" / "devsshd"
+    status = subprocess.run([script, "status"], capture_output=True, text=True, check=False)
+    if status.returncode != 0:
+        skip_or_fail(f"the sshd without sftp is not up (scripts/devsshd up):\n{status.stdout}{status.stderr}")
+    out = subprocess.run([script, "env"], capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+@pytest.fixture(scope="session")
+def nosftp_profile(nosftp_env: dict[str, str]) -> SSHProfile:
+    """An SSH profile for the dev cluster's user on the sshd that refuses the sftp subsystem."""
+    return SSHProfile(
+        hostname=nosftp_env["SVC_DEV_NOSFTP_HOST"],
+        port=int(nosftp_env["SVC_DEV_NOSFTP_PORT"]),
+        username=nosftp_env["SVC_DEV_NOSFTP_USER"],
+        key_filename=nosftp_env["SVC_DEV_NOSFTP_KEY"],
+        known_hosts=nosftp_env["SVC_DEV_NOSFTP_KNOWN_HOSTS"],
+        description="dev cluster over loopback ssh, no sftp",
+    )
+
+
+@pytest.fixture(scope="session")
 def postgres_url() -> str:
     """The URL of the dev PostgreSQL server's test database (``scripts/devpostgres env``), or skip (fail in CI)."""
     script = ROOT / "scripts" / "devpostgres"

@@ -12,6 +12,9 @@ PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A POSIX variable name: the only kind of key a profile's ``env_vars`` may hold."""
+DEFAULT_MAX_CHANNELS = 8
+"""Below OpenSSH's default ``MaxSessions 10``, leaving room for an interactive ``ssh`` multiplexed on the same
+connection."""
 MAX_EXCLUDE_PATTERNS = 256
 """How many exclude patterns one mount (or one project file) may hold."""
 MAX_EXCLUDE_PATTERN_LENGTH = 1024
@@ -154,6 +157,9 @@ class SSHProfile(BaseModel):
     known_hosts: str | None = None
     """A known_hosts file for this profile; unknown host keys are rejected unless ``accept_unknown_host``."""
     accept_unknown_host: bool = False
+    max_channels: int = Field(default=DEFAULT_MAX_CHANNELS, ge=2, le=64)
+    """Channels (commands, the SFTP session) open at once on the profile's connection; more requests wait for
+    one. A stock sshd allows 10 per connection (``MaxSessions``); the SFTP session holds one while open."""
     mounts: list[Mount] = Field(default_factory=list)
     env_vars: dict[str, str] = Field(default_factory=dict)
     """Set with ``env`` before every remote command: keys must be POSIX names, values are passed quoted."""

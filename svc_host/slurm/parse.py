@@ -107,6 +107,39 @@ def gpus_in_gres(text: str) -> int:
     return total
 
 
+@functools.lru_cache(maxsize=4096)
+def gpu_types_in_gres(text: str) -> tuple[tuple[str, int], ...]:
+    """GPUs per type in a node's GRES (``Gres``/``GresUsed``), in the order Slurm lists them.
+
+    ``gpu:a100:2(S:0),gpu:v100:2`` -> ``(("a100", 2), ("v100", 2))``; MIG-style names are types like any other
+    (``gpu:a100_3g.20gb:7``); ``(IDX:0-1)`` and socket hints are dropped; an untyped ``gpu:4`` (or 22.05's
+    ``gpu:(null):4``) has the type ``""``. A type listed twice is summed.
+    """
+    found: dict[str, int] = {}
+    for raw_item in _PARENS.sub("", text).split(","):
+        parts = raw_item.strip().removeprefix("gres:").removeprefix("gres/").split(":")
+        if parts[0] != "gpu":
+            continue
+        count = int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else 1
+        kind = parts[1] if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()) else ""
+        found[kind] = found.get(kind, 0) + count
+    return tuple(found.items())
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_types_in_tres(text: str) -> tuple[tuple[str, int], ...]:
+    """GPUs per type in a TRES string (``gres/gpu=3,gres/gpu:a100=2,gres/gpu:v100=1`` -> a100 2, v100 1); GPUs
+    the typed entries do not account for (an untyped request) have the type ``""``."""
+    total = gpus_in_tres(text)
+    found: dict[str, int] = {}
+    for item in text.split(","):
+        key, _, value = item.strip().partition("=")
+        if key.startswith("gres/gpu:") and value.isdigit():
+            found[key.removeprefix("gres/gpu:")] = found.get(key.removeprefix("gres/gpu:"), 0) + int(value)
+    rest = total - sum(found.values())
+    return tuple(found.items()) + ((("", rest),) if rest > 0 else ())
+
+
 @functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
 def gpus_in_tres(text: str) -> int:
     """GPUs in a TRES string such as ``cpu=2,mem=1G,node=1,gres/gpu=4,gres/gpu:tesla=4``.
@@ -311,6 +344,8 @@ def parse_sinfo(stdout: str) -> list[NodeInfo]:
                 cpus=_int("sinfo", number, line, row["CPUs"]) or 0,
                 gpus_total=gpus_in_gres(row["Gres"]),
                 gpus_used=gpus_in_gres(row["GresUsed"]),
+                gpu_types=dict(gpu_types_in_gres(row["Gres"])),
+                gpu_types_used=dict(gpu_types_in_gres(row["GresUsed"])),
             )
         )
     return nodes
@@ -331,7 +366,9 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
             continue
         fields = _record("scontrol show node", number, line, "NodeName")
         used = fields.get("GresUsed")
-        gpus_used = gpus_in_gres(used) if used is not None else gpus_in_tres(fields.get("AllocTRES", ""))
+        alloc = fields.get("AllocTRES", "")
+        gpus_used = gpus_in_gres(used) if used is not None else gpus_in_tres(alloc)
+        types_used = gpu_types_in_gres(used) if used is not None else gpu_types_in_tres(alloc)
         cpus = _int("scontrol show node", number, line, fields.get("CPUTot", "")) or 0
         nodes.extend(
             NodeInfo(
@@ -341,6 +378,8 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
                 cpus=cpus,
                 gpus_total=gpus_in_gres(fields.get("Gres", "")),
                 gpus_used=gpus_used,
+                gpu_types=dict(gpu_types_in_gres(fields.get("Gres", ""))),
+                gpu_types_used=dict(types_used),
             )
             for partition in fields.get("Partitions", "").split(",")
             if partition

@@ -390,7 +390,9 @@ class SlurmTransport(Transport):
         if offset > 0:  # an offset chosen from the end (a tail) may fall inside a character: start after it
             skip = next((i for i, byte in enumerate(data[:4]) if byte & 0b1100_0000 != 0b1000_0000), len(data[:4]))
             data, offset = data[skip:], offset + skip
-        text, used = decode_complete(data, at_eof=offset + len(data) >= size)
+        # ``size`` is taken before the read: a file that grew in between can fill the whole chunk past it, and a
+        # character cut at the chunk's end then still has its next bytes to come.
+        text, used = decode_complete(data, at_eof=len(data) < limit and offset + len(data) >= size)
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 
     async def nodes(self, partition: str | None = None) -> list[NodeInfo]:

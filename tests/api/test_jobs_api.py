@@ -135,8 +135,10 @@ async def test_resources_per_partition(svc_api_client: httpx.AsyncClient) -> Non
         "nodes_down",
         "gpu_utilization",
         "has_available_gpus",
+        "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
     }
     assert gpu["total_gpus"] == 4
+    assert [(t["type"], t["total"]) for t in gpu["gpu_types"]] == [(None, 4)]  # the dev cluster's GPUs are untyped
     only = (await svc_api_client.get("/api/resources", params={"partition": "gpu"})).json()
     assert [snap["partition"] for snap in only] == ["gpu"]
     assert (await svc_api_client.get("/api/resources", params={"partition": "nope"})).json() == []

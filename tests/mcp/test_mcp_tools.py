@@ -147,7 +147,11 @@ async def test_local_resources_shape(mcp_factory: Callable[[], Any]) -> None:
             "nodes_total",
             "nodes_idle",
             "nodes_down",
+            "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
         }
+        assert whole["gpu_types"] == [
+            {"type": None, "total": 4, "in_use": whole["gpus_in_use"], "available": whole["gpus_available"]}
+        ]
         assert whole["partition"] == "all"
         assert whole["total_gpus"] == 4  # one node with 4 GPUs, counted once although in two partitions
         gpu = await mcp("get_resources", partition="gpu")
