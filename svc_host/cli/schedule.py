@@ -98,10 +98,10 @@ def add(
     from pydantic import ValidationError
 
     from svc_host.cli.flow import template_args
+    from svc_host.domain.times import utc_now
     from svc_host.errors import NotFoundError, describe_validation
     from svc_host.schedules import manage
     from svc_host.schedules.model import ScheduleSpec
-    from svc_host.schedules.scheduler import utc_now
     from svc_host.settings.paths import SvcPaths
     from svc_host.workflows.files import WorkflowDirectory, workflows_dir
 
@@ -139,9 +139,9 @@ def add(
 @json_option
 def list_schedules(as_json: bool) -> None:
     """List schedules with their next fire and last outcome."""
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
     from svc_host.schedules import store as schedules
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> list[dict[str, Any]]:
         now = utc_now()
@@ -174,9 +174,9 @@ def list_schedules(as_json: bool) -> None:
 @json_option
 def show(name: str, upcoming: int, as_json: bool) -> None:
     """Show the schedule NAME and its next fire times."""
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
     from svc_host.schedules import store as schedules
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> dict[str, Any]:
         return manage.view(await store.run(schedules.get, name), now=utc_now(), upcoming_count=upcoming)
@@ -210,8 +210,8 @@ def remove(name: str) -> None:
 
 
 def _toggle(name: str, enabled: bool) -> None:
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> Any:
         return await manage.set_enabled(store, name, enabled, now=utc_now())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import as_utc
 from svc_host.errors import InvalidStateError, NotFoundError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.ports import Ports
@@ -130,7 +131,6 @@ async def current(host: Ports, transport: str, job_id: str) -> JobView:
 
 def status_of(record: JobRecord) -> JobStatus:
     """The stored record in the shape transports report."""
-    from svc_host.store import jobs as job_repo
 
     return JobStatus(
         job_id=record.job_id,
@@ -144,8 +144,8 @@ def status_of(record: JobRecord) -> JobStatus:
         exit_code=record.exit_code,
         stdout_path=record.stdout_path,
         stderr_path=record.stderr_path,
-        started_at=job_repo.utc(record.started_at),
-        ended_at=job_repo.utc(record.ended_at),
+        started_at=as_utc(record.started_at),
+        ended_at=as_utc(record.ended_at),
     )
 
 

@@ -18,13 +18,6 @@ from svc_host.store.tables import JobRecord, JobTransition
 LIVE_STATES = [state.value for state in JobState if not state.is_terminal]
 
 
-def utc(moment: datetime | None) -> datetime | None:
-    """Databases hand naive datetimes back; every stored time is UTC."""
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
 def _aware(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 

@@ -13,13 +13,13 @@ from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
+from svc_host.domain.times import utc_now
 from svc_host.errors import InvalidRequestError, SvcError
 from svc_host.host import Host
 from svc_host.schedules import manage
 from svc_host.schedules import store as schedules
 from svc_host.schedules.launch import HostLauncher
 from svc_host.schedules.model import ScheduleSpec
-from svc_host.schedules.scheduler import utc_now
 from svc_host.sweeps.matrix import parse_sweep
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
