@@ -144,6 +144,18 @@ async def test_resources_per_partition(svc_api_client: httpx.AsyncClient) -> Non
     assert (await svc_api_client.get("/api/resources", params={"partition": "nope"})).json() == []
 
 
+async def test_resources_total_counts_a_node_in_two_partitions_once(svc_api_client: httpx.AsyncClient) -> None:
+    # The dev cluster's one node (gpu:4) sits in both debug and gpu: summing the partitions says 8.
+    partitions = (await svc_api_client.get("/api/resources")).json()
+    assert sum(snap["total_gpus"] for snap in partitions if snap["partition"] in {"debug", "gpu"}) == 8
+    answer = await svc_api_client.get("/api/resources/total")
+    assert answer.status_code == 200, answer.text
+    whole = answer.json()
+    assert (whole["partition"], whole["total_gpus"]) == ("all", 4)
+    assert whole["gpus_in_use"] + whole["gpus_available"] == 4
+    assert [(t["type"], t["total"]) for t in whole["gpu_types"]] == [(None, 4)]
+
+
 async def test_history_and_stats(svc_api_client: httpx.AsyncClient) -> None:
     ok = await submit(svc_api_client, "true", job_name="h-ok")
     bad = await submit(svc_api_client, "exit 4", job_name="h-bad")

@@ -1,9 +1,10 @@
-// Overview: GPU gauges per partition, my running/pending jobs, recent workflow runs and sweeps, the server.
+// Overview: GPU gauges for the whole cluster and per partition (with GPUs per type), my running/pending jobs, recent workflow runs and sweeps, the server.
 import { h, replace, fmtAgo, fmtNumber, stateBadge } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
+import { gpuTypesText } from '../components/gpu-types.js';
 
 export async function render(root) {
   const stats = h('div', { class: 'stats' });
@@ -27,12 +28,13 @@ export async function render(root) {
   let snapshots = null;
   let queue = null;
   let historyStats = null;
+  let whole = null; // the cluster in one snapshot: a node in two partitions counts once
 
   function drawStats() {
     const running = queue ? queue.filter((j) => j.status === 'RUNNING').length : '—';
     const pending = queue ? queue.filter((j) => j.status === 'PENDING').length : '—';
-    const total = snapshots ? snapshots.reduce((s, p) => s + p.total_gpus, 0) : null;
-    const free = snapshots ? snapshots.reduce((s, p) => s + p.gpus_available, 0) : null;
+    const total = whole ? whole.total_gpus : null;
+    const free = whole ? whole.gpus_available : null;
     replace(stats,
       statCard('Running jobs', running, { tone: 'info', href: '/jobs?status=RUNNING' }),
       statCard('Pending jobs', pending, { tone: 'warn', href: '/jobs?status=PENDING' }),
@@ -46,9 +48,16 @@ export async function render(root) {
       replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the transport in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
       return;
     }
-    replace(gauges, snapshots.map((p) => h('div', null,
-      gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs' }),
-      h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`))));
+    const gpusInUse = (p) => (p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs');
+    const types = (p) => { const text = gpuTypesText(p.gpu_types); return text ? h('div', { class: 'gauge-sub gpu-types' }, text) : null; };
+    replace(gauges,
+      whole ? h('div', { class: 'gauge-whole', dataset: { partition: whole.partition } },
+        gauge(whole.gpus_in_use, whole.total_gpus, { label: 'Whole cluster', detail: gpusInUse(whole) }),
+        h('div', { class: 'gauge-sub' }, `${whole.gpus_available} free · each node counted once`), types(whole)) : null,
+      snapshots.map((p) => h('div', { dataset: { partition: p.partition } },
+        gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
+        h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`),
+        types(p))));
   }
 
   function drawJobs() {
@@ -80,7 +89,7 @@ export async function render(root) {
 
   async function loadResources() {
     try {
-      snapshots = await api('/api/resources');
+      [snapshots, whole] = await Promise.all([api('/api/resources'), api('/api/resources/total')]);
       resourceError.hidden = true;
       drawGauges();
     } catch (err) {
@@ -154,7 +163,11 @@ export async function render(root) {
     const sampled = events.filter((e) => e.type === 'resources.sampled').pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);
-      if (snaps) { snapshots = snaps; drawGauges(); drawStats(); }
+      if (snaps) {
+        snapshots = snaps;
+        drawGauges();
+        api('/api/resources/total').then((w) => { whole = w; drawGauges(); drawStats(); }).catch(() => null);
+      }
     }
   });
 }

@@ -1,4 +1,5 @@
-// Resources: GPU use per partition over time (the server's sampler history), the current snapshot, live, and
+// Resources: GPU use per partition over time (the server's sampler history), the current snapshot of the whole
+// cluster and of each partition with GPUs per type, live, and
 // the site's job limits with what each counts now.
 import { h, replace, fmtPercent } from '../dom.js';
 import { api } from '../api.js';
@@ -6,6 +7,7 @@ import { card, gauge, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
+import { gpuTypesText } from '../components/gpu-types.js';
 
 const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
 
@@ -27,18 +29,26 @@ export async function render(root, _params, query) {
     card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
     card('Running jobs per partition', jobsChart));
 
-  function drawSnapshot(snaps) {
-    if (!snaps.length) { replace(snapshotBox, emptyState('No partitions', 'The scheduler lists no partitions.')); return; }
-    replace(snapshotBox, snaps.map((p) => h('div', { class: 'partition-card' },
-      h('div', { class: 'partition-name' }, p.partition, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
+  // The whole cluster (each node counted once) first, then each partition.
+  function partitionCard(p, name, cls = '') {
+    const types = gpuTypesText(p.gpu_types);
+    return h('div', { class: ['partition-card', cls], dataset: { partition: p.partition } },
+      h('div', { class: 'partition-name' }, name, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
       gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs', detail: `${p.gpus_in_use} / ${p.total_gpus} · ${fmtPercent(p.gpu_utilization)}` }),
+      types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
       gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, { label: 'Nodes busy', detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}` }),
-      h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`))));
+      h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`));
+  }
+
+  function drawSnapshot(snaps, whole) {
+    if (!snaps.length) { replace(snapshotBox, emptyState('No partitions', 'The scheduler lists no partitions.')); return; }
+    replace(snapshotBox, partitionCard(whole, 'Whole cluster', 'partition-whole'), snaps.map((p) => partitionCard(p, p.partition)));
   }
 
   async function loadSnapshot() {
     try {
-      drawSnapshot(await api('/api/resources'));
+      const [snaps, whole] = await Promise.all([api('/api/resources'), api('/api/resources/total')]);
+      drawSnapshot(snaps, whole);
     } catch (err) {
       showError(error, err);
     }
@@ -102,7 +112,6 @@ export async function render(root, _params, query) {
   return live(['resources.sampled'], (events) => {
     if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
     const last = events.filter((e) => e.type === 'resources.sampled').pop();
-    const snaps = last && snapshotsOf(last.payload);
-    if (snaps) { drawSnapshot(snaps); loadHistory(); loadLimits(); }
+    if (last && snapshotsOf(last.payload)) { loadSnapshot(); loadHistory(); loadLimits(); }
   }, { wait: 1000 });
 }

@@ -1,15 +1,17 @@
-// Submit: a resource form (partition picker from /api/resources) whose rendered script previews as you type, or
+// Submit: a resource form (partition and GPU type pickers from /api/resources) whose rendered script previews as you type, or
 // a pasted script. The rendered preview is exactly what is submitted.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError } from '../ui.js';
 import { navigate } from '../router.js';
 import { fitBox } from '../components/pending.js';
+import { gpuTypeChoices } from '../components/gpu-types.js';
 
 export async function render(root, _params, query) {
-  const [config, partitions] = await Promise.all([
+  const [config, partitions, whole] = await Promise.all([
     api('/api/config').catch(() => null),
     api('/api/resources').catch(() => []),
+    api('/api/resources/total').catch(() => null),
   ]);
   const res = config?.resources || {};
   const envCfg = config?.environment || {};
@@ -19,6 +21,19 @@ export async function render(root, _params, query) {
   const partition = h('select', { name: 'partition' },
     h('option', { value: '' }, 'cluster default'),
     partitions.map((p) => h('option', { value: p.partition, selected: p.partition === res.partition }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+  // The GPU types of the chosen partition (of the whole cluster for the cluster default); "any" sends no type.
+  const gpuType = h('select', { name: 'gpu_type' });
+  const gpuTypeHint = h('span');
+  function drawGpuTypes() {
+    const chosen = gpuType.value;
+    const choices = gpuTypeChoices(partition.value ? partitions.find((p) => p.partition === partition.value) : whole);
+    replace(gpuType, h('option', { value: '' }, 'any'),
+      choices.map((t) => h('option', { value: t.type, selected: t.type === chosen }, `${t.type} — ${t.available}/${t.total} free`)));
+    gpuType.disabled = !choices.length;
+    gpuTypeHint.textContent = choices.length ? 'renders --gres=gpu:TYPE:N' : 'these GPUs have no type';
+  }
+  partition.addEventListener('change', drawGpuTypes);
+  drawGpuTypes();
   const nodes = h('input', { name: 'nodes', type: 'number', min: '1', value: String(res.nodes || 1) });
   const gpus = h('input', { name: 'gpus_per_node', type: 'number', min: '0', value: String(res.gpus_per_node || 0) });
   const cpus = h('input', { name: 'cpus_per_task', type: 'number', min: '1', value: String(res.cpus_per_task || 1) });
@@ -56,7 +71,7 @@ export async function render(root, _params, query) {
   const formOnly = h('div', { class: 'form-sections' },
     h('div', { class: 'form-grid' },
       field('Partition', partition, { hint: partitions.length ? 'free GPUs as of now' : 'the scheduler did not list partitions' }),
-      field('Nodes', nodes), field('GPUs per node', gpus), field('CPUs per task', cpus),
+      field('Nodes', nodes), field('GPUs per node', gpus), field('GPU type', gpuType, { hint: gpuTypeHint }), field('CPUs per task', cpus),
       field('Time limit', time, { hint: 'minutes, H:MM:SS or D-HH:MM:SS' }), field('Memory per node', memory, { hint: 'e.g. 16G, 500M' })),
     field('Command', command, { hint: 'run with bash in the work directory' }),
     h('div', { class: 'form-grid' },
@@ -94,6 +109,7 @@ export async function render(root, _params, query) {
     def.resources = {
       nodes: Number(nodes.value) || 1,
       gpus_per_node: Number(gpus.value) || 0,
+      gpu_type: gpuType.value || null,
       cpus_per_task: Number(cpus.value) || 1,
       partition: partition.value || null,
       time_limit: time.value.trim() || null,
