@@ -5,7 +5,7 @@ The recording submitted, as svcdev over lab24's sshd: 20 ``true``, 21 ``exit 3``
 ``-o 'out %j.log'``, 26 ``--gres=gpu:a100:1``, 27 ``--gpus=2`` (one a100, one v100), 28 ``--gres=gpu:v100:2``
 (pending: Resources), array 29 ``0-5%2`` (two running, four held back by JobArrayTaskLimit), array 30
 ``0-3%2`` (task 2 exits 3), 31 ``--hold``, 36 a script on stdin tagged ``svc-rec-24``. The same ids appear in
-every file. GPU types and GPU counts of nodes are in test_gpu_shapes_24_11.py; the 22.05 recordings are read
+every file. GPU types and GPU counts of nodes are in test_gpu_shapes.py; the 22.05 recordings are read
 by test_parse.py.
 """
 
