@@ -29,6 +29,9 @@ _UNLIMITED: Final = frozenset({"UNLIMITED", "INFINITE"})
 _DURATION = re.compile(r"(?:(?P<days>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?(?:\.\d+)?")
 _SBATCH = re.compile(r"(?P<id>\d+)(?:;\S+)?")
 _PARENS = re.compile(r"\([^)]*\)")
+_NO_TASK: Final = "4294967294"
+"""Slurm's NO_VAL as an ``ArrayTaskId``: 24.11's ``scontrol show job`` prints it for an array's own record once no
+task is left pending (the tasks that never started), and expands ``%a`` in its output paths with it."""
 
 _T = TypeVar("_T")
 
@@ -315,8 +318,8 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
                 # scontrol writes the spaces of a reason as "_" ("ReqNodeNotAvail,_UnavailableNodes:x").
                 reason=_text(fields.get("Reason", "").replace("_", " ")),
                 node_list=_text(fields.get("NodeList", "")),
-                stdout_path=_text(fields.get("StdOut", "")),
-                stderr_path=_text(fields.get("StdErr", "")),
+                stdout_path=_scontrol_path(fields, "StdOut"),
+                stderr_path=_scontrol_path(fields, "StdErr"),
             )
         )
     return jobs
@@ -431,12 +434,23 @@ def _job_id(command: str, number: int, line: str, value: str) -> str:
 
 def _scontrol_job_id(fields: Mapping[str, str]) -> str:
     array_job, task = fields.get("ArrayJobId"), fields.get("ArrayTaskId")
+    if array_job and task == _NO_TASK:
+        return array_job  # as sacct names the tasks that never started: the array's own id
     if array_job and task:
         return f"{array_job}_{task}" if task.isdigit() else f"{array_job}_[{task}]"
     het_job, offset = fields.get("HetJobId"), fields.get("HetJobOffset")
     if het_job and offset:
         return f"{het_job}+{offset}"
     return fields["JobId"]
+
+
+def _scontrol_path(fields: Mapping[str, str], key: str) -> str | None:
+    """An output path as scontrol expanded it; none for a record of several tasks whose ``%a`` became NO_VAL
+    (``arr_29_4294967294.out``: no task writes that file)."""
+    path = _text(fields.get(key, ""))
+    task = fields.get("ArrayTaskId", "")
+    several = bool(task) and (task == _NO_TASK or not task.isdigit())
+    return None if several and path is not None and _NO_TASK in path else path
 
 
 def _final(state: JobState, exit_status: tuple[int | None, int | None]) -> tuple[int | None, int | None]:
