@@ -12,6 +12,7 @@ const ROW_GAP = 22;
 const PAD = 20;
 const MIN_SCALE = 0.6; // below this a job's name is too small to read: the panel pans instead
 const MAX_SCALE = 2;
+const BACK_ROOM = 40; // below the graph, for the edges that close a cycle
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -117,15 +118,21 @@ export function layout(jobs) {
       }
     }
   }
-  return { positions, edges, width, height, layers: columns };
+  // An edge that closes a cycle runs below the graph, from the bottom of its parent up into its child.
+  return { positions, edges, width, height: height + (cyclic.size ? BACK_ROOM : 0), layers: columns };
 }
 
-function edgePath(a, b) {
+function edgePath(a, b, bottom = null) {
+  if (bottom !== null) { // a cycle's closing edge: under the graph, from bottom to bottom
+    const bx1 = a.x + NODE_W / 2;
+    const bx2 = b.x + NODE_W / 2;
+    return `M${bx1},${a.y + NODE_H} C${bx1},${bottom} ${bx2},${bottom} ${bx2},${b.y + NODE_H + 6}`;
+  }
   const x1 = a.x + NODE_W;
   const y1 = a.y + NODE_H / 2;
   const x2 = b.x;
   const y2 = b.y + NODE_H / 2;
-  const mid = x2 > x1 ? Math.max(24, (x2 - x1) / 2) : 60; // an edge back to an earlier column loops round
+  const mid = Math.max(24, (x2 - x1) / 2);
   return `M${x1},${y1} C${x1 + mid},${y1} ${x2 - mid},${y2} ${x2 - 6},${y2}`;
 }
 
@@ -256,7 +263,7 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
         s('path', { class: 'dag-arrow is-cycle', d: 'M0,0 L10,5 L0,10 z' }))));
     for (const edge of edges) {
       const what = edge.cycle ? `${edge.to} runs ${edge.type} ${edge.from}: this closes a cycle` : `${edge.to} runs ${edge.type} ${edge.from}`;
-      const path = s('path', { class: `dag-edge is-${edge.type}${edge.cycle ? ' is-cycle' : ''}`, d: edgePath(positions.get(edge.from), positions.get(edge.to)),
+      const path = s('path', { class: `dag-edge is-${edge.type}${edge.cycle ? ' is-cycle' : ''}`, d: edgePath(positions.get(edge.from), positions.get(edge.to), edge.cycle ? height - 4 : null),
         'marker-end': edge.cycle ? 'url(#dag-arrow-cycle)' : 'url(#dag-arrow)', 'data-from': edge.from, 'data-to': edge.to },
         s('title', {}, `${what}${onEdgeClick ? ' (click to remove)' : ''}`));
       if (onEdgeClick) {
