@@ -13,7 +13,7 @@ from tests.web.test_workflows_page import open_sample
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from playwright.sync_api import Page
+    from playwright.sync_api import Dialog, Page
 
 
 def console_errors(page: Page) -> list[str]:
@@ -46,14 +46,15 @@ def test_a_drop_on_the_scaled_graph_lands_on_the_job_under_the_pointer(page: Pag
         " return svg.getBoundingClientRect().width / svg.viewBox.baseVal.width; })()"
     )
     assert scale < 0.95, f"the graph is drawn at scale {scale}: this test needs it scaled down"
-    drag(page, centre(page, ".dag-node[data-name=left] .dag-handle"), centre(page, ".dag-node[data-name=right] rect"))
-    expect(page.locator(".dag-edge[data-from=left][data-to=right]")).to_have_count(1)
+    # the far column, where scaled and unscaled positions are a node apart
+    drag(page, centre(page, ".dag-node[data-name=prepare] .dag-handle"), centre(page, ".dag-node[data-name=join] rect"))
+    expect(page.locator(".dag-edge[data-from=prepare][data-to=join]")).to_have_count(1)
     expect(page.locator(".code-input")).to_have_value(
         "name: dropped\nargs:\n  message: hello\njobs:\n  - name: prepare\n"
         '    command: "echo {{ message }} from prepare; sleep 2"\n'
         '  - name: left\n    command: [bash, "-c", "echo left branch; sleep 3"]\n    depends_on: [prepare]\n'
-        '  - name: right\n    command: "echo right branch; sleep 3"\n    depends_on: [prepare, left]\n'
-        "  - name: join\n    command: echo both branches done\n    depends_on: [left, right]\n"
+        '  - name: right\n    command: "echo right branch; sleep 3"\n    depends_on: [prepare]\n'
+        "  - name: join\n    command: echo both branches done\n    depends_on: [left, right, prepare]\n"
     )
 
 
@@ -89,7 +90,7 @@ def test_a_cycle_is_drawn_with_its_closing_edge_in_red(page: Page, screenshot: C
     errors = console_errors(page)
     open_sample(page, "cyclic")
     text = page.input_value(".code-input").replace(
-        "from prepare; sleep 2\"\n", "from prepare; sleep 2\"\n    depends_on: [join]\n"
+        'from prepare; sleep 2"\n', 'from prepare; sleep 2"\n    depends_on: [join]\n'
     )
     page.fill(".code-input", text)
     expect(page.locator(".validity")).to_have_text("1 problem")
@@ -99,8 +100,11 @@ def test_a_cycle_is_drawn_with_its_closing_edge_in_red(page: Page, screenshot: C
     expect(red).to_have_attribute("data-to", "prepare")
     assert page.evaluate("getComputedStyle(document.querySelector('.dag-edge.is-cycle')).stroke") == "rgb(209, 59, 59)"
     expect(page.locator(".dag-node")).to_have_count(4)
-    columns = {page.locator(f".dag-node[data-name={n}]").get_attribute("transform") for n in ("prepare", "left", "join")}
-    assert len(columns) == 3 and not any("NaN" in (c or "") for c in columns)  # laid out, not collapsed
+    columns = {
+        page.locator(f".dag-node[data-name={n}]").get_attribute("transform") for n in ("prepare", "left", "join")
+    }
+    assert len(columns) == 3  # laid out in three columns, not collapsed into one
+    assert not any("NaN" in (c or "") for c in columns)
     page.click(".dag-node[data-name=prepare]")  # the job editor offers join, ticked, so the cycle can be unticked
     expect(page.locator(".deps .dep-choice > span")).to_have_text(["join"])
     screenshot(page, "workflow-cycle")
@@ -170,7 +174,12 @@ def test_leaving_with_unsaved_edits_asks_first(page: Page) -> None:
     tab.keyboard.press("End")
     tab.keyboard.type("# edited")
     seen: list[str] = []
-    tab.on("dialog", lambda d: (seen.append(d.type), d.accept()))
+
+    def answer(dialog: Dialog) -> None:
+        seen.append(dialog.type)
+        dialog.accept()
+
+    tab.on("dialog", answer)
     with tab.expect_event("close"):
         tab.close(run_before_unload=True)
     assert seen == ["beforeunload"]
