@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import JobRecord
 
+MAX_TAIL_LINES = 100_000  # the most lines a log tail asks for (REST `tail_lines`, MCP `get_job_logs`)
+
 
 async def submit(
     host: Ports, definition: JobDefinition, *, transport: str, source: str, config: SvcConfig | None = None
@@ -219,6 +221,19 @@ async def logs(
     if stderr_path and stderr_path != stdout_path:
         err = await read(stderr_path, stderr_offset)
     return JobLogs(stdout=out, stderr=err)
+
+
+def last_lines(chunk: LogChunk, count: int) -> LogChunk:
+    """The last ``count`` lines of a chunk (a final newline ends a line, it does not start one), with the
+    offset where they begin (exact for UTF-8 text)."""
+    text = chunk.content
+    cut = len(text) - 1 if text.endswith("\n") else len(text)
+    for _ in range(count):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            return chunk
+    kept = text[cut + 1 :]
+    return chunk.model_copy(update={"content": kept, "offset": chunk.next_offset - len(kept.encode())})
 
 
 def history_view(record: JobRecord) -> dict[str, Any]:

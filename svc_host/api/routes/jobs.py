@@ -14,9 +14,10 @@ from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
-from svc_host.errors import ConfigError, describe_validation
+from svc_host.errors import ConfigError, InvalidRequestError, describe_validation
 from svc_host.host import Host
 from svc_host.services import jobs
+from svc_host.services.jobs import MAX_TAIL_LINES
 from svc_host.slurm import arrays
 from svc_host.store import jobs as job_repo
 from svc_host.transports.base import LOG_CHUNK_LIMIT
@@ -188,8 +189,17 @@ async def job_logs(
     stdout_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stdout from."),
     stderr_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stderr from."),
     limit: int = Query(LOG_CHUNK_LIMIT, ge=1, le=LOG_CHUNK_LIMIT, description="Bytes per log at most."),
+    tail_lines: int | None = Query(
+        None,
+        ge=1,
+        le=MAX_TAIL_LINES,
+        description="The last lines of each log instead (taken from its last `limit` bytes); no offsets with it.",
+    ),
 ) -> dict[str, Any]:
-    """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail)."""
+    """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail); with
+    ``tail_lines``, the end of each log (the offsets returned are where the logs end)."""
+    if tail_lines is not None and (stdout_offset or stderr_offset):
+        raise InvalidRequestError("give tail_lines or offsets, not both")
     found = await jobs.logs(
         host,
         host.server_transport_name(),
@@ -197,8 +207,11 @@ async def job_logs(
         stdout_offset=stdout_offset,
         stderr_offset=stderr_offset,
         limit=limit,
+        tail=tail_lines is not None,
     )
     out, err = found.stdout, found.stderr
+    if tail_lines is not None:
+        out, err = (jobs.last_lines(chunk, tail_lines) if chunk else None for chunk in (out, err))
     return {
         "stdout": out.content if out else "",
         "stderr": err.content if err else "",

@@ -8,7 +8,8 @@ import { clockSeconds } from './jobs.js';
 import { pendingBox } from '../components/pending.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
-const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
+/** The states of a job that ended in failure (the run page opens these on their stderr). */
+export const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
 const TAIL_MS = 2000;
 const UNTRACKED_MS = 3000;
 const CHUNK = 262144; // the API's largest log read (bytes)

@@ -4,9 +4,9 @@
 import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
-import { emptyState, navigate, setTitle } from '../router.js';
+import { emptyState, guardLeaving, navigate, setTitle } from '../router.js';
 import { live } from '../live.js';
-import { dagView, parseDependency } from '../components/dag.js';
+import { dagView, descendants, parseDependency } from '../components/dag.js';
 import { toYaml } from '../components/yaml.js';
 import { liveIndicator } from '../events.js';
 import { runOrigin } from './run.js';
@@ -195,6 +195,9 @@ async function renderEditor(root, fileName, query) {
   }
 
   const state = { doc: null, valid: false, errors: [], order: null, selected: null, seq: 0 };
+  const opened = text;
+  guardLeaving(() => (text !== (saved ?? opened)
+    ? `Your edits to ${fileName ? `${fileName}.yaml` : 'this new workflow'} are not saved; leaving drops them.` : null));
   const dirtyBadge = h('span', { class: 'badge', hidden: true }, 'unsaved');
   const validity = h('span', { class: 'validity', role: 'status', 'aria-live': 'polite' });
   const errorList = h('ul', { class: 'error-list', 'aria-label': 'Problems' });
@@ -326,8 +329,7 @@ async function renderEditor(root, fileName, query) {
     const jobs = docJobs();
     let n = jobs.length + 1;
     while (jobs.some((j) => j.name === `job${n}`)) n += 1;
-    const job = { name: `job${n}`, command: 'echo hello' };
-    if (state.selected) job.depends_on = [state.selected];
+    const job = { name: `job${n}`, command: 'echo hello' }; // independent: dependencies are drawn or ticked
     jobs.push(job);
     state.selected = job.name;
     writeBack();
@@ -374,7 +376,12 @@ async function renderEditor(root, fileName, query) {
       replace(jobForm, h('p', { class: 'hint' }, 'Select a job in the graph to edit its fields, or add one.'));
       return;
     }
-    const others = docJobs().filter((j) => j !== job).map((j) => j.name);
+    // "Runs after" offers no job that waits for this one (that would be a cycle), unless it is ticked already
+    // (so a cycle written in the YAML can be unticked here).
+    const below = descendants(jobsOf(state.doc), job.name);
+    const ticked = new Set((job.depends_on || []).map((d) => parseDependency(d).job));
+    const names = docJobs().filter((j) => j !== job).map((j) => j.name);
+    const others = names.filter((n) => !below.has(n) || ticked.has(n));
     const res = job.resources && typeof job.resources === 'object' ? job.resources : {};
     const env = job.environment && typeof job.environment === 'object' ? job.environment : {};
     const input = (value, attrs = {}) => h('input', { type: 'text', value: value ?? '', ...attrs });
@@ -400,7 +407,7 @@ async function renderEditor(root, fileName, query) {
       const next = { ...job };
       const newName = nameIn.value.trim();
       if (!newName) { showError(formError, 'A job needs a name'); return; }
-      if (newName !== job.name && others.includes(newName)) { showError(formError, `There is already a job named ${newName}`); return; }
+      if (newName !== job.name && names.includes(newName)) { showError(formError, `There is already a job named ${newName}`); return; }
       const command = commandIn.value.trim();
       const oldCommand = Array.isArray(job.command) ? job.command.join(' ') : (job.command ?? '');
       if (job.script_path && !command) delete next.command; // a script job: command and script_path exclude each other
