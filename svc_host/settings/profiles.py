@@ -70,6 +70,14 @@ def check_profile_name(name: str) -> None:
         )
 
 
+def default_cluster(env: Mapping[str, str] | None, current_profile: str | None) -> str:
+    """The server's default cluster: ``SVC_TRANSPORT`` (when ``env`` is read), else the current SSH profile,
+    else ``local`` (this machine's Slurm)."""
+    if env is not None and env.get("SVC_TRANSPORT"):
+        return env["SVC_TRANSPORT"]
+    return current_profile or "local"
+
+
 def resolve_mount_local(local: str) -> str:
     """The mount's local root, ``~`` expanded and symlinks resolved; refuses what is not a safe project directory.
 

@@ -328,6 +328,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS ix_job_ended_at ON job (ended_at)",
         backfill_job_day_stats,
     ),
+    # 12: a job is known by its cluster and its id (clusters number their jobs independently): one index answers
+    # every lookup by both
+    ("CREATE INDEX IF NOT EXISTS ix_job_transport_job_id ON job (transport, job_id)",),
 )
 
 

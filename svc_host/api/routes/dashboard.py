@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_JOB_ID
 from svc_host.api.routes.files import NO_PROFILE, scrub
@@ -50,11 +51,11 @@ def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
 
 
 @router.get("/jobs/{job_id}/script")
-async def job_script(host: HostDep, job_id: int) -> dict[str, str]:
+async def job_script(host: HostDep, job_id: int, cluster: ClusterDep) -> dict[str, str]:
     """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
     if job_id < 1 or job_id > MAX_JOB_ID:
         raise InvalidRequestError(f"job id must be a positive integer, got {job_id}")
-    transport = host.transport(host.server_transport_name())
+    transport = host.transport(cluster)
     if not isinstance(transport, SlurmTransport):
         raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
     result = await transport.run(["scontrol", "write", "batch_script", str(job_id), "-"])
