@@ -200,11 +200,12 @@ class ProfileStore:
             self._save(content)
 
     def activate(self, name: str) -> None:
-        """Make ``name`` the current profile."""
+        """Make ``name`` the current profile; ``local`` makes none current (this machine's Slurm is the default)."""
         with self._locked():
             content = self.load()
-            self._profile(content, name)
-            content.current = name
+            if name not in RESERVED_NAMES:
+                self._profile(content, name)
+            content.current = None if name in RESERVED_NAMES else name
             self._save(content)
 
     def add_mount(self, profile_name: str, mount: Mount) -> Mount:

@@ -7,12 +7,15 @@ numbers its jobs from 1000, so every id exists on both, which two real clusters 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
+from svc_host import hookimpl
 from svc_host.domain.jobs import JobState
 from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.testing.fake import FakeTransport, transport_plugin
 
 
@@ -126,3 +129,22 @@ async def test_a_schedule_on_an_unknown_cluster_is_refused(
     assert refused.status_code == 404
     assert refused.json() == {"detail": "cluster 'lab99' not found; choose one of: lab22, local"}
     assert (await svc_api_client.get("/api/schedules")).json() == []
+
+
+async def test_local_is_always_selectable_as_the_default_and_each_change_is_an_event(
+    svc_api_client: httpx.AsyncClient,
+    svc_host: Host,
+    svc_register_plugin: Callable[..., None],
+    clusters: dict[str, FakeTransport],
+) -> None:
+    seen: list[Event] = []
+    recorder = hookimpl(lambda event: seen.append(event))  # noqa: PLW0108 (pluggy calls it by its argument name)
+    svc_register_plugin(SimpleNamespace(svc_event=recorder), "recorder")
+    profile = {"name": "lab22", "hostname": "lab22.example.org", "username": "me"}
+    assert (await svc_api_client.post("/api/config/ssh/profiles", json=profile)).is_success
+    assert (await svc_api_client.post("/api/config/ssh/profiles/lab22/activate")).is_success
+    assert (await svc_api_client.post("/api/config/ssh/profiles/local/activate")).json() == {"ok": True}
+    assert svc_host.server_transport_name() == "local"
+    assert (await svc_api_client.get("/api/config/ssh/profiles")).json()["current"] == ""
+    changes = [event.payload for event in seen if event.name == "server.default_changed"]
+    assert changes == [{"transport": "lab22"}, {"transport": "local"}]
