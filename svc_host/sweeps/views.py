@@ -35,6 +35,7 @@ def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, An
         "cells_held": sweep.cells_held,
         "paused_at": _iso(sweep.paused_at),
         "submission_source": sweep.submission_source,
+        "transport": sweep.transport,
         "started_at": _iso(sweep.started_at),
         "completed_at": _iso(sweep.completed_at),
         "cancel_requested_at": _iso(sweep.cancel_requested_at),

@@ -21,7 +21,7 @@ SWEEP_FIELDS = {
     "id", "name", "workflow_yaml_path", "status", "matrix", "args", "fail_fast", "max_parallel", "cell_count",
     "cells_pending", "cells_running", "cells_completed", "cells_failed", "cells_cancelled", "submission_source",
     "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id", "queued", "max_failures",
-    "cells_held", "paused_at",
+    "cells_held", "paused_at", "transport",
 }  # fmt: skip
 CELL_FIELDS = {"id", "workflow_name", "status", "started_at", "completed_at", "args", "error", "triggered_by", "queued"}
 GRID = """\

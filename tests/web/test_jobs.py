@@ -33,9 +33,9 @@ def submit_from_form(page: Page, name: str, command: str) -> str:
     page.wait_for_function("document.querySelector('#script-preview')?.textContent.includes('#SBATCH')")
     assert command in page.inner_text("#script-preview")  # the preview is the script that will be submitted
     page.click("#submit-job")
-    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    page.wait_for_url(re.compile(r"/jobs/\d+\?cluster=local$"))  # the job's link names its cluster
     page.wait_for_selector(".page[data-ready=true] #job-state")
-    return page.url.rsplit("/", 1)[1]
+    return page.url.rsplit("/", 1)[1].split("?")[0]
 
 
 def test_a_job_submitted_from_the_form_goes_live_to_completed_and_shows_its_log(
@@ -69,12 +69,12 @@ def test_a_job_that_exits_3_shows_failed_exit_code_3_and_one_click_to_its_stderr
     page.keyboard.press("/")  # the search box, by keyboard
     page.keyboard.type("web-fails")
     page.get_by_role("button", name="Failed").click()
-    page.wait_for_url(re.compile(r"/jobs\?q=web-fails&status=FAILED$"))  # the filter is in the URL to share
+    page.wait_for_url(re.compile(r"/jobs\?cluster=local&q=web-fails&status=FAILED$"))  # the filter is in the URL
     row = page.locator(f"tr[data-job-id='{job_id}']")
     assert "FAILED" in row.inner_text()
     assert "exit 3" in row.inner_text()
     row.get_by_role("link", name="Log").click()  # one click from the failed job to its log
-    page.wait_for_url(re.compile(rf"/jobs/{job_id}\?log=stderr$"))
+    page.wait_for_url(re.compile(rf"/jobs/{job_id}\?cluster=local&log=stderr$"))
     page.wait_for_function("document.querySelector('#job-log')?.textContent.includes('about-to-fail')")
 
 

@@ -34,7 +34,7 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     page.fill("input[aria-label='axis 1 values']", "1, 2, 3, 4, 5, 6")
     page.locator(".field", has_text="Max parallel cells").locator("input").fill("2")
     expect(page.locator(".cell-count")).to_have_text("6 cells")
-    page.click("button:text-is('Start sweep')")
+    page.click("button:text-is('Start sweep on local')")
     page.wait_for_url("**/sweeps/*")
     sweep_id = int(page.url.rsplit("/", 1)[1])
 

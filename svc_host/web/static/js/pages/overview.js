@@ -1,11 +1,15 @@
-// Overview: GPU gauges per partition, my running/pending jobs, recent workflow runs and sweeps, the server.
+// Overview of the tab's cluster: GPU gauges per partition, my running/pending jobs there; recent workflow runs and
+// sweeps of every cluster (each named), the server.
 import { h, replace, fmtAgo, fmtNumber, stateBadge } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
+import { jobHref, shownCluster } from '../cluster.js';
 
 export async function render(root) {
+  const cluster = await shownCluster();
+  const here = { transport: cluster };
   const stats = h('div', { class: 'stats' });
   const gauges = h('div', { class: 'gauges' });
   const jobsBox = h('div');
@@ -17,8 +21,8 @@ export async function render(root) {
   replace(root,
     stats,
     h('div', { class: 'grid grid-main-side' },
-      card('My jobs', jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
-      card('GPUs per partition', [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
+      card(`My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
+      card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
     h('div', { class: 'grid grid-3' },
       card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
       card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
@@ -43,7 +47,7 @@ export async function render(root) {
   function drawGauges() {
     if (!snapshots) return;
     if (!snapshots.length) {
-      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the transport in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
+      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the cluster profile in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
       return;
     }
     replace(gauges, snapshots.map((p) => h('div', null,
@@ -60,7 +64,7 @@ export async function render(root) {
     replace(jobsBox, h('table', { class: 'data' },
       h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Name'), h('th', null, 'State'), h('th', null, 'Partition'), h('th', { class: 'num' }, 'GPUs'), h('th', { class: 'num' }, 'Elapsed'))),
       h('tbody', null, mine.map((j) => h('tr', null,
-        h('td', null, h('a', { href: `/jobs/${j.job_id}` }, String(j.job_id))),
+        h('td', null, h('a', { href: jobHref(cluster, j.job_id) }, String(j.job_id))),
         h('td', null, j.name),
         h('td', null, stateBadge(j.status)),
         h('td', null, j.partition),
@@ -70,7 +74,7 @@ export async function render(root) {
 
   async function loadQueue() {
     try {
-      queue = await api('/api/jobs');
+      queue = (await api('/api/jobs', { query: here })).map((j) => ({ ...j, transport: cluster }));
       drawJobs();
     } catch (err) {
       replace(jobsBox, alertBox(err));
@@ -80,7 +84,7 @@ export async function render(root) {
 
   async function loadResources() {
     try {
-      snapshots = await api('/api/resources');
+      snapshots = await api('/api/resources', { query: here });
       resourceError.hidden = true;
       drawGauges();
     } catch (err) {
@@ -99,7 +103,8 @@ export async function render(root) {
         return;
       }
       replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
-        h('a', { href: `/runs/${r.id}` }, r.workflow_name), stateBadge(r.status), h('span', { class: 'muted' }, fmtAgo(r.started_at))))));
+        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
+        h('span', { class: 'muted' }, fmtAgo(r.started_at))))));
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
@@ -113,7 +118,7 @@ export async function render(root) {
         return;
       }
       replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
-        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), stateBadge(s.status),
+        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), h('span', { class: 'cluster-chip' }, s.transport), stateBadge(s.status),
         h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
     } catch (err) {
       replace(sweepsBox, alertBox(err));
@@ -127,8 +132,9 @@ export async function render(root) {
       const names = Object.keys(profiles.profiles);
       replace(serverBox,
         h('dl', { class: 'kv' },
-          h('dt', null, 'Transport'), h('dd', null, h('strong', null, plugins.server_transport)),
-          h('dt', null, 'SSH profile'), h('dd', null, profiles.current || h('span', { class: 'muted' }, 'none')),
+          h('dt', null, 'This tab'), h('dd', null, h('strong', null, cluster)),
+          h('dt', null, 'Server default'), h('dd', null, plugins.server_transport),
+          h('dt', null, 'Clusters'), h('dd', null, ['local', ...names].join(', ')),
           h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
         names.length ? null : h('div', { class: 'empty-inline' },
           h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
@@ -148,10 +154,11 @@ export async function render(root) {
   return live(['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'], (events) => {
     const types = new Set(events.map((e) => e.type));
     if (types.has('resync')) { loadQueue(); loadResources(); loadRuns(); loadSweeps(); return; }
-    if (types.has('job.status_changed') && queue) { applyJobEvents(queue, events); drawJobs(); drawStats(); }
+    const mine = events.filter((e) => e.type === 'job.status_changed' && e.payload?.transport === cluster);
+    if (mine.length && queue) { applyJobEvents(queue, mine); drawJobs(); drawStats(); }
     if (types.has('workflow_run.status_changed')) loadRuns();
     if (types.has('sweep_run.status_changed')) loadSweeps();
-    const sampled = events.filter((e) => e.type === 'resources.sampled').pop();
+    const sampled = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);
       if (snaps) { snapshots = snaps; drawGauges(); drawStats(); }

@@ -6,6 +6,7 @@ import { card, gauge, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
+import { shownCluster } from '../cluster.js';
 
 const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
 
@@ -19,10 +20,12 @@ export async function render(root, _params, query) {
   const rangeButtons = RANGES.map(([label, value]) => h('button', { type: 'button', dataset: { hours: String(value) }, onClick: () => { hours = value; setQuery({ hours: value === 24 ? '' : value }); loadHistory(); } }, label));
   const subtitle = h('span', { class: 'muted' });
   const charts = await loadCharts();
+  const cluster = await shownCluster();
+  const here = { transport: cluster };
 
   replace(root,
     error,
-    card('Now', snapshotBox),
+    card(`Now on ${cluster}`, snapshotBox),
     card('Job limits', limitsBox, { cls: 'flush' }),
     card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
     card('Running jobs per partition', jobsChart));
@@ -38,7 +41,7 @@ export async function render(root, _params, query) {
 
   async function loadSnapshot() {
     try {
-      drawSnapshot(await api('/api/resources'));
+      drawSnapshot(await api('/api/resources', { query: here }));
     } catch (err) {
       showError(error, err);
     }
@@ -66,7 +69,7 @@ export async function render(root, _params, query) {
 
   async function loadLimits() {
     try {
-      drawLimits(await api('/api/limits'));
+      drawLimits(await api('/api/limits', { query: { profile: cluster } }));
     } catch (err) {
       replace(limitsBox, h('p', { class: 'muted limits-facts' }, `Limits unavailable: ${err.detail || err.message}`));
     }
@@ -76,7 +79,7 @@ export async function render(root, _params, query) {
     rangeButtons.forEach((b) => { const on = b.dataset.hours === String(hours); b.classList.toggle('active', on); b.setAttribute('aria-pressed', String(on)); });
     let data;
     try {
-      data = await api('/api/resources/history', { query: { hours } });
+      data = await api('/api/resources/history', { query: { ...here, hours } });
     } catch (err) {
       if (err.status === 404) {
         replace(gpuChart, emptyState('No history on this server', 'This server keeps no resource history; the snapshot above is current.'));
@@ -101,7 +104,7 @@ export async function render(root, _params, query) {
   await Promise.all([loadSnapshot(), loadHistory(), loadLimits()]);
   return live(['resources.sampled'], (events) => {
     if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
-    const last = events.filter((e) => e.type === 'resources.sampled').pop();
+    const last = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     const snaps = last && snapshotsOf(last.payload);
     if (snaps) { drawSnapshot(snaps); loadHistory(); loadLimits(); }
   }, { wait: 1000 });

@@ -10,6 +10,7 @@ import { subscribe, liveIndicator } from '../events.js';
 import { dagView } from '../components/dag.js';
 import { icon } from '../icons.js';
 import { efficiencyCard } from '../components/efficiency.js';
+import { jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -107,6 +108,7 @@ export async function render(root, params) {
     replace(head,
       h('div', { class: 'job-head' },
         h('span', { class: 'job-name' }, run.workflow_name),
+        h('span', { class: 'cluster-chip', id: 'run-cluster', title: 'The cluster this run runs on' }, run.transport),
         stateBadge(run.status),
         h('span', { class: 'grow' }),
         h('a', { class: 'btn', href: `/workflows/${encodeURIComponent(run.workflow_name)}` }, 'Workflow'),
@@ -115,7 +117,7 @@ export async function render(root, params) {
         h('dt', null, 'Run'), h('dd', { class: 'mono' }, run.id),
         h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
         h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
-        h('dt', null, 'Where'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
+        h('dt', null, 'Cluster'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
         h('dt', null, 'From'), h('dd', null, runOrigin(run)),
         Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
     errorBox.hidden = !run.error;
@@ -134,7 +136,7 @@ export async function render(root, params) {
         return [
           h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
             h('td', null, name, tried.length > 1 ? h('span', { class: 'chip attempt-count' }, `${tried.length} attempts`) : null),
-            h('td', null, id ? h('a', { href: `/jobs/${id}` }, id) : h('span', { class: 'muted' }, 'not submitted')),
+            h('td', null, id ? h('a', { href: jobHref(run.transport, id) }, id) : h('span', { class: 'muted' }, 'not submitted')),
             h('td', null, stateBadge(run.job_statuses[name]))),
           tried.some((a) => a.reason) ? h('tr', { class: 'attempts-row', dataset: { attemptsOf: name } },
             h('td', { colspan: 3 }, attemptsTable(tried))) : null,
@@ -148,7 +150,7 @@ export async function render(root, params) {
       h('thead', null, h('tr', null, ['#', 'Scheduler id', 'End', 'Exit', 'Node', 'Memory', 'Time limit', 'Elapsed', 'Next'].map((t) => h('th', null, t)))),
       h('tbody', null, tried.map((a) => h('tr', { dataset: { attempt: a.attempt } },
         h('td', null, a.attempt),
-        h('td', null, h('a', { href: `/jobs/${a.job_id}` }, a.job_id)),
+        h('td', null, h('a', { href: jobHref(run.transport, a.job_id) }, a.job_id)),
         h('td', null, stateBadge(a.state)),
         h('td', null, a.exit_code ?? '–'),
         h('td', { class: 'mono' }, a.node || '–'),
@@ -208,6 +210,7 @@ export async function render(root, params) {
     if (event.type === 'resync') { soon(); return; }
     const p = event.payload;
     if (event.type === 'job.status_changed') {
+      if (p.transport !== run.transport) return; // the same id on another cluster is another job
       const name = Object.keys(run.job_ids).find((n) => String(run.job_ids[n]) === String(p.job_id));
       if (!name) return;
       run.job_statuses[name] = p.to; // at once, then the stored truth (retries, skips) a moment later

@@ -5,11 +5,12 @@
 import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
-import { emptyState, setTitle } from '../router.js';
+import { emptyState, setQuery, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
 import { efficiencyCard } from '../components/efficiency.js';
+import { clusterFilter } from '../components/cluster-field.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -46,14 +47,16 @@ function concerns(events, sweepId) {
       && (sweepId === null || Number(e.payload.sweep_id) === sweepId)));
 }
 
-export async function render(root, params) {
+export async function render(root, params, query) {
   if (params.id) return renderSweep(root, Number(params.id));
-  return renderList(root);
+  return renderList(root, query);
 }
 
-async function renderList(root) {
+async function renderList(root, query) {
   const box = h('div');
-  replace(root, card('Sweeps', box, { cls: 'flush', actions: [liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
+  const filterBox = h('span');
+  let shownOn = query.on || '';
+  replace(root, card('Sweeps', box, { cls: 'flush', actions: [filterBox, liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
   const bars = new Map();
 
   async function draw() {
@@ -64,6 +67,8 @@ async function renderList(root) {
       replace(box, alertBox(err));
       return;
     }
+    replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); draw(); }));
+    if (shownOn) sweeps = sweeps.filter((sw) => sw.transport === shownOn);
     if (!sweeps.length) {
       replace(box, emptyState('No sweeps yet',
         'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
@@ -71,7 +76,7 @@ async function renderList(root) {
       return;
     }
     replace(box, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
+      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Cluster'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
         h('th', null, 'Parallel'), h('th', null, 'Started'))),
       h('tbody', null, sweeps.map((sweep) => {
         let bar = bars.get(sweep.id);
@@ -80,6 +85,7 @@ async function renderList(root) {
         return h('tr', { dataset: { sweep: sweep.id } },
           h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
           h('td', null, sweep.name),
+          h('td', null, h('span', { class: 'cluster-chip' }, sweep.transport)),
           h('td', { class: 'mono', title: JSON.stringify(sweep.matrix) }, Object.entries(sweep.matrix).map(([axis, values]) => `${axis} × ${values.length}`).join(', ')),
           h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
           h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
@@ -150,8 +156,10 @@ async function renderSweep(root, sweepId) {
     const end = sweep.completed_at ? new Date(sweep.completed_at) : new Date();
     const budget = budgetText(sweep);
     replace(head,
-      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
+      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`),
+        h('span', { class: 'cluster-chip', id: 'sweep-cluster', title: 'The cluster this sweep runs on' }, sweep.transport), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
       h('dl', { class: 'kv run-facts' },
+        h('dt', null, 'Cluster'), h('dd', null, sweep.transport),
         h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
         Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
         h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
