@@ -14,6 +14,7 @@ import pytest
 
 from svc_host import hookimpl
 from svc_host.domain.jobs import JobState
+from svc_host.domain.resources import NodeInfo
 from svc_host.host import Host
 from svc_host.plugin_core.records import Event
 from svc_host.testing.fake import FakeTransport, transport_plugin
@@ -148,3 +149,16 @@ async def test_local_is_always_selectable_as_the_default_and_each_change_is_an_e
     assert (await svc_api_client.get("/api/config/ssh/profiles")).json()["current"] == ""
     changes = [event.payload for event in seen if event.name == "server.default_changed"]
     assert changes == [{"transport": "lab22"}, {"transport": "local"}]
+
+
+async def test_a_node_in_two_partitions_counts_once_in_the_cluster_total(
+    svc_api_client: httpx.AsyncClient, svc_register_plugin: Callable[..., None]
+) -> None:
+    """One 4-GPU node in partitions debug and gpu, 1 GPU in use: 3 of 4 free, not the partitions' 6 of 8."""
+    node = {"name": "node1", "raw_state": "mixed", "gpus_total": 4, "gpus_used": 1}
+    nodes = [NodeInfo(partition=partition, **node) for partition in ("debug", "gpu")]
+    svc_register_plugin(transport_plugin(FakeTransport("lab24", nodes=nodes)), "fake-lab24")
+    partitions = (await svc_api_client.get("/api/resources?transport=lab24")).json()
+    assert sum(p["gpus_available"] for p in partitions) == 6  # what the Overview added up before
+    total = (await svc_api_client.get("/api/resources/total?transport=lab24")).json()
+    assert (total["partition"], total["gpus_available"], total["total_gpus"]) == ("all", 3, 4)

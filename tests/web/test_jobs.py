@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import re
 from typing import TYPE_CHECKING
 
@@ -101,3 +102,11 @@ def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
     page.locator("dialog.dialog").get_by_role("button", name="Cancel job").click()
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'CANCELLED'", timeout=60_000)
     assert page.get_by_role("button", name="Cancel job").count() == 0
+    # who cancelled it, by name (sacct says "CANCELLED by <uid>"), and no "exit code 0" for a job that never exited
+    page.wait_for_function(
+        f"document.querySelector('#job-cancelled-by')?.textContent === 'cancelled by {getpass.getuser()}'",
+        timeout=60_000,
+    )
+    assert page.locator("#job-exit").count() == 0
+    assert page.inner_text("#job-time-limit") != "—"  # the limit Slurm gave it, as sacct reports it
+    assert page.inner_text("#job-node-list") != "—"

@@ -155,6 +155,8 @@ async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, A
             "signal": job.signal,
             "reason": job.reason,
             "node_list": job.node_list,
+            "time_limit": job.time_limit,
+            "cancelled_by": await jobs.cancelled_by(host, transport, job.raw_state),
             "stdout_path": job.stdout_path,
             "stderr_path": job.stderr_path,
             "transport": transport,

@@ -1,5 +1,5 @@
 """``GET /api/resources``: GPU and node availability per partition (one sinfo + one squeue per refresh of the
-shared snapshot, whatever the number of clients);
+shared snapshot, whatever the number of clients); ``GET /api/resources/total``: the same of the whole cluster;
 ``GET /api/resources/history``: GPU use per partition over time, as the server's sampler stored it."""
 
 from __future__ import annotations
@@ -38,6 +38,23 @@ async def resources(
         return encode_json([snap.model_dump(mode="json") for snap in snapshots])
 
     body = await found.derive("GET /api/resources", encode)
+    return Response(body, media_type="application/json", headers=snapshot_headers(found))
+
+
+@router.get(
+    "/resources/total",
+    response_model=ResourceSnapshot,
+    responses={**error_responses(404, 502, 503), **SNAPSHOT_RESPONSE},
+)
+async def resources_total(host: HostDep, transport: ClusterDep) -> Response:
+    """The whole cluster in one snapshot (``partition: "all"``): each node counted once, however many partitions
+    hold it, so a node in two partitions does not count twice as ``GET /api/resources`` summed would."""
+    found = await host.transports.snapshots.resources_total(transport)
+
+    async def encode(snapshot: ResourceSnapshot) -> bytes:
+        return encode_json(snapshot.model_dump(mode="json"))
+
+    body = await found.derive("GET /api/resources/total", encode)
     return Response(body, media_type="application/json", headers=snapshot_headers(found))
 
 

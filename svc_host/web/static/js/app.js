@@ -1,5 +1,5 @@
 // The dashboard shell: navigation, theme, the tab's cluster (a switcher) and its health in the header, the login view.
-import { h, replace } from './dom.js';
+import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { showLogin } from './login.js';
@@ -168,6 +168,7 @@ function start() {
   keyboardShortcuts();
   followClusters();
   followNavigation();
+  setInterval(() => tickTimes(), 1000); // every "3 min ago" and "running for" on any page stays true
   buildNav();
   buildThemeToggle();
   interceptLinks();

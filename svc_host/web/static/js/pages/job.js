@@ -1,10 +1,9 @@
 // One job of one cluster (`/jobs/<id>?cluster=<name>`; none: the tab's cluster): state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
-import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
-import { clockSeconds } from './jobs.js';
 import { pendingBox } from '../components/pending.js';
 import { clusterQuery } from '../cluster.js';
 
@@ -64,7 +63,10 @@ export async function render(root, params, query) {
       h('span', { class: 'muted mono' }, `#${jobId}`),
       h('span', { class: 'cluster-chip', id: 'job-cluster', title: 'The cluster this job runs on' }, job.transport),
       h('span', { id: 'job-state' }, stateBadge(job.status)),
-      job.exit_code !== null && job.exit_code !== undefined
+      job.status === 'CANCELLED'
+        ? h('span', { id: 'job-cancelled-by', class: 'muted' }, job.cancelled_by ? `cancelled by ${job.cancelled_by}` : 'cancelled')
+        : null,
+      job.exit_code !== null && job.exit_code !== undefined && !(job.status === 'CANCELLED' && !job.exit_code)
         ? h('span', { id: 'job-exit', class: failed || job.exit_code ? 'exit-bad' : 'muted' }, `exit code ${job.exit_code}${job.signal ? ` (signal ${job.signal})` : ''}`)
         : null,
       job.reason && job.reason !== 'None' ? h('span', { class: 'muted' }, `reason: ${job.reason}`) : null,
@@ -109,9 +111,9 @@ export async function render(root, params, query) {
       ['GPUs', `${job.gpus ?? 0}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`],
       r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
       r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
-      ['Time limit', job.resources?.time_limit || '—'],
+      ['Time limit', h('span', { id: 'job-time-limit' }, job.time_limit || r.time_limit || '—')],
       ['Elapsed', h('span', { id: 'job-elapsed' }, elapsedText())],
-      ['Node list', job.node_list || '—'],
+      ['Node list', h('span', { id: 'job-node-list' }, job.node_list || '—')],
       ['Started', fmtTime(job.started_at)],
       ['Ended', fmtTime(job.ended_at)],
       ['Cluster', job.transport || '—'],

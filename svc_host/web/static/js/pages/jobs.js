@@ -1,6 +1,6 @@
 // Jobs: the tab's cluster's queue and svc's history of every cluster in one filterable, sortable table, kept live
 // by job events. A job is its cluster and its id: equal ids of two clusters are two rows.
-import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge, clockSeconds } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
@@ -21,18 +21,6 @@ const COLUMNS = [
   { key: 'submitted_at', label: 'Submitted', value: (r) => r.submitted_at || '' },
   { key: 'source', label: 'From', value: (r) => r.source || '' },
 ];
-
-/** "1-02:03:04" / "2:03:04" / "03:04" to seconds. */
-export function clockSeconds(text) {
-  if (!text) return null;
-  let days = 0;
-  let rest = text;
-  if (rest.includes('-')) { const [d, r] = rest.split('-'); days = Number(d); rest = r; }
-  const parts = rest.split(':').map(Number);
-  if (parts.some(Number.isNaN)) return null;
-  while (parts.length < 3) parts.unshift(0);
-  return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2];
-}
 
 /** One row per job (cluster and id): history rows (svc's own jobs, every cluster) with the live queue of
  * `cluster` laid over them. */

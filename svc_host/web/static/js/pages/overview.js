@@ -1,6 +1,6 @@
 // Overview of the tab's cluster: GPU gauges per partition, my running/pending jobs there; recent workflow runs and
 // sweeps of every cluster (each named), the server.
-import { h, replace, fmtAgo, fmtNumber, stateBadge } from '../dom.js';
+import { h, replace, stateBadge, agoSpan, durationSpan, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState } from '../router.js';
@@ -31,16 +31,17 @@ export async function render(root) {
   let snapshots = null;
   let queue = null;
   let historyStats = null;
+  let whole = null; // the cluster in one snapshot: a node in two partitions counts once
 
   function drawStats() {
     const running = queue ? queue.filter((j) => j.status === 'RUNNING').length : '—';
     const pending = queue ? queue.filter((j) => j.status === 'PENDING').length : '—';
-    const total = snapshots ? snapshots.reduce((s, p) => s + p.total_gpus, 0) : null;
-    const free = snapshots ? snapshots.reduce((s, p) => s + p.gpus_available, 0) : null;
+    const total = whole ? whole.total_gpus : null;
+    const free = whole ? whole.gpus_available : null;
     replace(stats,
       statCard('Running jobs', running, { tone: 'info', href: '/jobs?status=RUNNING' }),
       statCard('Pending jobs', pending, { tone: 'warn', href: '/jobs?status=PENDING' }),
-      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
+      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
       statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
   }
 
@@ -69,7 +70,7 @@ export async function render(root) {
         h('td', null, stateBadge(j.status)),
         h('td', null, j.partition),
         h('td', { class: 'num' }, String(j.gpus)),
-        h('td', { class: 'num' }, j.elapsed_time))))));
+        h('td', { class: 'num' }, durationSpan(clockSeconds(j.elapsed_time), j.status === 'RUNNING', { class: 'elapsed' })))))));
   }
 
   async function loadQueue() {
@@ -84,7 +85,7 @@ export async function render(root) {
 
   async function loadResources() {
     try {
-      snapshots = await api('/api/resources', { query: here });
+      [snapshots, whole] = await Promise.all([api('/api/resources', { query: here }), api('/api/resources/total', { query: here })]);
       resourceError.hidden = true;
       drawGauges();
     } catch (err) {
@@ -104,7 +105,7 @@ export async function render(root) {
       }
       replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
         h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
-        h('span', { class: 'muted' }, fmtAgo(r.started_at))))));
+        agoSpan(r.started_at, { class: 'muted' })))));
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
@@ -161,7 +162,7 @@ export async function render(root) {
     const sampled = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);
-      if (snaps) { snapshots = snaps; drawGauges(); drawStats(); }
+      if (snaps) { snapshots = snaps; drawGauges(); api('/api/resources/total', { query: here }).then((w) => { whole = w; drawStats(); }).catch(() => null); }
     }
   });
 }

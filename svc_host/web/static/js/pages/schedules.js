@@ -1,7 +1,7 @@
 // Schedules: every schedule with its timing, next fire (in the browser's zone) and last outcome, a form to add one,
 // and per schedule enable/disable, run now and delete. A fire starts a workflow run (or a sweep), so the list is
 // re-read when a run or sweep changes; the "in 5 min" texts tick in the browser.
-import { h, replace, fmtAgo, fmtTime } from '../dom.js';
+import { h, replace, fmtAgo, fmtTime, agoSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, field, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setTitle } from '../router.js';
@@ -89,7 +89,7 @@ export async function render(root) {
         s.next_fire_at ? [h('div', null, fmtTime(s.next_fire_at)), h('div', { class: 'muted', dataset: { at: s.next_fire_at } })] : h('span', { class: 'muted' }, '—')),
       h('td', { title: s.last_error || (s.last_fire_at ? fmtTime(s.last_fire_at) : '') },
         s.last_outcome ? [h('span', { class: `badge status-${OUTCOMES[s.last_outcome] || 'pending'}` }, s.last_outcome.replace('_', ' ')), ' ', last,
-          h('div', { class: 'muted' }, `${fmtAgo(s.last_fire_at)} · ${s.fire_count} fired`),
+          h('div', { class: 'muted' }, agoSpan(s.last_fire_at), ` · ${s.fire_count} fired`),
           s.last_error ? h('div', { class: 'last-error' }, s.last_error) : null] : h('span', { class: 'muted' }, 'never fired')),
       h('td', null, h('div', { class: 'btn-group nowrap' },
         h('label', { class: 'check' }, toggle, s.enabled ? 'on' : 'off'),

@@ -2,7 +2,7 @@
 // (each cell links to its run), pause/resume, the failure budget and cancel; once it ended, how its jobs used
 // what they asked for. Cell and sweep status changes (a
 // pause or resume too) arrive as events; the sweep is re-read only when one concerns it.
-import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan, durationSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery, setTitle } from '../router.js';
@@ -90,7 +90,7 @@ async function renderList(root, query) {
           h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
           h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
           h('td', { class: 'num' }, String(sweep.max_parallel)),
-          h('td', { title: fmtTime(sweep.started_at) }, fmtAgo(sweep.started_at)));
+          h('td', { title: fmtTime(sweep.started_at) }, agoSpan(sweep.started_at)));
       })))));
   }
 
@@ -166,7 +166,8 @@ async function renderSweep(root, sweepId) {
         budget ? [h('dt', null, 'Failure budget'), h('dd', { class: ['failure-budget', sweep.cells_failed > sweep.max_failures ? 'spent' : null] }, budget)] : null,
         sweep.paused_at ? [h('dt', null, 'Paused'), h('dd', { class: 'paused-facts' }, `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`)] : null,
         sweep.array_job_id ? [h('dt', null, 'Submitted'), h('dd', { class: 'array-job' }, `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`)] : null,
-        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? `took ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}` : `running for ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}`}`),
+        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? 'took ' : 'running for '}`,
+          durationSpan((end - new Date(sweep.started_at)) / 1000, !sweep.completed_at, { id: 'sweep-elapsed' })),
         sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
     errorBox.hidden = !sweep.error;
     errorBox.textContent = sweep.error || '';
@@ -190,7 +191,7 @@ async function renderSweep(root, sweepId) {
           h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
           axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
           h('td', null, stateBadge(cell.status)),
-          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : fmtAgo(cell.started_at)),
+          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : agoSpan(cell.started_at)),
           h('td', null, cell.status === 'pending' ? '—' : fmtDuration((end - new Date(cell.started_at)) / 1000)),
           h('td', { class: 'wrap muted' }, cell.error || ''));
       })))));

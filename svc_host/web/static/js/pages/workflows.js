@@ -1,7 +1,7 @@
 // Workflows: the list (with a sample to start from), and one workflow's page: a YAML editor validated as you
 // type (errors at their lines), the DAG drawn from it, a visual builder that writes the same YAML, run / dry run
 // with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast, max_failures) and the workflow's runs.
-import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
 import { emptyState, navigate, setQuery, setTitle } from '../router.js';
@@ -60,7 +60,7 @@ function runsTable(runs, { showWorkflow = true } = {}) {
         h('td', null, h('span', { class: 'cluster-chip' }, run.transport)),
         h('td', null, stateBadge(run.status)),
         h('td', { class: 'num' }, `${done}/${statuses.length}`),
-        h('td', { title: fmtTime(run.started_at) }, fmtAgo(run.started_at)),
+        h('td', { title: fmtTime(run.started_at) }, agoSpan(run.started_at)),
         h('td', null, fmtDuration(took)),
         h('td', null, runOrigin(run)));
     }))));
