@@ -14,15 +14,28 @@ import { clusterFilter } from '../components/cluster-field.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** The counters of a sweep as stacked-bar parts (state classes colour them like job states). */
+/** The counters of a sweep as stacked-bar parts (state classes colour them like job states); launched cells whose
+ * job Slurm still keeps in its queue (an array's limit, a hold) are "queued", not running. */
 export function counterParts(sweep) {
+  const queued = sweep.cells_in_queue || 0;
   return [
     { label: 'completed', value: sweep.cells_completed, cls: 'state-COMPLETED' },
-    { label: 'running', value: sweep.cells_running, cls: 'state-RUNNING' },
+    { label: 'running', value: sweep.cells_running - queued, cls: 'state-RUNNING' },
+    { label: 'queued', value: queued, cls: 'state-PENDING' },
     { label: 'pending', value: sweep.cells_pending, cls: 'state-PENDING' },
     { label: 'failed', value: sweep.cells_failed, cls: 'state-FAILED' },
     { label: 'cancelled', value: sweep.cells_cancelled, cls: 'state-CANCELLED' },
   ];
+}
+
+/** What the launched cells do now: "2 running · 4 queued (array limit)" (null when none is launched). */
+export function inFlightText(sweep) {
+  const queued = sweep.cells_in_queue || 0;
+  const running = sweep.cells_running - queued;
+  if (!running && !queued) return null;
+  const parts = [`${running} running`];
+  if (queued) parts.push(`${queued} queued${sweep.queue_reason ? ` (${sweep.queue_reason})` : ''}`);
+  return parts.join(' · ');
 }
 
 /** The "paused · N held" badge of a paused sweep (null when it is not paused). */
@@ -160,6 +173,7 @@ async function renderSweep(root, sweepId) {
         h('span', { class: 'cluster-chip', id: 'sweep-cluster', title: 'The cluster this sweep runs on' }, sweep.transport), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
       h('dl', { class: 'kv run-facts' },
         h('dt', null, 'Cluster'), h('dd', null, sweep.transport),
+        inFlightText(sweep) ? [h('dt', null, 'Now'), h('dd', { id: 'sweep-in-flight' }, inFlightText(sweep))] : null,
         h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
         Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
         h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
