@@ -104,7 +104,9 @@ def test_a_run_on_a_profile_links_its_jobs_on_that_profile(page: Page, svc_serve
     expect(page.locator(".job-name")).to_have_text("greet")
 
 
-def test_two_tabs_show_two_clusters(page: Page, svc_server: Server, profile: str) -> None:
+def test_two_tabs_show_two_clusters(
+    page: Page, svc_server: Server, profile: str, screenshot: Callable[[Page, str], None]
+) -> None:
     from playwright.sync_api import expect
 
     open_page(page, "/jobs")
@@ -119,9 +121,14 @@ def test_two_tabs_show_two_clusters(page: Page, svc_server: Server, profile: str
     page.reload()  # each tab keeps its own
     page.wait_for_selector(".page[data-ready=true]")
     expect(page.locator("#cluster-switch")).to_have_value("")
+    svc_server.api("POST", f"/api/config/ssh/profiles/{profile}/activate")  # another client moves the default
+    expect(page.locator("#cluster-switch option:checked")).to_have_text(f"{profile} · server default")  # an event
+    expect(page.locator("[aria-label='Cluster filter'] button").first).to_have_text(profile)  # the page followed
+    svc_server.api("POST", "/api/config/ssh/profiles/local/activate")
     other.get_by_role("link", name="Submit").click()
     other.wait_for_url(re.compile(rf"/submit\?cluster={profile}$"))  # the URL keeps the tab's cluster
     expect(other.locator("#submit-job")).to_have_text(f"Submit to {profile}")
+    screenshot(other, "submit-to-a-cluster")
     other.close()
 
 
@@ -142,7 +149,9 @@ def add_foreign_job(server: Server, job_id: str) -> None:
         store.close()
 
 
-def test_the_jobs_page_keeps_equal_ids_of_two_clusters_apart(page: Page, svc_server: Server) -> None:
+def test_the_jobs_page_keeps_equal_ids_of_two_clusters_apart(
+    page: Page, svc_server: Server, screenshot: Callable[[Page, str], None]
+) -> None:
     from playwright.sync_api import expect
 
     here = submit(svc_server, "local", "on-local")
@@ -153,6 +162,7 @@ def test_the_jobs_page_keeps_equal_ids_of_two_clusters_apart(page: Page, svc_ser
     expect(rows).to_have_count(2)
     expect(page.locator(f"tr[data-job-id='{here}'][data-cluster='local'] td").nth(1)).to_have_text("on-local")
     expect(page.locator(f"tr[data-job-id='{here}'][data-cluster='lab24'] td").nth(1)).to_have_text("on-lab24")
+    screenshot(page, "jobs-two-clusters")
     page.get_by_role("button", name="local", exact=True).click()  # this tab's cluster only
     expect(rows).to_have_count(1)
     expect(rows.locator(".cluster-chip")).to_have_text("local")

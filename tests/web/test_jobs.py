@@ -26,9 +26,10 @@ STATE_WATCH = """() => {
 }"""
 
 
-def submit_from_form(page: Page, name: str, command: str) -> str:
+def submit_from_form(page: Page, name: str, command: str, *, time_limit: str = "") -> str:
     open_page(page, "/submit")
     page.fill("input[name=name]", name)
+    page.fill("input[name=time_limit]", time_limit)
     page.select_option("select[name=partition]", "debug")
     page.fill("textarea[name=command]", command)
     page.wait_for_function("document.querySelector('#script-preview')?.textContent.includes('#SBATCH')")
@@ -91,7 +92,7 @@ def test_an_invalid_field_shows_the_api_detail_next_to_the_form(page: Page) -> N
 
 
 def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
-    submit_from_form(page, "web-cancel-me", "sleep 300")
+    submit_from_form(page, "web-cancel-me", "sleep 300", time_limit="0:10:00")
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'RUNNING'", timeout=60_000)
     page.get_by_role("button", name="Cancel job").click()
     dialog = page.locator("dialog.dialog")
@@ -108,5 +109,5 @@ def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
         timeout=60_000,
     )
     assert page.locator("#job-exit").count() == 0
-    assert page.inner_text("#job-time-limit") != "—"  # the limit Slurm gave it, as sacct reports it
+    assert page.inner_text("#job-time-limit") == "00:10:00"  # as Slurm reports it (the form said 0:10:00)
     assert page.inner_text("#job-node-list") != "—"

@@ -21,14 +21,15 @@ function pctCell(part, title) {
   return h('td', { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title }, `${fmtNumber(part.percent, 1)}%`);
 }
 
-/** Rows of `{job_id, transport, name, status, efficiency}` (measured jobs only), the first 50. */
-export function efficiencyTable(rows) {
+/** Rows of `{job_id, transport, name, status, efficiency}` (measured jobs only), the first 50; `showCluster`
+ * adds a Cluster column (History mixes clusters; a run's or a sweep's jobs share one). */
+export function efficiencyTable(rows, { showCluster = false } = {}) {
   const body = rows.slice(0, EFFICIENCY_ROWS).map((r) => {
     const e = r.efficiency;
     return h('tr', { class: e.flagged ? 'flagged' : null },
       h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
-      h('td', null, h('span', { class: 'cluster-chip' }, r.transport)),
       h('td', null, r.name),
+      showCluster ? h('td', null, h('span', { class: 'cluster-chip' }, r.transport)) : null,
       h('td', null, stateBadge(r.status)),
       pctCell(e.cpu, e.cpu ? `${e.cpu.used_average} of ${e.cpu.allocated} CPUs on average` : ''),
       pctCell(e.memory, e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : ''),
@@ -39,7 +40,7 @@ export function efficiencyTable(rows) {
         : h('span', { class: 'muted', title: 'no request worth changing: too small a saving, or the job did not complete' }, 'nothing to change')));
   });
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
-    h('thead', null, h('tr', null, ['Job', 'Cluster', 'Name', 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
+    h('thead', null, h('tr', null, ['Job', 'Name', showCluster ? 'Cluster' : null, 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].filter(Boolean).map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
     h('tbody', null, body)));
 }
 

@@ -116,12 +116,14 @@ async function renderList(root, query) {
 async function renderSweep(root, sweepId) {
   let ready = false;
   let missed = false;
-  // Subscribed before the first load, so a cell that moves while the page loads is not missed.
-  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => {
-    if (!concerns(events, sweepId)) return;
+  // Subscribed before the first load, so a cell that moves while the page loads is not missed. A job that starts
+  // on the sweep's cluster may be a queued task that now runs: "2 running · 4 queued" is read again.
+  let sweep;
+  const taskMoved = (e) => e.type === 'job.status_changed' && (!sweep || e.payload?.transport === sweep.transport);
+  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed', 'job.status_changed'], (events) => {
+    if (!concerns(events, sweepId) && !(sweep && sweep.cells_in_queue && events.some(taskMoved))) return;
     if (ready) reload(); else missed = true;
   }, { wait: 250 });
-  let sweep;
   try {
     sweep = await api(`/api/sweep_runs/${sweepId}`);
   } catch (err) {
