@@ -205,11 +205,11 @@ async def test_the_detail_names_who_cancelled_a_job_its_time_limit_and_its_node(
     await wait_for(svc_api_client, body["job_id"], {"RUNNING"})
     assert (await svc_api_client.delete(f"/api/jobs/{body['job_id']}")).status_code == 204
     done = await wait_for(svc_api_client, body["job_id"], {"CANCELLED"})
-    for _ in range(60):  # accounting answers for the ended job a moment later
+    for _ in range(180):  # accounting answers for the ended job a moment later (longer on a loaded machine)
         if done["time_limit"] and done["cancelled_by"]:
             break
         await asyncio.sleep(0.5)
         done = (await svc_api_client.get(f"/api/jobs/{body['job_id']}")).json()
     assert done["cancelled_by"] == pwd.getpwuid(os.getuid()).pw_name
-    assert done["time_limit"] == "00:05:00"
+    assert done["time_limit"] == "00:05:00", done
     assert done["node_list"]
