@@ -2,7 +2,7 @@
 // (each cell links to its run), pause/resume, the failure budget and cancel; once it ended, how its jobs used
 // what they asked for. Cell and sweep status changes (a
 // pause or resume too) arrive as events; the sweep is re-read only when one concerns it.
-import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan, durationSpan } from '../dom.js';
+import { h, replace, fmtTime, stateBadge, agoSpan, durationSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery, setTitle } from '../router.js';
@@ -208,7 +208,7 @@ async function renderSweep(root, sweepId) {
           axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
           h('td', null, stateBadge(cell.status)),
           h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : agoSpan(cell.started_at)),
-          h('td', null, cell.status === 'pending' ? '—' : fmtDuration((end - new Date(cell.started_at)) / 1000)),
+          h('td', null, cell.status === 'pending' ? '—' : durationSpan((end - new Date(cell.started_at)) / 1000, !cell.completed_at)),
           h('td', { class: 'wrap muted' }, cell.error || ''));
       })))));
   }
