@@ -178,10 +178,10 @@ class Host:
         )
 
     def server_transport_name(self) -> str:
-        """The transport REST uses: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
-        if self.read_env and os.environ.get("SVC_TRANSPORT"):
-            return os.environ["SVC_TRANSPORT"]
-        return self.transports.config.current_profile or "local"
+        """The server's default cluster: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
+        from svc_host.settings.profiles import default_cluster
+
+        return default_cluster(os.environ if self.read_env else None, self.transports.config.current_profile)
 
     def transport(self, name: str | None = None) -> Transport:
         """A transport by name (``None`` or ``local`` is the local scheduler)."""

@@ -46,6 +46,17 @@ def _with_store(work: Callable[[Store], Awaitable[T]]) -> T:
     return asyncio.run(run())
 
 
+def _default_cluster() -> str:
+    """The server's default cluster now: what a schedule records when it names none (it fires there)."""
+    import os
+
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore, default_cluster
+
+    current = ProfileStore(SvcPaths.from_env().profiles_file).host_config(env=os.environ).current_profile
+    return default_cluster(os.environ, current)
+
+
 def _local(iso: str | None) -> str:
     return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M %Z") if iso else ""
 
@@ -74,7 +85,7 @@ def schedule() -> None:
 @click.option("--every", help="A fixed interval: 90s, 15m, 2h, 1d.")
 @click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA zone of the cron expression.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="Workflow argument (repeatable).")
-@click.option("--transport", "-t", help="SSH profile or local (default: the server's).")
+@click.option("--transport", "-t", help="The cluster: SSH profile or local (default: the server's default now).")
 @click.option("--mount", "-m", help="Mount whose remote directory the jobs run in.")
 @click.option("--missed", type=click.Choice(["skip", "run_once"]), default="skip", show_default=True)
 @click.option("--overlap", type=click.Choice(["skip", "allow"]), default="skip", show_default=True)
@@ -113,7 +124,7 @@ def add(
             every=parse_every(every) if every else None,
             timezone=timezone,
             args=template_args(args),
-            transport=transport,
+            transport=transport or _default_cluster(),
             mount=mount,
             missed=missed,
             overlap=overlap,

@@ -87,8 +87,11 @@ def format_time_limit(text: str) -> str | None:
     if text.strip().upper() in _UNLIMITED:
         return "UNLIMITED"
     seconds = parse_duration(text)
-    if seconds is None:
-        return None
+    return None if seconds is None else spell_time_limit(seconds)
+
+
+def spell_time_limit(seconds: int) -> str:
+    """Seconds as Slurm spells a time limit: ``[D-]HH:MM:SS`` (``90061`` is ``1-01:01:01``)."""
     days, rest = divmod(seconds, 86400)
     clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
     return f"{days}-{clock}" if days else clock

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.usage import JobUsage
+from svc_host.slurm.parse import parse_duration
 from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 
@@ -145,6 +146,8 @@ def apply_statuses(
         record.partition = status.partition or record.partition
         record.nodes = status.nodes or record.nodes
         record.node_list = status.node_list or record.node_list
+        limit = parse_duration(status.time_limit) if status.time_limit else None  # the queue's, until accounting's
+        record.time_limit_seconds = record.time_limit_seconds if limit is None else limit
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path

@@ -158,17 +158,20 @@ def recount(session: Session, sweep_id: int, now: datetime | None = None) -> Non
 
 def _held_count(sweep_id: int) -> Any:
     """Launched cells of the sweep with a job still queued (``PENDING``): those a pause holds."""
+    return in_queue(select(func.count(func.distinct(WorkflowRunRecord.id))), [sweep_id]).scalar_subquery()
+
+
+def in_queue(query: Any, sweep_ids: Collection[int]) -> Any:
+    """``query`` over the launched cells of ``sweep_ids`` whose current job waits in the queue (``PENDING``)."""
     return (
-        select(func.count(func.distinct(WorkflowRunRecord.id)))
-        .select_from(WorkflowRunRecord)
+        query.select_from(WorkflowRunRecord)
         .join(WorkflowRunJob, col(WorkflowRunJob.run_id) == col(WorkflowRunRecord.id))
         .join(JobRecord, col(JobRecord.id) == col(WorkflowRunJob.job_pk))
         .where(
-            WorkflowRunRecord.sweep_id == sweep_id,
+            col(WorkflowRunRecord.sweep_id).in_(list(sweep_ids)),
             col(WorkflowRunRecord.status).in_(IN_FLIGHT),
             JobRecord.state == "PENDING",
         )
-        .scalar_subquery()
     )
 
 

@@ -10,8 +10,12 @@ from svc_host.domain.times import iso_utc
 from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
 
 
-def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, Any]:
-    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.runtime.throttle``)."""
+def sweep_view(
+    sweep: SweepRunRecord, queued: str | None = None, *, in_queue: int = 0, queue_reason: str | None = None
+) -> dict[str, Any]:
+    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.runtime.throttle``),
+    ``in_queue`` how many of the ``cells_running`` wait in Slurm's queue and ``queue_reason`` why
+    (``svc_host.sweeps.queued``)."""
     return {
         "id": sweep.id,
         "name": sweep.name,
@@ -29,8 +33,11 @@ def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, An
         "cells_failed": sweep.cells_failed,
         "cells_cancelled": sweep.cells_cancelled,
         "cells_held": sweep.cells_held,
+        "cells_in_queue": in_queue,
+        "queue_reason": queue_reason,
         "paused_at": iso_utc(sweep.paused_at),
         "submission_source": sweep.submission_source,
+        "transport": sweep.transport,
         "started_at": iso_utc(sweep.started_at),
         "completed_at": iso_utc(sweep.completed_at),
         "cancel_requested_at": iso_utc(sweep.cancel_requested_at),

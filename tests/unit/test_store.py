@@ -366,3 +366,17 @@ def test_a_postgresql_url_keeps_its_options_and_the_session_runs_in_utc(database
     assert row is not None
     assert as_utc(row.submitted_at) == datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
     store.close()
+
+
+def test_a_job_is_known_by_its_cluster_and_its_id(store: Store) -> None:
+    """Two clusters number their jobs alike: each lookup, live list and history filter keeps them apart."""
+    for transport, name in (("local", "prep"), ("lab22", "train")):
+        store.call(repo.add_job, transport=transport, job_id="68", name=name, source="web", resources={}, command=[])
+    assert store.call(repo.find_job, "lab22", "68").name == "train"
+    assert store.call(repo.find_job, "local", "68").name == "prep"
+    failed = JobStatus(job_id="68", state=JobState.FAILED, raw_state="FAILED", exit_code=1)
+    store.call(repo.apply_statuses, "lab22", {"68": failed})
+    assert store.call(repo.find_job, "local", "68").state == "PENDING"
+    assert [row.name for row in store.call(repo.history, transport="lab22")] == ["train"]
+    indexes = {tuple(index["column_names"]) for index in inspect(store.engine).get_indexes("job")}
+    assert ("transport", "job_id") in indexes

@@ -100,10 +100,13 @@ def test_create_test_and_activate_a_profile_for_the_dev_sshd(
     success = card.locator(".test-result .alert-ok")
     success.wait_for(timeout=40_000)
     assert "debug" in success.inner_text()  # sinfo over SSH listed the dev cluster's partitions
-    card.get_by_role("button", name="Activate").click()
-    page.locator(f"[data-profile='{profile_name}'] .badge", has_text="current").wait_for()
+    card.get_by_role("button", name="Make server default").click()
+    page.locator(f"[data-profile='{profile_name}'] .badge", has_text="server default").wait_for()
     assert svc_server.api("GET", "/api/config/ssh/profiles")["current"] == profile_name
-    page.locator("#server-status", has_text=profile_name).wait_for()  # the header follows the switch
+    from playwright.sync_api import expect
+
+    pill = page.locator("#cluster-switch option:checked")  # the tab follows the default: the pill says which
+    expect(pill).to_have_text(f"{profile_name} · server default")
     screenshot(page, "settings-profiles")
 
 

@@ -53,7 +53,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
 
     page.click("[role=radio]:text-is('Every job')")
     page.evaluate("window.svcNoReload = true")  # gone if anything reloaded the page
-    page.click("button:text-is('Run')")
+    page.click("button:text-is('Run on local')")
     page.wait_for_url("**/runs/*")
     expect(page.locator(".dag-node")).to_have_count(4)
     expect(page.locator(".dag-node[data-state=COMPLETED]")).to_have_count(4, timeout=120_000)
@@ -63,7 +63,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
     run = svc_server.api("GET", f"/api/workflows/runs/{run_id}")
     assert set(run["job_statuses"].values()) == {"COMPLETED"}
     first_job = page.locator("table.data a[href^='/jobs/']").first
-    expect(first_job).to_have_attribute("href", f"/jobs/{run['job_ids']['prepare']}")
+    expect(first_job).to_have_attribute("href", f"/jobs/{run['job_ids']['prepare']}?cluster=local")
     page.wait_for_timeout(500)
     screenshot(page, "run")
     page.goto("/workflows")
@@ -112,7 +112,7 @@ def test_invalid_yaml_shows_the_api_error_at_its_line(page: Page) -> None:
     marked = page.locator(".code-gutter .has-error")
     expect(marked).to_have_text("15")
     expect(marked).to_have_attribute("title", error)
-    expect(page.locator("button:text-is('Run')")).to_be_disabled()
+    expect(page.locator("button:text-is('Run on local')")).to_be_disabled()
     page.fill(".code-input", "name: [unclosed\n")
     expect(page.locator(".error-list li")).to_contain_text("line 2")
 

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.params import JobId, error_responses, sync_error_responses
 from svc_host.api.routes.files import NO_PROFILE, scrub, scrubbed, without_local
@@ -50,9 +51,9 @@ def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
 
 
 @router.get("/jobs/{job_id}/script", responses=error_responses(400, 404, 502, 503))
-async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
+async def job_script(host: HostDep, job_id: JobId, cluster: ClusterDep) -> dict[str, str]:
     """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
-    transport = host.transport(host.server_transport_name())
+    transport = host.transport(cluster)
     if not isinstance(transport, SlurmTransport):
         raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
     result = await transport.run(["scontrol", "write", "batch_script", job_id, "-"])

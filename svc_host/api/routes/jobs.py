@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.job_list import JobListEncoder, list_form
 from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
@@ -95,11 +96,10 @@ class JobListItem(BaseModel):
 
 
 @router.get("", response_model=list[JobListItem], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE})
-async def list_jobs(host: HostDep) -> Response:
-    """Every job in the scheduler's queue, with the command for jobs svc submitted and the upstream job names of
+async def list_jobs(host: HostDep, transport: ClusterDep) -> Response:
+    """Every job in the cluster's queue, with the command for jobs svc submitted and the upstream job names of
     workflow jobs. The queue is a snapshot at most about a second old, shared by every client;
     ``X-Svc-Snapshot-Age`` says how old."""
-    transport = host.server_transport_name()
     queue = await host.transports.snapshots.queue(transport)
 
     encoder = host.transports.snapshots.kept(("GET /api/jobs", transport), JobListEncoder)
@@ -115,11 +115,9 @@ async def list_jobs(host: HostDep) -> Response:
 
 
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
-async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
-    """Submit a batch script; 201 with the job in state PENDING."""
-    record = await jobs.submit(
-        host, definition_of(body, host), transport=host.server_transport_name(), source=host.source
-    )
+async def submit_job(body: SubmitJob, host: HostDep, transport: ClusterDep) -> dict[str, Any]:
+    """Submit a batch script to the cluster; 201 with the job in state PENDING."""
+    record = await jobs.submit(host, definition_of(body, host), transport=transport, source=host.source)
     return {
         "name": record.name,
         "job_id": int(record.job_id) if record.job_id.isdigit() else record.job_id,
@@ -131,14 +129,13 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
 
 
 @router.get("/{job_id}", responses=_JOB_ERRORS)
-async def get_job(host: HostDep, job_id: JobId) -> dict[str, Any]:
+async def get_job(host: HostDep, job_id: JobId, transport: ClusterDep) -> dict[str, Any]:
     """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
-    transport = host.server_transport_name()
     view = await jobs.status(host, transport, job_id)
-    return await _detail(host, view)
+    return await _detail(host, transport, view)
 
 
-async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
+async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, Any]:
     from svc_host.store.jobs import transitions
 
     job, record = view.status, view.record
@@ -151,9 +148,11 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
             "signal": job.signal,
             "reason": job.reason,
             "node_list": job.node_list,
+            "time_limit": job.time_limit,
+            "cancelled_by": await jobs.cancelled_by(host, transport, job.raw_state),
             "stdout_path": job.stdout_path,
             "stderr_path": job.stderr_path,
-            "transport": record.transport if record else host.server_transport_name(),
+            "transport": transport,
             "source": record.source if record else None,
             "submitted_at": record.submitted_at.isoformat() if record else None,
             "started_at": record.started_at.isoformat() if record and record.started_at else None,
@@ -172,13 +171,13 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
 
 
 @router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)
-async def cancel_job(host: HostDep, job_id: JobIds) -> Response:
+async def cancel_job(host: HostDep, job_id: JobIds, transport: ClusterDep) -> Response:
     """Cancel a pending or running job, or the live tasks of an array's range (``123_[1-3]``): 204; unknown 404;
     already finished (every task of the range) 422."""
     if arrays.is_range(job_id):
-        await jobs.cancel_tasks(host, host.server_transport_name(), job_id)
+        await jobs.cancel_tasks(host, transport, job_id)
     else:
-        await jobs.cancel(host, host.server_transport_name(), job_id)
+        await jobs.cancel(host, transport, job_id)
     return Response(status_code=204)
 
 
@@ -186,6 +185,7 @@ async def cancel_job(host: HostDep, job_id: JobIds) -> Response:
 async def job_logs(
     host: HostDep,
     job_id: JobId,
+    transport: ClusterDep,
     stdout_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stdout from."),
     stderr_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stderr from."),
     limit: int = Query(LOG_CHUNK_LIMIT, ge=1, le=LOG_CHUNK_LIMIT, description="Bytes per log at most."),
@@ -202,7 +202,7 @@ async def job_logs(
         raise InvalidRequestError("give tail_lines or offsets, not both")
     found = await jobs.logs(
         host,
-        host.server_transport_name(),
+        transport,
         job_id,
         stdout_offset=stdout_offset,
         stderr_offset=stderr_offset,

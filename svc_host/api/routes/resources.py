@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Response
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
@@ -24,13 +25,14 @@ router = APIRouter(prefix="/api", tags=["resources"])
 )
 async def resources(
     host: HostDep,
+    transport: ClusterDep,
     partition: str | None = Query(
         None, max_length=256, pattern=r"^[A-Za-z0-9_.-]+$", description="Only this partition (a Slurm partition name)."
     ),
 ) -> Response:
     """One snapshot per partition; an unknown partition gives an empty array. The answer is shared by every
     client and at most about a second old; ``X-Svc-Snapshot-Age`` says how old."""
-    found = await host.transports.snapshots.resources(host.server_transport_name(), partition)
+    found = await host.transports.snapshots.resources(transport, partition)
 
     async def encode(snapshots: list[ResourceSnapshot]) -> bytes:
         return encode_json([snap.model_dump(mode="json") for snap in snapshots])
@@ -42,12 +44,12 @@ async def resources(
 @router.get(
     "/resources/total",
     response_model=ResourceSnapshot,
-    responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE},
+    responses={**error_responses(404, 502, 503), **SNAPSHOT_RESPONSE},
 )
-async def resources_total(host: HostDep) -> Response:
+async def resources_total(host: HostDep, transport: ClusterDep) -> Response:
     """The whole cluster in one snapshot (``partition: "all"``): each node counted once, however many partitions
     hold it, so a node in two partitions does not count twice as ``GET /api/resources`` summed would."""
-    found = await host.transports.snapshots.resources_total(host.server_transport_name())
+    found = await host.transports.snapshots.resources_total(transport)
 
     async def encode(snapshot: ResourceSnapshot) -> bytes:
         return encode_json(snapshot.model_dump(mode="json"))
@@ -59,12 +61,12 @@ async def resources_total(host: HostDep) -> Response:
 @router.get("/resources/history")
 async def resources_history(
     host: HostDep,
+    transport: ClusterDep,
     hours: float = Query(24, gt=0, le=24 * 366, description="How far back, in hours."),
 ) -> dict[str, Any]:
-    """The server transport's GPU use per partition over the last ``hours``: ``{transport, hours,
+    """The cluster's GPU use per partition over the last ``hours``: ``{transport, hours,
     interval_seconds, series: [{partition, points: [{timestamp, total_gpus, gpus_in_use, jobs_running,
     nodes_down}]}]}``, oldest point first; long ranges are averaged into at most 720 points per partition."""
-    transport = host.server_transport_name()
     until = datetime.now(UTC)
     since = until - timedelta(hours=hours)
     samples = await host.store.run(resource_samples.samples_since, transport, since)

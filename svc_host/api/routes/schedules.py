@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.domain.times import utc_now
@@ -27,11 +28,15 @@ router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 NOT_FOUND = error_responses(404, e404="schedule (or its workflow) not found")
 
 
-def _check_targets(host: Host, spec: ScheduleSpec) -> None:
-    """Refuse now what would only fail at fire time: an unknown workflow or an invalid sweep."""
+def _checked(host: Host, spec: ScheduleSpec) -> ScheduleSpec:
+    """The spec with its cluster recorded (the server's default now, when it names none), so it fires there
+    whatever is the default then. Refuse now what would only fail at fire time: an unknown cluster or
+    workflow, an invalid sweep."""
+    spec = spec.model_copy(update={"transport": named_cluster(host, spec.transport)})
     HostLauncher(host).request(spec)
     if spec.sweep is not None:
         parse_sweep(spec.sweep)
+    return spec
 
 
 @router.get("")
@@ -47,7 +52,7 @@ TAKEN = error_responses(409, e409="a schedule with that name exists")
 @router.post("", status_code=201, responses={**TAKEN, **NOT_FOUND})
 async def create_schedule(spec: ScheduleSpec, host: HostDep) -> dict[str, Any]:
     """Create a schedule: 201 with its next fires; 404 unknown workflow; 409 name taken; 422 invalid spec."""
-    _check_targets(host, spec)
+    spec = _checked(host, spec)
     now = utc_now()
     return manage.view(await manage.add(host.store, spec, now=now), now=now, upcoming_count=5)
 
@@ -63,7 +68,7 @@ async def replace_schedule(name: str, spec: ScheduleSpec, host: HostDep) -> dict
     """Replace a schedule's spec (the body's ``name`` must be the path's); its next fire counts from now."""
     if spec.name != name:
         raise InvalidRequestError(f"the body's name {spec.name!r} is not the schedule's {name!r}")
-    _check_targets(host, spec)
+    spec = _checked(host, spec)
     now = utc_now()
     return manage.view(await manage.change(host.store, spec, now=now), now=now, upcoming_count=5)
 

@@ -2,6 +2,7 @@
 // A page module exports `async function render(root, params, query)` and may return a cleanup function.
 import { h, replace } from './dom.js';
 import { errorText } from './api.js';
+import { keepClusterInUrl } from './cluster.js';
 
 export const ROUTES = [
   { path: '/', page: 'overview', title: 'Overview', nav: 'overview' },
@@ -81,9 +82,12 @@ export function navigate(path, { replace: replaceState = false } = {}) {
   return renderCurrent();
 }
 
-/** Replace only the query string of the current URL (filters, open file), without re-rendering. */
+/** Replace only the query string of the current URL (filters, open file), without re-rendering; the tab's
+ * cluster stays in it. */
 export function setQuery(query) {
   const params = new URLSearchParams();
+  const cluster = new URLSearchParams(location.search).get('cluster');
+  if (cluster) params.set('cluster', cluster);
   for (const [k, v] of Object.entries(query)) if (v !== null && v !== undefined && v !== '') params.set(k, v);
   const qs = params.toString();
   history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
@@ -115,6 +119,7 @@ export async function renderCurrent() {
   here = location.pathname + location.search;
   runCleanup();
   if (loggedOut()) return;
+  keepClusterInUrl();
   const root = document.getElementById('main');
   const found = match(location.pathname);
   const query = Object.fromEntries(new URLSearchParams(location.search));

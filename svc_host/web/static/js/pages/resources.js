@@ -8,6 +8,7 @@ import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
 import { gpuTypesText } from '../components/gpu-types.js';
+import { shownCluster } from '../cluster.js';
 
 const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
 
@@ -21,10 +22,12 @@ export async function render(root, _params, query) {
   const rangeButtons = RANGES.map(([label, value]) => h('button', { type: 'button', dataset: { hours: String(value) }, onClick: () => { hours = value; setQuery({ hours: value === 24 ? '' : value }); loadHistory(); } }, label));
   const subtitle = h('span', { class: 'muted' });
   const charts = await loadCharts();
+  const cluster = await shownCluster();
+  const here = { transport: cluster };
 
   replace(root,
     error,
-    card('Now', snapshotBox),
+    card(`Now on ${cluster}`, snapshotBox),
     card('Job limits', limitsBox, { cls: 'flush' }),
     card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
     card('Running jobs per partition', jobsChart));
@@ -47,7 +50,7 @@ export async function render(root, _params, query) {
 
   async function loadSnapshot() {
     try {
-      const [snaps, whole] = await Promise.all([api('/api/resources'), api('/api/resources/total')]);
+      const [snaps, whole] = await Promise.all([api('/api/resources', { query: here }), api('/api/resources/total', { query: here })]);
       drawSnapshot(snaps, whole);
     } catch (err) {
       showError(error, err);
@@ -76,7 +79,7 @@ export async function render(root, _params, query) {
 
   async function loadLimits() {
     try {
-      drawLimits(await api('/api/limits'));
+      drawLimits(await api('/api/limits', { query: { profile: cluster } }));
     } catch (err) {
       replace(limitsBox, h('p', { class: 'muted limits-facts' }, `Limits unavailable: ${err.detail || err.message}`));
     }
@@ -86,7 +89,7 @@ export async function render(root, _params, query) {
     rangeButtons.forEach((b) => { const on = b.dataset.hours === String(hours); b.classList.toggle('active', on); b.setAttribute('aria-pressed', String(on)); });
     let data;
     try {
-      data = await api('/api/resources/history', { query: { hours } });
+      data = await api('/api/resources/history', { query: { ...here, hours } });
     } catch (err) {
       if (err.status === 404) {
         replace(gpuChart, emptyState('No history on this server', 'This server keeps no resource history; the snapshot above is current.'));
@@ -111,7 +114,7 @@ export async function render(root, _params, query) {
   await Promise.all([loadSnapshot(), loadHistory(), loadLimits()]);
   return live(['resources.sampled'], (events) => {
     if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
-    const last = events.filter((e) => e.type === 'resources.sampled').pop();
+    const last = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (last && snapshotsOf(last.payload)) { loadSnapshot(); loadHistory(); loadLimits(); }
   }, { wait: 1000 });
 }

@@ -12,13 +12,14 @@ import { dagView } from '../components/dag.js';
 import { icon } from '../icons.js';
 import { efficiencyCard } from '../components/efficiency.js';
 import { FAILED } from './job.js';
+import { jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const STDERR_LINES = 20;
 
-/** The job page of a job, opened on its stderr. */
-function stderrHref(id) {
-  return `/jobs/${encodeURIComponent(id)}?log=stderr`;
+/** The job page of a job of the run's cluster, opened on its stderr. */
+function stderrHref(cluster, id) {
+  return jobHref(cluster, id, { log: 'stderr' });
 }
 
 /** A run's attempts by job name, oldest first. */
@@ -83,7 +84,7 @@ export async function render(root, params) {
     states: run.job_statuses,
     subtitles: subtitles(run),
     onSelect: (name) => {
-      if (FAILED.has(run.job_statuses[name]) && run.job_ids[name]) { navigate(stderrHref(run.job_ids[name])); return; }
+      if (FAILED.has(run.job_statuses[name]) && run.job_ids[name]) { navigate(stderrHref(run.transport, run.job_ids[name])); return; }
       selected = name;
       drawJobs();
     },
@@ -122,6 +123,7 @@ export async function render(root, params) {
     replace(head,
       h('div', { class: 'job-head' },
         h('span', { class: 'job-name' }, run.workflow_name),
+        h('span', { class: 'cluster-chip', id: 'run-cluster', title: 'The cluster this run runs on' }, run.transport),
         stateBadge(run.status),
         h('span', { class: 'grow' }),
         h('a', { class: 'btn', href: `/workflows/${encodeURIComponent(run.workflow_name)}` }, 'Workflow'),
@@ -130,13 +132,13 @@ export async function render(root, params) {
         h('dt', null, 'Run'), h('dd', { class: 'mono' }, run.id),
         h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
         h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
-        h('dt', null, 'Where'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
+        h('dt', null, 'Cluster'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
         h('dt', null, 'From'), h('dd', null, runOrigin(run)),
         Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
     const failed = failedJobs();
     errorBox.hidden = !run.error && !failed.length;
     replace(errorBox, run.error || `${failed.length} job${failed.length === 1 ? '' : 's'} failed`,
-      failed.length ? h('div', { class: 'failed-links' }, failed.map(({ name, id }) => h('a', { class: 'alert-link', href: stderrHref(id) }, `Open ${name} (#${id}) on stderr →`))) : null);
+      failed.length ? h('div', { class: 'failed-links' }, failed.map(({ name, id }) => h('a', { class: 'alert-link', href: stderrHref(run.transport, id) }, `Open ${name} (#${id}) on stderr →`))) : null);
     queuedBox.hidden = !run.queued;  // jobs held back by the submission throttle
     queuedBox.textContent = run.queued ? `Jobs wait to be submitted — ${run.queued}` : '';
   }
@@ -154,7 +156,7 @@ export async function render(root, params) {
       if (tails.has(id)) continue;
       tails.set(id, null);
       try {
-        const logs = await api(`/api/jobs/${encodeURIComponent(id)}/logs`, { query: { tail_lines: STDERR_LINES } });
+        const logs = await api(`/api/jobs/${encodeURIComponent(id)}/logs`, { query: { tail_lines: STDERR_LINES, transport: run.transport } });
         const shared = !logs.stderr_path && logs.stdout_path;
         tails.set(id, { text: shared ? logs.stdout : logs.stderr, stream: shared ? 'stdout (stderr goes to the same file)' : 'stderr' });
       } catch (err) {
@@ -166,7 +168,7 @@ export async function render(root, params) {
       return h('div', { class: 'failed-tail', dataset: { job: name } },
         h('div', { class: 'failed-tail-head' }, h('strong', null, name), stateBadge(run.job_statuses[name]),
           tail && tail.stream !== 'stderr' && !tail.error ? h('span', { class: 'muted' }, tail.stream) : null,
-          h('span', { class: 'grow' }), h('a', { href: stderrHref(id) }, `Full log of #${id} →`)),
+          h('span', { class: 'grow' }), h('a', { href: stderrHref(run.transport, id) }, `Full log of #${id} →`)),
         !tail ? h('p', { class: 'muted' }, 'Reading…')
           : tail.error ? h('p', { class: 'muted' }, `The log could not be read: ${tail.error}`)
             : tail.text ? h('pre', { class: 'log failed-tail-log' }, tail.text) : h('p', { class: 'muted' }, 'The job wrote nothing to stderr.'));
@@ -183,7 +185,7 @@ export async function render(root, params) {
         return [
           h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
             h('td', null, name, tried.length > 1 ? h('span', { class: 'chip attempt-count' }, `${tried.length} attempts`) : null),
-            h('td', null, id ? h('a', { href: FAILED.has(run.job_statuses[name]) ? stderrHref(id) : `/jobs/${id}` }, id) : h('span', { class: 'muted' }, 'not submitted')),
+            h('td', null, id ? h('a', { href: FAILED.has(run.job_statuses[name]) ? stderrHref(run.transport, id) : jobHref(run.transport, id) }, id) : h('span', { class: 'muted' }, 'not submitted')),
             h('td', null, stateBadge(run.job_statuses[name]))),
           tried.some((a) => a.reason) ? h('tr', { class: 'attempts-row', dataset: { attemptsOf: name } },
             h('td', { colspan: 3 }, attemptsTable(tried))) : null,
@@ -197,7 +199,7 @@ export async function render(root, params) {
       h('thead', null, h('tr', null, ['#', 'Scheduler id', 'End', 'Exit', 'Node', 'Memory', 'Time limit', 'Elapsed', 'Next'].map((t) => h('th', null, t)))),
       h('tbody', null, tried.map((a) => h('tr', { dataset: { attempt: a.attempt } },
         h('td', null, a.attempt),
-        h('td', null, h('a', { href: `/jobs/${a.job_id}` }, a.job_id)),
+        h('td', null, h('a', { href: jobHref(run.transport, a.job_id) }, a.job_id)),
         h('td', null, stateBadge(a.state)),
         h('td', null, a.exit_code ?? '–'),
         h('td', { class: 'mono' }, a.node || '–'),
@@ -259,6 +261,7 @@ export async function render(root, params) {
     if (event.type === 'resync') { soon(); return; }
     const p = event.payload;
     if (event.type === 'job.status_changed') {
+      if (p.transport !== run.transport) return; // the same id on another cluster is another job
       const name = Object.keys(run.job_ids).find((n) => String(run.job_ids[n]) === String(p.job_id));
       if (!name) return;
       run.job_statuses[name] = p.to; // at once, then the stored truth (retries, skips) a moment later

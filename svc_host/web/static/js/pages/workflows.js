@@ -1,15 +1,16 @@
 // Workflows: the list (with a sample to start from), and one workflow's page: a YAML editor validated as you
 // type (errors at their lines), the DAG drawn from it, a visual builder that writes the same YAML, run / dry run
 // with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast, max_failures) and the workflow's runs.
-import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
-import { emptyState, guardLeaving, navigate, setTitle } from '../router.js';
+import { emptyState, guardLeaving, navigate, setQuery, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { dagView, descendants, parseDependency } from '../components/dag.js';
 import { toYaml } from '../components/yaml.js';
 import { liveIndicator } from '../events.js';
 import { runOrigin } from './run.js';
+import { clusterField, clusterFilter } from '../components/cluster-field.js';
 
 export const SAMPLE = `name: diamond
 args:
@@ -37,7 +38,7 @@ jobs:
 const FILE_NAME = /^[A-Za-z0-9_-]{1,100}$/;
 
 export async function render(root, params, query) {
-  if (location.pathname.replace(/\/$/, '') === '/workflows') return renderList(root);
+  if (location.pathname.replace(/\/$/, '') === '/workflows') return renderList(root, query);
   const name = location.pathname.replace(/\/$/, '') === '/workflows/new' ? null : params.name;
   return renderEditor(root, name, query);
 }
@@ -46,7 +47,7 @@ export async function render(root, params, query) {
 
 function runsTable(runs, { showWorkflow = true } = {}) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-    h('thead', null, h('tr', null, h('th', null, 'Run'), showWorkflow ? h('th', null, 'Workflow') : null, h('th', null, 'Status'),
+    h('thead', null, h('tr', null, h('th', null, 'Run'), showWorkflow ? h('th', null, 'Workflow') : null, h('th', null, 'Cluster'), h('th', null, 'Status'),
       h('th', null, 'Jobs'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'From'))),
     h('tbody', null, runs.map((run) => {
       const statuses = Object.values(run.job_statuses || {});
@@ -56,15 +57,18 @@ function runsTable(runs, { showWorkflow = true } = {}) {
       return h('tr', { dataset: { run: run.id } },
         h('td', null, h('a', { href: `/runs/${run.id}`, class: 'mono' }, run.id.slice(0, 8))),
         showWorkflow ? h('td', null, run.workflow_name) : null,
+        h('td', null, h('span', { class: 'cluster-chip' }, run.transport)),
         h('td', null, stateBadge(run.status)),
         h('td', { class: 'num' }, `${done}/${statuses.length}`),
-        h('td', { title: fmtTime(run.started_at) }, fmtAgo(run.started_at)),
+        h('td', { title: fmtTime(run.started_at) }, agoSpan(run.started_at)),
         h('td', null, fmtDuration(took)),
         h('td', null, runOrigin(run)));
     }))));
 }
 
-async function renderList(root) {
+async function renderList(root, query) {
+  const filterBox = h('span');
+  let shownOn = query.on || '';
   const listBox = h('div');
   const runsBox = h('div');
   const listError = alertBox(null);
@@ -74,7 +78,7 @@ async function renderList(root) {
       actions: [h('a', { class: 'btn btn-sm', href: '/workflows/new?blank=1' }, 'Blank workflow'),
         h('a', { class: 'btn btn-sm btn-primary', href: '/workflows/new' }, 'New workflow')],
     }),
-    card('Recent runs', runsBox, { cls: 'flush', actions: liveIndicator() }));
+    card('Recent runs', runsBox, { cls: 'flush', actions: [filterBox, liveIndicator()] }));
 
   try {
     const workflows = await api('/api/workflows');
@@ -99,7 +103,9 @@ async function renderList(root) {
 
   async function drawRuns() {
     try {
-      const runs = await api('/api/workflows/runs', { query: { limit: 30 } });
+      const all = await api('/api/workflows/runs', { query: { limit: 30 } });
+      replace(filterBox, clusterFilter(all.map((r) => r.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); drawRuns(); }));
+      const runs = shownOn ? all.filter((r) => r.transport === shownOn) : all;
       replace(runsBox, runs.length ? runsTable(runs)
         : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'));
     } catch (err) {
@@ -468,6 +474,8 @@ async function renderEditor(root, fileName, query) {
 
   // -- run and dry run ----------------------------------------------------------------------------------
   const runState = { mode: 'all', from: '', to: '', single: '', args: {} };
+  const runCluster = await clusterField({ name: 'run-cluster', onChange: () => drawRunForm() });
+  const sweepCluster = await clusterField({ name: 'sweep-cluster', onChange: () => drawSweepForm() });
   const dryBox = h('div', { class: 'dry-run' });
   const runError = alertBox(null);
 
@@ -514,11 +522,11 @@ async function renderEditor(root, fileName, query) {
     const selectors = runState.mode === 'range'
       ? h('div', { class: 'form-grid' }, field('From job', pick(runState.from, (v) => { runState.from = v; }, 'from job')), field('To job', pick(runState.to, (v) => { runState.to = v; }, 'to job')))
       : runState.mode === 'single' ? h('div', { class: 'form-grid' }, field('Job', pick(runState.single, (v) => { runState.single = v; }, 'single job'))) : null;
-    const runBtn = actionButton('Run', runNow, { cls: 'btn btn-primary', errorBox: runError, busyLabel: 'Starting…' });
+    const runBtn = actionButton(`Run on ${runCluster.value()}`, runNow, { cls: 'btn btn-primary', errorBox: runError, busyLabel: 'Starting…' });
     const dryBtn = actionButton('Dry run', dryRun, { cls: 'btn', errorBox: runError });
     runBtn.disabled = !state.valid;
     replace(runBox,
-      h('div', { class: 'run-form' }, modes, selectors, argInputs(runState.args),
+      h('div', { class: 'run-form' }, modes, h('div', { class: 'form-grid' }, runCluster.element), selectors, argInputs(runState.args),
         h('div', { class: 'form-actions' }, dryBtn, runBtn, !fileName || text !== saved ? h('span', { class: 'hint' }, 'Run saves the workflow first') : null)),
       runError, dryBox);
   }
@@ -544,7 +552,8 @@ async function renderEditor(root, fileName, query) {
 
   async function runNow() {
     const name = await ensureSaved();
-    const run = await api(`/api/workflows/${encodeURIComponent(name)}/run`, { method: 'POST', body: { args: changedArgs(runState.args), ...selection() } });
+    const body = { args: changedArgs(runState.args), ...selection(), transport: runCluster.value() };
+    const run = await api(`/api/workflows/${encodeURIComponent(name)}/run`, { method: 'POST', body });
     navigate(`/runs/${run.id}`);
   }
 
@@ -576,14 +585,14 @@ async function renderEditor(root, fileName, query) {
     failFast.addEventListener('change', () => { sweepState.failFast = failFast.checked; });
     const maxFailures = h('input', { type: 'number', min: 0, max: 1000, value: sweepState.maxFailures, placeholder: 'never stop' });
     maxFailures.addEventListener('input', () => { sweepState.maxFailures = maxFailures.value; });
-    const startBtn = actionButton('Start sweep', startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
+    const startBtn = actionButton(`Start sweep on ${sweepCluster.value()}`, startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
     startBtn.disabled = !state.valid;
     replace(sweepBox,
       h('p', { class: 'hint' }, 'Run the workflow once per combination of argument values (the matrix); each cell is a run.'),
       h('datalist', { id: 'sweep-args' }, argNames.map((n) => h('option', { value: n }))),
       h('div', { class: 'matrix' }, h('div', { class: 'matrix-row matrix-head' }, h('span', null, 'Argument'), h('span', null, 'Values (comma separated)'), h('span')), rows),
       h('button', { type: 'button', class: 'btn btn-sm', onClick: () => { sweepState.axes.push({ name: '', values: '' }); drawSweepForm(); } }, '+ Add axis'),
-      h('div', { class: 'form-grid sweep-options' }, field('Max parallel cells', parallel),
+      h('div', { class: 'form-grid sweep-options' }, sweepCluster.element, field('Max parallel cells', parallel),
         field('Max failures', maxFailures, { hint: 'once more cells failed, the rest is cancelled' }),
         h('label', { class: 'check' }, failFast, 'Fail fast (stop launching cells after the first failure)')),
       h('div', { class: 'form-actions' }, startBtn, count),
@@ -603,7 +612,7 @@ async function renderEditor(root, fileName, query) {
     if (String(sweepState.maxFailures).trim() !== '') spec.max_failures = Number(sweepState.maxFailures);
     const sweep = await api(`/api/workflows/${encodeURIComponent(name)}/run`, {
       method: 'POST',
-      body: { args: changedArgs(runState.args), sweep: spec },
+      body: { args: changedArgs(runState.args), sweep: spec, transport: sweepCluster.value() },
     });
     navigate(`/sweeps/${sweep.id}`);
   }
