@@ -1,0 +1,121 @@
+"""Spawn to serving: the SDK loads in a thread while the main thread answers the client's opening frame.
+
+``begin`` starts a thread that imports the server module and builds the server (``build``), then goes on warming
+the Host (``warm``: the store and the plugin tables, all that its start imports); meanwhile the main thread reads
+the first frame from fd 0 and writes ``opening.early_answer`` to fd 1 when svc can give it. Every byte read and
+not answered for good is handed to the SDK as it came (``Handoff.consumed``): fed to the loop's reader when
+``svc_host.mcp.stdio`` serves the pipes (so it can also drop the SDK's answer to a replayed ``initialize``), else
+replayed through a pipe in front of the rest of stdin for the SDK's own transport (which then gets any
+``initialize`` to answer itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from svc_host.mcp.opening import Early, early_answer
+
+T = TypeVar("T")
+_FRAME_LIMIT = 1 << 20
+"""Stop looking for the end of the first frame after this many bytes (the SDK then reads it whole)."""
+
+
+@dataclass
+class Handoff(Generic[T]):
+    """What the SDK takes over: the bytes to read before fd 0 and the answer svc already gave (if any)."""
+
+    consumed: bytes
+    answered: Early | None
+    loaded: Callable[[], T]
+    """The built server (waits for the loading thread; raises what building raised)."""
+
+
+def begin(build: Callable[[], T], warm: Callable[[T], None]) -> Handoff[T]:
+    """Load ``build()`` then ``warm(built)`` in a thread; answer the opening frame meanwhile."""
+    sdk: Future[str | None] = Future()
+    built: Future[T] = Future()
+
+    def load() -> None:
+        sdk.set_result(_installed_sdk())
+        try:
+            built.set_result(build())
+        except Exception as exc:  # noqa: BLE001 - raised again in the main thread, by Handoff.loaded
+            built.set_exception(exc)
+            return
+        with contextlib.suppress(Exception):  # the Host's start does it again, and a tool call reports it
+            warm(built.result())
+
+    threading.Thread(target=load, name="svc-mcp-load", daemon=True).start()
+    served_by_loop = watchable(0) and watchable(1)
+    data = _read_first_frame()
+    frame, newline, rest = data.partition(b"\n")
+    answered = early_answer(frame, sdk.result(), handshake=served_by_loop) if newline else None
+    if answered is not None:
+        _write_all(1, answered.line)
+        if not answered.replay:
+            data = rest
+    if data and not served_by_loop:
+        _replay(data)
+        data = b""
+    return Handoff(data, answered, built.result)
+
+
+def watchable(fd: int) -> bool:
+    """A pipe or a socket: what a client connects, and what the loop can watch without touching anyone else's
+    file (a terminal's non-blocking mode is the shell's too; a regular file is always "ready")."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _installed_sdk() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp")
+    except PackageNotFoundError:
+        return None
+
+
+def _read_first_frame() -> bytes:
+    """Bytes from fd 0 up to the first newline (and whatever came with it), the end of input, or the limit."""
+    data = b""
+    while b"\n" not in data and len(data) < _FRAME_LIMIT:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _replay(consumed: bytes) -> None:
+    """Make fd 0 a pipe that gives ``consumed`` and then everything still to come on the real stdin."""
+    read_end, write_end = os.pipe()
+    source = os.dup(0)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+    def forward() -> None:
+        try:
+            _write_all(write_end, consumed)
+            while chunk := os.read(source, 65536):
+                _write_all(write_end, chunk)
+        except OSError:  # the server closed its end: nobody reads any more
+            pass
+        finally:
+            os.close(write_end)
+            os.close(source)
+
+    threading.Thread(target=forward, name="svc-mcp-stdin", daemon=True).start()
