@@ -12,6 +12,7 @@ replayed through a pipe in front of the rest of stdin for the SDK's own transpor
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import stat
 import threading
@@ -43,7 +44,7 @@ def begin(build: Callable[[], T], warm: Callable[[T], None]) -> Handoff[T]:
     built: Future[T] = Future()
 
     def load() -> None:
-        sdk.set_result(_installed_sdk())
+        sdk.set_result(installed_sdk())
         try:
             built.set_result(build())
         except Exception as exc:  # noqa: BLE001 - raised again in the main thread, by Handoff.loaded
@@ -74,13 +75,16 @@ def watchable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _installed_sdk() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mcp")
-    except PackageNotFoundError:
+def installed_sdk() -> str | None:
+    """The version of the MCP SDK that ``import mcp`` will load, from the distribution's metadata directory beside
+    it (``mcp-<version>.dist-info``; what ``importlib.metadata`` reads, without the scan of every path entry that
+    makes it cost as much as the answer); None when there is not exactly one."""
+    spec = importlib.util.find_spec("mcp")
+    if spec is None or spec.origin is None:
         return None
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    found = [name for name in os.listdir(site) if name.startswith("mcp-") and name.endswith(".dist-info")]
+    return found[0].removeprefix("mcp-").removesuffix(".dist-info") if len(found) == 1 else None
 
 
 def _read_first_frame() -> bytes:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from svc_host.mcp.handoff import installed_sdk
 from svc_host.mcp.opening import HANDSHAKE_VERSIONS, VERIFIED_SDK, early_answer
 
 ENVELOPE = {
@@ -107,6 +108,7 @@ def test_the_installed_sdk_is_the_one_the_early_answers_were_checked_against() -
     # Another SDK makes svc leave every opening to the SDK (correct, but slow): check the answers against it below,
     # then move VERIFIED_SDK and HANDSHAKE_VERSIONS.
     assert version("mcp") == VERIFIED_SDK
+    assert installed_sdk() == VERIFIED_SDK  # how svc mcp reads it, faster than importlib.metadata
     assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
 
 
