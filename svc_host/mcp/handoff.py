@@ -53,7 +53,8 @@ def begin(build: Callable[[], T], warm: Callable[[T], None]) -> Handoff[T]:
         with contextlib.suppress(Exception):  # the Host's start does it again, and a tool call reports it
             warm(built.result())
 
-    threading.Thread(target=load, name="svc-mcp-load", daemon=True).start()
+    # not a daemon: an interpreter that exits while a daemon thread imports is not safe
+    threading.Thread(target=load, name="svc-mcp-load").start()
     served_by_loop = watchable(0) and watchable(1)
     data = _read_first_frame()
     frame, newline, rest = data.partition(b"\n")
@@ -79,11 +80,14 @@ def installed_sdk() -> str | None:
     """The version of the MCP SDK that ``import mcp`` will load, from the distribution's metadata directory beside
     it (``mcp-<version>.dist-info``; what ``importlib.metadata`` reads, without the scan of every path entry that
     makes it cost as much as the answer); None when there is not exactly one."""
-    spec = importlib.util.find_spec("mcp")
-    if spec is None or spec.origin is None:
+    try:
+        spec = importlib.util.find_spec("mcp")
+        if spec is None or spec.origin is None:
+            return None
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        found = [name for name in os.listdir(site) if name.startswith("mcp-") and name.endswith(".dist-info")]
+    except (ImportError, ValueError, OSError):  # the SDK will say what is wrong when it is imported
         return None
-    site = os.path.dirname(os.path.dirname(spec.origin))
-    found = [name for name in os.listdir(site) if name.startswith("mcp-") and name.endswith(".dist-info")]
     return found[0].removeprefix("mcp-").removesuffix(".dist-info") if len(found) == 1 else None
 
 
