@@ -30,7 +30,8 @@ _FRAME_LIMIT = 1 << 20
 
 @dataclass
 class Handoff(Generic[T]):
-    """What the SDK takes over: the bytes to read before fd 0 and the answer svc already gave (if any)."""
+    """What the SDK takes over: the bytes to read before fd 0, and the request among them that svc answered
+    already (an ``initialize``: the SDK reads it, and its answer is held back)."""
 
     consumed: bytes
     answered: Early | None
@@ -59,14 +60,17 @@ def begin(build: Callable[[], T], warm: Callable[[T], None]) -> Handoff[T]:
     data = _read_first_frame()
     frame, newline, rest = data.partition(b"\n")
     answered = early_answer(frame, sdk.result(), handshake=served_by_loop) if newline else None
+    held_back = None
     if answered is not None:
         _write_all(1, answered.line)
-        if not answered.replay:
+        if answered.replay:
+            held_back = answered
+        else:
             data = rest
     if data and not served_by_loop:
         _replay(data)
         data = b""
-    return Handoff(data, answered, built.result)
+    return Handoff(data, held_back, built.result)
 
 
 def watchable(fd: int) -> bool:

@@ -177,6 +177,17 @@ async def test_frames_sent_behind_the_opening_one_reach_the_sdk(svc_home: dict[s
     assert {"submit_job", "run_workflow", "wait_workflow_run", "wait_for_change", "list_ssh_profiles"} <= names
 
 
+async def test_nothing_is_held_back_after_an_early_discover(svc_home: dict[str, str]) -> None:
+    # server/discover is stateless: the SDK never sees it, so no answer of the SDK's may be taken for its double
+    async with server(svc_home, "-m", "svc_host", "mcp") as process:
+        await send(process, frame("a", "server/discover"))
+        first = await answer(process)
+        await send(process, frame("a", "tools/list"))  # the id again, once its request was answered
+        second = await answer(process)
+    assert first["id"] == second["id"] == "a"
+    assert "submit_job" in {tool["name"] for tool in second["result"]["tools"]}
+
+
 @pytest.mark.parametrize(
     ("opening", "sdk"),
     [
