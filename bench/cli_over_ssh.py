@@ -8,7 +8,9 @@ temporary svc home (with its own agent), so nothing of yours is read or changed.
 
 Raw commands are OpenSSH's ``ssh`` running the same Slurm command line svc sends (``squeue`` with svc's
 columns, ``sbatch --parsable``, ``cat`` of the log). Also measured: the idle interpreter (``python3 -c pass``,
-which on a sandbox with a certifi ``.pth`` is not free) and ``svc --version``. Prints medians of wall time
+which on a sandbox with a certifi ``.pth`` is not free), ``svc --version`` and the floor under any command
+without an agent: a bare interpreter that imports asyncssh, connects and runs that ``squeue`` (``FLOOR``), what
+svc's SSH transport does with nothing of svc around it. Prints medians of wall time
 and of CPU time (user + sys of the child: less sensitive to other load on the machine).
 
     python bench/cli_over_ssh.py [--repeat 7]
@@ -37,6 +39,18 @@ from svc_host.slurm.argv import squeue_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = "dev"
+FLOOR = """
+import asyncio, sys
+import asyncssh
+host, port, user, key, known_hosts, command = sys.argv[1:]
+async def main():
+    async with asyncssh.connect(
+        host, port=int(port), username=user, client_keys=[key], known_hosts=known_hosts, config=None
+    ) as conn:
+        sys.stdout.write((await conn.run(command, check=True)).stdout)
+asyncio.run(main())
+"""
+"""One ``squeue`` over one asyncssh connection from a bare interpreter: the floor of ``svc jobs`` without an agent."""
 
 
 def dev_env() -> dict[str, str]:
@@ -101,6 +115,11 @@ def main(repeat: int) -> None:
                 known_hosts=facts["SVC_DEV_SSH_KNOWN_HOSTS"],
             ),
         )
+        floor = [
+            sys.executable, "-c", FLOOR, facts["SVC_DEV_SSH_HOST"], facts["SVC_DEV_SSH_PORT"],
+            facts["SVC_DEV_SSH_USER"], facts["SVC_DEV_SSH_KEY"], facts["SVC_DEV_SSH_KNOWN_HOSTS"],
+            shlex.join(squeue_argv()),
+        ]  # fmt: skip
         ssh = [
             "ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-p", facts["SVC_DEV_SSH_PORT"],
             "-i", facts["SVC_DEV_SSH_KEY"], "-o", f"UserKnownHostsFile={facts['SVC_DEV_SSH_KNOWN_HOSTS']}",
@@ -118,7 +137,7 @@ def main(repeat: int) -> None:
         if started.returncode != 0:
             raise SystemExit(f"svc agent start failed: {started.stderr.strip()}")
         try:
-            sample(samples, repeat, svc=svc, ssh=ssh, env=env, work_dir=work_dir, submitted=submitted)
+            sample(samples, repeat, svc=svc, ssh=ssh, floor=floor, env=env, work_dir=work_dir, submitted=submitted)
         finally:
             subprocess.run([*svc, "agent", "stop"], env=env, capture_output=True, check=False)
             live = [job for job in submitted if job.split(";")[0].isdigit()]
@@ -134,6 +153,7 @@ def sample(
     *,
     svc: list[str],
     ssh: list[str],
+    floor: list[str],
     env: dict[str, str],
     work_dir: str,
     submitted: list[str],
@@ -170,6 +190,7 @@ def sample(
     for _ in range(repeat):
         samples.run("python3 -c pass", [sys.executable, "-c", "pass"], env)
         samples.run("svc --version", [*svc, "--version"], env)
+        samples.run("floor", floor, env)
         for raw_label, svc_label in PAIRS:
             argv, stdin = raw[raw_label]
             outputs = [samples.run(raw_label, argv, env, stdin=stdin)]
@@ -191,6 +212,12 @@ def report(samples: Samples, repeat: int) -> None:
     print(
         f"  {'raw':14} {'wall':>6} {'(cpu)':>7}   {'no agent':11} {'wall':>6} {'(cpu)':>7} {'ratio':>6}   "
         f"{'agent: wall':>11} {'(cpu)':>7} {'ratio':>6}   (goal <= 2x)"
+    )
+    floor_wall, floor_cpu = samples.median("floor")
+    squeue_wall, _ = samples.median("ssh squeue")
+    print(
+        f"  {'python + asyncssh':16} {floor_wall:6.3f} ({floor_cpu:5.3f})   the same squeue, nothing of svc: "
+        f"{floor_wall / squeue_wall:.2f}x ssh squeue (the floor without an agent)"
     )
     for raw, ours in PAIRS:
         raw_wall, raw_cpu = samples.median(raw)

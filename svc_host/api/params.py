@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Path
 from pydantic import BaseModel
 
-from svc_host.domain.submission import MAX_JOB_ID
+from svc_host.domain.jobs import MAX_JOB_ID
 from svc_host.errors import InvalidRequestError, NotFoundError
 from svc_host.slurm.arrays import array_of, checked_job_id
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from svc_host.mcp.server import Loaded
 
 
 @click.command()
@@ -131,12 +135,22 @@ def mcp(log_level: str, roots: tuple[Path, ...]) -> None:
     """Serve the MCP tools over stdio (for AI agents)."""
     import logging
 
-    from svc_host.mcp.opening import answer_opening
+    import anyio
 
-    answer_opening("svc_host.mcp.server").join()  # the client's first frame, answered while the SDK imports
-    from svc_host.mcp.server import create_server
+    from svc_host.mcp.handoff import begin
 
-    server = create_server(roots=roots)
+    def load() -> Loaded:
+        from svc_host.mcp.server import load
+
+        return load(roots)
+
+    def warm(loaded: Loaded) -> None:
+        from svc_host.mcp.server import prepare
+
+        prepare(loaded.host)
+
+    handoff = begin(load, warm)  # the client's first frame, answered while the SDK and the Host load
+    server = handoff.loaded().server
     # The SDK sets the root logger to INFO when the server is built; an agent's stderr wants warnings only.
     logging.getLogger().setLevel(log_level.upper())
-    server.run("stdio")
+    anyio.run(server.run_stdio_async, handoff.consumed, handoff.answered)

@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 JOB_NAME_MAX = 200
-MAX_JOB_ID = 2**32 - 1
-"""Slurm job ids are unsigned 32-bit (a federation's ids included)."""
 MAX_COUNT = 1_000_000
 """Upper bound of node, task, CPU and GPU counts: far above any cluster, far below what overflows a store."""
 MAX_SCRIPT_CHARS = 1_000_000

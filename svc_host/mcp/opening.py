@@ -1,23 +1,22 @@
 """The client's opening request, answered before the MCP SDK is imported (importing it takes most of a second).
 
-An agent spawns ``svc mcp`` and its first frame is ``server/discover`` (protocol 2026-07-28, the official client)
-or ``initialize`` (older clients). ``server/discover`` is stateless: the answer depends only on the server (its
-name, version, instructions and the capabilities the SDK derives from ``MCPServer``'s handlers), never on the
-session, and every later request carries its own protocol envelope. So ``svc mcp`` imports the SDK in a thread
-while the main thread reads the first frame; a ``server/discover`` for the protocol version svc knows is answered
-at once with ``discover_result()``, and the SDK serves everything after it (``tools/list`` waits for the server,
-so the list is always complete). Anything else (``initialize``, another version, a frame that is not JSON, an SDK
-other than ``VERIFIED_SDK``) is handed to the SDK as it came, through a pipe that replays the bytes already read
-in front of the rest of stdin; so are frames the client sent behind the first one without waiting.
+An agent spawns ``svc mcp`` and its first frame is ``initialize`` (the handshake of every protocol up to
+2025-11-25: TypeScript SDK 1.x, Python's ``ClientSession.initialize``) or ``server/discover`` (the stateless
+2026-07-28 protocol, ``mcp.Client``). Both answers depend only on the server (its name, version, instructions and
+the capabilities the SDK derives from ``MCPServer``'s handlers) and, for ``initialize``, on the protocol version
+the client asks for, never on anything the SDK computes at run time. So ``early_answer`` gives the SDK's own answer
+for the SDK it was checked against (``VERIFIED_SDK``) and the versions it accepts; anything else (another SDK, a
+version the SDK would counter-offer, a frame that is not a plain request) is None, and the SDK answers.
 
-``tests/mcp/test_mcp_opening.py`` checks that the early answer is, field for field, the one the SDK gives.
+``initialize`` opens a session: the SDK must still see it (``Early.replay``), record the client's capabilities
+and protocol version, and its own answer is dropped on the way out (``svc_host.mcp.stdio``), after a check that it
+is the one svc gave. ``tests/mcp/test_mcp_opening.py`` compares the answers field for field for every version.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
+from dataclasses import dataclass
 from typing import Any
 
 from svc_host import __version__
@@ -29,24 +28,36 @@ INSTRUCTIONS = (
     "scheduler on this machine, or pass an SSH profile name (see list_ssh_profiles)."
 )
 VERIFIED_SDK = "2.3.0"
-"""The MCP SDK whose own ``server/discover`` answer ``discover_result`` is (with another one, the SDK answers)."""
+"""The MCP SDK whose own answers these are (with another one, the SDK answers)."""
 PROTOCOL_VERSION = "2026-07-28"
-"""The stateless protocol revision the early answer is for."""
+"""The stateless protocol revision the early ``server/discover`` answer is for."""
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The ``initialize`` protocol versions ``VERIFIED_SDK`` accepts as asked (others get its counter-offer)."""
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_CAPABILITIES = {
-    "prompts": {"listChanged": True},
-    "resources": {"listChanged": True, "subscribe": True},
-    "tools": {"listChanged": True},
-}
-_FRAME_LIMIT = 1 << 20
-"""Stop looking for the end of the first frame after this many bytes (the SDK then reads it whole)."""
+_CLIENT_INFO_FIELDS = {"name", "version", "title", "description", "websiteUrl"}
+_INITIALIZE_FIELDS = {"protocolVersion", "capabilities", "clientInfo", "_meta"}
+
+
+@dataclass(frozen=True)
+class Early:
+    """An answer svc wrote itself: ``line`` goes to the client; when ``replay``, the SDK still reads the request
+    and its answer (the one with ``request_id``, whose result must equal ``result``) is not sent."""
+
+    line: bytes
+    request_id: int | str
+    result: dict[str, Any]
+    replay: bool
 
 
 def discover_result() -> dict[str, Any]:
     """What the SDK answers to ``server/discover`` for svc's ``MCPServer`` (``VERIFIED_SDK``)."""
     return {
         "cacheScope": "private",
-        "capabilities": _CAPABILITIES,
+        "capabilities": {
+            "prompts": {"listChanged": True},
+            "resources": {"listChanged": True, "subscribe": True},
+            "tools": {"listChanged": True},
+        },
         "instructions": INSTRUCTIONS,
         "resultType": "complete",
         "supportedVersions": [PROTOCOL_VERSION],
@@ -55,93 +66,71 @@ def discover_result() -> dict[str, Any]:
     }
 
 
-def early_answer(frame: bytes, sdk_version: str | None) -> bytes | None:
-    """The answer line to the opening ``frame`` when svc can give it for the installed SDK, else None."""
-    if sdk_version != VERIFIED_SDK:
+def initialize_result(protocol_version: str) -> dict[str, Any]:
+    """What the SDK answers to an ``initialize`` asking for ``protocol_version`` (one of ``HANDSHAKE_VERSIONS``)."""
+    return {
+        "capabilities": {
+            "prompts": {"listChanged": False},
+            "resources": {"listChanged": False, "subscribe": False},
+            "tools": {"listChanged": False},
+        },
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": protocol_version,
+        "serverInfo": {"name": NAME, "version": __version__},
+    }
+
+
+def early_answer(frame: bytes, sdk_version: str | None, *, handshake: bool = True) -> Early | None:
+    """svc's answer to the opening ``frame`` when it is the installed SDK's own, else None. ``handshake``: whether
+    an ``initialize`` may be answered (its request must then reach the SDK and its answer be dropped)."""
+    request = _request(frame) if sdk_version == VERIFIED_SDK else None
+    if request is None:
         return None
+    request_id, method, params = request
+    if method == "server/discover" and _plain_discover(params):
+        return _early(request_id, discover_result(), replay=False)
+    if method == "initialize" and handshake and _plain_initialize(params):
+        return _early(request_id, initialize_result(params["protocolVersion"]), replay=True)
+    return None
+
+
+def _request(frame: bytes) -> tuple[int | str, Any, dict[str, Any]] | None:
+    """A JSON-RPC request's id, method and params (an object), or None."""
     try:
         message = json.loads(frame)
     except ValueError:
         return None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "server/discover":
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
-    request_id = message.get("id")
-    params = message.get("params")
+    request_id, params = message.get("id"), message.get("params")
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
         return None
+    return request_id, message.get("method"), params
+
+
+def _early(request_id: int | str, result: dict[str, Any], *, replay: bool) -> Early:
+    line = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":")).encode()
+    return Early(line + b"\n", request_id, result, replay)
+
+
+def _plain_discover(params: dict[str, Any]) -> bool:
     meta = params.get("_meta")
-    if not isinstance(meta, dict) or meta.get(_META_VERSION) != PROTOCOL_VERSION:
-        return None
-    answer = {"jsonrpc": "2.0", "id": request_id, "result": discover_result()}
-    return json.dumps(answer, separators=(",", ":")).encode() + b"\n"
+    return isinstance(meta, dict) and meta.get(_META_VERSION) == PROTOCOL_VERSION
 
 
-def answer_opening(preload: str) -> threading.Thread:
-    """Import ``preload`` (the server module) in a thread; meanwhile answer the client's opening frame on fd 1 if
-    svc can, and leave fd 0 so that the SDK reads every byte it did not answer. Join the returned thread before
-    using ``preload``."""
-    sdk: list[str | None] = []
-    known = threading.Event()
-
-    def load() -> None:
-        try:
-            from importlib.metadata import PackageNotFoundError, version
-
-            try:
-                sdk.append(version("mcp"))
-            except PackageNotFoundError:
-                sdk.append(None)
-        finally:
-            known.set()
-        __import__(preload)
-
-    loader = threading.Thread(target=load, name="svc-mcp-import", daemon=True)
-    loader.start()
-    data = _read_first_frame()
-    frame, newline, rest = data.partition(b"\n")
-    known.wait()
-    answer = early_answer(frame, sdk[0] if sdk else None) if newline else None
-    if answer is not None:
-        _write_all(1, answer)
-        data = rest
-    if data:
-        _replay(data)
-    return loader
-
-
-def _read_first_frame() -> bytes:
-    """Bytes from fd 0 up to the first newline (and whatever came with it), the end of input, or the limit."""
-    data = b""
-    while b"\n" not in data and len(data) < _FRAME_LIMIT:
-        chunk = os.read(0, 65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _replay(consumed: bytes) -> None:
-    """Make fd 0 a pipe that gives ``consumed`` and then everything still to come on the real stdin."""
-    read_end, write_end = os.pipe()
-    source = os.dup(0)
-    os.dup2(read_end, 0)
-    os.close(read_end)
-
-    def forward() -> None:
-        try:
-            _write_all(write_end, consumed)
-            while chunk := os.read(source, 65536):
-                _write_all(write_end, chunk)
-        except OSError:  # the server closed its end: nobody reads any more
-            pass
-        finally:
-            os.close(write_end)
-            os.close(source)
-
-    threading.Thread(target=forward, name="svc-mcp-stdin", daemon=True).start()
+def _plain_initialize(params: dict[str, Any]) -> bool:
+    """Params the SDK accepts as they are: a version it takes as asked, capabilities as objects and a client
+    described by strings only (anything richer is the SDK's to judge)."""
+    info = params.get("clientInfo")
+    capabilities = params.get("capabilities")
+    return (
+        params.keys() <= _INITIALIZE_FIELDS
+        and params.get("protocolVersion") in HANDSHAKE_VERSIONS
+        and isinstance(params.get("_meta", {}), dict)
+        and isinstance(capabilities, dict)
+        and all(isinstance(value, dict) for value in capabilities.values())
+        and isinstance(info, dict)
+        and info.keys() <= _CLIENT_INFO_FIELDS
+        and all(isinstance(info.get(key), str) for key in ("name", "version"))
+        and all(isinstance(value, str) for value in info.values())
+    )

@@ -20,6 +20,8 @@ from svc_host.errors import SvcError, describe_validation
 if TYPE_CHECKING:
     from anyio import AsyncFile
 
+    from svc_host.mcp.opening import Early
+
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
 LifespanT = TypeVar("LifespanT")
@@ -84,14 +86,15 @@ class SpecShapedServer(MCPServer[LifespanT]):
     Arguments a tool does not take are refused too (the SDK would drop them): a misspelt ``dry_run`` must
     not run a workflow for real."""
 
-    async def run_stdio_async(self) -> None:
-        """Serve over stdin and stdout driven by the event loop (``svc_host.mcp.stdio``); the SDK's own stdio
-        transport when they cannot be (regular files)."""
+    async def run_stdio_async(self, consumed: bytes = b"", answered: Early | None = None) -> None:
+        """Serve over stdin and stdout driven by the event loop (``svc_host.mcp.stdio``), after the ``consumed``
+        bytes and without a second answer to the request svc ``answered`` before the SDK was loaded; the SDK's
+        own stdio transport when they cannot be (regular files: ``svc_host.mcp.handoff`` gave them no such bytes)."""
         from mcp.server.stdio import stdio_server
 
         from svc_host.mcp.stdio import loop_stdio
 
-        async with loop_stdio() as wire:
+        async with loop_stdio(consumed, answered) as wire:
             if wire is None:
                 await super().run_stdio_async()
                 return

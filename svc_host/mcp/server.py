@@ -4,11 +4,12 @@ The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool se
 profile nor the SVC_* variables that choose a cluster or override configuration (only an explicit ``transport``
 selects a cluster); those saying where svc keeps its files and which plugins load still apply.
 
-Agents spawn ``svc mcp`` on every launch, so the opening request is answered before the store is opened (and a
-``server/discover`` before the SDK is imported, see ``svc_host.mcp.opening``): the
-Host starts (store, monitor, run services, plugin tasks) on the first tool call, or ``START_AFTER`` seconds
-after the server came up when no call came, so runs and sweeps nobody drives are still taken over. The
-store is opened in a worker thread: its import and migrations never hold up the event loop.
+Agents spawn ``svc mcp`` on every launch and call it later, so the opening request is answered before the SDK is
+imported (``svc_host.mcp.opening``) and everything loads in the background from spawn on: ``load`` builds the
+server and ``prepare`` opens the store and builds the plugin tables in ``svc mcp``'s loading thread
+(``svc_host.mcp.handoff``), then the Host starts (monitor, run services, plugin tasks) as soon as the server
+serves. A tool call waits for that start, whose failure (an unusable database) is the call's error; ``prepare``
+runs in a worker thread there too, so its imports and migrations never hold up the event loop.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +37,39 @@ from svc_host.mcp.results import SpecShapedServer, failure
 from svc_host.settings.paths import SvcPaths
 
 log = logging.getLogger(__name__)
-
-START_AFTER = 2.0
-"""Seconds after start-up at which the Host starts by itself when no tool call started it."""
+_preparing = threading.Lock()
 
 
-def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> MCPServer[Host]:
+@dataclass(frozen=True)
+class Loaded:
+    server: SpecShapedServer[Host]
+    host: Host
+
+
+def load(roots: Sequence[Path] = ()) -> Loaded:
+    """The server of ``svc mcp`` and its Host (not started); ``roots`` as for ``create_server``."""
+    host = _mcp_host(roots)
+    return Loaded(create_server(host), host)
+
+
+def prepare(host: Host) -> None:
+    """What the Host's start does that needs no event loop, in any thread, once: the store opened and migrated,
+    the plugin tables built (the renderers, backends and transports they import), the monitor made and the run
+    services' modules imported. The start itself then holds up the event loop (and the answers it serves) for
+    no import."""
+    with _preparing:
+        host.store  # noqa: B018 - opens it
+        host.plugins.build_tables()
+        host.transports.specs()
+        host.monitor  # noqa: B018 - makes it
+        importlib.import_module("svc_host.workflows.engine")
+        importlib.import_module("svc_host.sweeps.orchestrator")
+
+
+def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> SpecShapedServer[Host]:
     """Build the stdio MCP server from the tools the plugins offer; ``roots`` are more directories its tools
     may read and write workflow files in (see ``svc_host.workflows.files``)."""
-    if host is None:
-        paths = replace(SvcPaths.from_env(), extra_roots=tuple(root.resolve() for root in roots))
-        host = Host.create("mcp", paths=paths, read_env=False)
+    host = host or _mcp_host(roots)
     starting: asyncio.Future[None] | None = None
 
     def start() -> asyncio.Future[None]:
@@ -55,17 +80,18 @@ def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> MC
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Host]) -> AsyncIterator[Host]:
-        timer = asyncio.get_running_loop().call_later(START_AFTER, start)
+        start()
         try:
             yield host
         finally:
-            timer.cancel()
             if starting is not None:
                 with contextlib.suppress(Exception):  # a failed start was reported to the calls that waited
                     await starting
             await host.close()
 
-    server: MCPServer[Host] = SpecShapedServer(NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server: SpecShapedServer[Host] = SpecShapedServer(
+        NAME, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
+    )
     for spec in host.plugins.mcp_tools().values():
         try:
             server.add_tool(
@@ -83,8 +109,13 @@ def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> MC
     return server
 
 
+def _mcp_host(roots: Sequence[Path]) -> Host:
+    paths = replace(SvcPaths.from_env(), extra_roots=tuple(root.resolve() for root in roots))
+    return Host.create("mcp", paths=paths, read_env=False)
+
+
 async def _start(host: Host) -> None:
-    await asyncio.to_thread(lambda: host.store)
+    await asyncio.to_thread(prepare, host)
     await host.start()
 
 

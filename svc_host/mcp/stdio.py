@@ -11,6 +11,9 @@ reaches the wire) and are restored afterwards, with their blocking mode. Only pi
 connects, are served this way: the loop makes them non-blocking, which would also change a terminal that the
 shell shares. When stdin or stdout is anything else (a terminal, a regular file, the null device),
 ``loop_stdio`` gives ``None`` and the SDK's own transport serves.
+
+The bytes ``svc mcp`` read before the SDK was loaded (``svc_host.mcp.handoff``) come first on the reader; when svc
+answered an ``initialize`` itself, the SDK's answer to it is checked against svc's and not sent again.
 """
 
 from __future__ import annotations
@@ -18,10 +21,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
+import logging
 import os
-import stat
 from collections.abc import AsyncIterator, Iterator
-from typing import Self
+from typing import TYPE_CHECKING, Self
+
+from svc_host.mcp.handoff import watchable
+
+if TYPE_CHECKING:
+    from svc_host.mcp.opening import Early
+
+log = logging.getLogger(__name__)
 
 LINE_LIMIT = 1 << 28
 """Longest line read (bytes): the SDK's transport reads lines of any length; a message this long is not sent."""
@@ -44,21 +55,46 @@ class LineReader:
 
 
 class LineWriter:
-    """``write`` and ``flush`` as ``stdio_server`` calls them on its stdout; ``flush`` waits while the pipe is full."""
+    """``write`` and ``flush`` as ``stdio_server`` calls them on its stdout; ``flush`` waits while the pipe is full.
 
-    def __init__(self, stream: asyncio.StreamWriter) -> None:
+    ``answered``: a request svc already answered, whose answer from the SDK is left out (one line per message)."""
+
+    def __init__(self, stream: asyncio.StreamWriter, answered: Early | None = None) -> None:
         self.stream = stream
+        self.answered = answered
 
     async def write(self, text: str) -> None:
+        if self.answered is not None and answers_again(text, self.answered):
+            self.answered = None
+            return
         self.stream.write(text.encode())
 
     async def flush(self) -> None:
         await self.stream.drain()
 
 
+def answers_again(line: str, answered: Early) -> bool:
+    """Whether ``line`` is the SDK's answer to the request svc ``answered`` already; one that differs from svc's
+    is logged (the client has svc's: ``opening.VERIFIED_SDK`` no longer gives what svc says it does)."""
+    message = json.loads(line)
+    if message.get("id") != answered.request_id or not message.keys() & {"result", "error"}:
+        return False
+    if message.get("result") != answered.result:
+        log.warning(
+            "svc answered request %r before the SDK was loaded, unlike the SDK: %s, the SDK: %s",
+            answered.request_id,
+            answered.result,
+            message,
+        )
+    return True
+
+
 @contextlib.asynccontextmanager
-async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
-    """The process's stdin and stdout as loop-driven streams while the block runs, or ``None`` when either
+async def loop_stdio(
+    consumed: bytes = b"", answered: Early | None = None
+) -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
+    """The process's stdin (after ``consumed``, the bytes already read from it) and stdout (without the SDK's
+    answer to the ``answered`` request) as loop-driven streams while the block runs, or ``None`` when either
     cannot be watched by the loop."""
     if not all(watchable(fd) for fd in (0, 1)):
         yield None
@@ -71,6 +107,7 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
     writing: asyncio.WriteTransport | None = None
     try:
         stream = asyncio.StreamReader(limit=LINE_LIMIT)
+        stream.feed_data(consumed)
         reading, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(wire_in, "rb", buffering=0, closefd=False)
         )
@@ -79,7 +116,7 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
         )
         writer = asyncio.StreamWriter(writing, protocol, None, loop)
         with _diverted(wire_in, wire_out):
-            yield LineReader(stream), LineWriter(writer)
+            yield LineReader(stream), LineWriter(writer, answered)
     finally:
         for transport in (reading, writing):
             if transport is not None:
@@ -87,13 +124,6 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
         for fd, mode in modes.items():
             fcntl.fcntl(fd, fcntl.F_SETFL, mode)
             os.close(fd)
-
-
-def watchable(fd: int) -> bool:
-    """A pipe or a socket: what a client connects, and what the loop can watch without touching anyone else's
-    file (a terminal's non-blocking mode is the shell's too; a regular file is always "ready")."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 @contextlib.contextmanager

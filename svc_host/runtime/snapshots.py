@@ -15,15 +15,17 @@ import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from svc_host.concurrency.single_flight import SingleFlight
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
-from svc_host.slurm.limits import SiteLimits
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transports.base import SlurmTransport, Transport
 from svc_host.transports.site_limits import LIMITS_MAX_AGE, read_site_limits
+
+if TYPE_CHECKING:
+    from svc_host.slurm.limits import SiteLimits
 
 V = TypeVar("V")
 W = TypeVar("W")

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.jobs import JobState, JobStatus
-from svc_host.domain.submission import JobDefinition
 from svc_host.domain.times import as_utc
 from svc_host.errors import InvalidStateError, NotFoundError, TransportError
 from svc_host.plugin_core.settings import render_job
@@ -23,6 +22,7 @@ from svc_host.slurm.parse import spell_time_limit
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
+    from svc_host.domain.submission import JobDefinition
     from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import JobRecord
 
@@ -240,6 +240,8 @@ async def logs(
     view = await status(host, transport, job_id)
     stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
     if not stdout_path and job_name:
+        from svc_host.domain.submission import JobDefinition  # its models: not for commands that submit nothing
+
         stem = JobDefinition(name=job_name, command="true").file_stem
         stdout_path, stderr_path = f"{log_dir}/{stem}-{job_id}.out", f"{log_dir}/{stem}-{job_id}.err"
     target = host.transport(transport)

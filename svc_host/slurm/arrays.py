@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from svc_host.domain.submission import MAX_JOB_ID
+from svc_host.domain.jobs import MAX_JOB_ID
 
 _TASK = re.compile(r"(?P<array>\d+)_(?P<task>\d+)")
 _RANGE = re.compile(r"(?P<array>\d+)_\[(?P<items>[\d,-]+)(?:%(?P<throttle>\d+))?\]")

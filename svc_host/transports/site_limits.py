@@ -8,19 +8,25 @@ connection settings change (a name that may now reach another cluster) forgets t
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from svc_host.errors import TransportError
-from svc_host.slurm import limits
 from svc_host.transports.base import SlurmTransport, Transport
+
+if TYPE_CHECKING:
+    from svc_host.slurm.limits import SiteLimits
 
 LIMITS_MAX_AGE = 3600.0
 """Seconds the limits read from a cluster are kept."""
 
 
-async def read_site_limits(transport: Transport) -> limits.SiteLimits | None:
+async def read_site_limits(transport: Transport) -> SiteLimits | None:
     """The limits of the transport's user on its cluster; None when the transport cannot run Slurm's tools.
 
-    Raises ``TransportError`` when a command fails (accounting unreachable, sacctmgr missing)."""
+    Raises ``TransportError`` when a command fails (accounting unreachable, sacctmgr missing). The parsers are
+    imported here: ``svc jobs`` and the other commands that never ask for limits do not load them."""
+    from svc_host.slurm import limits
+
     if not isinstance(transport, SlurmTransport):
         return None
     user = await transport.user()

@@ -1,0 +1,123 @@
+"""The clients ``bench/mcp_startup.py`` opens MCP servers with, each timing one freshly spawned server.
+
+* Python's ``ClientSession.initialize`` (the ``initialize`` handshake, as TypeScript SDK 1.x clients open too);
+* the SDK's newer ``mcp.Client`` (``server/discover``, falling back to ``initialize``);
+* the TypeScript SDK's ``Client`` (``@modelcontextprotocol/sdk`` from npm, installed into a temporary directory
+  outside the repository) when Node is present.
+
+A sample is one server: spawn -> opening answered (``initialize``), then either the tool called at once (``first``:
+spawn -> its answer) or called ``at`` seconds after spawn (``later``: that call alone) followed by ``warm`` calls,
+each after ``pause`` seconds (the same kind of call in a server that has long been up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, ClientSession, stdio_client
+from mcp.client.stdio import StdioServerParameters
+
+Call = Callable[[str], Awaitable[None]]
+Opener = Callable[[StdioServerParameters], AbstractAsyncContextManager[Call]]
+Sample = dict[str, Any]
+TS_CLIENT = Path(__file__).with_name("mcp_startup_ts.mjs")
+
+
+def _check(tool: str, failed: bool, content: object) -> None:
+    if failed:
+        raise SystemExit(f"{tool} failed: {content}")
+
+
+@asynccontextmanager
+async def client_session(params: StdioServerParameters) -> AsyncIterator[Call]:
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        async def call(tool: str) -> None:
+            result = await session.call_tool(tool, {})
+            _check(tool, result.is_error, result.content)
+
+        yield call
+
+
+@asynccontextmanager
+async def new_client(params: StdioServerParameters) -> AsyncIterator[Call]:
+    async with Client(params) as client:
+
+        async def call(tool: str) -> None:
+            result = await client.call_tool(tool, {})
+            _check(tool, result.is_error, result.content)
+
+        yield call
+
+
+async def sample(
+    opener: Opener, params: StdioServerParameters, tool: str, at: float | None, warm: int, pause: float
+) -> Sample:
+    spawned = time.perf_counter()
+    async with opener(params) as call:
+        out: Sample = {"initialize": time.perf_counter() - spawned}
+        if at is None:
+            await call(tool)
+            out["first"] = time.perf_counter() - spawned
+            return out
+        await asyncio.sleep(max(0.0, at - (time.perf_counter() - spawned)))
+        out["later"] = await _timed(call, tool)
+        out["warm"] = []
+        for _ in range(warm):
+            await asyncio.sleep(pause)
+            out["warm"].append(await _timed(call, tool))
+        return out
+
+
+async def _timed(call: Call, tool: str) -> float:
+    started = time.perf_counter()
+    await call(tool)
+    return time.perf_counter() - started
+
+
+def typescript_sdk(directory: Path) -> str | None:
+    """Install ``@modelcontextprotocol/sdk`` into ``directory`` (once) and give its version; None without Node."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return None
+    package = directory / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    if not package.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [npm, "install", "--silent", "--prefix", str(directory), "@modelcontextprotocol/sdk"], check=True
+        )
+    shutil.copy(TS_CLIENT, directory / TS_CLIENT.name)
+    version: str = json.loads(package.read_text())["version"]
+    return version
+
+
+async def typescript_sample(
+    directory: Path, params: StdioServerParameters, tool: str, at: float | None, warm: int, pause: float
+) -> Sample:
+    spec = {
+        "command": params.command,
+        "args": params.args,
+        "env": params.env,
+        "cwd": str(params.cwd),
+        "tool": tool,
+        "at": at,
+        "warm": warm,
+        "pause": pause,
+    }
+    process = await asyncio.create_subprocess_exec(
+        "node", TS_CLIENT.name, json.dumps(spec), cwd=directory, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    if process.returncode != 0:
+        raise SystemExit("the TypeScript client failed (its error is above)")
+    result: Sample = json.loads(out)
+    return result
