@@ -30,6 +30,7 @@ from svc_host.runtime.leases import Leases, table_of
 from svc_host.slurm.arrays import task_id
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps.status import PENDING, TERMINAL, Counters
+from svc_host.workflows import job_rows, run_status
 from svc_host.workflows import store as runs
 from svc_host.workflows.plan import (
     CANCELLED,
@@ -136,7 +137,7 @@ def insert_sweep(
 def recount(session: Session, sweep_id: int, now: datetime | None = None) -> None:
     """Set the counters from the cells' statuses (after writing this transaction's own changes)."""
     session.flush()
-    runs.lock_sweep(session, sweep_id)
+    run_status.lock_sweep(session, sweep_id)
 
     def count(statuses: tuple[str, ...]) -> Any:
         return (
@@ -200,7 +201,7 @@ def _counters_update(deltas: tuple[tuple[str, int], ...]) -> Update:
     )
 
 
-runs.on_status_change(_count_cells)
+run_status.on_status_change(_count_cells)
 
 
 def get_sweep(session: Session, sweep_id: int) -> SweepRunRecord | None:
@@ -279,7 +280,7 @@ def next_cells(
     in ``launching`` that are still pending. Their ``started_at`` becomes now and their lease is ``owner``'s
     (the sweep's owner, who launches them: claimed together here, not one transaction per cell; any owner left
     by a process that died while launching them is replaced)."""
-    runs.lock_sweep(session, sweep_id)
+    run_status.lock_sweep(session, sweep_id)
     sweep = session.get(SweepRunRecord, sweep_id)
     if sweep is None:
         return []
@@ -321,7 +322,7 @@ def drain_pending(
     """Cancel every pending cell (but those in ``keep``: being launched) with ``reason`` as its error, its
     jobs ``CANCELLED``; returns how many. Counters are recounted."""
     moment = now or utc_now()
-    runs.lock_sweep(session, sweep_id)
+    run_status.lock_sweep(session, sweep_id)
     query = select(WorkflowRunRecord.id).where(
         WorkflowRunRecord.sweep_id == sweep_id,
         WorkflowRunRecord.status == RUN_PENDING,
@@ -484,7 +485,7 @@ def finish_array(
     )
     statuses: dict[str, str] = {}
     for cell in cells:
-        statuses[cell.run_id] = runs.finish_submit(
+        statuses[cell.run_id] = job_rows.finish_submit(
             session,
             cell.job_row,
             transport=transport,

@@ -19,6 +19,7 @@ from svc_host.store.database import Store
 from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.store import SWEEP_LEASES
+from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 from svc_host.workflows.plan import RUN_STATES
 
@@ -85,10 +86,10 @@ def test_a_failing_cell_writes_nothing(store: Store, monkeypatch: pytest.MonkeyP
 def test_status_changes_recount_in_their_transaction(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     first, second, third, _ = cell_ids(store, sweep_id)
-    store.call(runs.set_run_status, first, "syncing")
-    store.call(runs.set_run_status, second, "running")
-    store.call(runs.set_run_status, third, "failed")
-    store.call(runs.set_run_status, first, "completed")
+    store.call(run_status.set_run_status, first, "syncing")
+    store.call(run_status.set_run_status, second, "running")
+    store.call(run_status.set_run_status, third, "failed")
+    store.call(run_status.set_run_status, first, "completed")
     sweep = store.call(repo.get_sweep, sweep_id)
     assert sweep is not None
     assert repo.counters(sweep) == repo.Counters(pending=1, running=1, completed=1, failed=1)
@@ -103,16 +104,16 @@ def test_next_cells_keeps_max_parallel_in_flight_in_matrix_order(store: Store) -
     leases = {run.id: (run.owner, utc(run.lease_until)) for run in store.call(repo.cells, sweep_id)}
     assert [leases[run_id] for run_id in ids] == [("launcher", LAUNCHER["lease_until"])] * 2 + [(None, None)] * 3
     assert store.call(repo.next_cells, sweep_id, set(chosen), **LAUNCHER) == []  # both still being launched
-    store.call(runs.set_run_status, ids[0], "running")
+    store.call(run_status.set_run_status, ids[0], "running")
     assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == []  # one running, one launching
-    store.call(runs.set_run_status, ids[0], "completed")
+    store.call(run_status.set_run_status, ids[0], "completed")
     assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == [ids[2]]
 
 
 def test_drain_cancels_pending_cells_and_their_jobs(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     ids = cell_ids(store, sweep_id)
-    store.call(runs.set_run_status, ids[0], "running")
+    store.call(run_status.set_run_status, ids[0], "running")
     assert store.call(repo.drain_pending, sweep_id, "not started: test", keep={ids[1]}) == 2
     statuses = {cell.id: (cell.status, cell.error) for cell in store.call(repo.cells, sweep_id)}
     assert statuses[ids[1]] == ("pending", None)
@@ -124,7 +125,7 @@ def test_drain_cancels_pending_cells_and_their_jobs(store: Store) -> None:
 
 def test_cancel_twice_keeps_the_first_request(store: Store) -> None:
     sweep_id = new_sweep(store, 3)
-    store.call(runs.set_run_status, cell_ids(store, sweep_id)[0], "running")
+    store.call(run_status.set_run_status, cell_ids(store, sweep_id)[0], "running")
     first = store.call(repo.request_cancel, sweep_id, NOW)
     assert first.left == "pending"
     assert first.sweep is not None
@@ -190,7 +191,7 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
         try:
             for kind, index, target in plan:
                 if kind == "status":
-                    store.call(runs.set_run_status, ids[index % cells], target)
+                    store.call(run_status.set_run_status, ids[index % cells], target)
                 elif kind == "drain":
                     store.call(repo.drain_pending, sweep_id, "drained")
                 elif kind == "cancel":
@@ -224,7 +225,7 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
 def test_cells_launched_as_one_array_move_together_record_their_tasks_and_keep_their_place(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     order = [cell.id for cell in sorted(store.call(repo.cells, sweep_id), key=lambda c: (c.started_at, c.id))]
-    store.call(runs.set_run_status, order[3], "cancelled")
+    store.call(run_status.set_run_status, order[3], "cancelled")
     moved = store.call(repo.move_cells, sweep_id, order, "submitting", only_from=["pending"], owner="me")
     assert moved == [(run_id, "pending") for run_id in order[:3]]  # the cancelled cell stays cancelled
     assert_counters_match(store, sweep_id)
