@@ -34,7 +34,7 @@ from svc_host.domain.times import utc_now
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
 from svc_host.runtime.leases import LeaseKeeper
 from svc_host.slurm.arrays import array_of, task_id
-from svc_host.sweeps import steering
+from svc_host.sweeps import cell_counts, cell_moves, steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
@@ -178,7 +178,7 @@ class SweepOrchestrator:
         ``cancelled`` once every cell has ended. Returns the sweep as the request left it; a sweep cancelled
         before is returned as it is (the first ``cancel_requested_at`` kept). A sweep that ended without a
         cancel is ``InvalidStateError``."""
-        outcome = await self.host.store.run(repo.request_cancel, sweep_id)
+        outcome = await self.host.store.run(cell_moves.request_cancel, sweep_id)
         sweep = outcome.sweep
         if sweep is None:
             raise NotFoundError(f"sweep run {sweep_id} not found")
@@ -193,7 +193,7 @@ class SweepOrchestrator:
             await self.engine.driver.submitter.scancel(sweep.transport, [(sweep.name, sweep.array_job_id)])
             await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
             done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
-        flying = await self.host.store.run(repo.cell_ids, sweep_id, repo.IN_FLIGHT)
+        flying = await self.host.store.run(repo.cell_ids, sweep_id, cell_counts.IN_FLIGHT)
         await asyncio.gather(*(self._cancel_cell(run_id, cancelled=done) for run_id in flying))
         await self._settle(sweep_id)  # ``cancelled`` now if nothing was running
         self.kick(sweep_id)
@@ -365,7 +365,7 @@ class SweepOrchestrator:
                 return
         lease_until = utc_now() + self.engine.lease
         chosen = await self.host.store.run(
-            repo.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
+            cell_moves.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
         )
         for run_id in chosen:
             task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
@@ -434,7 +434,7 @@ class SweepOrchestrator:
                 log.warning("sweep %s: %s", sweep.id, warning)
             await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
             done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
-        flying = await self.host.store.run(repo.cell_ids, sweep.id, repo.IN_FLIGHT)
+        flying = await self.host.store.run(repo.cell_ids, sweep.id, cell_counts.IN_FLIGHT)
         cancels = (self._cancel_cell(run_id, error=BUDGET_CANCEL_REASON, cancelled=done) for run_id in flying)
         await asyncio.gather(*cancels)
 

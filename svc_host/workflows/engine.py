@@ -182,7 +182,7 @@ class WorkflowEngine:
 
     async def launch_claimed(self, run_id: str) -> None:
         """``launch`` a run whose lease the caller wrote for this engine's owner (a sweep's cells, claimed
-        together by ``svc_host.sweeps.store.next_cells``), without reading the run back. Raises as ``launch``."""
+        together by ``svc_host.sweeps.cell_moves.next_cells``), without reading the run back. Raises as ``launch``."""
         self._owned.add(run_id)
         await self.driver.launch(run_id)
 
