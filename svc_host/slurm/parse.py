@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.argv import DELIMITER, SACCT_FIELDS, SINFO_FIELDS, SQUEUE_FIELDS
-from svc_host.slurm.scontrol import split_oneliner
+from svc_host.slurm.argv import SACCT_FIELDS, SINFO_FIELDS, SQUEUE_FIELDS
+from svc_host.slurm.rows import (
+    columns,
+    line_error,
+    nonblank_lines,
+    oneliner_record,
+    parsed_field,
+    text_or_none,
+    whole_number,
+)
 from svc_host.slurm.states import normalize_state, parse_exit_code
 from svc_host.slurm.values import (
     format_time_limit,
@@ -28,15 +36,12 @@ from svc_host.slurm.values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from collections.abc import Mapping
 
-_NO_VALUE: Final = frozenset({"", "N/A", "(NULL)", "NONE", "NONE ASSIGNED", "UNKNOWN"})
 _SBATCH = re.compile(r"(?P<id>\d+)(?:;\S+)?")
 _NO_TASK: Final = "4294967294"
 """Slurm's NO_VAL as an ``ArrayTaskId``: 24.11's ``scontrol show job`` prints it for an array's own record once no
 task is left pending (the tasks that never started), and expands ``%a`` in its output paths with it."""
-
-_T = TypeVar("_T")
 
 
 def parse_sbatch(stdout: str) -> str:
@@ -63,7 +68,7 @@ def parse_squeue(stdout: str) -> list[JobStatus]:
     Raises:
         SlurmParseError: a line does not have the format's columns.
     """
-    return [_squeue_job(number, line) for number, line in _lines(stdout)]
+    return [_squeue_job(number, line) for number, line in nonblank_lines(stdout)]
 
 
 class SqueueReader:
@@ -79,7 +84,7 @@ class SqueueReader:
         known: dict[str, JobStatus] = self._known
         seen: dict[str, JobStatus] = {}
         jobs = []
-        for number, raw_line in enumerate(stdout.split("\n"), start=1):  # as _lines does
+        for number, raw_line in enumerate(stdout.split("\n"), start=1):  # as nonblank_lines does
             job = known.get(raw_line)
             if job is None:
                 line = raw_line.removesuffix("\r")
@@ -93,20 +98,20 @@ class SqueueReader:
 
 
 def _squeue_job(number: int, line: str) -> JobStatus:
-    row = _columns("squeue", number, line, SQUEUE_FIELDS)
+    row = columns("squeue", number, line, SQUEUE_FIELDS)
     return JobStatus(
         job_id=_job_id("squeue", number, line, row["JobArrayID"]),
         state=normalize_state(row["State"]),
         raw_state=row["State"].strip(),
         name=row["Name"],
-        user=_text(row["UserName"]),
-        partition=_text(row["Partition"]),
-        nodes=_int("squeue", number, line, row["NumNodes"]),
+        user=text_or_none(row["UserName"]),
+        partition=text_or_none(row["Partition"]),
+        nodes=whole_number("squeue", number, line, row["NumNodes"]),
         gpus=gpus_in_tres(row["tres-alloc"]) if row["tres-alloc"].strip() else None,
-        elapsed_seconds=_field("squeue", number, line, parse_duration, row["TimeUsed"]),
-        time_limit=_field("squeue", number, line, format_time_limit, row["TimeLimit"]),
-        reason=_text(row["Reason"]),
-        node_list=_text(row["NodeList"]),
+        elapsed_seconds=parsed_field("squeue", number, line, parse_duration, row["TimeUsed"]),
+        time_limit=parsed_field("squeue", number, line, format_time_limit, row["TimeLimit"]),
+        reason=text_or_none(row["Reason"]),
+        node_list=text_or_none(row["NodeList"]),
         stdout_path=_literal_path(row["STDOUT"]),
         stderr_path=_literal_path(row["STDERR"]),
     )
@@ -123,33 +128,33 @@ def parse_sacct(stdout: str) -> list[JobStatus]:
         SlurmParseError: a line does not have the format's columns.
     """
     latest: dict[str, tuple[datetime | None, JobStatus]] = {}
-    for number, line in _lines(stdout):
-        row = _columns("sacct", number, line, SACCT_FIELDS)
+    for number, line in nonblank_lines(stdout):
+        row = columns("sacct", number, line, SACCT_FIELDS)
         job_id = _job_id("sacct", number, line, row["JobID"])
         if "." in job_id:
             continue
         tres = row["AllocTRES"] or row["ReqTRES"]
         state = normalize_state(row["State"])
-        exit_code, signal = _final(state, _field("sacct", number, line, parse_exit_code, row["ExitCode"]))
+        exit_code, signal = _final(state, parsed_field("sacct", number, line, parse_exit_code, row["ExitCode"]))
         job = JobStatus(
             job_id=job_id,
             state=state,
             raw_state=row["State"].strip(),
             name=row["JobName"],
-            user=_text(row["User"]),
-            partition=_text(row["Partition"]),
-            nodes=_int("sacct", number, line, row["NNodes"]),
+            user=text_or_none(row["User"]),
+            partition=text_or_none(row["Partition"]),
+            nodes=whole_number("sacct", number, line, row["NNodes"]),
             gpus=gpus_in_tres(tres) if tres else None,
-            elapsed_seconds=_int("sacct", number, line, row["ElapsedRaw"]),
-            time_limit=_field("sacct", number, line, format_time_limit, row["Timelimit"]),
+            elapsed_seconds=whole_number("sacct", number, line, row["ElapsedRaw"]),
+            time_limit=parsed_field("sacct", number, line, format_time_limit, row["Timelimit"]),
             exit_code=exit_code,
             signal=signal,
-            reason=_text(row["Reason"]),
-            node_list=_text(row["NodeList"]),
-            started_at=_field("sacct", number, line, parse_epoch, row["Start"]),
-            ended_at=_field("sacct", number, line, parse_epoch, row["End"]),
+            reason=text_or_none(row["Reason"]),
+            node_list=text_or_none(row["NodeList"]),
+            started_at=parsed_field("sacct", number, line, parse_epoch, row["Start"]),
+            ended_at=parsed_field("sacct", number, line, parse_epoch, row["End"]),
         )
-        submitted = _field("sacct", number, line, parse_epoch, row["Submit"])
+        submitted = parsed_field("sacct", number, line, parse_epoch, row["Submit"])
         if job_id not in latest or _never(latest[job_id][0]) <= _never(submitted):
             latest[job_id] = (submitted, job)
     return [job for _, job in latest.values()]
@@ -165,15 +170,15 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
         SlurmParseError: a line is not a job record.
     """
     jobs = []
-    for number, line in _lines(stdout):
+    for number, line in nonblank_lines(stdout):
         if line.strip() == "No jobs in the system":
             continue
-        fields = _record("scontrol show job", number, line, "JobId")
-        nodes = _field("scontrol show job", number, line, _node_count, fields.get("NumNodes", ""))
+        fields = oneliner_record("scontrol show job", number, line, "JobId")
+        nodes = parsed_field("scontrol show job", number, line, _node_count, fields.get("NumNodes", ""))
         raw_state = fields.get("JobState", "")
         state = normalize_state(raw_state)
         exit_code, signal = _final(
-            state, _field("scontrol show job", number, line, parse_exit_code, fields.get("ExitCode", ""))
+            state, parsed_field("scontrol show job", number, line, parse_exit_code, fields.get("ExitCode", ""))
         )
         tres = fields.get("AllocTRES") or fields.get("TRES") or fields.get("ReqTRES") or ""
         gpus = gpus_in_tres(tres) or gpus_in_gres(fields.get("TresPerNode", "")) * (nodes or 1)
@@ -183,17 +188,21 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
                 state=state,
                 raw_state=raw_state,
                 name=fields.get("JobName"),
-                user=_text(fields.get("UserId", "").split("(")[0]),
-                partition=_text(fields.get("Partition", "")),
+                user=text_or_none(fields.get("UserId", "").split("(")[0]),
+                partition=text_or_none(fields.get("Partition", "")),
                 nodes=nodes,
                 gpus=gpus,
-                elapsed_seconds=_field("scontrol show job", number, line, parse_duration, fields.get("RunTime", "")),
-                time_limit=_field("scontrol show job", number, line, format_time_limit, fields.get("TimeLimit", "")),
+                elapsed_seconds=parsed_field(
+                    "scontrol show job", number, line, parse_duration, fields.get("RunTime", "")
+                ),
+                time_limit=parsed_field(
+                    "scontrol show job", number, line, format_time_limit, fields.get("TimeLimit", "")
+                ),
                 exit_code=exit_code,
                 signal=signal,
                 # scontrol writes the spaces of a reason as "_" ("ReqNodeNotAvail,_UnavailableNodes:x").
-                reason=_text(fields.get("Reason", "").replace("_", " ")),
-                node_list=_text(fields.get("NodeList", "")),
+                reason=text_or_none(fields.get("Reason", "").replace("_", " ")),
+                node_list=text_or_none(fields.get("NodeList", "")),
                 stdout_path=_scontrol_path(fields, "StdOut"),
                 stderr_path=_scontrol_path(fields, "StdErr"),
             )
@@ -210,17 +219,17 @@ def parse_sinfo(stdout: str) -> list[NodeInfo]:
         SlurmParseError: a line does not have the format's columns.
     """
     nodes = []
-    for number, line in _lines(stdout):
-        row = _columns("sinfo", number, line, SINFO_FIELDS)
+    for number, line in nonblank_lines(stdout):
+        row = columns("sinfo", number, line, SINFO_FIELDS)
         row = {key: value.strip() for key, value in row.items()}
         if not row["NodeList"] or not row["Partition"]:
-            raise _line_error("sinfo", number, line, "node or partition name is empty")
+            raise line_error("sinfo", number, line, "node or partition name is empty")
         nodes.append(
             NodeInfo(
                 name=row["NodeList"],
                 partition=row["Partition"].rstrip("*"),
                 raw_state=row["StateLong"],
-                cpus=_int("sinfo", number, line, row["CPUs"]) or 0,
+                cpus=whole_number("sinfo", number, line, row["CPUs"]) or 0,
                 gpus_total=gpus_in_gres(row["Gres"]),
                 gpus_used=gpus_in_gres(row["GresUsed"]),
                 gpu_types=dict(gpu_types_in_gres(row["Gres"])),
@@ -240,15 +249,15 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
         SlurmParseError: a line is not a node record.
     """
     nodes: list[NodeInfo] = []
-    for number, line in _lines(stdout):
+    for number, line in nonblank_lines(stdout):
         if line.strip() == "No nodes in the system":
             continue
-        fields = _record("scontrol show node", number, line, "NodeName")
+        fields = oneliner_record("scontrol show node", number, line, "NodeName")
         used = fields.get("GresUsed")
         alloc = fields.get("AllocTRES", "")
         gpus_used = gpus_in_gres(used) if used is not None else gpus_in_tres(alloc)
         types_used = gpu_types_in_gres(used) if used is not None else gpu_types_in_tres(alloc)
-        cpus = _int("scontrol show node", number, line, fields.get("CPUTot", "")) or 0
+        cpus = whole_number("scontrol show node", number, line, fields.get("CPUTot", "")) or 0
         nodes.extend(
             NodeInfo(
                 name=fields["NodeName"],
@@ -266,45 +275,10 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
     return nodes
 
 
-def _lines(stdout: str) -> Iterator[tuple[int, str]]:
-    # Not str.splitlines: it also breaks on U+2028, U+0085 and friends, which job names may hold.
-    for number, raw_line in enumerate(stdout.split("\n"), start=1):
-        line = raw_line.removesuffix("\r")
-        if line.strip():
-            yield number, line
-
-
-def delimited_rows(command: str, stdout: str, names: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """``(line number, {name: value})`` of each non-blank line of ``--parsable2``-style output (``squeue``
-    ``--Format`` with :data:`DELIMITER`, ``sacctmgr -P``); a line with too few columns is a
-    :class:`SlurmParseError` naming ``command`` and the line, and the last column keeps any further ``|``."""
-    for number, line in _lines(stdout):
-        yield number, _columns(command, number, line, names)
-
-
-def _line_error(command: str, number: int, line: str, problem: str) -> SlurmParseError:
-    return SlurmParseError(f"unexpected {command} output on line {number} ({problem}): {line!r}")
-
-
-def _columns(command: str, number: int, line: str, names: Sequence[str]) -> dict[str, str]:
-    values = line.split(DELIMITER, maxsplit=len(names) - 1)
-    if len(values) != len(names):
-        problem = f"expected {len(names)} {DELIMITER!r}-separated columns, got {len(values)}"
-        raise _line_error(command, number, line, problem)
-    return dict(zip(names, values, strict=True))
-
-
-def _record(command: str, number: int, line: str, first_key: str) -> Mapping[str, str]:
-    fields = split_oneliner(line)
-    if not fields.get(first_key):
-        raise _line_error(command, number, line, f"no {first_key}=")
-    return fields
-
-
 def _job_id(command: str, number: int, line: str, value: str) -> str:
     job_id = value.strip()
     if not job_id or not job_id[0].isdigit():
-        raise _line_error(command, number, line, f"job id {job_id!r} is not a Slurm job id")
+        raise line_error(command, number, line, f"job id {job_id!r} is not a Slurm job id")
     return job_id
 
 
@@ -323,7 +297,7 @@ def _scontrol_job_id(fields: Mapping[str, str]) -> str:
 def _scontrol_path(fields: Mapping[str, str], key: str) -> str | None:
     """An output path as scontrol expanded it; none for a record of several tasks whose ``%a`` became NO_VAL
     (``arr_29_4294967294.out``: no task writes that file)."""
-    path = _text(fields.get(key, ""))
+    path = text_or_none(fields.get(key, ""))
     task = fields.get("ArrayTaskId", "")
     several = bool(task) and (task == _NO_TASK or not task.isdigit())
     return None if several and path is not None and _NO_TASK in path else path
@@ -339,7 +313,7 @@ def _never(moment: datetime | None) -> datetime:
 
 
 def _literal_path(value: str) -> str | None:
-    path = _text(value)
+    path = text_or_none(value)
     return None if path is None or "%" in path else path
 
 
@@ -352,24 +326,3 @@ def _node_count(text: str) -> int | None:
         msg = f"node count {text!r} is not a number"
         raise SlurmParseError(msg)
     return int(first)
-
-
-def _text(value: str) -> str | None:
-    value = value.strip()
-    return None if value.upper() in _NO_VALUE else value
-
-
-def _int(command: str, number: int, line: str, value: str) -> int | None:
-    value = value.strip()
-    if not value:
-        return None
-    if not value.isdigit():
-        raise _line_error(command, number, line, f"{value!r} is not a whole number")
-    return int(value)
-
-
-def _field(command: str, number: int, line: str, parse: Callable[[str], _T], value: str) -> _T:
-    try:
-        return parse(value)
-    except SlurmParseError as error:
-        raise _line_error(command, number, line, str(error)) from None
