@@ -29,6 +29,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, Resources
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
+from svc_host.workflows import job_rows
 from svc_host.workflows import store as repo
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import plan
@@ -82,11 +83,11 @@ def build(store: Store, job_ids: list[str], jobs: int) -> str:
         snap = store.call(repo.snapshot, "bench")
         for row in snap.jobs:
             expected = "WAITING" if attempt == 0 else "RETRYING"
-            store.call(repo.begin_submit, row.id, expected)
+            store.call(job_rows.begin_submit, row.id, expected)
             definition = JobDefinition.model_validate_json(row.definition)
             job_id = next(ids)
             store.call(
-                repo.finish_submit,
+                job_rows.finish_submit,
                 row.id,
                 transport="local",
                 job_id=job_id,
@@ -98,7 +99,7 @@ def build(store: Store, job_ids: list[str], jobs: int) -> str:
             status = JobStatus(job_id=job_id, state=state, raw_state=state.value, exit_code=0, node_list="localhost")
             store.call(job_repo.apply_statuses, "local", {job_id: status})
         snap = store.call(repo.snapshot, "bench")
-        store.call(repo.apply_updates, "bench", plan(snap.views(), now).updates, now)
+        store.call(job_rows.apply_updates, "bench", plan(snap.views(), now).updates, now)
     return "bench"
 
 

@@ -39,10 +39,10 @@ from svc_host.settings.paths import SvcPaths
 from svc_host.slurm.argv import program
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
+from svc_host.sweeps.cell_counts import IN_FLIGHT
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
-from svc_host.sweeps.store import IN_FLIGHT
 from svc_host.transports.base import CommandResult
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest

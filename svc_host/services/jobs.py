@@ -18,7 +18,7 @@ from svc_host.errors import InvalidStateError, NotFoundError, TransportError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.ports import Ports
 from svc_host.slurm import arrays
-from svc_host.slurm.parse import spell_time_limit
+from svc_host.slurm.values import spell_time_limit
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.parse import delimited_rows
+from svc_host.slurm.rows import delimited_rows
 
 ASSOC_FIELDS: Final = ("Cluster", "Account", "User", "Partition", "ParentName", "MaxSubmit", "MaxJobs", "GrpSubmit")
 QOS_FIELDS: Final = ("Name", "MaxSubmitPU", "MaxJobsPU", "GrpSubmit", "GrpJobs")

@@ -13,9 +13,9 @@ import re
 from typing import Final
 
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.parse import format_time_limit, parse_duration
 from svc_host.slurm.pending_job import Binding, Context, Explanation, PendingJob, amount, count
 from svc_host.slurm.pending_limits import LIMIT_REASON, explain_limit
+from svc_host.slurm.values import format_time_limit, parse_duration
 
 
 def explain(job: PendingJob, context: Context) -> Explanation:

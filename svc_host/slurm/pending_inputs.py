@@ -15,7 +15,7 @@ from typing import Final
 
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.argv import DELIMITER, SACCT_TIME_FORMAT, checked_ids, format_fields, sbatch_argv
-from svc_host.slurm.parse import delimited_rows
+from svc_host.slurm.rows import delimited_rows
 from svc_host.slurm.scontrol import split_oneliner
 
 QOS_FIELDS: Final = (

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from svc_host.slurm.parse import format_time_limit
 from svc_host.slurm.pending_inputs import Limits, LiveJob
 from svc_host.slurm.pending_job import Binding, Context, Explanation, PendingJob, amount, number, tres_word
+from svc_host.slurm.values import format_time_limit
 
 _RESOURCE: Final = (
     (re.compile(r"GRES"), "gres/"),

@@ -13,8 +13,8 @@ from typing import Final
 from svc_host.domain.usage import JobUsage
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.argv import DELIMITER, SACCT_USAGE_FIELDS
-from svc_host.slurm.parse import gpus_in_tres, parse_duration
 from svc_host.slurm.states import normalize_state
+from svc_host.slurm.values import gpus_in_tres, parse_duration
 
 _UNITS: Final = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<unit>[KMGTP]?)(?P<per>[nc]?)", re.IGNORECASE)

@@ -12,7 +12,7 @@ from sqlmodel import Session, col, select
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.usage import JobUsage
-from svc_host.slurm.parse import parse_duration
+from svc_host.slurm.values import parse_duration
 from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 

@@ -185,7 +185,7 @@ class WorkflowRunAttempt(SQLModel, table=True):
 class SweepRunRecord(SQLModel, table=True):
     """A parameter sweep: one workflow over a matrix of arguments; its cells are ``workflow_run`` rows with
     ``sweep_id`` set. The ``cells_*`` counters are recounted from the cells in the transaction of every cell
-    status change (``svc_host.sweeps.store``), so they always add up to ``cell_count``."""
+    status change (``svc_host.sweeps.cell_counts``), so they always add up to ``cell_count``."""
 
     __tablename__ = "sweep_run"
 

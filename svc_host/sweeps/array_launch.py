@@ -26,6 +26,7 @@ from svc_host.errors import RenderError, SvcError, WorkflowError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.throttle import script_qos, sweep_waiter
 from svc_host.slurm.arrays import array_flag, task_id
+from svc_host.sweeps import cell_moves
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array import array_definition, array_script
 from svc_host.transports.base import SlurmTransport
@@ -118,7 +119,7 @@ async def launch_array(
         return None
     array_job_id, statuses, tasks = submitted
     first, name = cells[0][0], cells[0][0].jobs[0].name
-    running = await host.store.run(repo.move_cells, sweep.id, run_ids, RUN_RUNNING, only_from=[RUN_SUBMITTING])
+    running = await host.store.run(cell_moves.move_cells, sweep.id, run_ids, RUN_RUNNING, only_from=[RUN_SUBMITTING])
     await _announce(engine, sweep.id, running, RUN_RUNNING)
     gone = [task_id(array_job_id, c.index) for c in tasks if statuses.get(c.run_id) in (RUN_CANCELLED, "")]
     if gone:  # cells cancelled while the array was being submitted: their tasks (all: the array) go too
@@ -130,13 +131,13 @@ async def launch_array(
 
 async def _submit(
     engine: WorkflowEngine, sweep: SweepRunRecord, sweep_id: int, cells: Sequence[tuple[RunSnapshot, JobDefinition]]
-) -> tuple[str, dict[str, str], list[repo.ArrayCell]] | None:
+) -> tuple[str, dict[str, str], list[cell_moves.ArrayCell]] | None:
     """Cells ``submitting``, one sbatch, the tasks recorded: the array's id, each cell's status after the record
     (one cancelled meanwhile needs its task cancelled) and the tasks; None when no cell was still pending."""
     host = engine.host
     run_ids = [snap.run.id for snap, _ in cells]
     moved = await host.store.run(
-        repo.move_cells,
+        cell_moves.move_cells,
         sweep_id,
         run_ids,
         RUN_SUBMITTING,
@@ -172,11 +173,11 @@ async def _submit(
             error = f"submission of job {name!r} failed: {exc}"
         else:
             error = f"launch failed: {type(exc).__name__}: {exc}"  # as for a cell launched on its own
-        failed = await host.store.run(repo.fail_cells, sweep_id, run_ids, error)
+        failed = await host.store.run(cell_moves.fail_cells, sweep_id, run_ids, error)
         await _announce(engine, sweep_id, failed, "failed")
         raise
     tasks = [
-        repo.ArrayCell(
+        cell_moves.ArrayCell(
             snap.run.id,
             job.id,
             index,
@@ -188,7 +189,7 @@ async def _submit(
         if job.id is not None
     ]
     statuses = await host.store.run(
-        repo.finish_array, sweep_id, transport=first.run.transport, array_job_id=array_job_id, cells=tasks
+        cell_moves.finish_array, sweep_id, transport=first.run.transport, array_job_id=array_job_id, cells=tasks
     )
     return array_job_id, statuses, tasks
 

@@ -33,12 +33,11 @@ from svc_host.concurrency.coalescing import KeyedWorkers
 from svc_host.domain.times import utc_now
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
 from svc_host.runtime.leases import LeaseKeeper
-from svc_host.slurm.arrays import array_of, task_id
-from svc_host.sweeps import steering
+from svc_host.sweeps import cell_moves, steering, stopping
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.array_launch import array_cells, launch_array
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep, sync_mounts
-from svc_host.sweeps.settle import BUDGET_CANCEL_REASON, FAIL_FAST_REASON, announce, settle
+from svc_host.sweeps.settle import BUDGET_CANCEL_REASON, announce, settle
 from svc_host.sweeps.status import TERMINAL, over_budget, stops_launching
 from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows.engine import RunChange, WorkflowEngine
@@ -178,7 +177,7 @@ class SweepOrchestrator:
         ``cancelled`` once every cell has ended. Returns the sweep as the request left it; a sweep cancelled
         before is returned as it is (the first ``cancel_requested_at`` kept). A sweep that ended without a
         cancel is ``InvalidStateError``."""
-        outcome = await self.host.store.run(repo.request_cancel, sweep_id)
+        outcome = await self.host.store.run(cell_moves.request_cancel, sweep_id)
         sweep = outcome.sweep
         if sweep is None:
             raise NotFoundError(f"sweep run {sweep_id} not found")
@@ -187,14 +186,7 @@ class SweepOrchestrator:
                 raise InvalidStateError(f"sweep run {sweep_id} is already {sweep.status}; nothing to cancel")
             return sweep
         announce(self.host, sweep, outcome.left)
-        done: list[str] = []
-        if sweep.array_job_id is not None:  # the whole array in one scancel; retried cells' own jobs on their own
-            queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)
-            await self.engine.driver.submitter.scancel(sweep.transport, [(sweep.name, sweep.array_job_id)])
-            await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
-            done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
-        flying = await self.host.store.run(repo.cell_ids, sweep_id, repo.IN_FLIGHT)
-        await asyncio.gather(*(self._cancel_cell(run_id, cancelled=done) for run_id in flying))
+        await stopping.cancel_launched(self.engine, sweep, sweep_id)
         await self._settle(sweep_id)  # ``cancelled`` now if nothing was running
         self.kick(sweep_id)
         return sweep
@@ -217,7 +209,7 @@ class SweepOrchestrator:
             if driven is not None:
                 driven.held.clear()
             queued = await self.host.store.run(steering.queued_jobs, sweep_id)
-            await self._hold_jobs(sweep, queued, release=True)
+            await stopping.hold_jobs(self.engine, sweep, queued, release=True)
             self.kick(sweep_id)
         return await self._steered(sweep_id, changed)
 
@@ -253,25 +245,12 @@ class SweepOrchestrator:
         ]
         if not queued:
             return
-        await self._hold_jobs(sweep, queued, release=False)
+        await stopping.hold_jobs(self.engine, sweep, queued, release=False)
         already.update(queued)
         with contextlib.suppress(SvcError):  # states read after the hold: a job that started before it is not held
             await self.host.monitor.refresh(sweep.transport, max_age=0.0)
         await self.host.store.run(repo.recounted, sweep.id)
         self._notify(sweep.id)
-
-    async def _hold_jobs(self, sweep: SweepRunRecord, job_ids: list[str], *, release: bool) -> None:
-        """One ``scontrol uhold`` (``release``): an array's tasks by the array's id, any other job by its own."""
-        array = sweep.array_job_id
-        ids = [job_id for job_id in job_ids if array is None or array_of(job_id) != array]
-        if array is not None and len(ids) < len(job_ids):
-            ids.insert(0, array)
-        if not ids:
-            return
-        try:
-            await self.host.transport(sweep.transport).hold(ids, release=release)
-        except SvcError as exc:  # a job that ended meanwhile; the others were held (released) all the same
-            log.warning("sweep %s: %s of queued jobs: %s", sweep.id, "release" if release else "hold", exc)
 
     async def launched(self, sweep_id: int) -> None:
         """Wait until the first step of a sweep and the launches it started are done (``--detach``)."""
@@ -342,10 +321,11 @@ class SweepOrchestrator:
             return
         cancelled = sweep.cancel_requested_at is not None
         if sweep.array_job_id is not None and sweep.fail_fast and sweep.cells_failed and not cancelled:
-            await self._stop_queued_tasks(sweep_id, sweep.transport)
+            await stopping.stop_queued_tasks(self.engine, sweep_id, sweep.transport)
         spent = over_budget(repo.counters(sweep), sweep.max_failures)
         if spent and not cancelled and sweep.cells_running:
-            await self._cancel_launched(sweep)
+            for warning in await stopping.cancel_launched(self.engine, sweep, sweep_id, error=BUDGET_CANCEL_REASON):
+                log.warning("sweep %s: %s", sweep_id, warning)
         elif sweep.paused_at is not None and not cancelled:
             await self._hold(sweep)
         if stops_launching(
@@ -365,7 +345,7 @@ class SweepOrchestrator:
                 return
         lease_until = utc_now() + self.engine.lease
         chosen = await self.host.store.run(
-            repo.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
+            cell_moves.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
         )
         for run_id in chosen:
             task = asyncio.create_task(self._launch(sweep_id, run_id, driven), name=f"svc-cell-{run_id[:8]}")
@@ -402,48 +382,6 @@ class SweepOrchestrator:
                 driven.launches.pop(snap.run.id, None)
             if sweep.id is not None:
                 self.kick(sweep.id)
-
-    async def _stop_queued_tasks(self, sweep_id: int, transport: str) -> None:
-        """fail_fast in an array: cancel the cells whose task has not started (one scancel for all of them)."""
-        if not await self.host.store.run(repo.waiting_in_queue, sweep_id):
-            return
-        with contextlib.suppress(SvcError):  # states fresh, so a task that just started runs to its end
-            await self.host.monitor.refresh(transport)
-        queued = await self.host.store.run(repo.waiting_in_queue, sweep_id)
-        if not queued:
-            return
-        tasks = [job_id for _, job_id in queued]
-        for warning in await self.engine.driver.submitter.scancel(
-            transport, [("array task", job_id) for job_id in tasks]
-        ):
-            log.warning("sweep %s: %s", sweep_id, warning)
-        await self.engine.driver.submitter.never_started(transport, tasks)
-        for run_id, _ in queued:
-            await self._cancel_cell(run_id, error=FAIL_FAST_REASON, cancelled=tasks)
-
-    async def _cancel_launched(self, sweep: SweepRunRecord) -> None:
-        """The failure budget is spent: cancel the launched cells (an array's tasks with one scancel)."""
-        if sweep.id is None:
-            return
-        done: list[str] = []
-        if sweep.array_job_id is not None:
-            queued = await self.host.store.run(repo.waiting_in_queue, sweep.id)
-            for warning in await self.engine.driver.submitter.scancel(
-                sweep.transport, [(sweep.name, sweep.array_job_id)]
-            ):
-                log.warning("sweep %s: %s", sweep.id, warning)
-            await self.engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
-            done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
-        flying = await self.host.store.run(repo.cell_ids, sweep.id, repo.IN_FLIGHT)
-        cancels = (self._cancel_cell(run_id, error=BUDGET_CANCEL_REASON, cancelled=done) for run_id in flying)
-        await asyncio.gather(*cancels)
-
-    async def _cancel_cell(self, run_id: str, *, error: str | None = None, cancelled: Collection[str] = ()) -> None:
-        try:
-            for warning in await self.engine.cancel(run_id, error=error, cancelled=cancelled):
-                log.warning("cell %s: %s", run_id, warning)
-        except InvalidStateError:
-            pass  # it ended meanwhile
 
     async def _on_run_change(self, change: RunChange) -> None:
         if change.sweep_id is not None:

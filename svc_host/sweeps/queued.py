@@ -11,7 +11,7 @@ from sqlmodel import Session, col, func, select
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.store.tables import WorkflowRunRecord
-from svc_host.sweeps.store import in_queue
+from svc_host.sweeps.cell_counts import in_queue
 
 REASONS = {
     "JobArrayTaskLimit": "array limit",

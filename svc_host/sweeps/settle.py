@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from svc_host.plugin_core.records import Event
-from svc_host.sweeps import steering
+from svc_host.sweeps import cell_counts, cell_moves, steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.status import FAILED, budget_message, derive, failure_message, over_budget
 
@@ -33,12 +33,12 @@ async def settle(host: Ports, sweep_id: int, *, launching: Collection[str] = ())
     counts = repo.counters(sweep)
     cancelled = sweep.cancel_requested_at is not None
     if sweep.fail_fast and counts.failed and counts.pending and not cancelled:
-        await host.store.run(repo.drain_pending, sweep_id, FAIL_FAST_REASON, keep=set(launching))
+        await host.store.run(cell_moves.drain_pending, sweep_id, FAIL_FAST_REASON, keep=set(launching))
         sweep = await host.store.run(repo.get_sweep, sweep_id) or sweep
         counts = repo.counters(sweep)
     if sweep.max_failures is not None and over_budget(counts, sweep.max_failures) and not cancelled:
         if counts.pending:
-            await host.store.run(repo.drain_pending, sweep_id, BUDGET_REASON, keep=set(launching))
+            await host.store.run(cell_moves.drain_pending, sweep_id, BUDGET_REASON, keep=set(launching))
         reason = budget_message(counts, sweep.cell_count, sweep.max_failures)
         noted = await host.store.run(steering.note_stop, sweep_id, reason)
         sweep = await host.store.run(repo.get_sweep, sweep_id) or sweep
@@ -52,7 +52,7 @@ async def settle(host: Ports, sweep_id: int, *, launching: Collection[str] = ())
     if after == FAILED:
         first = await host.store.run(repo.first_failure, sweep_id)
         error = failure_message(counts, sweep.cell_count, first, max_failures=sweep.max_failures)
-    moved = await host.store.run(repo.move_status, sweep_id, sweep.status, after, error=error)
+    moved = await host.store.run(cell_moves.move_status, sweep_id, sweep.status, after, error=error)
     now = await host.store.run(repo.get_sweep, sweep_id) or sweep
     if moved:
         announce(host, now, sweep.status)
@@ -62,7 +62,7 @@ async def settle(host: Ports, sweep_id: int, *, launching: Collection[str] = ())
 def announce(host: Ports, sweep: SweepRunRecord, before: str) -> None:
     """Emit ``sweep_run.status_changed``: ``{id, name, from, to, cell_count, cells_pending, ..., cells_held,
     paused, error}``. A pause, a resume or a spent failure budget is announced too, ``from`` equal to ``to``."""
-    counts = {name: getattr(sweep, name) for name in (*repo.COUNTED, "cells_held")}
+    counts = {name: getattr(sweep, name) for name in (*cell_counts.COUNTED, "cells_held")}
     payload = {
         "id": sweep.id,
         "name": sweep.name,

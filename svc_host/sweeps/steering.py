@@ -1,7 +1,7 @@
 """Repository functions for steering a sweep (each runs in one transaction through ``Store.run``/``call``): its
 pause (``paused_at``, compare-and-set), the jobs a pause holds, and why a spent failure budget stopped it.
 
-``cells_held`` is recounted with the other counters (``svc_host.sweeps.store.recount``).
+``cells_held`` is recounted with the other counters (``svc_host.sweeps.cell_counts.recount``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from sqlmodel import Session, col, select
 
 from svc_host.domain.times import utc_now
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
+from svc_host.sweeps.cell_counts import IN_FLIGHT, recount
 from svc_host.sweeps.status import TERMINAL
-from svc_host.sweeps.store import IN_FLIGHT, get_sweep, recount
+from svc_host.sweeps.store import get_sweep
 
 
 def queued_jobs(session: Session, sweep_id: int) -> list[str]:

@@ -34,6 +34,7 @@ from svc_host.domain.times import utc_now
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.leases import LeaseKeeper, new_owner
+from svc_host.workflows import run_status
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_SYNCING, RUN_TERMINAL
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare, with_login_dir
@@ -181,7 +182,7 @@ class WorkflowEngine:
 
     async def launch_claimed(self, run_id: str) -> None:
         """``launch`` a run whose lease the caller wrote for this engine's owner (a sweep's cells, claimed
-        together by ``svc_host.sweeps.store.next_cells``), without reading the run back. Raises as ``launch``."""
+        together by ``svc_host.sweeps.cell_moves.next_cells``), without reading the run back. Raises as ``launch``."""
         self._owned.add(run_id)
         await self.driver.launch(run_id)
 
@@ -274,7 +275,7 @@ class WorkflowEngine:
             event.set()
 
     async def _set_status(self, run_id: str, status: str, error: str | None = None) -> str | None:
-        moved = await self.host.store.run(repo.move_run, run_id, status, error=error)
+        moved = await self.host.store.run(run_status.move_run, run_id, status, error=error)
         if moved is None:
             return None
         await self.announce(moved.run, moved.before, moved.after)

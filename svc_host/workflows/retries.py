@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from svc_host.domain.jobs import JobState
 from svc_host.errors import SlurmParseError
-from svc_host.slurm.parse import parse_duration
+from svc_host.slurm.values import parse_duration
 
 INTERRUPTED = frozenset({JobState.NODE_FAIL.value, JobState.BOOT_FAIL.value, JobState.PREEMPTED.value})
 DEFAULT_INTERRUPTION_RETRIES = 2

@@ -22,6 +22,7 @@ from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, Trans
 from svc_host.plugin_core.settings import render_job
 from svc_host.settings.mounts import find_mount
 from svc_host.slurm.arrays import array_of
+from svc_host.workflows import job_rows, run_status
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import (
     CANCELLED,
@@ -85,20 +86,20 @@ class RunDriver:
     async def _move(
         self, run_id: str, status: str, *, error: str | None = None, only_from: list[str] | None = None
     ) -> bool:
-        moved = await self.host.store.run(repo.move_run, run_id, status, error=error, only_from=only_from)
+        moved = await self.host.store.run(run_status.move_run, run_id, status, error=error, only_from=only_from)
         if moved is not None:
             await self.status_changed(moved.run, moved.before, moved.after)
         return moved is not None
 
     async def _move_along(self, run_id: str, path: list[tuple[str, list[str]]]) -> WorkflowRunRecord | None:
         """Status changes made back to back, in one transaction; the run as the last one left it, if it was made."""
-        moves = await self.host.store.run(repo.move_run_along, run_id, path)
+        moves = await self.host.store.run(run_status.move_run_along, run_id, path)
         for moved in moves:
             await self.status_changed(moved.run, moved.before, moved.after)
         return moves[-1].run if moves and moves[-1].after == path[-1][0] else None
 
     async def _fail(self, run_id: str, message: str) -> None:
-        await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
+        await self.host.store.run(job_rows.cancel_unsubmitted, run_id, CANCELLED)
         await self._move(run_id, RUN_FAILED, error=message)
 
     # -- launch ----------------------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ class RunDriver:
                 with contextlib.suppress(SvcError):
                     await self.submitter.reconcile(snap.run, job)
         message = str(exc) if isinstance(exc, SvcError) else f"launch failed: {type(exc).__name__}: {exc}"
-        await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
+        await self.host.store.run(job_rows.cancel_unsubmitted, run_id, CANCELLED)
         await self._move(run_id, RUN_FAILED, error=message, only_from=[RUN_PENDING, RUN_SYNCING, RUN_SUBMITTING])
         await self.cancel_jobs(run_id)
 
@@ -225,7 +226,7 @@ class RunDriver:
         now = utc_now()
         decided = plan(snap.views(), now)
         if decided.updates:
-            await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)
+            await self.host.store.run(job_rows.apply_updates, run_id, decided.updates, now)
             if any(update.resources or update.exclude for update in decided.updates.values()):
                 snap = await self._snapshot(run_id) or snap  # a retry goes out with its escalated resources
         rows = {job.name: job for job in snap.jobs}
@@ -285,7 +286,7 @@ class RunDriver:
     async def cancel_jobs(self, run_id: str, *, cancelled: Collection[str] = ()) -> list[str]:
         """Cancel every live job of a run (but those in ``cancelled``: cancelled already) and give unsubmitted ones
         ``CANCELLED``; returns the warnings."""
-        await self.host.store.run(repo.cancel_unsubmitted, run_id, CANCELLED)
+        await self.host.store.run(job_rows.cancel_unsubmitted, run_id, CANCELLED)
         snap = await self._snapshot(run_id)
         if snap is None:
             return []

@@ -28,6 +28,7 @@ from svc_host.slurm.arrays import array_of, task_id
 from svc_host.slurm.limits import submit_limit_refusal
 from svc_host.store import jobs as job_repo
 from svc_host.transports.base import SlurmTransport, Transport
+from svc_host.workflows import job_rows, run_status
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, RUN_CANCELLED, WAITING
 from svc_host.workflows.prepare import env_values
@@ -150,7 +151,7 @@ class Submitter:
         if admission is None:
             return None  # it stays waiting; the throttle wakes the run when there may be room
         try:
-            attempt = await self.host.store.run(repo.begin_submit, job.id, expected)
+            attempt = await self.host.store.run(job_rows.begin_submit, job.id, expected)
             if attempt is None:
                 return None
             value = marker(run.id, job.name, attempt)
@@ -170,7 +171,7 @@ class Submitter:
             admission.submitted(job_id)
             stdout, stderr = rendered.log_paths_for(job_id)
             status = await self.host.store.run(
-                repo.finish_submit,
+                job_rows.finish_submit,
                 job.id,
                 transport=run.transport,
                 job_id=job_id,
@@ -190,7 +191,7 @@ class Submitter:
         """sbatch refused the job for a submit limit: back to ``expected`` (the attempt undone), woken by the
         submission throttle as jobs end."""
         due = utc_now() if expected == RETRYING else None
-        await self.host.store.run(repo.abort_submit, row, status=expected, undo_attempt=True, next_retry_at=due)
+        await self.host.store.run(job_rows.abort_submit, row, status=expected, undo_attempt=True, next_retry_at=due)
         self.host.submit_throttle.refused(
             run.transport, reason=refusal, waiters=waiters_of(run), wake=lambda: self.wake(run.id)
         )
@@ -225,10 +226,10 @@ class Submitter:
             due = utc_now() + timedelta(seconds=job.retry_delay)
             left = job.retries_left - 1
             await self.host.store.run(
-                repo.abort_submit, job.id, status=RETRYING, retries_left=left, next_retry_at=due, error=error
+                job_rows.abort_submit, job.id, status=RETRYING, retries_left=left, next_retry_at=due, error=error
             )
         else:
-            await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
+            await self.host.store.run(job_rows.abort_submit, job.id, status="FAILED", error=error)
 
     async def reconcile(self, run: WorkflowRunRecord, job: WorkflowRunJob) -> None:
         """Settle a ``SUBMITTING`` row left by a process that died during sbatch."""
@@ -242,7 +243,7 @@ class Submitter:
             array = (array_marker(place[1]), place[0]) if place is not None else None
         if not can_look_up(transport):
             error = f"submission interrupted; transport {run.transport!r} cannot tell whether it was accepted"
-            await self.host.store.run(repo.abort_submit, job.id, status="FAILED", error=error)
+            await self.host.store.run(job_rows.abort_submit, job.id, status="FAILED", error=error)
             return
         try:
             found = await find_submitted(transport, job.name, value, array=array)
@@ -252,14 +253,14 @@ class Submitter:
         if found is None:
             again = RETRYING if job.attempt > 1 else WAITING
             due = utc_now() if again == RETRYING else None
-            await self.host.store.run(repo.abort_submit, job.id, status=again, undo_attempt=True, next_retry_at=due)
+            await self.host.store.run(job_rows.abort_submit, job.id, status=again, undo_attempt=True, next_retry_at=due)
             log.info("run %s: job %s was not accepted before the restart; it will be submitted", run.id, job.name)
             return
         definition = JobDefinition.model_validate_json(job.definition)
         rendered = render_job(self.host.plugins, definition, self.host.config())
         stdout, stderr = rendered.log_paths_for(found)
         status = await self.host.store.run(
-            repo.finish_submit,
+            job_rows.finish_submit,
             job.id,
             transport=run.transport,
             job_id=found,
@@ -269,7 +270,7 @@ class Submitter:
         )
         array_job_id = array_of(found) if array is not None else None
         if run.sweep_id is not None and array_job_id is not None:
-            await self.host.store.run(repo.keep_sweep_array, run.sweep_id, array_job_id)
+            await self.host.store.run(run_status.keep_sweep_array, run.sweep_id, array_job_id)
         log.info("run %s: adopted job %s (%s) submitted before the restart", run.id, job.name, found)
         self.host.monitor.poke(run.transport)
         if status == RUN_CANCELLED:

@@ -14,7 +14,9 @@ import pytest
 from svc_host.host import Host
 from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
+from svc_host.sweeps import cell_moves
 from svc_host.sweeps import store as repo
+from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 
 SWEEP_FIELDS = {
@@ -60,8 +62,8 @@ def finished_sweep(host: Host, name: str = "old") -> int:
     sweep: SweepRunRecord = host.store.call(repo.insert_sweep, new, [cell])
     assert sweep.id is not None
     [cell_id] = host.store.call(repo.cell_ids, sweep.id, ["pending"])
-    host.store.call(runs.set_run_status, cell_id, "completed")
-    host.store.call(repo.move_status, sweep.id, "pending", "completed")
+    host.store.call(run_status.set_run_status, cell_id, "completed")
+    host.store.call(cell_moves.move_status, sweep.id, "pending", "completed")
     return sweep.id
 
 

@@ -12,6 +12,7 @@ from sqlmodel import Session
 from svc_host.domain.submission import JobDefinition
 from svc_host.host import Host
 from svc_host.store import jobs as job_repo
+from svc_host.workflows import job_rows
 from svc_host.workflows import store as repo
 from svc_host.workflows.engine import WorkflowEngine
 from svc_host.workflows.plan import RUN_RUNNING, WAITING
@@ -31,8 +32,8 @@ def run_with_job(session: Session, run_id: str, owner: str, job_id: str) -> None
     assert snap is not None
     row = snap.jobs[0].id
     assert row is not None
-    repo.begin_submit(session, row, WAITING)
-    repo.finish_submit(
+    job_rows.begin_submit(session, row, WAITING)
+    job_rows.finish_submit(
         session, row, transport="local", job_id=job_id, definition=definition, stdout_path=None, stderr_path=None
     )
 

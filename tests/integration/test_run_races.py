@@ -22,6 +22,7 @@ from svc_host.errors import InvalidStateError
 from svc_host.host import Host
 from svc_host.plugin_core.records import Event
 from svc_host.store.tables import JobRecord
+from svc_host.workflows import job_rows
 from svc_host.workflows import store as repo
 from svc_host.workflows.engine import WorkflowEngine
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_COMPLETED, RUN_RUNNING, WAITING
@@ -58,8 +59,8 @@ def ended_job_run(session: Session, run_id: str, owner: str, job_id: str) -> Non
     assert snap is not None
     row = snap.jobs[0].id
     assert row is not None
-    repo.begin_submit(session, row, WAITING)
-    repo.finish_submit(
+    job_rows.begin_submit(session, row, WAITING)
+    job_rows.finish_submit(
         session, row, transport="local", job_id=job_id, definition=definition, stdout_path=None, stderr_path=None
     )
     record = session.get(JobRecord, repo.snapshot(session, run_id).jobs[0].job_pk)  # type: ignore[union-attr]

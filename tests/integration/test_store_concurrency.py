@@ -26,6 +26,7 @@ import sys
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
+from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 
 url, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -38,8 +39,8 @@ for n in range(rounds):
     run_id = f"{name}-{n}"
     new = runs.NewRun("wf", "/wf.yaml", {}, {}, name, None, [], [])
     store.call(runs.insert_run, new, run_id=run_id, status="submitting", triggered_by="cli")
-    assert store.call(runs.set_run_status, run_id, "running") == "submitting"
-    assert store.call(runs.set_run_status, run_id, "completed") == "running"
+    assert store.call(run_status.set_run_status, run_id, "running") == "submitting"
+    assert store.call(run_status.set_run_status, run_id, "completed") == "running"
 """
 READER = """
 import sys

@@ -15,8 +15,9 @@ from mcp.client.stdio import StdioServerParameters
 
 from svc_host.settings.paths import SvcPaths
 from svc_host.store.database import Store
-from svc_host.sweeps import steering
+from svc_host.sweeps import cell_moves, steering
 from svc_host.sweeps import store as repo
+from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 
 CHAIN = """\
@@ -44,8 +45,8 @@ def ended_sweep() -> int:
         sweep = store.call(repo.insert_sweep, new, [cell])
         assert sweep.id is not None
         [cell_id] = store.call(repo.cell_ids, sweep.id, ["pending"])
-        store.call(runs.set_run_status, cell_id, "completed")
-        store.call(repo.move_status, sweep.id, "pending", "completed")
+        store.call(run_status.set_run_status, cell_id, "completed")
+        store.call(cell_moves.move_status, sweep.id, "pending", "completed")
         return sweep.id
     finally:
         store.close()

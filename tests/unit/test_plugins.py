@@ -15,7 +15,8 @@ from svc_host import hookimpl
 from svc_host.domain.profiles import HostConfig, SSHProfile
 from svc_host.errors import PluginError
 from svc_host.host import Host
-from svc_host.plugin_core.manager import PluginInfo, PluginManager, create_plugin_manager
+from svc_host.plugin_core.hook_calls import PluginInfo
+from svc_host.plugin_core.manager import PluginManager, create_plugin_manager
 from svc_host.plugin_core.records import Event, TransportSpec
 
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"

@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 from svc_host.domain.resources import GpuTypeAvailability
-from svc_host.slurm.parse import (
-    gpu_types_in_gres,
-    gpu_types_in_tres,
-    parse_scontrol_jobs,
-    parse_scontrol_nodes,
-    parse_sinfo,
-    parse_squeue,
-)
+from svc_host.slurm.parse import parse_scontrol_jobs, parse_scontrol_nodes, parse_sinfo, parse_squeue
 from svc_host.slurm.resources import summarize, summarize_cluster
+from svc_host.slurm.values import gpu_types_in_gres, gpu_types_in_tres
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 NOW = datetime(2026, 11, 27, tzinfo=UTC)

@@ -10,10 +10,6 @@ import pytest
 from svc_host.domain.jobs import JobState
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.parse import (
-    format_time_limit,
-    gpus_in_gres,
-    gpus_in_tres,
-    parse_duration,
     parse_sacct,
     parse_sbatch,
     parse_scontrol_jobs,
@@ -22,6 +18,7 @@ from svc_host.slurm.parse import (
     parse_squeue,
 )
 from svc_host.slurm.scontrol import split_oneliner
+from svc_host.slurm.values import format_time_limit, gpus_in_gres, gpus_in_tres, parse_duration
 
 
 @pytest.mark.parametrize(

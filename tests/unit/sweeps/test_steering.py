@@ -13,7 +13,7 @@ from svc_host.slurm.argv import scontrol_hold_argv
 from svc_host.store.database import Store
 from svc_host.store.migrations import MIGRATIONS
 from svc_host.store.tables import JobRecord, WorkflowRunJob
-from svc_host.sweeps import steering
+from svc_host.sweeps import cell_moves, steering
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.status import Counters, budget_message, failure_message, over_budget, stops_launching
@@ -79,14 +79,14 @@ def store(database_url: str) -> Store:
 
 def launch(store: Store, sweep_id: int, run_ids: list[str], job_ids: list[str]) -> None:
     """The cells submitted (one job each, ``PENDING`` in the job table) and running."""
-    store.call(repo.move_cells, sweep_id, run_ids, "submitting", only_from=["pending"], owner="me")
+    store.call(cell_moves.move_cells, sweep_id, run_ids, "submitting", only_from=["pending"], owner="me")
     rows = store.call(lambda s: {j.run_id: j for j in s.exec(select(WorkflowRunJob))})
     tasks = [
-        repo.ArrayCell(run_id, rows[run_id].id or 0, i, JobDefinition(name="a", command="true"), "o", "e")
+        cell_moves.ArrayCell(run_id, rows[run_id].id or 0, i, JobDefinition(name="a", command="true"), "o", "e")
         for i, run_id in enumerate(run_ids)
     ]
-    store.call(repo.finish_array, sweep_id, transport="local", array_job_id="9", cells=tasks, now=NOW)
-    store.call(repo.move_cells, sweep_id, run_ids, "running", only_from=["submitting"])
+    store.call(cell_moves.finish_array, sweep_id, transport="local", array_job_id="9", cells=tasks, now=NOW)
+    store.call(cell_moves.move_cells, sweep_id, run_ids, "running", only_from=["submitting"])
     assert store.call(lambda s: sorted(r.job_id for r in s.exec(select(JobRecord)))) == sorted(job_ids)
 
 
@@ -117,7 +117,7 @@ def test_pause_and_resume_are_compare_and_set_and_count_the_held_cells(store: St
     assert again.sweep is not None
     assert again.sweep.paused_at == first.sweep.paused_at
     set_state(store, "9_1", "CANCELLED")
-    store.call(repo.move_cells, sweep_id, [cells[1]], "cancelled", only_from=["running"])
+    store.call(cell_moves.move_cells, sweep_id, [cells[1]], "cancelled", only_from=["running"])
     assert store.call(repo.get_sweep, sweep_id).cells_held == 1  # type: ignore[union-attr]  # recounted with the cell
     assert_counters_match(store, sweep_id)
 
@@ -132,16 +132,16 @@ def test_pause_and_resume_are_compare_and_set_and_count_the_held_cells(store: St
 def test_cancel_and_the_end_of_a_sweep_end_its_pause(store: Store) -> None:
     sweep_id = new_sweep(store, 2)
     store.call(steering.set_paused, sweep_id, True)
-    outcome = store.call(repo.request_cancel, sweep_id)
+    outcome = store.call(cell_moves.request_cancel, sweep_id)
     assert outcome.sweep is not None
     assert (outcome.sweep.status, outcome.sweep.paused_at, outcome.sweep.cells_held) == ("draining", None, 0)
     refused = store.call(steering.set_paused, sweep_id, True)
     assert not refused.changed  # being cancelled: no pause
-    assert store.call(repo.move_status, sweep_id, "draining", "cancelled")
+    assert store.call(cell_moves.move_status, sweep_id, "draining", "cancelled")
     assert not store.call(steering.set_paused, sweep_id, False).changed
     ended = new_sweep(store, 1)
     store.call(steering.set_paused, ended, True)
-    assert store.call(repo.move_status, ended, "pending", "failed")
+    assert store.call(cell_moves.move_status, ended, "pending", "failed")
     assert store.call(repo.get_sweep, ended).paused_at is None  # type: ignore[union-attr]
     assert store.call(steering.set_paused, 999, True).sweep is None
     store.close()

@@ -17,14 +17,16 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.domain.times import as_utc as utc
 from svc_host.store.database import Store
 from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
+from svc_host.sweeps import cell_counts, cell_moves
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.store import SWEEP_LEASES
+from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 from svc_host.workflows.plan import RUN_STATES
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 BUCKET = {"pending": "cells_pending", "completed": "cells_completed", "failed": "cells_failed"}
-BUCKET |= {"cancelled": "cells_cancelled"} | dict.fromkeys(repo.IN_FLIGHT, "cells_running")
+BUCKET |= {"cancelled": "cells_cancelled"} | dict.fromkeys(cell_counts.IN_FLIGHT, "cells_running")
 LAUNCHER = {"owner": "launcher", "lease_until": NOW + timedelta(seconds=30)}
 """The sweep's owner claiming the cells it launches (``next_cells``)."""
 
@@ -51,7 +53,9 @@ def assert_counters_match(store: Store, sweep_id: int) -> None:
     sweep = store.call(repo.get_sweep, sweep_id)
     assert sweep is not None
     real = Counter(BUCKET[cell.status] for cell in store.call(repo.cells, sweep_id))
-    assert {name: getattr(sweep, name) for name in repo.COUNTED} == {name: real[name] for name in repo.COUNTED}
+    assert {name: getattr(sweep, name) for name in cell_counts.COUNTED} == {
+        name: real[name] for name in cell_counts.COUNTED
+    }
     assert repo.counters(sweep).total == sweep.cell_count
 
 
@@ -85,10 +89,10 @@ def test_a_failing_cell_writes_nothing(store: Store, monkeypatch: pytest.MonkeyP
 def test_status_changes_recount_in_their_transaction(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     first, second, third, _ = cell_ids(store, sweep_id)
-    store.call(runs.set_run_status, first, "syncing")
-    store.call(runs.set_run_status, second, "running")
-    store.call(runs.set_run_status, third, "failed")
-    store.call(runs.set_run_status, first, "completed")
+    store.call(run_status.set_run_status, first, "syncing")
+    store.call(run_status.set_run_status, second, "running")
+    store.call(run_status.set_run_status, third, "failed")
+    store.call(run_status.set_run_status, first, "completed")
     sweep = store.call(repo.get_sweep, sweep_id)
     assert sweep is not None
     assert repo.counters(sweep) == repo.Counters(pending=1, running=1, completed=1, failed=1)
@@ -98,22 +102,22 @@ def test_status_changes_recount_in_their_transaction(store: Store) -> None:
 def test_next_cells_keeps_max_parallel_in_flight_in_matrix_order(store: Store) -> None:
     sweep_id = new_sweep(store, 5, max_parallel=2)
     ids = cell_ids(store, sweep_id)
-    chosen = store.call(repo.next_cells, sweep_id, set(), **LAUNCHER)
+    chosen = store.call(cell_moves.next_cells, sweep_id, set(), **LAUNCHER)
     assert chosen == ids[:2]
     leases = {run.id: (run.owner, utc(run.lease_until)) for run in store.call(repo.cells, sweep_id)}
     assert [leases[run_id] for run_id in ids] == [("launcher", LAUNCHER["lease_until"])] * 2 + [(None, None)] * 3
-    assert store.call(repo.next_cells, sweep_id, set(chosen), **LAUNCHER) == []  # both still being launched
-    store.call(runs.set_run_status, ids[0], "running")
-    assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == []  # one running, one launching
-    store.call(runs.set_run_status, ids[0], "completed")
-    assert store.call(repo.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == [ids[2]]
+    assert store.call(cell_moves.next_cells, sweep_id, set(chosen), **LAUNCHER) == []  # both still being launched
+    store.call(run_status.set_run_status, ids[0], "running")
+    assert store.call(cell_moves.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == []  # one running, one launching
+    store.call(run_status.set_run_status, ids[0], "completed")
+    assert store.call(cell_moves.next_cells, sweep_id, {ids[1]}, **LAUNCHER) == [ids[2]]
 
 
 def test_drain_cancels_pending_cells_and_their_jobs(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     ids = cell_ids(store, sweep_id)
-    store.call(runs.set_run_status, ids[0], "running")
-    assert store.call(repo.drain_pending, sweep_id, "not started: test", keep={ids[1]}) == 2
+    store.call(run_status.set_run_status, ids[0], "running")
+    assert store.call(cell_moves.drain_pending, sweep_id, "not started: test", keep={ids[1]}) == 2
     statuses = {cell.id: (cell.status, cell.error) for cell in store.call(repo.cells, sweep_id)}
     assert statuses[ids[1]] == ("pending", None)
     assert statuses[ids[2]] == statuses[ids[3]] == ("cancelled", "not started: test")
@@ -124,23 +128,23 @@ def test_drain_cancels_pending_cells_and_their_jobs(store: Store) -> None:
 
 def test_cancel_twice_keeps_the_first_request(store: Store) -> None:
     sweep_id = new_sweep(store, 3)
-    store.call(runs.set_run_status, cell_ids(store, sweep_id)[0], "running")
-    first = store.call(repo.request_cancel, sweep_id, NOW)
+    store.call(run_status.set_run_status, cell_ids(store, sweep_id)[0], "running")
+    first = store.call(cell_moves.request_cancel, sweep_id, NOW)
     assert first.left == "pending"
     assert first.sweep is not None
     assert (first.sweep.status, first.sweep.cells_cancelled, first.sweep.cells_running) == ("draining", 2, 1)
-    again = store.call(repo.request_cancel, sweep_id, NOW + timedelta(seconds=5))
+    again = store.call(cell_moves.request_cancel, sweep_id, NOW + timedelta(seconds=5))
     assert again.left is None
     assert again.sweep is not None
     assert utc(again.sweep.cancel_requested_at) == NOW
-    assert store.call(repo.request_cancel, 999).sweep is None
+    assert store.call(cell_moves.request_cancel, 999).sweep is None
 
 
 def test_status_moves_are_compare_and_set(store: Store) -> None:
     sweep_id = new_sweep(store, 1)
-    assert store.call(repo.move_status, sweep_id, "pending", "running") is True
-    assert store.call(repo.move_status, sweep_id, "pending", "running") is False
-    assert store.call(repo.move_status, sweep_id, "running", "failed", error="1 of 1 cells failed") is True
+    assert store.call(cell_moves.move_status, sweep_id, "pending", "running") is True
+    assert store.call(cell_moves.move_status, sweep_id, "pending", "running") is False
+    assert store.call(cell_moves.move_status, sweep_id, "running", "failed", error="1 of 1 cells failed") is True
     sweep = store.call(repo.get_sweep, sweep_id)
     assert sweep is not None
     assert (sweep.status, sweep.error, sweep.completed_at is not None) == ("failed", "1 of 1 cells failed", True)
@@ -190,13 +194,13 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
         try:
             for kind, index, target in plan:
                 if kind == "status":
-                    store.call(runs.set_run_status, ids[index % cells], target)
+                    store.call(run_status.set_run_status, ids[index % cells], target)
                 elif kind == "drain":
-                    store.call(repo.drain_pending, sweep_id, "drained")
+                    store.call(cell_moves.drain_pending, sweep_id, "drained")
                 elif kind == "cancel":
-                    store.call(repo.request_cancel, sweep_id)
+                    store.call(cell_moves.request_cancel, sweep_id)
                 else:
-                    store.call(repo.next_cells, sweep_id, set(), **LAUNCHER)
+                    store.call(cell_moves.next_cells, sweep_id, set(), **LAUNCHER)
         except Exception as exc:  # noqa: BLE001 - a thread's failure is reported by the test
             errors.append(exc)
 
@@ -224,8 +228,8 @@ def test_counters_add_up_under_concurrent_transitions(database_url: str, cells: 
 def test_cells_launched_as_one_array_move_together_record_their_tasks_and_keep_their_place(store: Store) -> None:
     sweep_id = new_sweep(store, 4)
     order = [cell.id for cell in sorted(store.call(repo.cells, sweep_id), key=lambda c: (c.started_at, c.id))]
-    store.call(runs.set_run_status, order[3], "cancelled")
-    moved = store.call(repo.move_cells, sweep_id, order, "submitting", only_from=["pending"], owner="me")
+    store.call(run_status.set_run_status, order[3], "cancelled")
+    moved = store.call(cell_moves.move_cells, sweep_id, order, "submitting", only_from=["pending"], owner="me")
     assert moved == [(run_id, "pending") for run_id in order[:3]]  # the cancelled cell stays cancelled
     assert_counters_match(store, sweep_id)
     rows = store.call(lambda s: {j.run_id: j for j in s.exec(select(WorkflowRunJob))})
@@ -233,13 +237,13 @@ def test_cells_launched_as_one_array_move_together_record_their_tasks_and_keep_t
     places = [store.call(runs.sweep_place, run_id) for run_id in order]
     assert places == [(0, order[0]), (1, order[0]), (2, order[0]), None]  # the task of each, and the array's marker
     tasks = [
-        repo.ArrayCell(run_id, rows[run_id].id or 0, i, JobDefinition(name="a", command="true"), f"o{i}", f"e{i}")
+        cell_moves.ArrayCell(run_id, rows[run_id].id or 0, i, JobDefinition(name="a", command="true"), f"o{i}", f"e{i}")
         for i, run_id in enumerate(order[:3])
     ]
-    statuses = store.call(repo.finish_array, sweep_id, transport="local", array_job_id="77", cells=tasks)
+    statuses = store.call(cell_moves.finish_array, sweep_id, transport="local", array_job_id="77", cells=tasks)
     assert statuses == dict.fromkeys(order[:3], "submitting")
     assert store.call(repo.get_sweep, sweep_id).array_job_id == "77"  # type: ignore[union-attr]
-    store.call(repo.move_cells, sweep_id, order, "running", only_from=["submitting"])
+    store.call(cell_moves.move_cells, sweep_id, order, "running", only_from=["submitting"])
     waiting = store.call(repo.waiting_in_queue, sweep_id)
     assert sorted(waiting) == sorted((run_id, f"77_{i}") for i, run_id in enumerate(order[:3]))
     assert_counters_match(store, sweep_id)
@@ -248,8 +252,8 @@ def test_cells_launched_as_one_array_move_together_record_their_tasks_and_keep_t
 def test_an_array_that_could_not_be_submitted_fails_its_cells(store: Store) -> None:
     sweep_id = new_sweep(store, 2)
     ids = cell_ids(store, sweep_id)
-    store.call(repo.move_cells, sweep_id, ids, "submitting", only_from=["pending"])
-    failed = store.call(repo.fail_cells, sweep_id, ids, "submission of job 'a' failed: no")
+    store.call(cell_moves.move_cells, sweep_id, ids, "submitting", only_from=["pending"])
+    failed = store.call(cell_moves.fail_cells, sweep_id, ids, "submission of job 'a' failed: no")
     assert sorted(failed) == sorted((run_id, "submitting") for run_id in ids)
     cells = store.call(repo.cells, sweep_id)
     assert {(cell.status, cell.error) for cell in cells} == {("failed", "submission of job 'a' failed: no")}

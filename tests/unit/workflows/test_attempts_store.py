@@ -12,6 +12,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, Resources
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
+from svc_host.workflows import job_rows
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RETRYING, WAITING, plan
 from svc_host.workflows.retries import Escalate, MemoryRule, OnInterruption
@@ -26,10 +27,10 @@ def store(database_url: str) -> Store:
 
 def submit(store: Store, run_id: str, job_id: str, expected: str) -> None:
     row = store.call(repo.snapshot, run_id).jobs[0]
-    assert store.call(repo.begin_submit, row.id, expected) is not None
+    assert store.call(job_rows.begin_submit, row.id, expected) is not None
     definition = JobDefinition.model_validate_json(row.definition)
     store.call(
-        repo.finish_submit,
+        job_rows.finish_submit,
         row.id,
         transport="local",
         job_id=job_id,
@@ -47,7 +48,7 @@ def end(store: Store, job_id: str, state: JobState, exit_code: int) -> None:
 
 def advance(store: Store, run_id: str) -> None:
     snap = store.call(repo.snapshot, run_id)
-    store.call(repo.apply_updates, run_id, plan(snap.views(), NOW).updates, NOW)
+    store.call(job_rows.apply_updates, run_id, plan(snap.views(), NOW).updates, NOW)
 
 
 def test_attempts_keep_their_ends_reasons_and_the_next_attempts_resources(store: Store) -> None:

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from svc_host.store.database import Store
 from svc_host.sweeps import store as sweeps
+from svc_host.workflows import run_status
 from svc_host.workflows import store as repo
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_COMPLETED, RUN_RUNNING, RUN_SUBMITTING
 
@@ -30,12 +31,12 @@ def test_completion_and_cancel_never_both_win(database_url: str) -> None:
     assert sweep.id is not None
     run_ids = completer.call(sweeps.cell_ids, sweep.id, ["pending"])
     for run_id in run_ids:
-        completer.call(repo.set_run_status, run_id, RUN_RUNNING)
+        completer.call(run_status.set_run_status, run_id, RUN_RUNNING)
     barrier = threading.Barrier(2)
 
     def change(store: Store, run_id: str, status: str, only_from: list[str] | None) -> str | None:
         barrier.wait()
-        return store.call(repo.set_run_status, run_id, status, only_from=only_from)
+        return store.call(run_status.set_run_status, run_id, status, only_from=only_from)
 
     winners: Counter[str] = Counter()
     with ThreadPoolExecutor(2) as pool:

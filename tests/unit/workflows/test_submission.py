@@ -9,6 +9,7 @@ import pytest
 from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.runtime import leases
 from svc_host.store.database import Store
+from svc_host.workflows import job_rows, run_status
 from svc_host.workflows import store as repo
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.store import RUN_LEASES
@@ -62,19 +63,19 @@ def test_a_run_is_written_with_its_jobs_and_read_back(store: Store) -> None:
         ("b", "WAITING", 0, '["afterany:a"]'),
     ]
     assert [view.dependencies for view in snap.views()] == [(), (Dependency("afterany", "a"),)]
-    assert store.call(repo.set_run_status, "r1", "failed", error="x") == "syncing"
-    assert store.call(repo.set_run_status, "r1", "running") is None  # terminal stays terminal
+    assert store.call(run_status.set_run_status, "r1", "failed", error="x") == "syncing"
+    assert store.call(run_status.set_run_status, "r1", "running") is None  # terminal stays terminal
     assert store.call(repo.snapshot, "r1").run.completed_at is not None
 
 
 def test_a_submission_is_marked_once_and_recorded_with_its_job_row(store: Store) -> None:
     store.call(repo.insert_run, new_run(), run_id="r1", status="running", triggered_by="cli")
     row = store.call(repo.snapshot, "r1").jobs[0]
-    assert store.call(repo.begin_submit, row.id, "WAITING") == 1
-    assert store.call(repo.begin_submit, row.id, "WAITING") is None  # a second engine loses
+    assert store.call(job_rows.begin_submit, row.id, "WAITING") == 1
+    assert store.call(job_rows.begin_submit, row.id, "WAITING") is None  # a second engine loses
     definition = JobDefinition.model_validate_json(row.definition)
     status = store.call(
-        repo.finish_submit,
+        job_rows.finish_submit,
         row.id,
         transport="local",
         job_id="77",
@@ -117,9 +118,9 @@ def test_an_owner_is_dead_only_when_its_process_on_this_machine_is_gone() -> Non
 
 def test_status_hooks_run_inside_the_status_change_transaction(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[str, str, str]] = []
-    monkeypatch.setattr(repo, "_status_hooks", [])
-    repo.on_status_change(lambda session, run, before: seen.append((run.id, before, run.status)))
+    monkeypatch.setattr(run_status, "_status_hooks", [])
+    run_status.on_status_change(lambda session, run, before: seen.append((run.id, before, run.status)))
     store.call(repo.insert_run, new_run(), run_id="r1", status="pending", triggered_by="mcp", sweep_id=3)
-    store.call(repo.set_run_status, "r1", "syncing")
-    store.call(repo.set_run_status, "r1", "syncing")  # no change, no call
+    store.call(run_status.set_run_status, "r1", "syncing")
+    store.call(run_status.set_run_status, "r1", "syncing")  # no change, no call
     assert seen == [("r1", "pending", "syncing")]
