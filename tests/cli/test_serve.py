@@ -3,7 +3,6 @@ Host and token checks; on a terminal it prints a login link that logs a browser 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pty
 import re
@@ -11,7 +10,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import pytest
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.serve import ServeProcess, free_port, start_serve
+from svc_host.testing.waiting import DEADLINE, eventually_blocking
 
 TOKEN = "serve-test-token-0123456789"
 
@@ -72,15 +71,21 @@ def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(t
         stderr=secondary,
     )
     os.close(secondary)
-    output = b""
+    os.set_blocking(primary, False)
+    read: list[bytes] = []
+
+    def printed(pattern: bytes) -> bool:
+        try:
+            read.append(os.read(primary, 65536))
+        except BlockingIOError:  # nothing new yet
+            pass
+        except OSError:  # the server ended: what it printed says why
+            return True
+        return re.search(pattern, b"".join(read)) is not None
+
     try:
-        deadline = time.monotonic() + 30
-        while not re.search(rb"svc serve: open \S+\r?\n", output) and time.monotonic() < deadline:
-            try:
-                output += os.read(primary, 4096)
-            except OSError:
-                break
-        text = output.decode()
+        eventually_blocking(lambda: printed(rb"svc serve: open \S+\r?\n"), what="the login link")
+        text = b"".join(read).decode()
         match = re.search(rf"svc serve: open (http://127\.0\.0\.1:{port}/\?token=(\S+))", text)
         assert match, text
         link, token = match.groups()
@@ -93,16 +98,14 @@ def test_the_printed_link_logs_a_browser_in_and_the_token_stays_out_of_the_log(t
             assert landing.status_code == 303
             assert landing.headers["location"] == "/"
             assert browser.get(f"http://127.0.0.1:{port}/api/plugins").status_code == 200
-        time.sleep(0.3)
-        os.set_blocking(primary, False)
-        with contextlib.suppress(BlockingIOError):
-            output += os.read(primary, 65536)
-        log = output.decode()
+        # the access log has the last request, so the first one too
+        eventually_blocking(lambda: printed(rb"GET /api/plugins"), what="the access log lines")
+        log = b"".join(read).decode()
         assert "GET /?token=<redacted>" in log
         assert log.count(token) == 1  # the printed link, nowhere in the access log
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=DEADLINE)
         os.close(primary)
 
 
