@@ -151,7 +151,7 @@ async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake
             Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"})
         )
         messages = sse_messages(response)
-        message = await asyncio.wait_for(anext(messages), 5)
+        message = await asyncio.wait_for(anext(messages), DEADLINE)
     assert message.event == "sweep_run.status_changed"
     assert message.id is not None
     assert message.json()["payload"] == {"id": 3, "from": "running", "to": "draining"}
@@ -191,12 +191,12 @@ async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_host: 
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         async with client.stream("GET", "/api/events", headers=AUTH) as first:
             svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
-            seen = await asyncio.wait_for(anext(sse_messages(first)), 5)
+            seen = await asyncio.wait_for(anext(sse_messages(first)), DEADLINE)
         svc_host.plugins.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
-            replayed = await asyncio.wait_for(anext(sse_messages(again)), 5)
+            replayed = await asyncio.wait_for(anext(sse_messages(again)), DEADLINE)
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:
-            told = await asyncio.wait_for(anext(sse_messages(stale)), 5)
+            told = await asyncio.wait_for(anext(sse_messages(stale)), DEADLINE)
     assert replayed.json()["payload"] == {"id": "r1", "to": "completed"}
     assert told.event == "resync"
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from svc_host.mcp.opening import VERIFIED_SDK, early_answer
+from svc_host.testing.waiting import DEADLINE
 
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -39,7 +40,7 @@ async def server(env: dict[str, str], *argv: str) -> AsyncIterator[asyncio.subpr
         assert process.stdin is not None
         process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 30)
+            await asyncio.wait_for(process.wait(), DEADLINE)
         except TimeoutError:
             process.kill()
             raise
@@ -47,7 +48,7 @@ async def server(env: dict[str, str], *argv: str) -> AsyncIterator[asyncio.subpr
 
 async def answer(process: asyncio.subprocess.Process) -> dict[str, Any]:
     assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), 60)
+    line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
     assert line, "the server closed stdout"
     body: dict[str, Any] = json.loads(line)
     return body
