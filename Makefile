@@ -15,7 +15,7 @@ SLURM24_TESTS = tests/contract/test_ssh_transport.py tests/integration/test_ssh_
 PYTEST24 = SVC_TEST_SLURM=24.11 $(PYTHON) -m pytest -n 4 --dist loadgroup -m "cluster and not outage and not local_slurm" \
 	$(SLURM24_TESTS)
 
-.PHONY: install cluster postgres browser lint test test24 run
+.PHONY: install cluster postgres browser lint test test24 stress run
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
@@ -51,6 +51,11 @@ test: install cluster postgres browser lint
 # Only the 24.11 pass.
 test24: install cluster postgres
 	$(PYTEST24)
+
+# The unit and interface suites with a CPU hog on every core, 3 runs in a row (RUNS=n to change it):
+# a test that decides on a wall-clock margin fails here first.
+stress: install cluster postgres
+	PYTHON=$(PYTHON) bash scripts/stress-check $(or $(RUNS),3)
 
 run: install
 	bash scripts/run $(ARGS)

@@ -8,10 +8,11 @@ they run in the 22.05 pass."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -68,6 +69,32 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return home
+
+
+class LoopClock:
+    """The running event loop's clock, moved on by hand: what svc times with ``loop.time()`` (snapshot ages, the
+    monitor's lost-job clock) sees ``advance(seconds)`` at once, however busy the machine is. Timers due by then
+    fire at the next turn of the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._real = loop.time
+        self.offset = 0.0
+
+    def time(self) -> float:
+        return self._real() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+@pytest.fixture
+async def loop_clock() -> AsyncIterator[LoopClock]:
+    """Drive the test's event loop clock explicitly (``loop_clock.advance(600)``) instead of sleeping."""
+    loop = asyncio.get_running_loop()
+    clock = LoopClock(loop)
+    loop.time = clock.time  # type: ignore[method-assign]
+    yield clock
+    del loop.time
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,10 @@ from svc_host.slurm.values import gpus_in_tres, parse_duration
 
 _UNITS: Final = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<unit>[KMGTP]?)(?P<per>[nc]?)", re.IGNORECASE)
+NO_LIMIT_SECONDS: Final = 365 * 86400
+"""What accounting may record as the time limit of a job that has none: when the partition's MaxTime is
+UNLIMITED and backfill (rather than the main scheduler) starts the job, Slurm gives it 365 days (``YEAR_MINUTES``);
+a job started by the main scheduler keeps ``UNLIMITED``. Both mean the job asked for no limit."""
 _CPU_TIME = re.compile(r"(?:(?P<days>\d+)-)?(?:(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d+)?)")
 
 
@@ -62,6 +66,11 @@ def _tres_value(tres: str, key: str) -> str | None:
         if name == key:
             return value
     return None
+
+
+def _time_limit(text: str) -> int | None:
+    seconds = parse_duration(text)
+    return None if seconds == NO_LIMIT_SECONDS else seconds
 
 
 def parse_sacct_usage(stdout: str) -> dict[str, JobUsage]:
@@ -116,7 +125,7 @@ def _usage(job_id: str, row: dict[str, str], peak: int | None, gpu_util: float |
             cpus=cpus,
             mem_bytes=mem,
             gpus=gpus_in_tres(row["AllocTRES"]) if row["AllocTRES"].strip() else None,
-            time_limit_seconds=parse_duration(row["Timelimit"]),
+            time_limit_seconds=_time_limit(row["Timelimit"]),
             elapsed_seconds=elapsed,
             cpu_seconds=parse_cpu_time(row["TotalCPU"]),
             max_rss_bytes=peak,

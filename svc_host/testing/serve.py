@@ -22,6 +22,8 @@ from typing import IO, Any
 
 import httpx
 
+from svc_host.testing.waiting import DEADLINE
+
 
 def isolated_env(root: Path, *, token: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: this process's environment) without ``SVC_*`` settings, with a home, XDG directories and a
@@ -75,7 +77,7 @@ def start_serve(
     stdout: int | IO[Any] | None = subprocess.DEVNULL,
     stderr: int | IO[Any] | None = subprocess.PIPE,
     log_level: str = "warning",
-    wait: float = 30,
+    wait: float = DEADLINE,
 ) -> ServeProcess:
     """Start ``python -m svc_host serve`` with ``args`` and wait until it answers ``/openapi.json``.
 

@@ -4,9 +4,9 @@ nobody, and twenty open streams cost the scheduler what one costs (the streams o
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
+from functools import partial
 
 import httpx
 import pytest
@@ -21,6 +21,7 @@ from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.testing.http import TEST_API_TOKEN, security_for_tests
 from svc_host.testing.live_server import live_server
 from svc_host.testing.sse import SseMessage, sse_messages
+from svc_host.testing.waiting import DEADLINE, eventually
 
 AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
 
@@ -100,19 +101,23 @@ async def watch_jobs_finish(host: Host, fake: FakeTransport, base_url: str, stre
             reader.awaited = set(ids)
         host.monitor.poke("fake")
         for state in (JobState.RUNNING, JobState.COMPLETED):
-            await asyncio.sleep(0.3)
             for job_id in ids:
                 fake.set_state(job_id, state)
-        await asyncio.wait_for(asyncio.gather(*(reader.all_finished.wait() for reader in readers)), 10)
+            await eventually(partial(recorded, host, ids, state), what=f"the monitor recording {state.value}")
+        await asyncio.wait_for(asyncio.gather(*(reader.all_finished.wait() for reader in readers)), DEADLINE)
         for reader in readers:
             reader.task.cancel()
         return len(fake.calls) - calls_before - 3, readers  # minus the 3 submits
 
 
+async def recorded(host: Host, ids: list[str], state: JobState) -> bool:
+    """Whether the store holds ``state`` for every job of ``ids``."""
+    return {(await host.store.run(job_repo.find_job, "fake", job_id)).state for job_id in ids} == {state.value}
+
+
 async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_query(
     svc_host: Host, fake: FakeTransport, base_url: str
 ) -> None:
-    one, _ = await watch_jobs_finish(svc_host, fake, base_url, streams=1)
     ticks_before = svc_host.monitor.ticks.get("fake", 0)
     twenty, readers = await watch_jobs_finish(svc_host, fake, base_url, streams=20)
     assert len(readers) == 20
@@ -121,7 +126,19 @@ async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_
     ticks = svc_host.monitor.ticks["fake"] - ticks_before
     assert ticks <= twenty <= 2 * ticks
     assert set(fake.calls) == {"submit", "queue", "statuses"}
-    assert twenty <= one + 4, (one, twenty)  # the same job story costs the same ticks (timing leaves a little slack)
+    # and streams do not make the monitor tick: with nothing live it stops, and twenty streams opened and fed an
+    # event leave it stopped
+    await eventually(svc_host.monitor._loops["fake"].done, what="the monitor's stop once nothing is live")
+    calls = len(fake.calls)
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(httpx.AsyncClient(base_url=base_url, timeout=10))
+        idle = await open_streams(stack, client, 20)
+        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        await eventually(lambda: all(reader.messages for reader in idle), what="the event on every stream")
+        for reader in idle:
+            reader.task.cancel()
+    assert len(fake.calls) == calls
+    assert svc_host.monitor._loops["fake"].done()
 
 
 async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake: FakeTransport, base_url: str) -> None:
@@ -132,7 +149,7 @@ async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake
         svc_host.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
         svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"}))
         messages = sse_messages(response)
-        message = await asyncio.wait_for(anext(messages), 5)
+        message = await asyncio.wait_for(anext(messages), DEADLINE)
     assert message.event == "sweep_run.status_changed"
     assert message.id is not None
     assert message.json()["payload"] == {"id": 3, "from": "running", "to": "draining"}
@@ -146,11 +163,8 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
         client.stream("GET", "/api/events", headers=AUTH) as stalled,  # not read for now: its socket fills up
         client.stream("GET", "/api/events", headers=AUTH) as reading,
     ):
-        emitting = 0.0
-        for n in range(3000):
-            started = time.perf_counter()
+        for n in range(3000):  # emit never waits for a socket (how fast it is: bench/event_hub_publish.py)
             svc_host.emit(Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big}))
-            emitting += time.perf_counter() - started
             if n % 100 == 0:
                 await asyncio.sleep(0)  # let the server write to the sockets, as it does between monitor ticks
         svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
@@ -164,7 +178,6 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
             late.append(message.event)
             if message.event == "sweep_run.status_changed":
                 break
-    assert emitting < 3.0
     assert "sweep_run.status_changed" in seen
     assert "resync" in late
     assert late.count("job.status_changed") < 3000
@@ -174,12 +187,12 @@ async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_host: 
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         async with client.stream("GET", "/api/events", headers=AUTH) as first:
             svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
-            seen = await asyncio.wait_for(anext(sse_messages(first)), 5)
+            seen = await asyncio.wait_for(anext(sse_messages(first)), DEADLINE)
         svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
-            replayed = await asyncio.wait_for(anext(sse_messages(again)), 5)
+            replayed = await asyncio.wait_for(anext(sse_messages(again)), DEADLINE)
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:
-            told = await asyncio.wait_for(anext(sse_messages(stale)), 5)
+            told = await asyncio.wait_for(anext(sse_messages(stale)), DEADLINE)
     assert replayed.json()["payload"] == {"id": "r1", "to": "completed"}
     assert told.event == "resync"
 
@@ -198,7 +211,7 @@ async def test_an_idle_stream_sends_heartbeat_comments_and_ends_when_closed() ->
     subscription = hub.subscribe()
     chunks = sse_stream(subscription, heartbeat=0.05)
     assert await anext(chunks) == "retry: 3000\n: connected\n\n"
-    assert await asyncio.wait_for(anext(chunks), 1) == ": keep-alive\n\n"  # a comment: browsers ignore it
+    assert await asyncio.wait_for(anext(chunks), DEADLINE) == ": keep-alive\n\n"  # a comment: browsers ignore it
     hub.end_streams()
     assert [chunk async for chunk in chunks] == []
     assert hub.subscriber_count == 0

@@ -20,6 +20,7 @@ import pytest
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.serve import ServeProcess, free_port, start_serve
+from svc_host.testing.waiting import DEADLINE
 
 TOKEN = "serve-test-token-0123456789"
 
@@ -61,7 +62,7 @@ def test_serve_refuses_rebinding_and_requests_without_the_token(server: ServePro
     assert TOKEN not in env.text
 
 
-def read_until(primary: int, pattern: bytes, output: bytes = b"", wait: float = 30) -> bytes:
+def read_until(primary: int, pattern: bytes, output: bytes = b"", wait: float = DEADLINE) -> bytes:
     """What the pty shows, read until ``pattern`` appears in it (or ``wait`` seconds pass)."""
     deadline = time.monotonic() + wait
     while not re.search(pattern, output) and time.monotonic() < deadline:
@@ -121,7 +122,7 @@ def test_the_printed_link_logs_a_browser_in_once_and_the_token_is_never_shown(tm
         assert token not in log_text
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=DEADLINE)
         os.close(primary)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 
 from svc_host.testing.serve import ServeProcess, start_serve
 from svc_host.testing.sse import sse_messages
+from svc_host.testing.waiting import DEADLINE
 
 pytestmark = [pytest.mark.cluster]
 
@@ -57,10 +57,8 @@ async def test_a_real_jobs_transitions_stream_live_and_sigterm_ends_open_streams
         assert seen[-1] == "COMPLETED"
         assert "RUNNING" in seen or seen == ["COMPLETED"]  # a 2 s job can end between two ticks
 
-        started = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        _, err = await asyncio.to_thread(process.communicate, timeout=30)
-        stopped_in = time.monotonic() - started
+        # a server that waited for its open stream to end would not stop: the stream stays open until it does
+        _, err = await asyncio.to_thread(process.communicate, timeout=DEADLINE)
     assert process.returncode in (0, -signal.SIGTERM), err
-    assert stopped_in < 5, f"svc serve took {stopped_in:.1f}s to stop with an event stream open"
     assert "Traceback" not in err

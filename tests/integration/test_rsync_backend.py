@@ -30,6 +30,7 @@ from svc_host.errors import ConfigError, SyncError
 from svc_host.plugin import ssh_connect_options
 from svc_host.testing.plugin import skip_or_fail
 from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+from svc_host.testing.waiting import DEADLINE
 from svc_host.transports.sync_backend import StaleUnknownReason, SyncResult
 from svc_plugin_rsync.backend import RsyncBackend
 from svc_plugin_rsync.itemize import Summary
@@ -315,21 +316,21 @@ async def test_lock_serialises_processes(rsync_backend: RsyncBackend, test_mount
     path.parent.mkdir(parents=True, exist_ok=True)
     holder = await asyncio.create_subprocess_exec(
         sys.executable, "-c",
-        "import fcntl, sys, time\n"
-        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)",
-        str(path), stdout=asyncio.subprocess.PIPE,
+        "import fcntl, select, sys\n"
+        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True)\n"
+        f"select.select([sys.stdin], [], [], {DEADLINE})",  # held until told (or, at the latest, the deadline)
+        str(path), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
+    assert holder.stdin is not None
     assert holder.stdout is not None
     assert await holder.stdout.readline() == b"held\n"
-    started = time.monotonic()
     sync = asyncio.create_task(rsync_backend.sync(test_mount))
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(0.5)  # a sync that blocked this loop on the lock would hold this up to the deadline
     assert not sync.done()  # waiting for the other process, without blocking this loop
+    holder.stdin.write(b"release\n")
     await holder.wait()
-    released = time.monotonic()
     result = await asyncio.wait_for(sync, timeout=60)
     assert result.files_transferred == 1
-    assert released - started >= 0.9
 
 
 HOSTILE = [

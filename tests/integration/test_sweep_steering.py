@@ -4,7 +4,6 @@ the test's own directory; every wait is on Slurm or the store, bounded."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from svc_host.plugin_core.records import Event
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import steering
 from svc_host.sweeps.orchestrator import SweepOrchestrator
+from svc_host.testing.waiting import eventually
 from tests.integration.test_sweep_arrays import queued_tasks
 from tests.integration.test_sweeps import counts, crash, finish, job_records, request, start, stop, workflow
 
@@ -42,15 +42,6 @@ async def array_orchestrator(make_host: Callable[[], Host]) -> AsyncIterator[Swe
     made = await start(make_host(), arrays=True)
     yield made
     await stop(made)
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
-    """Poll ``check`` (store or Slurm reads) every 0.3 s until it holds; fail naming ``what`` after ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.3)
 
 
 async def squeue(host: Host, job_ids: list[str]) -> dict[str, tuple[str, str]]:
@@ -118,7 +109,9 @@ async def test_pause_holds_queued_jobs_launches_nothing_and_resume_completes(
     sweep_id = sweep.id
     assert sweep_id is not None
 
-    await until(first_jobs_running(orchestrator, sweep_id, 2), "two cells launched, their first jobs running")
+    await eventually(
+        first_jobs_running(orchestrator, sweep_id, 2), what="two cells launched, their first jobs running", interval=0.3
+    )
     paused = await orchestrator.pause(sweep_id)
     assert paused.paused_at is not None
     assert paused.status == "running"
@@ -135,7 +128,7 @@ async def test_pause_holds_queued_jobs_launches_nothing_and_resume_completes(
         now = states(host)
         return all(now[job_id] == "COMPLETED" for job_id in firsts)
 
-    await until(firsts_ended, "the launched cells' first jobs to end")
+    await eventually(firsts_ended, what="the launched cells' first jobs to end", interval=0.3)
     during = await orchestrator.get(sweep_id)
     assert (during.cells_pending, during.cells_running, during.cells_held) == (2, 2, 2)
     assert len(states(host)) == 4  # no new cell launched: still the two cells' four jobs
@@ -173,7 +166,7 @@ async def array_queued(orchestrator: SweepOrchestrator, sweep: SweepRunRecord, c
         now = await orchestrator.get(sweep_id)
         return now.array_job_id is not None and now.cells_running == now.cell_count
 
-    await until(submitted, "the array to be submitted")
+    await eventually(submitted, what="the array to be submitted", interval=0.3)
     now = await orchestrator.get(sweep_id)
     assert now.array_job_id is not None
     assert len(await queued_tasks(orchestrator.host, now.array_job_id)) >= count
@@ -195,7 +188,7 @@ async def test_pausing_an_array_holds_its_pending_tasks_and_resume_completes(
     async def two_started() -> bool:  # a task that has not started when the pause comes is held too
         return [state for state, _ in (await squeue(host, [array])).values()].count("RUNNING") == 2
 
-    await until(two_started, "tasks 0 and 1 to start")
+    await eventually(two_started, what="tasks 0 and 1 to start", interval=0.3)
     paused = await orchestrator.pause(running.id)
     assert paused.paused_at is not None
     assert paused.cells_held == 4
@@ -204,7 +197,7 @@ async def test_pausing_an_array_holds_its_pending_tasks_and_resume_completes(
         await host.monitor.refresh("local")
         return (await orchestrator.get(running.id or 0)).cells_completed == 2
 
-    await until(first_two_done, "the two running tasks to end")
+    await eventually(first_two_done, what="the two running tasks to end", interval=0.3)
     left = await squeue(host, [array])
     assert sorted(left) == [f"{array}_{index}" for index in range(2, 6)]  # nothing started during the pause
     assert set(left.values()) == {("PENDING", "JobHeldUser")}
@@ -236,7 +229,7 @@ async def test_cancel_while_paused_leaves_nothing_in_the_queue(
     async def queue_empty() -> bool:
         return await squeue(host, [running.array_job_id or ""]) == {}
 
-    await until(queue_empty, "the array to leave the queue")
+    await eventually(queue_empty, what="the array to leave the queue", interval=0.3)
     with pytest.raises(ConflictError, match="nothing to resume"):
         await orchestrator.resume(running.id)
 
@@ -278,7 +271,7 @@ async def test_max_failures_2_stops_after_the_third_failure_and_cancels_the_rest
     async def nothing_live() -> bool:
         return await squeue(host, list(states(host))) == {}
 
-    await until(nothing_live, "the cancelled cell's job to leave the queue")
+    await eventually(nothing_live, what="the cancelled cell's job to leave the queue", interval=0.3)
 
 
 ARRAY_BUDGET = """\
@@ -306,7 +299,7 @@ async def test_max_failures_stops_an_array_with_one_scancel(array_orchestrator: 
     async def queue_empty() -> bool:
         return await squeue(host, [done.array_job_id or ""]) == {}
 
-    await until(queue_empty, "the array to leave the queue")
+    await eventually(queue_empty, what="the array to leave the queue", interval=0.3)
 
 
 def test_max_failures_and_fail_fast_together_are_refused(work: Path) -> None:
@@ -320,7 +313,9 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
     sweep_id = sweep.id
     assert sweep_id is not None
 
-    await until(first_jobs_running(first, sweep_id, 1), "the first cell launched, its first job running")
+    await eventually(
+        first_jobs_running(first, sweep_id, 1), what="the first cell launched, its first job running", interval=0.3
+    )
     await first.pause(sweep_id)
     crash(first)
     await first.host.transports.close()
@@ -332,7 +327,7 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
         async def taken_over() -> bool:
             return (await second.get(sweep_id)).owner == second.owner
 
-        await until(taken_over, "the new server to take the sweep over")
+        await eventually(taken_over, what="the new server to take the sweep over", interval=0.3)
         waiting = await queued_jobs(second, sweep_id)
         first_job = next(job_id for job_id in states(host) if job_id not in waiting)
 
@@ -340,7 +335,7 @@ async def test_a_restarted_server_keeps_the_sweep_paused(make_host: Callable[[],
             await host.monitor.refresh("local")
             return states(host)[first_job] == "COMPLETED"
 
-        await until(first_job_ended, "the launched cell's first job to end")
+        await eventually(first_job_ended, what="the launched cell's first job to end", interval=0.3)
         kept = await second.get(sweep_id)
         assert kept.paused_at is not None
         assert (kept.cells_pending, kept.cells_running, kept.cells_held) == (2, 1, 1)

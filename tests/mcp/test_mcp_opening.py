@@ -17,6 +17,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from svc_host.mcp.handoff import installed_sdk
 from svc_host.mcp.opening import HANDSHAKE_VERSIONS, VERIFIED_SDK, early_answer
+from svc_host.testing.waiting import DEADLINE
 
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -84,7 +85,7 @@ async def server(env: dict[str, str], *argv: str) -> AsyncIterator[asyncio.subpr
         assert process.stdin is not None
         process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), 30)
+            await asyncio.wait_for(process.wait(), DEADLINE)
         except TimeoutError:
             process.kill()
             raise
@@ -98,7 +99,7 @@ async def send(process: asyncio.subprocess.Process, *frames: bytes) -> None:
 
 async def answer(process: asyncio.subprocess.Process) -> dict[str, Any]:
     assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), 60)
+    line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
     assert line, "the server closed stdout"
     body: dict[str, Any] = json.loads(line)
     return body

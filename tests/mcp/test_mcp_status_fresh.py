@@ -23,7 +23,7 @@ async def test_a_polled_job_moves_forward_and_each_transition_is_stored_once(
 ) -> None:
     seen: list[str] = []
     async with mcp_factory() as mcp:
-        submitted = await mcp("submit_job", command="sleep 3", name="fresh-status", partition="debug")
+        submitted = await mcp("submit_job", command="sleep 8", name="fresh-status", partition="debug")
         assert submitted["success"], submitted
         job_id = submitted["job_id"]
         for _ in range(200):  # pauses past and within the ~1 s snapshots: answers from squeue and from the queue

@@ -17,6 +17,7 @@ from svc_host.settings.paths import SvcPaths
 from svc_host.store.database import Store
 from svc_host.sweeps import cell_moves, steering
 from svc_host.sweeps import store as repo
+from svc_host.testing.waiting import eventually
 from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 
@@ -118,11 +119,8 @@ async def test_an_agent_pauses_and_resumes_the_sweep_its_run_workflow_waits_on(s
             assert (body["success"], body["paused"], body["cells_held"], body["max_failures"]) == (True, True, 1, 1)
             assert set(held_jobs(store, sweep_id).values()) == {"JobHeldUser"}
             told = f"sweep {sweep_id} running (paused, 1 held): "
-            for _ in range(100):  # the waiting run_workflow tells its agent at once
-                if any(message.startswith(told) for message in messages):
-                    break
-                await asyncio.sleep(0.1)
-            assert any(message.startswith(told) for message in messages), messages
+            # the waiting run_workflow tells its agent at once
+            await eventually(lambda: any(message.startswith(told) for message in messages), what="the pause's news")
             resumed = await client.call_tool("steer_sweep", {"sweep_run_id": sweep_id, "action": "resume"})
             assert resumed.structured_content is not None
             assert (resumed.structured_content["paused"], resumed.structured_content["cells_held"]) == (False, 0)

@@ -5,6 +5,7 @@ never a 500, and nothing is written. The MCP side is in tests/mcp/test_mcp_bad_i
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,8 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
+from svc_host.api.routes import workflows as workflow_routes
 from svc_host.host import Host
 from svc_host.settings.paths import SvcPaths
+from svc_host.testing.waiting import DEADLINE, eventually
+from svc_host.workflows.load import check_document
 
 BIG = 2**70
 """Past SQLite's 64-bit integers (the overflow that used to be a 500)."""
@@ -146,11 +150,11 @@ async def test_a_container_that_reads_as_an_option_is_422(client: httpx.AsyncCli
 async def test_hostile_yaml_is_a_clear_problem(
     client: httpx.AsyncClient, workflows: Path, text: str, problem: str
 ) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     body = (await client.post("/api/workflows/validate", json={"yaml": text})).json()
     assert body["valid"] is False
     assert any(problem in error for error in body["errors"]), body
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5  # CPU seconds (the server runs in this process): bounded work
     assert problem in detail(await client.post("/api/workflows/upload", json={"yaml": text, "filename": "x.yaml"}), 422)
     assert not workflows.exists() or not list(workflows.iterdir())
 
@@ -225,9 +229,9 @@ async def test_templates_cannot_blow_up(client: httpx.AsyncClient, template: str
     text = (
         f'name: t\nargs:\n  x: "{"a" * 100}"\n  y: "{"b" * 400_000}"\njobs:\n  - name: a\n    command: "{template}"\n'
     )
-    started = time.monotonic()
+    started = time.process_time()
     body = (await client.post("/api/workflows/validate", json={"yaml": text})).json()
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5  # CPU seconds, whatever else the machine runs
     assert body["valid"] is False
     assert any(problem in error for error in body["errors"]), body
 
@@ -280,10 +284,19 @@ async def test_templates_stay_within_50_mb_while_they_render(
 # -- the event loop -------------------------------------------------------------------------------------------
 
 
-async def test_create_validates_off_the_event_loop(client: httpx.AsyncClient) -> None:
-    """A big create is validated in a thread: a cheap request sent meanwhile is answered first."""
+async def test_create_validates_off_the_event_loop(client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big create is validated in a thread: a cheap request sent meanwhile is answered first. Its validation
+    waits for that answer; on the event loop it would hold the cheap request up until it gave up waiting."""
     jobs = [{"name": f"j{i}", "command": f"echo {i}", "depends_on": [f"j{i - 1}"] if i else []} for i in range(2000)]
     finished: list[str] = []
+    validating, answered = threading.Event(), threading.Event()
+
+    def check_after_the_cheap_answer(document: dict[str, Any]) -> Any:
+        validating.set()
+        answered.wait(DEADLINE)
+        return check_document(document)
+
+    monkeypatch.setattr(workflow_routes, "check_document", check_after_the_cheap_answer)
 
     async def create() -> None:
         response = await client.post("/api/workflows/create", json={"name": "big", "jobs": jobs})
@@ -291,9 +304,10 @@ async def test_create_validates_off_the_event_loop(client: httpx.AsyncClient) ->
         finished.append("create")
 
     async def cheap() -> None:
-        await asyncio.sleep(0.05)
+        await eventually(validating.is_set, what="the create's validation")
         assert (await client.get("/api/workflows/runs?limit=1")).status_code == 200
         finished.append("cheap")
+        answered.set()
 
     await asyncio.gather(create(), cheap())
     assert finished == ["cheap", "create"]

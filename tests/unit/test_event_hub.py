@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.events import EventHub
+from svc_host.testing.waiting import DEADLINE
 
 
 def job_event(job_id: str, to: str) -> Event:
@@ -56,10 +56,8 @@ async def test_a_newer_event_about_the_same_job_replaces_the_undelivered_one() -
 async def test_a_reader_that_never_reads_costs_the_publisher_nothing_and_is_told_to_resync() -> None:
     hub = EventHub(capacity=8)
     stalled = hub.subscribe()
-    started = time.perf_counter()
-    for n in range(10_000):
+    for n in range(10_000):  # publishing never waits for a reader (how fast it is: bench/event_hub_publish.py)
         hub.publish(job_event(str(n), "RUNNING"))
-    assert time.perf_counter() - started < 2.0
     batch = await stalled.next_batch(1)
     assert batch is not None
     assert len(batch) == 8  # bounded: the newest eight
@@ -91,9 +89,9 @@ async def test_idle_wait_returns_empty_and_closing_ends_the_reader() -> None:
     reader = hub.subscribe()
     assert await reader.next_batch(0.05) == []
     waiting = asyncio.create_task(reader.next_batch(30))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # the reader waits
     hub.end_streams()
-    assert await asyncio.wait_for(waiting, 1) is None
+    assert await asyncio.wait_for(waiting, DEADLINE) is None
     assert hub.subscriber_count == 0
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from svc_host.runtime.leases import LeaseKeeper
 from svc_host.store.database import Store
+from svc_host.testing.waiting import eventually
 from svc_host.workflows import store as repo
 from svc_host.workflows.store import RUN_LEASES
 
@@ -19,7 +20,7 @@ def keeper(store: Store, owner: str, *, adopt: bool, held: list[list[str]], take
         store,
         RUN_LEASES,
         owner,
-        lease=timedelta(seconds=1.5),
+        lease=timedelta(seconds=5),  # the takeover below comes well within it, however busy the machine
         every=0.1,
         adopt=adopt,
         on_held=held.append,
@@ -38,10 +39,7 @@ async def test_a_server_takes_over_a_run_whose_holder_stopped_renewing(database_
     first = keeper(store, "first", adopt=False, held=first_held, taken=[])
     assert await first.claim("r1") is True
     running = asyncio.create_task(first.run())
-    for _ in range(100):
-        await asyncio.sleep(0.05)
-        if first_held:
-            break
+    await eventually(lambda: first_held)
     assert first_held[-1] == ["r1"]  # renewed
     running.cancel()  # the holder dies without releasing
     second_held: list[list[str]] = []
@@ -49,10 +47,7 @@ async def test_a_server_takes_over_a_run_whose_holder_stopped_renewing(database_
     second = keeper(store, "second", adopt=True, held=second_held, taken=taken)
     assert await second.claim("r1") is False  # the lease has not run out yet
     adopting = asyncio.create_task(second.run())
-    for _ in range(100):
-        await asyncio.sleep(0.05)
-        if taken:
-            break
+    await eventually(lambda: taken, what="the takeover once the lease ran out")
     adopting.cancel()
     assert taken == ["r1"]
     await second.release()

@@ -20,6 +20,7 @@ from svc_host.mcp.server import create_server
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.plugin_core.records import RendererSpec, ToolSpec
 from svc_host.testing.http import asgi_client, security_for_tests
+from svc_host.testing.waiting import eventually
 
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
@@ -144,7 +145,7 @@ async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: 
     svc_plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
     svc_host.source = "mcp"
     await svc_host.start()
-    await asyncio.sleep(0.05)
+    await eventually(lambda: seen, what="the task's start")
     assert svc_host.plugin_tasks.names() == ["worker"]
     await svc_host.close()
     assert seen == ["started for mcp", "stopped"]

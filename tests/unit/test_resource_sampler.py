@@ -3,7 +3,6 @@ and count, announces ``resources.sampled``; the history route groups and thins t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from svc_host.slurm.parse import parse_sinfo
 from svc_host.store import resource_samples as repo
 from svc_host.store.tables import ResourceSample
 from svc_host.testing.fake import FakeTransport
+from svc_host.testing.waiting import eventually
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 
@@ -117,7 +117,7 @@ async def test_the_loop_samples_on_its_interval_and_survives_a_scheduler_failure
 
     fake.resources = flaky  # type: ignore[method-assign]
     sampler.start()
-    await asyncio.sleep(0.5)
+    await eventually(lambda: sampler.samples_taken >= 3, what="three samples")
     await sampler.stop()
     assert failures == 2
     assert sampler.samples_taken >= 3

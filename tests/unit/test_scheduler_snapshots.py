@@ -18,7 +18,9 @@ from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
+from svc_host.testing.waiting import DEADLINE
 from svc_host.transports.base import CommandResult, SlurmTransport
+from tests.conftest import LoopClock
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
 
@@ -72,19 +74,19 @@ async def test_twenty_concurrent_identical_queries_run_one_command(fake: FakeTra
     assert fake.calls == ["queue", "queue"]
 
 
-async def test_a_snapshot_serves_until_it_is_older_than_max_age(fake: FakeTransport) -> None:
-    snapshots = SchedulerSnapshots(lambda name: fake, max_age=0.2)
+async def test_a_snapshot_serves_until_it_is_older_than_max_age(fake: FakeTransport, loop_clock: LoopClock) -> None:
+    snapshots = SchedulerSnapshots(lambda name: fake, max_age=60)
     first = await submit(fake)
     fake.calls.clear()
     before = await snapshots.queue("fake")
     second = await submit(fake)
     cached = await snapshots.queue("fake")
     assert [job.job_id for job in cached.value] == [first]  # up to max_age old: the new job is not there yet
-    assert 0 <= cached.age <= 0.2
-    await asyncio.sleep(0.25)
+    assert 0 <= cached.age <= 60
+    loop_clock.advance(61)
     fresh = await snapshots.queue("fake")
     assert [job.job_id for job in fresh.value] == [first, second]
-    assert fresh.age < before.age + 0.25
+    assert fresh.age < before.age
     assert fake.calls == ["queue", "submit", "queue"]
 
 
@@ -146,7 +148,7 @@ async def test_closing_the_transport_stops_a_shared_query_nobody_waits_for() -> 
     gone = asyncio.ensure_future(transport.queue())
     await asyncio.sleep(0.02)
     gone.cancel()  # the query goes on for the callers that may join it...
-    await asyncio.wait_for(transport.close(), timeout=1)  # ...until the transport closes: nothing is left running
+    await asyncio.wait_for(transport.close(), DEADLINE)  # ...until the transport closes: nothing is left running
     assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
     transport.delay = 0
     assert await transport.queue()  # and the transport works again
@@ -237,15 +239,15 @@ async def test_resources_take_the_running_jobs_from_the_queue_snapshot() -> None
     assert found.value[0].jobs_running == 1
 
 
-async def test_one_job_answers_serve_a_second_and_do_not_pile_up(fake: FakeTransport) -> None:
-    snapshots = SchedulerSnapshots(lambda name: fake, max_age=0.05)
+async def test_one_job_answers_serve_a_second_and_do_not_pile_up(fake: FakeTransport, loop_clock: LoopClock) -> None:
+    snapshots = SchedulerSnapshots(lambda name: fake, max_age=60)
     ids = [await submit(fake) for _ in range(3)]
     fake.calls.clear()
     for job_id in ids:
         assert (await snapshots.job("fake", job_id)).value is not None
     assert (await snapshots.job("fake", ids[0])).value is not None  # within max_age: kept, no new query
     assert fake.calls == ["statuses"] * 3
-    await asyncio.sleep(0.06)
+    loop_clock.advance(61)
     assert (await snapshots.job("fake", ids[0])).value is not None  # expired: asked again
     assert fake.calls == ["statuses"] * 4
     # a server polling many jobs keeps the answers of the last max_age only

@@ -12,6 +12,7 @@ from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.runtime.throttle import SubmitThrottle, script_qos
 from svc_host.store.jobs import StateChange
 from svc_host.testing.fake import FakeTransport
+from svc_host.testing.waiting import DEADLINE, eventually
 from svc_host.transports.base import CommandResult, SlurmTransport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
@@ -76,13 +77,13 @@ async def test_the_fourth_job_in_a_qos_of_three_waits_until_one_ends_and_says_wh
         admission.submitted(str(100 + number))
         cluster.jobs[str(100 + number)] = "root"
     fourth = asyncio.ensure_future(throttle.admit("cluster", qos=QOS, wanted=1, waiters=["run3", "sweep:7"]))
-    await asyncio.sleep(0.2)
-    assert not fourth.done()
     reason = "queued: MaxSubmitJobsPerUser 3 of QOS svcrec_qos reached (3 in queue)"
-    assert (throttle.reason("run3"), throttle.reason("sweep:7"), throttle.waiting("cluster")) == (reason, reason, 1)
+    await eventually(lambda: throttle.reason("run3") == reason)
+    assert not fourth.done()
+    assert (throttle.reason("sweep:7"), throttle.waiting("cluster")) == (reason, 1)
     del cluster.jobs["101"]
     await throttle.on_changes(ended("cluster"))
-    assert (await asyncio.wait_for(fourth, 2)).count == 1
+    assert (await asyncio.wait_for(fourth, DEADLINE)).count == 1
     assert throttle.reason("run3") is None
 
 
@@ -91,7 +92,7 @@ async def test_an_admitted_job_counts_before_any_squeue_shows_it(cluster: QueueC
     for number in range(3):
         (await throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r"])).submitted(str(200 + number))
     waiting = asyncio.ensure_future(throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r4"]))
-    await asyncio.sleep(0.2)
+    await eventually(lambda: throttle.reason("r4"), what="the fourth job's reason to wait")
     assert not waiting.done()  # nothing in squeue yet, yet three are on their way
     waiting.cancel()
 
@@ -150,7 +151,7 @@ async def test_a_run_step_does_not_wait_it_is_woken_when_a_job_ends(cluster: Que
     assert not woken.is_set()
     del cluster.jobs["500"]
     await throttle.on_changes(ended("cluster"))
-    await asyncio.wait_for(woken.wait(), 2)
+    await asyncio.wait_for(woken.wait(), DEADLINE)
     assert throttle.reason("run9") is not None  # shown until the run tries again
     assert await throttle.try_admit("cluster", qos=QOS, waiters=["run9", "sweep:2"], wake=woken.set) is not None
     assert throttle.reason("run9") is None
@@ -162,11 +163,12 @@ async def test_a_run_step_queues_behind_an_array_that_waits(cluster: QueueCluste
         (await throttle.admit("cluster", qos=QOS, wanted=1, waiters=["r"])).submitted(str(600 + number))
         cluster.jobs[str(600 + number)] = "root"
     array = asyncio.ensure_future(throttle.admit("cluster", qos=QOS, wanted=4, waiters=["sweep:3"], array=True))
-    await asyncio.sleep(0.1)
+    limit = "queued: MaxSubmitJobsPerUser 3 of QOS svcrec_qos reached (3 in queue)"
+    await eventually(lambda: throttle.reason("sweep:3") == limit)  # the array holds the QOS's turn and waits
     cluster.jobs.pop("600")
     assert await throttle.try_admit("cluster", qos=QOS, waiters=["run1"], wake=lambda: None) is None
     assert throttle.reason("run1") == "queued: waiting for earlier submissions"
-    assert (await asyncio.wait_for(array, 2)).count == 1
+    assert (await asyncio.wait_for(array, DEADLINE)).count == 1
 
 
 async def test_an_unreadable_queue_lets_the_submission_go_ahead(cluster: QueueCluster) -> None:

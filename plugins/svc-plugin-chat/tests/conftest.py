@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,6 +25,8 @@ class Receiver:
         self.hits = 0
         self.status = 200
         self.delay = 0.0
+        self.hurry = threading.Event()
+        """Set: a request still held for ``delay`` is answered now."""
         self._server: ThreadingHTTPServer | None = None
 
     def up(self) -> None:
@@ -37,7 +38,7 @@ class Receiver:
                 body = self.rfile.read(length)
                 receiver.hits += 1
                 status, delay = receiver.status, receiver.delay  # as the receiver was when the request came
-                time.sleep(delay)
+                receiver.hurry.wait(delay)
                 if status == 200:
                     receiver.bodies.append(json.loads(body))
                 try:

@@ -14,6 +14,7 @@ from svc_host.plugin_core.records import Event
 from svc_host.settings.paths import SvcPaths
 from svc_host.settings.profiles import ProfileStore
 from svc_host.store.database import Store
+from svc_host.testing.waiting import eventually
 
 import svc_plugin_chat.hooks
 
@@ -29,13 +30,6 @@ def failed_job(job_id: str) -> Event:
 
 def sweep_ended(sweep_id: int) -> Event:
     return Event(name="sweep_run.status_changed", payload={"id": sweep_id, "name": "lr", "to": "completed"})
-
-
-async def until(check: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -75,16 +69,18 @@ async def test_a_receiver_that_was_down_gets_every_message_once_in_order(chat_en
     server.plugins.emit(failed_job("1"))
     server.plugins.emit(failed_job("2"))
     server.plugins.emit(sweep_ended(7))
-    await asyncio.sleep(1.0)  # several retries against a closed port
+    await eventually(
+        lambda: "unreachable" in server.plugins.health(server.paths)["chat"].summary,
+        what="a failed attempt against the closed port",
+    )
     assert chat_env.bodies == []
     health = server.plugins.health(server.paths)["chat"]
-    assert not health.ok or health.details["waiting"] == 3
     assert health.details["waiting"] == 3
     assert "unreachable" in health.summary
     assert "secret-part" not in health.summary
 
     chat_env.up()
-    await until(lambda: len(chat_env.bodies) == 3)
+    await eventually(lambda: len(chat_env.bodies) == 3)
     await asyncio.sleep(1.0)  # nothing is sent twice
     assert chat_env.texts() == [
         ":x: svc: Job 1 (train) on local ended FAILED, exit code 1.",
@@ -101,22 +97,24 @@ async def test_the_same_change_emitted_twice_is_one_message(chat_env: Receiver, 
     chat_env.up()
     server.plugins.emit(failed_job("5"))
     server.plugins.emit(failed_job("5"))
-    await until(lambda: len(chat_env.bodies) == 1)
+    await eventually(lambda: len(chat_env.bodies) == 1)
     await asyncio.sleep(0.5)
     assert len(chat_env.bodies) == 1
 
 
-async def test_a_slow_webhook_blocks_nothing(chat_env: Receiver, server: Host) -> None:
-    chat_env.status, chat_env.delay = 503, 2.0  # answers late, and badly
+async def test_a_slow_webhook_blocks_nothing(chat_env: Receiver, server: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVC_CHAT_TIMEOUT_SECONDS", "60")  # a post made on the event loop would hold it a minute
+    chat_env.status, chat_env.delay = 503, 120.0  # answers late, and badly
     chat_env.up()
     server.plugins.emit(failed_job("8"))
     started = time.monotonic()
-    for _ in range(20):  # the event loop keeps ticking while posts time out in worker threads
+    for _ in range(20):  # the event loop keeps ticking while the post waits in a worker thread
         await asyncio.sleep(0.05)
-    assert time.monotonic() - started < 1.5
-    await until(lambda: chat_env.hits >= 1)
+    await eventually(lambda: chat_env.hits >= 1)
+    assert time.monotonic() - started < 30  # a second's worth of ticks, not held for the post's minute
     chat_env.status, chat_env.delay = 200, 0.0
-    await until(lambda: len(chat_env.bodies) == 1)
+    chat_env.hurry.set()  # the held post gets its 503 now; the retry is answered at once
+    await eventually(lambda: len(chat_env.bodies) == 1)
     await asyncio.sleep(0.5)
     assert len(chat_env.bodies) == 1
 
@@ -125,10 +123,10 @@ async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: R
     chat_env.status = 400
     chat_env.up()
     server.plugins.emit(failed_job("9"))
-    await until(lambda: chat_env.hits == 1)
+    await eventually(lambda: chat_env.hits == 1)
     chat_env.status = 200
     server.plugins.emit(failed_job("10"))
-    await until(lambda: len(chat_env.bodies) == 1)
+    await eventually(lambda: len(chat_env.bodies) == 1)
     await asyncio.sleep(0.5)
     assert chat_env.hits == 2  # the refused one was not retried
     health = server.plugins.health(server.paths)["chat"]
@@ -153,7 +151,7 @@ async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
     host = make_server(svc_plugin_manager, SvcPaths.from_env())
     await host.start()
     try:
-        await until(lambda: len(chat_env.bodies) == 1)
+        await eventually(lambda: len(chat_env.bodies) == 1)
     finally:
         await host.close()
     assert "Job 11" in chat_env.texts()[0]
@@ -184,6 +182,6 @@ async def test_a_workflows_own_failed_job_is_left_to_its_run(chat_env: Receiver,
     chat_env.up()
     server.plugins.emit(failed_job("20"))
     server.plugins.emit(failed_job("21"))
-    await until(lambda: len(chat_env.bodies) == 1)
+    await eventually(lambda: len(chat_env.bodies) == 1)
     await asyncio.sleep(0.5)
     assert chat_env.texts() == [":x: svc: Job 21 (train) on local ended FAILED, exit code 1."]

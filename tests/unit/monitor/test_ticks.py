@@ -11,6 +11,8 @@ from svc_host.runtime.monitor import Monitor
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport
+from svc_host.testing.waiting import DEADLINE, eventually
+from tests.conftest import LoopClock
 
 
 async def track(fake: FakeTransport, store: Store, count: int) -> list[str]:
@@ -35,23 +37,25 @@ async def test_stopping_leaves_a_refresh_someone_waits_for_and_closing_ends_it(
     (job_id,) = await track(fake, store, 1)
     gate = asyncio.Event()
     answer = fake.queue
+    asked: list[str | None] = []
 
     async def slow_queue(*, user: str | None = None) -> list[JobStatus]:
+        asked.append(user)
         await gate.wait()
         return await answer(user=user)
 
     fake.queue = slow_queue  # type: ignore[method-assign]
     fake.set_state(job_id, JobState.RUNNING)
     waiting = asyncio.ensure_future(monitor.refresh("fake"))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: len(asked) == 1)  # the refresh waits on the scheduler
     await monitor.stop()
     gate.set()
     assert [change.to_state for change in await waiting] == ["RUNNING"]
     gate.clear()
     left = asyncio.ensure_future(monitor.refresh("fake", max_age=0))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: len(asked) == 2)
     left.cancel()
-    await asyncio.wait_for(monitor.close(), timeout=1)
+    await asyncio.wait_for(monitor.close(), DEADLINE)
     assert left.cancelled()
     gate.set()  # the shared queue query, still the registry's, ends
 
@@ -90,21 +94,21 @@ async def test_a_job_the_scheduler_does_not_report_is_not_failed(
 
 
 async def test_a_job_missing_for_lost_after_ends_failed_lost_and_is_no_longer_queried(
-    monitor: Monitor, fake: FakeTransport, store: Store, events: list[Event]
+    monitor: Monitor, fake: FakeTransport, store: Store, events: list[Event], loop_clock: LoopClock
 ) -> None:
-    monitor.lost_after = 2.0  # seconds: the margins below stay wide on a loaded machine
+    monitor.lost_after = 600.0  # seconds on the loop's clock, which the test moves: the machine's pace is no matter
     gone, kept = await track(fake, store, 2)
     del fake.jobs[gone]  # the scheduler forgot it
     assert await monitor.tick("fake") == []
-    await asyncio.sleep(1.0)
+    loop_clock.advance(400)
     assert await monitor.tick("fake") == []  # missing for less than lost_after: still live
     fake.jobs[gone] = fake.jobs[kept].model_copy(update={"job_id": gone})  # seen again: the clock restarts
     await monitor.tick("fake")
     del fake.jobs[gone]
     await monitor.tick("fake")
-    await asyncio.sleep(1.2)
-    assert await monitor.tick("fake") == []  # 2.2 s since first missed, but only 1.2 s since last seen
-    await asyncio.sleep(1.5)
+    loop_clock.advance(400)
+    assert await monitor.tick("fake") == []  # 800 s since first missed, but only 400 s since last seen
+    loop_clock.advance(300)
     [change] = await monitor.tick("fake")
     assert (change.job_id, change.from_state, change.to_state) == (gone, "PENDING", "FAILED")
     assert change.raw_state.startswith("LOST (in neither squeue nor accounting for ")
@@ -129,16 +133,13 @@ async def test_the_loop_survives_scheduler_errors_and_ends_when_nothing_is_live(
         return await original(ids)
 
     fake.statuses = flaky  # type: ignore[method-assign]
+    fake.calls.clear()
     monitor.poke("fake")
-    await asyncio.sleep(0.1)
-    fake.set_state(job_id, JobState.COMPLETED)
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if store.call(repo.find_job, "fake", job_id).state == "COMPLETED":
-            break
-    assert store.call(repo.find_job, "fake", job_id).state == "COMPLETED"
-    await asyncio.sleep(0.1)
-    assert monitor._loops["fake"].done()  # nothing live: the loop ended by itself
+    await eventually(lambda: "queue" in fake.calls, what="a tick while the job is queued")
+    fake.set_state(job_id, JobState.COMPLETED)  # it leaves the queue: its status is asked, and fails twice
+    await eventually(lambda: store.call(repo.find_job, "fake", job_id).state == "COMPLETED")
+    assert failures == 2
+    await eventually(monitor._loops["fake"].done, what="the loop's end")  # nothing live: it ended by itself
     await monitor.stop()
 
 
@@ -155,9 +156,5 @@ async def test_start_picks_up_live_jobs_left_in_the_store(monitor: Monitor, fake
     (job_id,) = await track(fake, store, 1)
     fake.set_state(job_id, JobState.TIMEOUT)
     await monitor.start()
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if store.call(repo.find_job, "fake", job_id).state == "TIMEOUT":
-            break
-    assert store.call(repo.find_job, "fake", job_id).state == "TIMEOUT"
+    await eventually(lambda: store.call(repo.find_job, "fake", job_id).state == "TIMEOUT")
     await monitor.stop()

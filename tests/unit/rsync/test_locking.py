@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from svc_host.errors import SyncError
+from svc_host.testing.waiting import DEADLINE
 from svc_plugin_rsync.locking import lock_path, mount_lock
 
 KEY = ("dev", "proj")
@@ -33,7 +34,7 @@ async def test_tasks_serialise(tmp_path: Path) -> None:
 
 async def test_other_mounts_do_not_wait(tmp_path: Path) -> None:
     async with mount_lock(tmp_path, KEY):
-        await asyncio.wait_for(_enter(tmp_path, ("dev", "other")), timeout=1)
+        await asyncio.wait_for(_enter(tmp_path, ("dev", "other")), DEADLINE)
 
 
 async def _enter(lock_dir: Path, key: tuple[str, str]) -> None:
@@ -43,7 +44,7 @@ async def _enter(lock_dir: Path, key: tuple[str, str]) -> None:
 
 async def test_holder_re_enters(tmp_path: Path) -> None:
     async with mount_lock(tmp_path, KEY):
-        await asyncio.wait_for(_enter(tmp_path, KEY), timeout=1)
+        await asyncio.wait_for(_enter(tmp_path, KEY), DEADLINE)
 
 
 async def test_flock_held_elsewhere_is_awaited_without_blocking_the_loop(tmp_path: Path) -> None:
@@ -61,7 +62,7 @@ async def test_flock_held_elsewhere_is_awaited_without_blocking_the_loop(tmp_pat
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-    await asyncio.wait_for(waiter, timeout=2)
+    await asyncio.wait_for(waiter, DEADLINE)
 
 
 async def test_cancelled_waiter_leaves_the_lock_usable(tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ async def test_cancelled_waiter_leaves_the_lock_usable(tmp_path: Path) -> None:
         await waiter
     release.set()
     await held
-    await asyncio.wait_for(_enter(tmp_path, KEY), timeout=1)
+    await asyncio.wait_for(_enter(tmp_path, KEY), DEADLINE)
 
 
 def test_lock_path_is_safe_for_any_name(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from svc_host.domain.efficiency import job_efficiency
 from svc_host.domain.usage import JobUsage
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.argv import sacct_usage_argv
@@ -52,6 +53,21 @@ def test_gpus_array_tasks_failures_and_jobs_without_steps() -> None:
         0,
         None,
     )
+
+
+def test_the_year_backfill_gives_a_job_without_a_limit_is_no_limit() -> None:
+    """A job that asked for no time limit on a partition without one is recorded as UNLIMITED when the main
+    scheduler starts it and as 365 days when backfill does (a busy machine): either way it is not told to ask for
+    less time than it asked."""
+    for recorded in ("UNLIMITED", "365-00:00:00"):
+        line = f"9|COMPLETED|1|billing=1,cpu=1,mem=1000M,node=1|1000M|{recorded}|1|00:00.010||\n"
+        usage = parse_sacct_usage(line)["9"]
+        assert usage.time_limit_seconds is None
+        assert job_efficiency(usage, state="COMPLETED")["flagged"] is False
+    line = "9|COMPLETED|1|billing=1,cpu=1,mem=1000M,node=1|1000M|364-00:00:00|1|00:00.010||\n"
+    assert job_efficiency(parse_sacct_usage(line)["9"], state="COMPLETED")["suggestions"] == [
+        {"resource": "time", "message": "asked 364d, ran 1s: ask for 5m", "suggested": "5m"}
+    ]
 
 
 def test_a_job_accounting_still_calls_running_is_left_for_later() -> None:

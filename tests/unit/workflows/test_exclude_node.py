@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
 from svc_host.domain.jobs import JobState
 from svc_host.host import Host
 from svc_host.testing.fake import FakeTransport, transport_plugin
+from svc_host.testing.waiting import eventually
 from svc_host.workflows.prepare import RunRequest
+from svc_host.workflows.store import Attempt
 
 FLOW = """\
 name: flow
@@ -35,16 +36,14 @@ async def test_the_retry_of_a_node_failure_excludes_the_failed_node(
     fake.jobs[first] = fake.jobs[first].model_copy(
         update={"state": JobState.NODE_FAIL, "raw_state": "NODE_FAIL", "node_list": "gpu07"}
     )
-    for _ in range(100):
-        if len(fake.scripts) == 2:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: len(fake.scripts) == 2, what="a second attempt")
     second = max(fake.scripts, key=int)
     assert "#SBATCH --exclude=gpu07\n" in fake.scripts[second].text
-    for _ in range(100):  # the second attempt is recorded once its sbatch answered
+
+    async def both_attempts() -> list[Attempt]:  # the second one is recorded once its sbatch answered
         attempts = await engine.attempts(snap.run.id)
-        if len(attempts) == 2:
-            break
-        await asyncio.sleep(0.05)
+        return attempts if len(attempts) == 2 else []
+
+    attempts = await eventually(both_attempts)
     assert [a.reason for a in attempts] == ["NODE_FAIL: retried automatically, 1 of 1, excluding gpu07", None]
     await engine.cancel(snap.run.id)
