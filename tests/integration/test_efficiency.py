@@ -159,7 +159,7 @@ async def test_a_running_job_is_not_measured_yet_and_bad_ids_are_refused(rest: t
     view = (await client.get(f"/api/history/efficiency/jobs/{job_id}")).json()
     assert (view["efficiency"], view["not_measured_reason"]) == (None, "the job has not ended yet")
     assert (await client.get("/api/history/efficiency/jobs/999999999")).status_code == 404
-    assert (await client.get("/api/history/efficiency/jobs/12;ls")).status_code == 422
+    assert (await client.get("/api/history/efficiency/jobs/12;ls")).status_code == 400  # a malformed job id
     assert (await client.get("/api/history/efficiency/runs/nope")).status_code == 404
     assert (await client.get("/api/history/efficiency/sweeps/0")).status_code == 422
     refused = await mcp_call("get_efficiency", {"job_id": job_id, "run_id": "x"})
