@@ -10,7 +10,9 @@ from svc_host.host import Host
 from svc_host.plugin_core.view import PluginHost
 
 
-def get_host(request: Request) -> Host:
+async def get_host(request: Request) -> Host:
+    """The app's ``Host``. A coroutine, so FastAPI resolves it on the event loop: a plain function dependency is
+    run in a worker thread, a thread hop on every request."""
     host: Host = request.app.state.host
     return host
 

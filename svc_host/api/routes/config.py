@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+from fastapi import APIRouter, Body, HTTPException, Response
 
 from svc_host.api.deps import HostDep
+from svc_host.api.encoding import json_response
 from svc_host.api.params import error_responses
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
@@ -64,15 +65,15 @@ def _write_failed(exc: OSError) -> HTTPException:
 # -- the layered configuration ------------------------------------------------------------------------
 
 
-@router.get("")
-def get_config(host: HostDep) -> dict[str, Any]:
+@router.get("", response_model=dict[str, Any])
+def get_config(host: HostDep) -> Response:
     """The merged configuration: system, then user, then project file, then ``SVC_*`` variables.
 
     Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
     ``<redacted>`` keeps what is stored. ``warnings`` (not a configuration key) lists what is configured but will
     do nothing, such as a webhook with no plugin installed to deliver it."""
 
-    return _with_warnings(host, load_config(host.paths, env=_env(host)))
+    return json_response(_with_warnings(host, load_config(host.paths, env=_env(host))))
 
 
 def _with_warnings(host: Host, config: SvcConfig) -> dict[str, Any]:
