@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, Path, Query, Response
 
-from svc_host.api.deps import HostDep
-from svc_host.api.encoding import json_response
+from svc_host.api.deps import HostDep, SharedReadsDep
+from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, JobId, error_responses
 from svc_host.errors import InvalidRequestError
 from svc_host.services import efficiency as efficiency_views
@@ -22,6 +22,7 @@ router = APIRouter(prefix="/api/history", tags=["history"])
 @router.get("", response_model=list[dict[str, Any]])
 async def history(
     host: HostDep,
+    reads: SharedReadsDep,
     limit: int = Query(100, ge=1, le=1000, description="At most this many records (default 100)."),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
     transport: str | None = Query(None, max_length=200),
@@ -29,10 +30,14 @@ async def history(
     source: str | None = Query(None, max_length=100, description="web, mcp, cli or workflow."),
 ) -> Response:
     """Recent job execution history, newest first."""
-    rows = await host.store.run(
-        job_repo.history, limit=limit, offset=offset, transport=transport, state=status, source=source
-    )
-    return json_response([jobs.history_view(row) for row in rows])
+
+    async def read() -> bytes:
+        rows = await host.store.run(
+            job_repo.history, limit=limit, offset=offset, transport=transport, state=status, source=source
+        )
+        return encode_json([jobs.history_view(row) for row in rows])
+
+    return json_body(await reads.run(("GET /api/history", limit, offset, transport, status, source), read))
 
 
 def _day_start(value: str | None, name: str, *, end: bool = False) -> datetime | None:

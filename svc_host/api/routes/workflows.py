@@ -17,8 +17,8 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from svc_host.api.deps import HostDep
-from svc_host.api.encoding import json_response
+from svc_host.api.deps import HostDep, SharedReadsDep
+from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError, WorkflowError
 from svc_host.host import Host
@@ -80,7 +80,7 @@ class RunBody(BaseModel):
 
 
 @router.get("", response_model=list[dict[str, Any]])
-async def list_workflows(host: HostDep) -> Response:
+async def list_workflows(host: HostDep, reads: SharedReadsDep) -> Response:
     """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name.
 
     A file that cannot be read or loaded (too large, unreadable, a YAML bomb) is listed with ``valid: false``
@@ -103,7 +103,10 @@ async def list_workflows(host: HostDep) -> Response:
             found.append(summary(name, text))
         return found
 
-    return json_response(await asyncio.to_thread(scan))
+    async def read() -> bytes:
+        return encode_json(await asyncio.to_thread(scan))
+
+    return json_body(await reads.run(("GET /api/workflows",), read))
 
 
 @router.post("/validate", responses=error_responses(422))
