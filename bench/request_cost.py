@@ -4,7 +4,9 @@ svc's app puts its stack around every route: the Host allow-list, the token or s
 the body limit, the ``{detail}`` error handlers, ``Cache-Control: no-store`` on API answers, and (under
 ``svc serve``) uvicorn's access log with the login-code filter. The bare app is ``FastAPI()`` with the same
 routers and the same ``Host``, nothing else. Both serve a cached GET (``GET /api/jobs`` from the shared
-snapshot, ``local`` transport on the dev cluster), one request after another, timed with ``perf_counter``:
+snapshot, ``local`` transport on the dev cluster), one request after another, timed with ``perf_counter`` (wall)
+and by the CPU time the serving process spent (``process_time`` in process, ``/proc/<pid>/stat`` of the server
+over uvicorn: less sensitive to other work on the machine than the wall time):
 
 - in process, through ``httpx.ASGITransport`` (no socket; the client's own cost is in both columns);
 - over a real uvicorn on loopback, access log on (``--log-level info``, as ``svc serve`` runs by default), the
@@ -12,7 +14,7 @@ snapshot, ``local`` transport on the dev cluster), one request after another, ti
 
 svc's app is asked with the Bearer token and with a dashboard session cookie. Each (app, way) is timed in
 ``--rounds`` interleaved rounds of ``--requests`` requests; the table gives the median of the round medians and
-their range, and the difference to the bare app (what the stack costs).
+their range, the median CPU per request, and the differences to the bare app (what the stack costs).
 
     python bench/request_cost.py [--requests 500] [--rounds 5] [--path /api/jobs]
 """
@@ -42,6 +44,19 @@ from svc_host.testing.serve import free_port, isolated_env, running_serve
 TOKEN = "bench-cost-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 
 Ask = Callable[[], Awaitable[int]]
+Clock = Callable[[], float]
+"""CPU seconds the serving process has used so far."""
+
+
+def process_cpu(pid: int) -> Clock:
+    """The CPU clock of process ``pid`` (user + system, from ``/proc``; 10 ms ticks)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def used() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return used
 
 
 def bare_app(host: Host) -> FastAPI:
@@ -87,16 +102,17 @@ class Connection:
         return int(head[0].split()[1])
 
 
-async def timed(ask: Ask, requests: int) -> float:
-    """The median seconds of ``requests`` requests one after another."""
+async def timed(ask: Ask, requests: int, cpu: Clock = time.process_time) -> tuple[float, float]:
+    """The median seconds of ``requests`` requests one after another, and the CPU seconds per request."""
     taken = []
+    cpu_before = cpu()
     for _ in range(requests):
         started = time.perf_counter()
         status = await ask()
         taken.append(time.perf_counter() - started)
         if status != 200:
             raise RuntimeError(f"answered {status}")
-    return statistics.median(taken)
+    return statistics.median(taken), (cpu() - cpu_before) / requests
 
 
 async def session_cookie(client: httpx.AsyncClient) -> str:
@@ -105,7 +121,7 @@ async def session_cookie(client: httpx.AsyncClient) -> str:
     return next(iter(answer.cookies.values()))
 
 
-async def in_process(path: str, requests: int, rounds: int) -> dict[str, list[float]]:
+async def in_process(path: str, requests: int, rounds: int) -> Timings:
     host = Host.create("web")
     svc = create_app(host, security=ServerSecurity(token=TOKEN))
     bare = bare_app(host)
@@ -116,10 +132,10 @@ async def in_process(path: str, requests: int, rounds: int) -> dict[str, list[fl
         httpx.AsyncClient(transport=httpx.ASGITransport(app=svc), base_url=base) as svc_client,
     ):
         cookie = {"Cookie": f"svc_session_8000={await session_cookie(svc_client)}"}
-        ways: dict[str, Ask] = {
-            "bare FastAPI": lambda: _status(bare_client.get(path)),
-            "svc, Bearer token": lambda: _status(svc_client.get(path, headers=bearer)),
-            "svc, session cookie": lambda: _status(svc_client.get(path, headers=cookie)),
+        ways: dict[str, tuple[Ask, Clock]] = {
+            "bare FastAPI": (lambda: _status(bare_client.get(path)), time.process_time),
+            "svc, Bearer token": (lambda: _status(svc_client.get(path, headers=bearer)), time.process_time),
+            "svc, session cookie": (lambda: _status(svc_client.get(path, headers=cookie)), time.process_time),
         }
         try:
             return await _rounds(ways, requests, rounds)
@@ -131,38 +147,48 @@ async def _status(answer: Awaitable[httpx.Response]) -> int:
     return (await answer).status_code
 
 
-async def over_uvicorn(svc_port: int, bare_port: int, path: str, requests: int, rounds: int) -> dict[str, list[float]]:
+async def over_uvicorn(svc: tuple[int, int], bare: tuple[int, int], path: str, requests: int, rounds: int) -> Timings:
+    """``svc`` and ``bare``: (port, pid) of each server."""
+    svc_port, bare_port = svc[0], bare[0]
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{svc_port}") as client:
         cookie = await session_cookie(client)
-    bare = Connection(bare_port, {})
+    plain = Connection(bare_port, {})
     bearer = Connection(svc_port, {"Authorization": f"Bearer {TOKEN}"})
     session = Connection(svc_port, {"Cookie": f"svc_session_{svc_port}={cookie}"})
-    ways: dict[str, Ask] = {
-        "bare FastAPI": lambda: bare.get(path),
-        "svc, Bearer token": lambda: bearer.get(path),
-        "svc, session cookie": lambda: session.get(path),
+    ways: dict[str, tuple[Ask, Clock]] = {
+        "bare FastAPI": (lambda: plain.get(path), process_cpu(bare[1])),
+        "svc, Bearer token": (lambda: bearer.get(path), process_cpu(svc[1])),
+        "svc, session cookie": (lambda: session.get(path), process_cpu(svc[1])),
     }
     return await _rounds(ways, requests, rounds)
 
 
-async def _rounds(ways: dict[str, Ask], requests: int, rounds: int) -> dict[str, list[float]]:
-    for ask in ways.values():  # warm up: routes, snapshot, connections
-        await timed(ask, 20)
-    medians: dict[str, list[float]] = {name: [] for name in ways}
+Timings = dict[str, list[tuple[float, float]]]
+"""Per way: (median wall seconds, CPU seconds per request) of each round."""
+
+
+async def _rounds(ways: dict[str, tuple[Ask, Clock]], requests: int, rounds: int) -> Timings:
+    for ask, cpu in ways.values():  # warm up: routes, snapshot, connections
+        await timed(ask, 20, cpu)
+    timings: Timings = {name: [] for name in ways}
     for _ in range(rounds):
-        for name, ask in ways.items():
-            medians[name].append(await timed(ask, requests))
-    return medians
+        for name, (ask, cpu) in ways.items():
+            timings[name].append(await timed(ask, requests, cpu))
+    return timings
 
 
-def report(title: str, medians: dict[str, list[float]]) -> None:
+def report(title: str, timings: Timings) -> None:
     print(title)
-    bare = statistics.median(medians["bare FastAPI"])
-    for name, values in medians.items():
-        middle = statistics.median(values)
-        extra = "" if name == "bare FastAPI" else f"   stack +{(middle - bare) * 1000:.3f} ms"
+    bare_wall = statistics.median(wall for wall, _ in timings["bare FastAPI"])
+    bare_cpu = statistics.median(cpu for _, cpu in timings["bare FastAPI"])
+    for name, rounds in timings.items():
+        walls = [wall * 1000 for wall, _ in rounds]
+        wall, cpu = statistics.median(walls), statistics.median(cpu for _, cpu in rounds) * 1000
+        extra = ""
+        if name != "bare FastAPI":
+            extra = f"   stack: wall {wall - bare_wall * 1000:+.3f} ms, cpu {cpu - bare_cpu * 1000:+.3f} ms"
         print(
-            f"  {name:<20} median {middle * 1000:7.3f} ms  (rounds {min(values) * 1000:.3f}-{max(values) * 1000:.3f})"
+            f"  {name:<20} wall median {wall:6.3f} ms (rounds {min(walls):.3f}-{max(walls):.3f})  cpu {cpu:6.3f} ms"
             f"{extra}"
         )
 
@@ -196,9 +222,8 @@ def main() -> None:
         try:
             with running_serve(base_env=env, log_level="info", stderr=log, stdout=log, wait=60) as server:
                 _wait_for(bare_port)
-                medians = asyncio.run(
-                    over_uvicorn(server.port, bare_port, options.path, options.requests, options.rounds)
-                )
+                ends = ((server.port, server.process.pid), (bare_port, bare.pid))
+                medians = asyncio.run(over_uvicorn(*ends, options.path, options.requests, options.rounds))
                 report("uvicorn on loopback, access log on:", medians)
         finally:
             bare.terminate()
