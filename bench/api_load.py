@@ -121,9 +121,8 @@ async def create_workflows(base: str, count: int) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with httpx.AsyncClient(base_url=base, headers=auth, timeout=60) as client:
         for index in range(count):
-            jobs = [{"name": f"step{step}", "command": f"echo {step}"} for step in range(5)]
-            for step in range(1, 5):
-                jobs[step]["depends_on"] = [f"step{step - 1}"]
+            jobs: list[dict[str, object]] = [{"name": "step0", "command": "echo 0"}]
+            jobs += [{"name": f"step{n}", "command": f"echo {n}", "depends_on": [f"step{n - 1}"]} for n in range(1, 5)]
             answer = await client.post("/api/workflows/create", json={"name": f"bench{index}", "jobs": jobs})
             answer.raise_for_status()
 

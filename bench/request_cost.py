@@ -93,6 +93,13 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def get(self, path: str) -> int:
+        try:
+            return await self._get(path)
+        except (asyncio.IncompleteReadError, ConnectionError):  # idle past uvicorn's keep-alive (5 s): closed
+            self.reader = self.writer = None
+            return await self._get(path)
+
+    async def _get(self, path: str) -> int:
         if self.reader is None or self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         self.writer.write(f"GET {path} HTTP/1.1\r\n{self.head}\r\n".encode())
