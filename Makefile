@@ -1,9 +1,21 @@
 # One command to run svc, one to test it. `make test` works on a fresh Debian/Ubuntu machine as root:
-# it installs svc with its test extras, brings the dev cluster (real Slurm + loopback sshd) and the dev PostgreSQL
-# up, runs the linters and the whole test suite against them (store tests run on SQLite and on PostgreSQL).
+# it installs svc with its test extras, brings the dev clusters (real Slurm 22.05 + loopback sshd, and Slurm 24.11
+# in a chroot with its own sshd; docs/clusters.md) and the dev PostgreSQL up, runs the linters and the whole test
+# suite against them (store tests run on SQLite and on PostgreSQL), then the Slurm-facing SSH tests on 24.11 too.
 PYTHON ?= python3
 
-.PHONY: install cluster postgres browser lint test run
+# The tests that read Slurm's output over SSH (jobs, exit codes, time limits, arrays, accounting and efficiency,
+# resources, pending reasons, workflows, sweeps): run again against lab24 (Slurm 24.11) by `make test`. In
+# that pass tests/conftest.py points dev_profile at lab24 and deselects the tests marked local_slurm.
+SLURM24_TESTS = tests/contract/test_ssh_transport.py tests/integration/test_ssh_transport.py \
+	tests/integration/test_ssh_pool.py tests/integration/test_efficiency.py tests/integration/test_pending_reasons.py \
+	tests/integration/test_sweeps.py tests/integration/test_sweep_arrays.py tests/api/test_workflows_api.py \
+	tests/mcp/test_mcp_tools.py::test_ssh_transport_through_a_profile \
+	tests/cli/test_cli.py::test_submit_with_a_mount_runs_under_the_mounts_cluster_root
+PYTEST24 = SVC_TEST_SLURM=24.11 $(PYTHON) -m pytest -n 4 --dist loadgroup -m "cluster and not outage and not local_slurm" \
+	$(SLURM24_TESTS)
+
+.PHONY: install cluster postgres browser lint test test24 run
 
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[test]'
@@ -14,6 +26,8 @@ install:
 
 cluster:
 	bash scripts/devcluster up
+	bash scripts/devsshd up
+	bash scripts/devcluster up24
 
 postgres:
 	bash scripts/devpostgres up
@@ -27,10 +41,16 @@ lint:
 
 # Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well;
 # tests marked HOLDS_GPUS (svc_host.testing.plugin) count or hold the GPUs and run one after another.
-# Tests marked outage stop a daemon every other test needs: they run afterwards, alone and serially.
+# The 24.11 pass runs after the main one (about 3 minutes more; both mostly wait on Slurm, but side by side they
+# would share two cores). Tests marked outage stop a daemon every other test needs: they run last, alone, serially.
 test: install cluster postgres browser lint
 	$(PYTHON) -m pytest -n 4 --dist loadgroup -m "not outage"
+	$(PYTEST24)
 	$(PYTHON) -m pytest -m outage
+
+# Only the 24.11 pass.
+test24: install cluster postgres
+	$(PYTEST24)
 
 run: install
 	bash scripts/run $(ARGS)

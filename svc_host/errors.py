@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -71,9 +71,26 @@ class OutcomeUnknownError(TransportError):
 
 
 class SyncError(CommandError):
-    """A mount could not be synced or inspected."""
+    """A mount could not be synced or inspected.
+
+    ``remedy`` names the flag of ``sync`` that would let the same request through when the refusal is one the
+    user may override: ``"force"`` (another machine synced the mount last) or ``"adopt"`` (a first mirror into a
+    directory holding files svc never synced); None otherwise. REST answers it beside ``detail``.
+    """
 
     tail_lines = 3
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: Sequence[str] = (),
+        exit_code: int | None = None,
+        stderr: str = "",
+        remedy: Literal["force", "adopt"] | None = None,
+    ) -> None:
+        super().__init__(message, argv=argv, exit_code=exit_code, stderr=stderr)
+        self.remedy = remedy
 
 
 class StoreFullError(SvcError):

@@ -41,7 +41,7 @@ M = TypeVar("M", bound=BaseModel)
 class Host:
     """Paths, plugins, profiles, transports, the store, the monitor and the run services of one process.
 
-    ``read_env`` is False for the MCP server, which reads neither SVC_* variables nor the current profile.
+    ``read_env`` is False for the MCP server: no current profile, no cluster or configuration SVC_* variables.
     Without a ``store``, the store at ``paths.database_url`` is opened on first use of ``host.store``.
     The Host owns the long-running services (the workflow engine and the sweep orchestrator, one per process,
     sharing one lease owner name): made on first use, started by ``start`` in servers (``svc serve``,
@@ -178,10 +178,10 @@ class Host:
         )
 
     def server_transport_name(self) -> str:
-        """The transport REST uses: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
-        if self.read_env and os.environ.get("SVC_TRANSPORT"):
-            return os.environ["SVC_TRANSPORT"]
-        return self.transports.config.current_profile or "local"
+        """The server's default cluster: ``SVC_TRANSPORT`` if set, else the current SSH profile, else ``local``."""
+        from svc_host.settings.profiles import default_cluster
+
+        return default_cluster(os.environ if self.read_env else None, self.transports.config.current_profile)
 
     def transport(self, name: str | None = None) -> Transport:
         """A transport by name (``None`` or ``local`` is the local scheduler)."""

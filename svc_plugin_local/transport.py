@@ -17,6 +17,24 @@ from svc_host.plugin import (
 )
 
 DEFAULT_TIMEOUT = 60.0
+HIDDEN_NAMES_VARIABLE = "SVC_SECRET_ENV"
+"""Names (``NAME``) or prefixes (``PREFIX_*``), comma-separated, that jobs must not inherit beside svc's own."""
+
+
+def job_environment(base: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the Slurm commands svc runs, which ``sbatch --export=ALL`` hands to every job.
+
+    svc's own variables (``SVC_*``: the API token, the database URL...), ``CHAT_WEBHOOK_URL`` and whatever
+    ``SVC_SECRET_ENV`` marks are left out; ``extra`` (the transport's own variables) is added.
+    """
+    marked = [word.strip() for word in base.get(HIDDEN_NAMES_VARIABLE, "").split(",") if word.strip()]
+
+    def secret(name: str) -> bool:
+        if name.startswith("SVC_") or name == "CHAT_WEBHOOK_URL":
+            return True
+        return any(name == word or (word.endswith("*") and name.startswith(word[:-1])) for word in marked)
+
+    return {name: value for name, value in base.items() if not secret(name)} | (extra or {})
 
 
 class LocalTransport(SlurmTransport):
@@ -45,7 +63,7 @@ class LocalTransport(SlurmTransport):
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env} if self.env else None,
+                env=job_environment(dict(os.environ), self.env),
             )
         except FileNotFoundError as exc:
             raise TransportError(
@@ -89,10 +107,17 @@ class LocalTransport(SlurmTransport):
 
 
 def _read_slice(path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+    """Opened without blocking and checked on the descriptor: a FIFO or device under a log's name is an error,
+    never a thread stuck in ``open`` or a read without end."""
+    import stat
+
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(offset)
-            return handle.read(limit), size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise TransportError(f"log {path!r} is not a regular file; svc reads only regular log files")
+        handle.seek(offset)
+        return handle.read(limit), info.st_size

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from svc_host.plugin import SSHProfile, SyncError, cluster_root
+from svc_host.plugin import SSHProfile, SyncError, check_proxy_jump, cluster_root
 from svc_plugin_rsync.excludes import filter_args
 from svc_plugin_rsync.itemize import OUT_FORMAT
 
@@ -45,6 +45,14 @@ def _check_word(what: str, value: str) -> str:
     if not value or value.startswith("-") or _BAD_HOST.search(value):
         raise SyncError(f"SSH {what} {value!r} is invalid: no spaces and no leading '-'")
     return value
+
+
+def _jump(value: str) -> str:
+    """The jump hosts checked again here: a profile built without validation must not reach ssh either."""
+    try:
+        return check_proxy_jump(value)
+    except ValueError as exc:
+        raise SyncError(f"SSH {exc}") from None
 
 
 DEFAULT_KEY_NAMES = ("id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "id_ecdsa", "id_rsa", "id_dsa")
@@ -85,7 +93,7 @@ def ssh_argv(profile: SSHProfile) -> list[str]:
             if os.path.isfile(key):
                 argv += ["-o", f"IdentityFile={_config_value(key)}"]
     if profile.proxy_jump:
-        argv += ["-J", _check_word("proxy_jump", profile.proxy_jump)]
+        argv += ["-o", f"ProxyJump={_jump(profile.proxy_jump)}"]  # one word: never read as an option
     if profile.accept_unknown_host:
         argv += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
     else:

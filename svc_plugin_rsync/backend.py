@@ -31,7 +31,7 @@ from svc_plugin_rsync.argv import remote_dir, rsync_argv
 from svc_plugin_rsync.excludes import MANIFEST_NAME, OWNER_NAME, effective_excludes, exclude_hash
 from svc_plugin_rsync.inspection import build_report
 from svc_plugin_rsync.itemize import Summary, parse_line
-from svc_plugin_rsync.locking import lock_path, mount_lock
+from svc_plugin_rsync.locking import LOCK_WAIT_SECONDS, lock_path, mount_lock
 from svc_plugin_rsync.remote import Record, RecordState, RemoteFiles
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ class RsyncBackend(SyncBackend):
     project file's), read at every call. ``state_dir`` (default ``~/.local/state/svc``) holds the lock files
     and, on machines without ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id;
     ``rsync`` is the local program; ``remote_rsync`` the cluster's, a command line for the remote shell like
-    rsync's ``--rsync-path`` (operator configuration, never user input).
+    rsync's ``--rsync-path`` (operator configuration, never user input); ``lock_wait`` how many seconds a sync
+    waits for another sync of the same mount before it fails naming the holder.
     """
 
     def __init__(
@@ -66,12 +67,14 @@ class RsyncBackend(SyncBackend):
         machine_id: str | None = None,
         rsync: str = "rsync",
         remote_rsync: str = "rsync",
+        lock_wait: float = LOCK_WAIT_SECONDS,
     ) -> None:
         self.profile_name = profile_name
         self.profile = profile
         self.state_dir = state_dir or owner.default_state_dir()
         self.rsync = rsync
         self.remote_rsync = remote_rsync
+        self.lock_wait = lock_wait
         self._machine_id = machine_id
         self._files = RemoteFiles(profile_name, profile)
         self._processes = ProcessStarts()
@@ -89,7 +92,7 @@ class RsyncBackend(SyncBackend):
         return lock_path(self.state_dir / "locks", (self.profile_name, mount.name))
 
     def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
-        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name))
+        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name), wait=self.lock_wait)
 
     @property
     def machine_id(self) -> str:
@@ -234,7 +237,8 @@ class RsyncBackend(SyncBackend):
         if marker.state is RecordState.SYMLINK and not force:
             raise SyncError(
                 f"{where}: the owner marker {OWNER_NAME} on the cluster is a symlink, which svc does not follow; "
-                "remove it, or pass force=True to replace it"
+                "remove it, or pass force=True to replace it",
+                remedy="force",
             )
         parsed = owner.parse_marker(marker.data) if marker.state is RecordState.OK else None
         claim = owner.decide(parsed, present=marker.state is not RecordState.MISSING, machine=self.machine_id)
@@ -242,7 +246,8 @@ class RsyncBackend(SyncBackend):
             who = parsed.describe() if parsed is not None else f"unknown ({marker.state.value}: {marker.detail})"
             raise SyncError(
                 f"{where} is synced from another machine: {who}; sync from that machine, or pass force=True "
-                "to take the mount over from this one"
+                "to take the mount over from this one",
+                remedy="force",
             )
         return claim
 
@@ -266,8 +271,9 @@ class RsyncBackend(SyncBackend):
             f"mirror of mount {mount.name!r} refused, nothing changed: the cluster directory {remote!r} already "
             f"holds {count} entries ({shown}) and svc has never synced it (no {OWNER_NAME} marker), so a mirror "
             "would delete whatever is not in the local directory. If it is the right directory, adopt it: "
-            '"adopt": true in POST /api/files/sync, adopt=true for sync_files, or `svc sync --adopt`; '
-            "or sync without delete"
+            '"adopt": true in POST /api/files/mirror (or /api/files/sync), adopt=true for sync_files, or '
+            "`svc sync --adopt`; or sync without delete",
+            remedy="adopt",
         )
 
     def _previous_record(self, mount: Mount, record: Record) -> manifest_rules.Manifest | None:
@@ -342,6 +348,7 @@ class RsyncBackend(SyncBackend):
 
     def _result(self, mount: Mount, summary: Summary, *, dry_run: bool, delete: bool) -> SyncResult:
         paths, omitted = cap_paths(summary.deleted, DELETED_PATHS_CAP)
+        sent, sent_omitted = cap_paths(summary.transferred, DELETED_PATHS_CAP)
         return SyncResult(
             profile=self.profile_name,
             mount=mount.name,
@@ -350,6 +357,8 @@ class RsyncBackend(SyncBackend):
             dry_run=dry_run,
             delete=delete,
             files_transferred=len(summary.transferred),
+            transferred_paths=sent,
+            transferred_paths_omitted=sent_omitted,
             entries_deleted=len(summary.deleted),
             deleted_paths=paths,
             deleted_paths_omitted=omitted,

@@ -18,8 +18,9 @@ from enum import Enum
 from typing import TypeVar
 
 import asyncssh
+from asyncssh.constants import OPEN_REQUEST_SESSION_FAILED
 
-from svc_host.plugin import SSHProfile, SyncError, ssh_connect_options
+from svc_host.plugin import SSHProfile, SyncError, TransportError, open_ssh_connection, ssh_exec_files
 from svc_plugin_rsync.excludes import TEMP_SUFFIX
 
 COMMAND_TIMEOUT = 60.0
@@ -54,13 +55,16 @@ class Record:
 
 
 class RemoteFiles:
-    """File operations in one profile's remote home over a lazily opened, reused SSH connection."""
+    """File operations in one profile's remote home over a lazily opened, reused SSH connection: through SFTP,
+    or, on a connection whose sshd refused the ``sftp`` subsystem, through commands (``find``, ``realpath``,
+    ``head``; :mod:`svc_host.transports.ssh_exec_files`) with the same checks."""
 
     def __init__(self, profile_name: str, profile: SSHProfile) -> None:
         self.profile_name = profile_name
         self.profile = profile
         self._conn: asyncssh.SSHClientConnection | None = None
-        self._sftp: asyncssh.SFTPClient | None = None
+        self._sftp: tuple[asyncssh.SSHClientConnection, asyncssh.SFTPClient | None] | None = None
+        """The connection's SFTP client, or ``None`` when its sshd refused the subsystem."""
         self._uid: int | None = None
         self._lock = asyncio.Lock()
 
@@ -73,28 +77,26 @@ class RemoteFiles:
         async with self._lock:
             if self._conn is None or self._conn.is_closed():
                 self._sftp = None
-                host, options = ssh_connect_options(self.profile)
                 try:
-                    self._conn = await asyncssh.connect(host, **options)
-                except asyncssh.HostKeyNotVerifiable as exc:
-                    raise SyncError(
-                        f"host key of {self.where} is not known; add it to the profile's known_hosts file"
-                    ) from exc
-                except asyncssh.PermissionDenied as exc:
-                    raise SyncError(f"{self.where} refused the key; check username and key_filename") from exc
-                except (OSError, asyncssh.Error) as exc:
-                    raise SyncError(f"cannot connect to {self.where}: {exc}") from exc
+                    self._conn = await open_ssh_connection(self.profile_name, self.profile)
+                except TransportError as exc:
+                    raise SyncError(str(exc)) from exc
             return self._conn
 
-    async def _sftp_client(self) -> asyncssh.SFTPClient:
+    async def _sftp_client(self) -> asyncssh.SFTPClient | None:
+        """The connection's SFTP client, started once; ``None`` when the sshd refuses the subsystem."""
         conn = await self._connection()
         async with self._lock:
-            if self._sftp is None:
+            if self._sftp is None or self._sftp[0] is not conn:
                 try:
-                    self._sftp = await conn.start_sftp_client()
+                    self._sftp = (conn, await conn.start_sftp_client())
+                except asyncssh.ChannelOpenError as exc:
+                    if exc.code != OPEN_REQUEST_SESSION_FAILED:
+                        raise SyncError(f"the sshd of {self.where} refused a session for sftp: {exc.reason}") from exc
+                    self._sftp = (conn, None)
                 except (OSError, asyncssh.Error) as exc:
-                    raise SyncError(f"SFTP is not available on {self.where}: {exc}") from exc
-            return self._sftp
+                    raise SyncError(f"SFTP failed to start on {self.where}: {exc}") from exc
+            return self._sftp[1]
 
     async def _drop(self) -> None:
         async with self._lock:
@@ -117,11 +119,17 @@ class RemoteFiles:
         """Run ``argv`` (every word quoted) on the remote."""
         return await self._run_line(shlex.join(argv))
 
-    async def _run_line(self, line: str) -> asyncssh.SSHCompletedProcess:
+    async def _run_line(
+        self, line: str, *, stdin: bytes | None = None, binary: bool = False
+    ) -> asyncssh.SSHCompletedProcess:
+        """Run a command line; with ``binary`` its stdin and output are bytes."""
+
         async def operation() -> asyncssh.SSHCompletedProcess:
             conn = await self._connection()
             try:
-                return await conn.run(line, check=False, timeout=COMMAND_TIMEOUT)
+                return await conn.run(
+                    line, input=stdin, check=False, timeout=COMMAND_TIMEOUT, **({"encoding": None} if binary else {})
+                )
             except asyncssh.TimeoutError as exc:
                 raise SyncError(f"{line!r} timed out on {self.where}") from exc
 
@@ -156,6 +164,9 @@ class RemoteFiles:
 
         async def operation() -> None:
             sftp = await self._sftp_client()
+            if sftp is None:
+                await self._command(["mkdir", "-p", "--", path], f"cannot create remote directory {path!r}")
+                return
             try:
                 await sftp.makedirs(path, exist_ok=True)
             except _CONNECTION_LOST:
@@ -170,6 +181,11 @@ class RemoteFiles:
 
         async def operation() -> list[str] | None:
             sftp = await self._sftp_client()
+            if sftp is None:
+                found = await self._command(
+                    ssh_exec_files.list_names_argv(path, limit), f"cannot list remote directory {path!r}"
+                )
+                return None if found is None else ssh_exec_files.parse_names(found)
             names: list[str] = []
             try:
                 async for entry in sftp.scandir(path):
@@ -193,6 +209,9 @@ class RemoteFiles:
 
         async def operation() -> str | None:
             sftp = await self._sftp_client()
+            if sftp is None:
+                found = await self._command(ssh_exec_files.real_path_argv(path), f"cannot resolve remote path {path!r}")
+                return None if found is None else found.decode(errors="replace").rstrip("\n")
             try:
                 await sftp.stat(path)
                 real = await sftp.realpath(path)
@@ -213,6 +232,8 @@ class RemoteFiles:
 
     async def _read(self, path: str, *, uid: int, limit: int) -> Record:
         sftp = await self._sftp_client()
+        if sftp is None:
+            return await self._read_by_command(path, uid=uid, limit=limit)
         try:
             before = await sftp.lstat(path)
             refused = classify(before, uid=uid, limit=limit)
@@ -239,6 +260,9 @@ class RemoteFiles:
         sftp = await self._sftp_client()
         directory, name = posixpath.split(path)
         tmp = posixpath.join(directory, f"{name}{TEMP_SUFFIX}{uuid.uuid4().hex[:12]}")
+        if sftp is None:
+            await self._command(ssh_exec_files.write_replacing_argv(tmp, path), f"cannot write {path!r}", stdin=data)
+            return
         try:
             async with sftp.open(tmp, "xb", attrs=asyncssh.SFTPAttrs(permissions=0o600)) as handle:
                 await handle.write(data)
@@ -257,6 +281,29 @@ class RemoteFiles:
             if isinstance(exc, OSError | asyncssh.Error):
                 raise SyncError(f"cannot write {path!r} on {self.where}: {exc}") from exc
             raise
+
+    async def _read_by_command(self, path: str, *, uid: int, limit: int) -> Record:
+        found = await self._command(ssh_exec_files.own_file_argv(path, limit), f"cannot read {path!r}")
+        if found is None:
+            return Record(RecordState.MISSING)
+        try:
+            facts, data = ssh_exec_files.parse_own_file(found)
+        except ValueError as exc:
+            return Record(RecordState.UNREADABLE, detail=str(exc))
+        attrs = asyncssh.SFTPAttrs(permissions=facts.mode, uid=facts.uid, size=facts.size)
+        return classify(attrs, uid=uid, limit=limit) or Record(RecordState.OK, data=data)
+
+    async def _command(self, argv: list[str], failure: str, *, stdin: bytes | None = None) -> bytes | None:
+        """Run one of the file commands (sftp is refused); its stdout, ``None`` when the path does not exist,
+        ``SyncError`` starting with ``failure`` when it failed otherwise."""
+        result = await self._run_line(shlex.join(argv), stdin=stdin, binary=True)
+        if result.exit_status == ssh_exec_files.MISSING:
+            return None
+        if result.exit_status != 0:
+            stderr = result.stderr.decode(errors="replace") if isinstance(result.stderr, bytes) else result.stderr or ""
+            raise SyncError(f"{failure} on {self.where} (sftp is refused there, the command said: {stderr.strip()})")
+        out = result.stdout
+        return out if isinstance(out, bytes) else (out or "").encode()
 
     async def close(self) -> None:
         async with self._lock:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
+from asyncssh.constants import OPEN_REQUEST_SESSION_FAILED
 
 from svc_host.plugin import (
     CommandResult,
@@ -16,39 +18,54 @@ from svc_host.plugin import (
     SlurmTransport,
     SSHProfile,
     TransportError,
-    ssh_connect_options,
+    open_ssh_connection,
+    ssh_exec_files,
 )
-from svc_host.plugin import (
-    slurm_program as program,
-)
+from svc_host.plugin import slurm_program as program
 from svc_plugin_ssh import logfilter
 
 if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
 
 DEFAULT_TIMEOUT = 60.0
-RECONNECT_DELAYS = (0.5, 1.0, 2.0)
-"""A restarting sshd refuses connections for a moment: a refused connect is tried again after these pauses."""
+CHANNEL_RETRY_DELAY = 1.0
+"""Pause before a command whose channel the sshd refused is tried once more."""
+
+log = logging.getLogger(__name__)
 
 logfilter.install()  # before any connection: asyncssh logs command lines, which carry the profile's env values
 
 
 class SSHTransport(SlurmTransport):
     """A transport named after its SSH profile. Reconnects once when the connection dropped; runs a command
-    again after a drop only when it is idempotent (sbatch never is: see ``SlurmTransport.submit``)."""
+    again after a drop only when it is idempotent (sbatch never is: see ``SlurmTransport.submit``).
+
+    At most ``profile.max_channels`` channels are open on the connection at once (a stock sshd allows 10
+    sessions per connection): a command or read beyond that waits for a channel to close. The SFTP session
+    holds one channel while it is open. When the login node refuses the ``sftp`` subsystem, reads fall back to
+    commands (:mod:`svc_host.transports.ssh_exec_files`) for the rest of that connection.
+    """
 
     def __init__(self, name: str, profile: SSHProfile, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.name = name
         self.profile = profile
         self.timeout = timeout
         self._conn: asyncssh.SSHClientConnection | None = None
-        self._sftp: asyncssh.SFTPClient | None = None
+        self._sftp: tuple[asyncssh.SSHClientConnection, asyncssh.SFTPClient | None] | None = None
+        """The connection's SFTP client, or ``None`` for a connection whose sshd refused the subsystem."""
         self._login_dir: tuple[asyncssh.SSHClientConnection, str] | None = None
         self._lock = asyncio.Lock()
+        self._sftp_lock = asyncio.Lock()
+        self._channels = asyncio.Semaphore(profile.max_channels)
 
     @property
     def is_connected(self) -> bool:
         return self._conn is not None and not self._conn.is_closed()
+
+    @property
+    def sftp_refused(self) -> bool:
+        """Whether the current connection's sshd refused the ``sftp`` subsystem (reads run as commands)."""
+        return self._sftp is not None and self._sftp[0] is self._conn and self._sftp[1] is None
 
     def pooled(self, size: int) -> SessionPool:
         """A pool of min(size, 8) sessions of this profile for a sweep; closed when the context exits."""
@@ -64,8 +81,7 @@ class SSHTransport(SlurmTransport):
         """The profile's connection, opened on first use and after a drop."""
         async with self._lock:
             if self._conn is None or self._conn.is_closed():
-                self._sftp = None
-                self._conn = await self._connect()
+                self._conn = await open_ssh_connection(self.name, self.profile)
             return self._conn
 
     async def login_dir(self) -> str:
@@ -75,40 +91,11 @@ class SSHTransport(SlurmTransport):
             self._login_dir = (conn, await super().login_dir())
         return self._login_dir[1]
 
-    async def _connect(self) -> asyncssh.SSHClientConnection:
-        host, options = ssh_connect_options(self.profile)
-        where = f"{options.get('username', '')}@{host}:{options.get('port', 22)}".lstrip("@")
-        try:
-            return await self._connect_retrying(host, options)
-        except asyncssh.HostKeyNotVerifiable as exc:
-            raise TransportError(
-                f"host key of {where} is not known (profile {self.name!r}); add it to known_hosts, e.g. "
-                f"`ssh-keyscan -p {options.get('port', 22)} {host} >> ~/.ssh/known_hosts`, or set the profile's "
-                "known_hosts file"
-            ) from exc
-        except asyncssh.PermissionDenied as exc:
-            raise TransportError(
-                f"{where} refused the key of profile {self.name!r}; check username and key_filename"
-            ) from exc
-        except (OSError, asyncssh.Error) as exc:
-            raise TransportError(f"cannot connect to {where} for profile {self.name!r}: {exc}") from exc
-
     async def user(self) -> str | None:
         """The login the connection authenticated as: the profile's username, else the ``User`` of the
         ssh_config entry for ``ssh_host``, else the local login (no command needed)."""
         username = (await self.connection()).get_extra_info("username")
         return str(username) if username else None
-
-    @staticmethod
-    async def _connect_retrying(host: str, options: dict[str, Any]) -> asyncssh.SSHClientConnection:
-        for delay in (*RECONNECT_DELAYS, None):
-            try:
-                return await asyncssh.connect(host, **options)
-            except (ConnectionRefusedError, ConnectionResetError, asyncssh.ConnectionLost):
-                if delay is None:
-                    raise
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
 
     def command_line(self, argv: Sequence[str]) -> str:
         """The argv as one remote command line: every word quoted, profile env vars set with ``env``.
@@ -130,29 +117,45 @@ class SSHTransport(SlurmTransport):
         idempotent: bool = True,
     ) -> CommandResult:
         argv = list(argv)
+        result = await self._exec(argv, stdin=stdin, timeout=timeout, idempotent=idempotent, binary=False)
+        exit_code = result.exit_status if result.exit_status is not None else 255  # killed by a signal
+        if exit_code == 127 and "not found" in str(result.stderr):
+            raise TransportError(
+                f"{program(argv)} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
+            )
+        return CommandResult(argv, exit_code, _text(result.stdout), _text(result.stderr))
+
+    async def _exec(
+        self, argv: list[str], *, stdin: str | bytes | None, timeout: float | None, idempotent: bool, binary: bool
+    ) -> asyncssh.SSHCompletedProcess:
+        """Run ``argv`` on a channel of the connection (waiting for one when ``max_channels`` are open)."""
         line = self.command_line(argv)
         limit = timeout or self.timeout
         for attempt in (1, 2):
             conn = await self.connection()
             try:
-                result = await conn.run(line, input=stdin, check=False, timeout=limit)
+                async with self._channels:
+                    result = await conn.run(
+                        line, input=stdin, check=False, timeout=limit, **({"encoding": None} if binary else {})
+                    )
                 if result.exit_status is None and result.exit_signal is None:
                     # The channel closed without an exit status: the connection died under the command.
                     raise asyncssh.ConnectionLost("the session ended without an exit status")
+                return result
             except asyncssh.TimeoutError as exc:
                 raise OutcomeUnknownError(
                     f"{program(argv)} timed out after {limit:.0f} s on {self.name!r}", argv=argv, timed_out=True
                 ) from exc
             except asyncssh.ChannelOpenError as exc:
-                # The server refused the session: the command never started, so any command may go again.
-                await self._drop()
+                # Refused before it started, so any command may go again; the connection itself is fine (the
+                # other commands on it keep running): wait a moment for one of them to end and try once more.
                 if attempt == 2:
                     raise TransportError(
-                        f"connection to {self.name!r} refused {program(argv)}: {exc}", argv=argv
+                        channel_refused(self.name, self.profile, program(argv), exc), argv=argv
                     ) from exc
-                continue
+                await asyncio.sleep(CHANNEL_RETRY_DELAY)
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, OSError) as exc:  # a reset, a broken pipe
-                await self._drop()
+                await self._drop(conn)
                 if not idempotent:
                     raise OutcomeUnknownError(
                         f"connection to {self.name!r} lost while {program(argv)} ran (not run again): {exc}", argv=argv
@@ -161,25 +164,43 @@ class SSHTransport(SlurmTransport):
                     raise TransportError(
                         f"connection to {self.name!r} lost running {program(argv)}: {exc}", argv=argv
                     ) from exc
-                continue
-            exit_code = result.exit_status if result.exit_status is not None else 255  # killed by a signal
-            if exit_code == 127 and "not found" in str(result.stderr):
-                raise TransportError(
-                    f"{program(argv)} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
-                )
-            return CommandResult(argv, exit_code, _text(result.stdout), _text(result.stderr))
         raise AssertionError("unreachable")
 
-    async def _sftp_client(self) -> asyncssh.SFTPClient:
-        conn = await self.connection()
-        if self._sftp is None:
-            self._sftp = await conn.start_sftp_client()
-        return self._sftp
+    async def _sftp_client(self, conn: asyncssh.SSHClientConnection) -> asyncssh.SFTPClient | None:
+        """The SFTP client of ``conn``, started once (concurrent readers wait for it), holding one of the
+        connection's channels; ``None`` when the sshd refused the subsystem, remembered for this connection."""
+        async with self._sftp_lock:
+            if self._sftp is None or self._sftp[0] is not conn:
+                await self._channels.acquire()
+                try:
+                    client: asyncssh.SFTPClient | None = await conn.start_sftp_client()
+                except asyncssh.ChannelOpenError as exc:
+                    self._channels.release()
+                    if exc.code != OPEN_REQUEST_SESSION_FAILED:
+                        raise TransportError(channel_refused(self.name, self.profile, "sftp", exc)) from exc
+                    log.info("sshd of %r refused the sftp subsystem: reading files with commands", self.name)
+                    client = None
+                except BaseException:
+                    self._channels.release()
+                    raise
+                self._forget_sftp()
+                self._sftp = (conn, client)
+            return self._sftp[1]
+
+    def _forget_sftp(self) -> None:
+        """Give back the channel the SFTP session held (its connection is gone or being replaced)."""
+        if self._sftp is not None and self._sftp[1] is not None:
+            self._sftp[1].exit()
+            self._channels.release()
+        self._sftp = None
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         for attempt in (1, 2):
+            conn = await self.connection()
             try:
-                sftp = await self._sftp_client()
+                sftp = await self._sftp_client(conn)
+                if sftp is None:
+                    return await self._read_by_command(path, offset, limit)
                 try:
                     async with sftp.open(path, "rb") as handle:
                         size = (await handle.stat()).size or 0
@@ -190,25 +211,62 @@ class SSHTransport(SlurmTransport):
                     return None
                 except asyncssh.SFTPPermissionDenied as exc:
                     raise TransportError(f"permission denied reading {path} on {self.name!r}") from exc
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError, OSError) as exc:
-                await self._drop()
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.SFTPConnectionLost, OSError) as exc:
+                await self._drop(conn)
                 if attempt == 2:
                     raise TransportError(f"connection to {self.name!r} lost reading {path}: {exc}") from exc
         raise AssertionError("unreachable")
 
-    async def _drop(self) -> None:
+    async def _read_by_command(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
+        argv = ssh_exec_files.read_range_argv(path, offset, limit)
+        result = await self._exec(argv, stdin=None, timeout=None, idempotent=True, binary=True)
+        if result.exit_status == ssh_exec_files.MISSING:
+            return None
+        if result.exit_status == ssh_exec_files.UNREADABLE:
+            raise TransportError(f"permission denied reading {path} on {self.name!r}")
+        try:
+            if result.exit_status != 0:
+                raise ValueError(_text(result.stderr).strip()[-300:])
+            return ssh_exec_files.parse_read_range(_bytes(result.stdout))
+        except ValueError as exc:
+            raise TransportError(
+                f"cannot read {path} on {self.name!r} with stat/tail/head (sftp is refused there): {exc}", argv=argv
+            ) from exc
+
+    async def _drop(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Abort ``conn`` if it is still the current connection (a concurrent caller may have replaced it)."""
         async with self._lock:
-            conn, self._conn, self._sftp = self._conn, None, None
-        if conn is not None:
-            conn.abort()
+            if self._conn is not conn:
+                return
+            self._conn = None
+        async with self._sftp_lock:
+            if self._sftp is not None and self._sftp[0] is conn:
+                self._forget_sftp()
+        conn.abort()
 
     async def close(self) -> None:
         await super().close()
         async with self._lock:
-            conn, self._conn, self._sftp = self._conn, None, None
+            conn, self._conn = self._conn, None
+        async with self._sftp_lock:
+            self._forget_sftp()
         if conn is not None:
             conn.close()
             await conn.wait_closed()
+
+
+def channel_refused(name: str, profile: SSHProfile, what: str, exc: asyncssh.ChannelOpenError) -> str:
+    """Why the sshd refused a session: its per-connection limit (MaxSessions) is below ours, or it forbids it."""
+    return (
+        f"the sshd of {name!r} refused a new session for {what} ({exc.reason}): its MaxSessions is probably below "
+        f"the profile's max_channels ({profile.max_channels}); lower max_channels"
+    )
+
+
+def _bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
 def _text(value: Any) -> str:

@@ -1,5 +1,10 @@
 """Shared fixtures: the dev cluster's facts (``scripts/devcluster env``) and profiles pointing at it, and a fresh
-database for each store test on both SQLite and the dev PostgreSQL (``scripts/devpostgres``)."""
+database for each store test on both SQLite and the dev PostgreSQL (``scripts/devpostgres``).
+
+``SVC_TEST_SLURM`` picks the dev cluster the SSH-based tests run against: ``22.05`` (the default, ``svcdev`` on this
+machine) or ``24.11`` (``lab24``, ``scripts/devcluster up24``; docs/clusters.md). In the 24.11 pass the tests that
+need this machine's own Slurm CLI (marked ``local_slurm``, see ``pytest_collection_modifyitems``) are deselected:
+they run in the 22.05 pass."""
 
 from __future__ import annotations
 
@@ -17,6 +22,32 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.plugin import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
+
+SLURM_UNDER_TEST = os.environ.get("SVC_TEST_SLURM", "22.05")
+"""Read once at import: every test runs without SVC_* variables (the ``home`` fixture)."""
+DEV_CLUSTERS = {"22.05": ("status", "env", "SVC_DEV_"), "24.11": ("status24", "env24", "SVC_DEV24_")}
+"""Slurm version -> ``scripts/devcluster`` status and env commands and the prefix of the facts env prints."""
+LOCAL_SLURM_FIXTURES = {"slurm_cluster", "sbatch_job"}
+"""Fixtures that run this machine's own Slurm CLI: a test using any of them (even indirectly) is ``local_slurm``."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if SLURM_UNDER_TEST not in DEV_CLUSTERS:
+        raise pytest.UsageError(f"SVC_TEST_SLURM={SLURM_UNDER_TEST!r}: expected one of {', '.join(DEV_CLUSTERS)}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``local_slurm`` every test whose fixtures run this machine's Slurm CLI; in the 24.11 pass, deselect
+    them (this machine's Slurm is 22.05, and the 22.05 pass runs them)."""
+    for item in items:
+        if LOCAL_SLURM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.local_slurm)
+    if SLURM_UNDER_TEST == "22.05":
+        return
+    local = [item for item in items if item.get_closest_marker("local_slurm")]
+    if local:
+        config.hook.pytest_deselected(items=local)
+        items[:] = [item for item in items if not item.get_closest_marker("local_slurm")]
 
 
 @pytest.fixture(autouse=True)
@@ -41,12 +72,34 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(scope="session")
 def dev_env() -> dict[str, str]:
-    """``KEY=value`` facts printed by ``scripts/devcluster env`` (ssh port, user, key...)."""
-    status = subprocess.run([ROOT / "scripts" / "devcluster", "status"], capture_output=True, text=True, check=False)
+    """``KEY=value`` facts printed by ``scripts/devcluster env`` (ssh port, user, key, partitions, GPUs...) of the
+    cluster under test, under the same ``SVC_DEV_*`` keys for both (``env24``'s ``SVC_DEV24_*`` renamed), plus
+    ``SVC_DEV_SLURM`` (the version), ``SVC_DEV_ROOT`` (where the cluster's files are on this machine: ``/`` or the
+    chroot) and ``SVC_DEV_GPU_TYPES`` (``a100:2,v100:2``, or empty for untyped GPUs)."""
+    status_command, env_command, prefix = DEV_CLUSTERS[SLURM_UNDER_TEST]
+    script = ROOT / "scripts" / "devcluster"
+    status = subprocess.run([script, status_command], capture_output=True, text=True, check=False)
     if status.returncode != 0:
-        skip_or_fail(f"the dev cluster is not up (scripts/devcluster up):\n{status.stdout}{status.stderr}")
-    out = subprocess.run([ROOT / "scripts" / "devcluster", "env"], capture_output=True, text=True, check=True).stdout
-    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        up = "up" if status_command == "status" else "up24"
+        skip_or_fail(f"the dev cluster is not up (scripts/devcluster {up}):\n{status.stdout}{status.stderr}")
+    out = subprocess.run([script, env_command], capture_output=True, text=True, check=True).stdout
+    facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    env = {"SVC_DEV_" + key.removeprefix(prefix): value for key, value in facts.items() if key.startswith(prefix)}
+    return {"SVC_DEV_SLURM": SLURM_UNDER_TEST, "SVC_DEV_ROOT": "/", "SVC_DEV_GPU_TYPES": "", **env}
+
+
+@pytest.fixture(scope="session")
+def cluster_path(dev_env: dict[str, str]) -> Callable[[str], Path]:
+    """Where an absolute path of the dev cluster's machine is on this one: itself for svcdev, inside the chroot for
+    lab24 (a file a job or an SSH command wrote to ``/tmp``, a wrapper put on the cluster's ``PATH``)."""
+    root = Path(dev_env["SVC_DEV_ROOT"])
+
+    def on_this_machine(path: str) -> Path:
+        if not path.startswith("/"):
+            raise ValueError(f"not an absolute path: {path!r}")
+        return root / path.lstrip("/")
+
+    return on_this_machine
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +112,30 @@ def dev_profile(dev_env: dict[str, str]) -> SSHProfile:
         key_filename=dev_env["SVC_DEV_SSH_KEY"],
         known_hosts=dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
         description="dev cluster over loopback ssh",
+    )
+
+
+@pytest.fixture(scope="session")
+def nosftp_env(dev_env: dict[str, str]) -> dict[str, str]:
+    """``KEY=value`` facts of the second dev sshd (``scripts/devsshd``: 127.0.0.1:2223, no sftp, stock limits)."""
+    script = ROOT / "scripts" / "devsshd"
+    status = subprocess.run([script, "status"], capture_output=True, text=True, check=False)
+    if status.returncode != 0:
+        skip_or_fail(f"the sshd without sftp is not up (scripts/devsshd up):\n{status.stdout}{status.stderr}")
+    out = subprocess.run([script, "env"], capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+@pytest.fixture(scope="session")
+def nosftp_profile(nosftp_env: dict[str, str]) -> SSHProfile:
+    """An SSH profile for the dev cluster's user on the sshd that refuses the sftp subsystem."""
+    return SSHProfile(
+        hostname=nosftp_env["SVC_DEV_NOSFTP_HOST"],
+        port=int(nosftp_env["SVC_DEV_NOSFTP_PORT"]),
+        username=nosftp_env["SVC_DEV_NOSFTP_USER"],
+        key_filename=nosftp_env["SVC_DEV_NOSFTP_KEY"],
+        known_hosts=nosftp_env["SVC_DEV_NOSFTP_KNOWN_HOSTS"],
+        description="dev cluster over loopback ssh, no sftp",
     )
 
 

@@ -1,4 +1,5 @@
-"""FastAPI app factory. Routers come from ``svc_api_routers``; every error body is ``{detail}``.
+"""FastAPI app factory. Routers come from ``svc_api_routers``; every error body is ``{detail}`` (a sync refusal
+a flag overrides adds ``remedy``).
 
 The ``SvcError`` family maps to its status codes; anything unexpected is logged with its traceback and
 answered 500 with a detail that names no internals. ``SecurityMiddleware`` runs before every route.
@@ -17,8 +18,9 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 
 from svc_host import __version__
-from svc_host.api.errors import status_for
+from svc_host.api.errors import error_body, status_for
 from svc_host.api.middleware import SecurityMiddleware
+from svc_host.api.params import ErrorBody
 from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.api.sessions import WebSessions
@@ -68,7 +70,7 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
 
     @app.exception_handler(SvcError)
     async def svc_error(_: Request, exc: SvcError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=status_for(exc))
+        return JSONResponse(error_body(exc), status_code=status_for(exc))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -93,6 +95,10 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     if security.auth_required:
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        schemas.setdefault("ErrorBody", ErrorBody.model_json_schema())
+        body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        unauthorized = {"description": "missing or wrong API token", "content": body}
         schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
             "type": "http",
             "scheme": "bearer",
@@ -103,6 +109,6 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
                 continue
             for operation in operations.values():
                 operation["security"] = [{"bearer": []}]
-                operation.setdefault("responses", {}).setdefault("401", {"description": "missing or wrong API token"})
+                operation.setdefault("responses", {}).setdefault("401", unauthorized)
     app.openapi_schema = schema
     return schema

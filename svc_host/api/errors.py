@@ -1,6 +1,8 @@
-"""The one place that maps the ``SvcError`` family to HTTP status codes."""
+"""The one place that maps the ``SvcError`` family to HTTP status codes and error bodies."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from svc_host.errors import (
     AuthenticationError,
@@ -45,3 +47,11 @@ def status_for(exc: SvcError) -> int:
         if isinstance(exc, kind):
             return status
     return 400
+
+
+def error_body(exc: SvcError) -> dict[str, Any]:
+    """``{detail}``, plus ``remedy`` (``force``/``adopt``) for a sync refusal that flag would let through."""
+    body: dict[str, Any] = {"detail": str(exc)}
+    if isinstance(exc, SyncError) and exc.remedy is not None:
+        body["remedy"] = exc.remedy
+    return body

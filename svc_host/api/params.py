@@ -9,7 +9,7 @@ takes several), checked by :data:`JobId`/:data:`JobIds` so that a bad one is a 4
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Path
 from pydantic import BaseModel
@@ -26,7 +26,9 @@ __all__ = [
     "ErrorBody",
     "JobId",
     "JobIds",
+    "SyncErrorBody",
     "error_responses",
+    "sync_error_responses",
 ]
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -80,12 +82,21 @@ class ErrorBody(BaseModel):
     detail: str
 
 
+class SyncErrorBody(ErrorBody):
+    """A sync's 502: ``remedy`` names the flag that lets a refusal through (another machine's mount: ``force``;
+    a first mirror into a directory holding files svc never synced: ``adopt``); absent for other failures."""
+
+    remedy: Literal["force", "adopt"] | None = None
+
+
 _MEANING = {
     400: "invalid input",
+    401: "missing or wrong API token",
     403: "path outside the mount, or permission denied",
     404: "not found",
     409: "already exists",
     413: "too large",
+    429: "too many attempts; see Retry-After",
     422: "validation error, or a state that does not allow this",
     500: "a job script could not be rendered, or a file could not be written",
     502: "a scheduler, synchronisation or submission command failed",
@@ -99,3 +110,12 @@ def error_responses(*statuses: int, **meanings: str) -> dict[int | str, dict[str
     return {
         status: {"model": ErrorBody, "description": meanings.get(f"e{status}", _MEANING[status])} for status in statuses
     }
+
+
+def sync_error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of a sync route: its 502 body is :class:`SyncErrorBody`."""
+    responses = error_responses(
+        *statuses, 502, e502="the sync failed, or was refused changing nothing (`remedy` says which flag overrides it)"
+    )
+    responses[502]["model"] = SyncErrorBody
+    return responses

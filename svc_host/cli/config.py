@@ -1,4 +1,5 @@
-"""``svc config show|set|paths|reset``: the layered configuration (system -> user -> project -> SVC_* env)."""
+"""``svc config show|set|paths|reset|trust|untrust``: the layered configuration (system -> user -> project ->
+SVC_* env); a project file is used only once trusted."""
 
 from __future__ import annotations
 
@@ -198,3 +199,31 @@ def reset(yes: bool) -> None:
         click.confirm(f"Overwrite {paths.user_config} with the defaults?", abort=True)
     reset_user_config(paths)
     click.echo(f"reset {paths.user_config} to the default configuration")
+
+
+@config.command("trust")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=str))
+def trust_directory(directory: str | None) -> None:
+    """Use the project config (.svc.json or svc.json) of DIRECTORY (default: here) as it is now.
+
+    Read it first: it sets defaults of every job started from there. Once it changes, it is ignored again
+    until it is trusted again."""
+    from pathlib import Path
+
+    from svc_host.settings.config import trust_project
+
+    trusted = trust_project(_paths(), Path(directory or ".").absolute())
+    click.echo(f"trusted {trusted} as it is now; run 'svc config trust' again after it changes")
+
+
+@config.command("untrust")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=str))
+def untrust_directory(directory: str | None) -> None:
+    """Stop using the project config of DIRECTORY (default: here)."""
+    from pathlib import Path
+
+    from svc_host.settings.config import untrust_project
+
+    where = Path(directory or ".").absolute()
+    removed = untrust_project(_paths(), where)
+    click.echo(f"no longer trusted: {', '.join(removed)}" if removed else f"nothing in {where} was trusted")

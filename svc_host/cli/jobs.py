@@ -38,7 +38,15 @@ def _job_rows(jobs: list[dict[str, Any]]) -> list[list[Any]]:
 @click.option("--name", "-J", default="job", show_default=True, help="Job name.")
 @click.option("--partition", "-p", help="Partition to run in.")
 @click.option("--nodes", "-N", type=int, default=1, show_default=True)
-@click.option("--gpus-per-node", "-G", type=int, default=0, show_default=True)
+@click.option(
+    "--gpus-per-node",
+    "-G",
+    default="0",
+    show_default=True,
+    metavar="[TYPE:]N",
+    help="GPUs per node, of one type if given: -G 2 or -G a100:2 (also --gpu-type).",
+)
+@click.option("--gpu-type", help="The type the GPUs must be, as the cluster names it (a100, a100_3g.20gb).")
 @click.option("--ntasks-per-node", type=int, default=1, show_default=True)
 @click.option("--cpus-per-task", "-c", type=int, default=1, show_default=True)
 @click.option("--mem", "memory_per_node", help="Memory per node, e.g. 16G.")
@@ -80,6 +88,11 @@ def submit(
         env[key] = value
     if bool(command) == bool(script_file):
         raise click.UsageError("give either a COMMAND or --script FILE")
+    kind, fields["gpus_per_node"] = gpu_count(fields["gpus_per_node"])
+    if kind is not None:
+        if fields["gpu_type"] not in (None, kind):
+            raise click.UsageError(f"-G {kind}:... and --gpu-type {fields['gpu_type']} name different GPU types")
+        fields["gpu_type"] = kind
     with JobSession(transport) as session:
         record = session.call(
             "submit",
@@ -101,6 +114,14 @@ def submit(
         print_json(record)
     else:
         click.echo(record["job_id"])
+
+
+def gpu_count(value: str) -> tuple[str | None, int]:
+    """``-G`` as given: ``"2"`` -> (None, 2), ``"a100:2"`` -> ("a100", 2); a usage error otherwise."""
+    kind, _, count = value.rpartition(":")
+    if not count.isdigit() or (kind == "" and ":" in value):
+        raise click.UsageError(f"-G/--gpus-per-node expects N or TYPE:N (e.g. 2 or a100:2), got {value!r}")
+    return kind or None, int(count)
 
 
 @click.command()

@@ -84,6 +84,12 @@ def _target(row: dict[str, Any]) -> str:
 @click.option("--ssh-host", help="Host alias from ~/.ssh/config.")
 @click.option("--proxy-jump", help="Jump host, e.g. user@bastion.")
 @click.option("--known-hosts", help="known_hosts file to check the host key against.")
+@click.option(
+    "--max-channels",
+    type=int,
+    help="SSH channels open at once on the profile's connection, more wait (default 8; keep it below the sshd's "
+    "MaxSessions, 10 unless the site changed it).",
+)
 @click.option("--description", default="", help="What this profile is for.")
 def add(
     name: str,
@@ -95,6 +101,7 @@ def add(
     ssh_host: str | None,
     proxy_jump: str | None,
     known_hosts: str | None,
+    max_channels: int | None,
     description: str,
 ) -> None:
     """Add the SSH profile NAME."""
@@ -112,6 +119,7 @@ def add(
             ssh_host=ssh_host,
             proxy_jump=proxy_jump,
             known_hosts=known_hosts,
+            **({} if max_channels is None else {"max_channels": max_channels}),
         )
     except ValidationError as exc:
         raise _usage_error(exc) from None

@@ -46,6 +46,17 @@ def _with_store(work: Callable[[Store], Awaitable[T]]) -> T:
     return asyncio.run(run())
 
 
+def _default_cluster() -> str:
+    """The server's default cluster now: what a schedule records when it names none (it fires there)."""
+    import os
+
+    from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.profiles import ProfileStore, default_cluster
+
+    current = ProfileStore(SvcPaths.from_env().profiles_file).host_config(env=os.environ).current_profile
+    return default_cluster(os.environ, current)
+
+
 def _local(iso: str | None) -> str:
     return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M %Z") if iso else ""
 
@@ -74,7 +85,7 @@ def schedule() -> None:
 @click.option("--every", help="A fixed interval: 90s, 15m, 2h, 1d.")
 @click.option("--tz", "timezone", default="UTC", show_default=True, help="IANA zone of the cron expression.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="Workflow argument (repeatable).")
-@click.option("--transport", "-t", help="SSH profile or local (default: the server's).")
+@click.option("--transport", "-t", help="The cluster: SSH profile or local (default: the server's default now).")
 @click.option("--mount", "-m", help="Mount whose remote directory the jobs run in.")
 @click.option("--missed", type=click.Choice(["skip", "run_once"]), default="skip", show_default=True)
 @click.option("--overlap", type=click.Choice(["skip", "allow"]), default="skip", show_default=True)
@@ -98,10 +109,10 @@ def add(
     from pydantic import ValidationError
 
     from svc_host.cli.flow import template_args
+    from svc_host.domain.times import utc_now
     from svc_host.errors import NotFoundError, describe_validation
     from svc_host.schedules import manage
     from svc_host.schedules.model import ScheduleSpec
-    from svc_host.schedules.scheduler import utc_now
     from svc_host.settings.paths import SvcPaths
     from svc_host.workflows.files import WorkflowDirectory, workflows_dir
 
@@ -113,7 +124,7 @@ def add(
             every=parse_every(every) if every else None,
             timezone=timezone,
             args=template_args(args),
-            transport=transport,
+            transport=transport or _default_cluster(),
             mount=mount,
             missed=missed,
             overlap=overlap,
@@ -139,9 +150,9 @@ def add(
 @json_option
 def list_schedules(as_json: bool) -> None:
     """List schedules with their next fire and last outcome."""
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
     from svc_host.schedules import store as schedules
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> list[dict[str, Any]]:
         now = utc_now()
@@ -174,9 +185,9 @@ def list_schedules(as_json: bool) -> None:
 @json_option
 def show(name: str, upcoming: int, as_json: bool) -> None:
     """Show the schedule NAME and its next fire times."""
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
     from svc_host.schedules import store as schedules
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> dict[str, Any]:
         return manage.view(await store.run(schedules.get, name), now=utc_now(), upcoming_count=upcoming)
@@ -210,8 +221,8 @@ def remove(name: str) -> None:
 
 
 def _toggle(name: str, enabled: bool) -> None:
+    from svc_host.domain.times import utc_now
     from svc_host.schedules import manage
-    from svc_host.schedules.scheduler import utc_now
 
     async def work(store: Store) -> Any:
         return await manage.set_enabled(store, name, enabled, now=utc_now())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -118,7 +119,15 @@ def login_link(url: str) -> None:
     show_default=True,
     help="What reaches stderr; info shows every SSH channel (asyncssh).",
 )
-def mcp(log_level: str) -> None:
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A directory the workflow tools may read and write files in (repeatable). The working directory "
+    "counts only when its project config is trusted (svc config trust) or it is given here.",
+)
+def mcp(log_level: str, roots: tuple[Path, ...]) -> None:
     """Serve the MCP tools over stdio (for AI agents)."""
     import logging
 
@@ -127,7 +136,7 @@ def mcp(log_level: str) -> None:
     answer_opening("svc_host.mcp.server").join()  # the client's first frame, answered while the SDK imports
     from svc_host.mcp.server import create_server
 
-    server = create_server()
+    server = create_server(roots=roots)
     # The SDK sets the root logger to INFO when the server is built; an agent's stderr wants warnings only.
     logging.getLogger().setLevel(log_level.upper())
     server.run("stdio")

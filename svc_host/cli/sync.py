@@ -160,14 +160,16 @@ def _local_mount(transport: str | None, mount: str) -> Mount:
 @json_option
 def ls(mount: str, path: str, transport: str | None, as_json: bool) -> None:
     """List PATH (a directory relative to MOUNT's root; the root by default)."""
-    from svc_host.settings.mounts import list_directory
+    from svc_host.settings.mounts import MAX_BROWSE_ENTRIES, list_directory
 
-    entries = list_directory(_local_mount(transport, mount), path)
+    listing = list_directory(_local_mount(transport, mount), path)
+    if listing.truncated:
+        click.echo(f"note: only {MAX_BROWSE_ENTRIES} entries of the directory were read; it holds more", err=True)
     if as_json:
-        print_json([entry.as_json() for entry in entries])
+        print_json([entry.as_json() for entry in listing.entries])
         return
     rows: list[list[object]] = []
-    for entry in entries:
+    for entry in listing.entries:
         if entry.type == "symlink":
             note = f"-> {entry.target_kind}" if entry.accessible else "-> (outside the mount or dangling)"
             rows.append(["link", "", f"{entry.name} {note}"])

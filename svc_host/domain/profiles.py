@@ -12,10 +12,44 @@ PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A POSIX variable name: the only kind of key a profile's ``env_vars`` may hold."""
+DEFAULT_MAX_CHANNELS = 8
+"""Below OpenSSH's default ``MaxSessions 10``, leaving room for an interactive ``ssh`` multiplexed on the same
+connection."""
 MAX_EXCLUDE_PATTERNS = 256
 """How many exclude patterns one mount (or one project file) may hold."""
 MAX_EXCLUDE_PATTERN_LENGTH = 1024
 """The longest exclude pattern, in characters."""
+MAX_JUMP_HOPS = 8
+"""How many jump hosts one ``proxy_jump`` may chain."""
+_JUMP_HOP = re.compile(
+    r"(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})@)?"
+    r"(?P<host>[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
+
+
+def check_proxy_jump(value: str) -> str:
+    """Refuse a ``proxy_jump`` that is not ``[user@]host[:port]`` hops joined by commas (``ValueError``).
+
+    OpenSSH (``-J``/``ProxyJump``, which it turns into a command line for a second ssh) and asyncssh
+    (``tunnel``) both parse the value themselves, so only plain names get through: a host is a DNS name,
+    an ``~/.ssh/config`` alias or a bracketed IPv6 address, never starting with ``-``; no spaces, quotes,
+    ``%`` tokens, ``ssh://`` forms or other shell characters; ports 1-65535; at most ``MAX_JUMP_HOPS`` hops.
+    ``""`` means no jump host.
+    """
+    if value == "":
+        return value
+    hops = value.split(",")
+    if len(hops) > MAX_JUMP_HOPS:
+        raise ValueError(f"proxy_jump chains {len(hops)} hosts; at most {MAX_JUMP_HOPS} are allowed")
+    for hop in hops:
+        found = _JUMP_HOP.fullmatch(hop)
+        if found is None or (found["port"] is not None and not 1 <= int(found["port"]) <= 65535):
+            raise ValueError(
+                f"proxy_jump {value!r} is invalid at {hop[:80]!r}: give [user@]host[:port], several joined by "
+                "commas (e.g. 'ada@bastion.example.org:2222,gateway'); names are letters, digits, '.', '-', '_'"
+            )
+    return value
 
 
 def check_exclude_patterns(patterns: list[str]) -> list[str]:
@@ -123,6 +157,9 @@ class SSHProfile(BaseModel):
     known_hosts: str | None = None
     """A known_hosts file for this profile; unknown host keys are rejected unless ``accept_unknown_host``."""
     accept_unknown_host: bool = False
+    max_channels: int = Field(default=DEFAULT_MAX_CHANNELS, ge=2, le=64)
+    """Channels (commands, the SFTP session) open at once on the profile's connection; more requests wait for
+    one. A stock sshd allows 10 per connection (``MaxSessions``); the SFTP session holds one while open."""
     mounts: list[Mount] = Field(default_factory=list)
     env_vars: dict[str, str] = Field(default_factory=dict)
     """Set with ``env`` before every remote command: keys must be POSIX names, values are passed quoted."""
@@ -133,6 +170,11 @@ class SSHProfile(BaseModel):
         """Everything that decides how the cluster is reached and commands run there (all but ``mounts`` and
         ``description``): when it changes, a kept connection or sync backend of the profile is out of date."""
         return self.model_dump(exclude={"mounts", "description"})
+
+    @field_validator("proxy_jump")
+    @classmethod
+    def _jump_hosts(cls, value: str | None) -> str | None:
+        return None if value is None else check_proxy_jump(value)
 
     @field_validator("env_vars")
     @classmethod

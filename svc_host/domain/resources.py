@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class NodeInfo(BaseModel):
@@ -18,6 +18,10 @@ class NodeInfo(BaseModel):
     cpus: int = 0
     gpus_total: int = 0
     gpus_used: int = 0
+    gpu_types: dict[str, int] = Field(default_factory=dict)
+    """GPUs per type (``a100``, ``a100_3g.20gb``; ``""`` for untyped ones), as configured."""
+    gpu_types_used: dict[str, int] = Field(default_factory=dict)
+    """GPUs per type in use."""
 
     @property
     def is_down(self) -> bool:
@@ -28,6 +32,16 @@ class NodeInfo(BaseModel):
     @property
     def is_idle(self) -> bool:
         return not self.is_down and self.raw_state.lower().rstrip("*~#!%$@^-+") == "idle"
+
+
+class GpuTypeAvailability(BaseModel):
+    """One GPU type of a partition (or of the cluster): which of its GPUs are free."""
+
+    type: str | None
+    """``a100``, ``v100``, a MIG slice such as ``a100_3g.20gb``; ``None`` for GPUs configured without a type."""
+    total: int
+    in_use: int
+    available: int
 
 
 class ResourceSnapshot(BaseModel):
@@ -44,3 +58,5 @@ class ResourceSnapshot(BaseModel):
     nodes_down: int
     gpu_utilization: float
     has_available_gpus: bool
+    gpu_types: list[GpuTypeAvailability] = Field(default_factory=list)
+    """The GPUs of up nodes per type, by type name (untyped last); their totals add up to the fields above."""

@@ -35,7 +35,7 @@ def _one_line(value: str | None, what: str) -> str | None:
 
 
 class Resources(BaseModel):
-    """The eight resource fields of the specs; unset optional fields leave Slurm's defaults alone."""
+    """The eight resource fields of the specs, plus ``gpu_type``; unset optional fields leave Slurm's defaults alone."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +47,10 @@ class Resources(BaseModel):
     time_limit: str | None = Field(default=None, max_length=64)
     partition: str | None = Field(default=None, max_length=256)
     nodelist: str | None = Field(default=None, max_length=10_000)
+    gpu_type: str | None = Field(default=None, max_length=64, exclude=True)
+    """The type the ``gpus_per_node`` GPUs must be (``a100``, a MIG slice ``a100_3g.20gb``): ``--gres=gpu:TYPE:N``.
+    A request-time field: left out of dumps, so the configuration object and stored resources keep the specs'
+    eight fields (the rendered script records the type)."""
 
     @field_validator("memory_per_node")
     @classmethod
@@ -63,6 +67,17 @@ class Resources(BaseModel):
     def _partition(cls, value: str | None) -> str | None:
         return _matching(value, _PARTITION, "a partition name (letters, digits, '.', '_', '-')")
 
+    @field_validator("gpu_type")
+    @classmethod
+    def _gpu_type(cls, value: str | None) -> str | None:
+        return _matching(value, _GPU_TYPE, "a GPU type as the cluster names it, such as a100 or a100_3g.20gb")
+
+    @model_validator(mode="after")
+    def _typed_gpus_are_counted(self) -> Resources:
+        if self.gpu_type is not None and self.gpus_per_node == 0:
+            raise ValueError(f"gpu_type {self.gpu_type!r} needs gpus_per_node of 1 or more")
+        return self
+
     @field_validator("nodelist")
     @classmethod
     def _nodelist(cls, value: str | None) -> str | None:
@@ -72,6 +87,7 @@ class Resources(BaseModel):
 _MEMORY = re.compile(r"^\d+[KMGT]?B?$", re.IGNORECASE)
 _TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^UNLIMITED$|^INFINITE$")
 _PARTITION = re.compile(r"^[A-Za-z0-9_.-]+$")
+_GPU_TYPE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _NODELIST = re.compile(r"^[A-Za-z0-9_.,\[\]-]+$")
 
 
@@ -98,6 +114,15 @@ class Environment(BaseModel):
     @classmethod
     def _single_line(cls, value: str | None) -> str | None:
         return _one_line(value, "conda, venv and container")
+
+    @field_validator("container")
+    @classmethod
+    def _not_an_option(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("-"):
+            raise ValueError(
+                f"container {value!r} starts with '-': apptainer would read it as an option; use ./{value}"
+            )
+        return value
 
     @field_validator("env_vars")
     @classmethod

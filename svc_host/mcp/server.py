@@ -1,7 +1,8 @@
 """MCP server factory: every ``ToolSpec`` becomes a tool with read-only / destructive hints.
 
-The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither SVC_*
-variables nor the current profile; only an explicit ``transport`` selects a cluster.
+The server's lifespan owns a ``Host`` built with ``read_env=False``: the tool server reads neither the current
+profile nor the SVC_* variables that choose a cluster or override configuration (only an explicit ``transport``
+selects a cluster); those saying where svc keeps its files and which plugins load still apply.
 
 Agents spawn ``svc mcp`` on every launch, so the opening request is answered before the store is opened (and a
 ``server/discover`` before the SDK is imported, see ``svc_host.mcp.opening``): the
@@ -16,8 +17,10 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -28,6 +31,7 @@ from svc_host.errors import SvcError
 from svc_host.host import Host
 from svc_host.mcp.opening import INSTRUCTIONS, NAME
 from svc_host.mcp.results import SpecShapedServer, failure
+from svc_host.settings.paths import SvcPaths
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +39,12 @@ START_AFTER = 2.0
 """Seconds after start-up at which the Host starts by itself when no tool call started it."""
 
 
-def create_server(host: Host | None = None) -> MCPServer[Host]:
-    """Build the stdio MCP server from the tools the plugins offer."""
-    host = host or Host.create("mcp", read_env=False)
+def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> MCPServer[Host]:
+    """Build the stdio MCP server from the tools the plugins offer; ``roots`` are more directories its tools
+    may read and write workflow files in (see ``svc_host.workflows.files``)."""
+    if host is None:
+        paths = replace(SvcPaths.from_env(), extra_roots=tuple(root.resolve() for root in roots))
+        host = Host.create("mcp", paths=paths, read_env=False)
     starting: asyncio.Future[None] | None = None
 
     def start() -> asyncio.Future[None]:

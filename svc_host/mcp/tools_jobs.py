@@ -24,11 +24,11 @@ from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_core.records import ToolSpec
 from svc_host.services import jobs
+from svc_host.services.jobs import MAX_TAIL_LINES, last_lines
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 JOB_ID = re.compile(r"^(\d{1,10})(_\d{1,10})?$")
 PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
-MAX_TAIL_LINES = 100_000
 
 
 def checked_job_id(job_id: str) -> str:
@@ -73,6 +73,7 @@ async def submit_job(
     time_limit: str | None = None,
     partition: str | None = None,
     nodelist: str | None = None,
+    gpu_type: str | None = None,
     conda: str | None = None,
     venv: str | None = None,
     env_vars: dict[str, str] | None = None,
@@ -102,6 +103,7 @@ async def submit_job(
             time_limit=time_limit,
             partition=partition,
             nodelist=nodelist,
+            gpu_type=gpu_type,
         ),
         environment=Environment(conda=conda, venv=venv, env_vars=env_vars or {}),
         log_dir=log_dir,
@@ -152,19 +154,6 @@ async def cancel_job(ctx: Context, job_id: str, transport: str | None = None) ->
     job_id = checked_job_id(job_id)
     before = await jobs.cancel(host_of(ctx), transport_name(transport), job_id)
     return {"job_id": job_id, "message": f"cancelled job {job_id} (was {before.state.value})"}
-
-
-def last_lines(chunk: LogChunk, count: int) -> LogChunk:
-    """The last ``count`` lines of a chunk (a final newline ends a line, it does not start one), with the
-    offset where they begin (exact for UTF-8 text)."""
-    text = chunk.content
-    cut = len(text) - 1 if text.endswith("\n") else len(text)
-    for _ in range(count):
-        cut = text.rfind("\n", 0, cut)
-        if cut < 0:
-            return chunk
-    kept = text[cut + 1 :]
-    return chunk.model_copy(update={"content": kept, "offset": chunk.next_offset - len(kept.encode())})
 
 
 def _stream(name: str, chunk: LogChunk | None) -> dict[str, Any]:

@@ -34,6 +34,10 @@ def _mount(host: Host, transport: str, mount: str) -> Mount:
     return find_mount(host.transports.config.profiles, transport, mount)
 
 
+_NOT_IN_SPEC = {"transferred_paths", "transferred_paths_omitted"}
+"""The sent files' list REST and the dashboard show; the tool's return is the spec's, field for field."""
+
+
 @tool_result
 async def sync_files(
     ctx: Context,
@@ -50,7 +54,7 @@ async def sync_files(
     result = await host.sync_backend(transport).sync(
         found, dry_run=dry_run, delete=delete, max_delete=max_delete, adopt=adopt, force=force
     )
-    return result.model_dump(mode="json")
+    return result.model_dump(mode="json", exclude=_NOT_IN_SPEC)
 
 
 @tool_result

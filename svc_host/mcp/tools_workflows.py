@@ -1,9 +1,10 @@
 """MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, steer_sweep,
 list_workflows, get_workflow.
 
-Paths are confined to the allowed roots (the workflows directory, the server's working directory, the
-local directories of the profiles' mounts; symlinks resolved): anything else is
-``Path '<path>' is outside allowed directories``.
+Paths are confined to the allowed roots (the workflows directory, the local directories of the profiles'
+mounts, ``svc mcp --root`` directories, the server's working directory only when it is a trusted project; see
+``svc_host.workflows.files``; symlinks resolved): anything else is ``Path '<path>' is outside allowed
+directories``.
 
 ``run_workflow`` waits at most ``wait_seconds`` (default 60) for the run to end, sending MCP progress
 notifications (jobs finished / total) while it waits, then returns the run id and the results so far

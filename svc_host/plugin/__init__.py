@@ -44,6 +44,8 @@ _WHERE: dict[str, str] = {
     "ProcessStarts": "svc_host.transports.processes",
     "kill_process": "svc_host.transports.processes",
     "ssh_connect_options": "svc_host.transports.ssh_options",
+    "open_ssh_connection": "svc_host.transports.ssh_chain",
+    "ssh_exec_files": "svc_host.transports.ssh_exec_files",
     "SyncBackend": "svc_host.transports.sync_backend",
     "SyncResult": "svc_host.transports.sync_backend",
     "InspectReport": "svc_host.transports.sync_backend",
@@ -63,6 +65,7 @@ _WHERE: dict[str, str] = {
     "HostConfig": "svc_host.domain.profiles",
     "cluster_root": "svc_host.domain.profiles",
     "check_exclude_patterns": "svc_host.domain.profiles",
+    "check_proxy_jump": "svc_host.domain.profiles",
     "SvcPaths": "svc_host.settings.paths",
     "SvcConfig": "svc_host.settings.config",
     "load_config": "svc_host.settings.config",
@@ -82,7 +85,13 @@ _WHERE: dict[str, str] = {
     "ConflictError": "svc_host.errors",
     "InvalidRequestError": "svc_host.errors",
 }
-_RENAMED = {"kill_process": "kill", "slurm_program": "program", "HostDep": "PluginHostDep"}
+_RENAMED = {
+    "open_ssh_connection": "open_connection",
+    "ssh_exec_files": "",
+    "kill_process": "kill",
+    "slurm_program": "program",
+    "HostDep": "PluginHostDep",
+}
 
 __all__ = [
     "API_VERSION",
@@ -128,17 +137,20 @@ __all__ = [
     "TransportSpec",
     "cap_paths",
     "check_exclude_patterns",
+    "check_proxy_jump",
     "cli_host",
     "cluster_root",
     "hookimpl",
     "kill_process",
     "load_config",
+    "open_ssh_connection",
     "plugin_settings",
     "print_json",
     "print_table",
     "render_sbatch",
     "slurm_program",
     "ssh_connect_options",
+    "ssh_exec_files",
     "tool_host",
     "tool_result",
     "user_excludes",
@@ -149,7 +161,9 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"svc_host.plugin has no attribute {name!r} (the public API: docs/plugins/api.md)")
-    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    found = importlib.import_module(module)
+    attribute = _RENAMED.get(name, name)
+    value = getattr(found, attribute) if attribute else found  # "": the name is the module itself
     globals()[name] = value
     return value
 
@@ -163,7 +177,14 @@ if TYPE_CHECKING:
     from svc_host.cli.output import print_json, print_table
     from svc_host.cli.plugin_host import cli_host
     from svc_host.domain.jobs import JobState
-    from svc_host.domain.profiles import HostConfig, Mount, SSHProfile, check_exclude_patterns, cluster_root
+    from svc_host.domain.profiles import (
+        HostConfig,
+        Mount,
+        SSHProfile,
+        check_exclude_patterns,
+        check_proxy_jump,
+        cluster_root,
+    )
     from svc_host.domain.submission import JobDefinition, RenderedScript, Resources
     from svc_host.errors import (
         CommandError,
@@ -196,9 +217,11 @@ if TYPE_CHECKING:
     from svc_host.settings.paths import SvcPaths
     from svc_host.settings.secrets import REDACTED
     from svc_host.slurm.argv import program as slurm_program
+    from svc_host.transports import ssh_exec_files
     from svc_host.transports.base import CommandResult, SlurmTransport, Transport
     from svc_host.transports.processes import ProcessStarts
     from svc_host.transports.processes import kill as kill_process
+    from svc_host.transports.ssh_chain import open_connection as open_ssh_connection
     from svc_host.transports.ssh_options import ssh_connect_options
     from svc_host.transports.sync_backend import (
         DELETED_PATHS_CAP,

@@ -215,8 +215,8 @@ def svc_settings() -> type[BaseModel] | None:
 
     Called whenever the configuration is shown or changed (``svc config show|set``, ``GET|PUT /api/config``):
     the section is shown with the model's defaults filled in, and a value the model refuses is an error naming
-    the plugin and the field, and nothing is written. Read the values with
-    ``svc_host.plugin_core.settings.plugin_settings(config, "<plugin name>", Model)``. Return ``None`` for none.
+    the plugin and the field, and nothing is written. Read the values with ``host.plugin_settings("<plugin name>",
+    Model)`` or ``svc_host.plugin.plugin_settings(config, "<plugin name>", Model)``. Return ``None`` for none.
     Settings are shown in full: keep secrets in environment variables.
 
     Example::

@@ -298,7 +298,8 @@ def _resource_directives(resources: Resources, *, skip_defaults: bool) -> list[t
         if not (skip_defaults and value == Resources.model_fields[field].default):
             directives.append((option, str(value)))
     if resources.gpus_per_node > 0:
-        directives.append(("gres", f"gpu:{resources.gpus_per_node}"))
+        kind = f"{resources.gpu_type}:" if resources.gpu_type else ""
+        directives.append(("gres", f"gpu:{kind}{resources.gpus_per_node}"))
     optional = (
         ("mem", resources.memory_per_node),
         ("time", resources.time_limit),

@@ -20,13 +20,13 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Hashable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy import Table, or_, select, update
 from sqlmodel import Session, SQLModel
 
-from svc_host.store.jobs import utc
+from svc_host.domain.times import as_utc, utc_now
 
 if TYPE_CHECKING:
     from svc_host.store.database import Store
@@ -60,7 +60,7 @@ class Leases(Generic[Key]):
         """Take a row over if nobody holds it, ``owner`` does, its lease ran out, or it is ``steal_from`` (a
         holder known to be dead)."""
         c = self.table.c
-        holders = [c.owner.is_(None), c.owner == owner, c.lease_until < (now or _now())]
+        holders = [c.owner.is_(None), c.owner == owner, c.lease_until < (now or utc_now())]
         if steal_from is not None:
             holders.append(c.owner == steal_from)
         result = session.execute(
@@ -75,7 +75,7 @@ class Leases(Generic[Key]):
     ) -> list[tuple[Key, str | None]]:
         """``(id, owner)`` of rows nobody drives, oldest first: not terminal nor idle, and held by nobody, by a
         lease that ran out, or by an owner ``dead_owner`` says is gone."""
-        moment = now or _now()
+        moment = now or utc_now()
         c = self.table.c
         query = (
             select(c.id, c.owner, c.lease_until)
@@ -84,7 +84,7 @@ class Leases(Generic[Key]):
         )
         found: list[tuple[Key, str | None]] = []
         for row_id, owner, lease_until in session.execute(query):
-            lease = utc(lease_until)
+            lease = as_utc(lease_until)
             gone = owner is not None and dead_owner is not None and dead_owner(owner)
             if owner is None or lease is None or lease < moment or gone:
                 found.append((row_id, owner))
@@ -139,7 +139,7 @@ class LeaseKeeper(Generic[Key]):
         self.label = label
 
     async def claim(self, row_id: Key) -> bool:
-        return await self.store.run(self.leases.claim, row_id, self.owner, _now() + self.lease)
+        return await self.store.run(self.leases.claim, row_id, self.owner, utc_now() + self.lease)
 
     async def release(self) -> None:
         await self.store.run(self.leases.release, self.owner)
@@ -153,13 +153,13 @@ class LeaseKeeper(Generic[Key]):
                     log.exception("taking over %ss failed", self.label)
             await asyncio.sleep(self.every)
             try:
-                self.on_held(await self.store.run(self.leases.renew, self.owner, _now() + self.lease))
+                self.on_held(await self.store.run(self.leases.renew, self.owner, utc_now() + self.lease))
             except Exception:
                 log.exception("renewing %s leases failed", self.label)
 
     async def _adopt(self) -> None:
         for row_id, holder in await self.store.run(self.leases.orphaned, dead_owner=owner_is_dead):
-            until = _now() + self.lease
+            until = utc_now() + self.lease
             if await self.store.run(self.leases.claim, row_id, self.owner, until, steal_from=holder):
                 log.info("taking over %s %s (was held by %s)", self.label, row_id, holder or "nobody")
                 await self.on_taken(row_id)
@@ -188,10 +188,6 @@ def owner_is_dead(owner: str) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _rowcount(result: Any) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from svc_host.domain.times import as_utc, iso_utc
 from svc_host.schedules import store as schedules
 from svc_host.schedules.model import ScheduleSpec
 from svc_host.schedules.timing import next_fire, upcoming
@@ -19,7 +20,7 @@ async def add(store: Store, spec: ScheduleSpec, *, now: datetime) -> ScheduleRec
 async def change(store: Store, spec: ScheduleSpec, *, now: datetime) -> ScheduleRecord:
     """Replace a schedule's spec; its next fire counts from now, so enabling one never fires missed runs."""
     current = await store.run(schedules.get, spec.name)
-    anchor = schedules.as_utc(current.created_at)
+    anchor = as_utc(current.created_at)
     return await store.run(schedules.replace, spec, next_fire_at=next_fire(spec, after=now, anchor=anchor), now=now)
 
 
@@ -29,30 +30,26 @@ async def set_enabled(store: Store, name: str, enabled: bool, *, now: datetime) 
     return await change(store, spec, now=now)
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return schedules.as_utc(moment).isoformat() if moment is not None else None
-
-
 def view(record: ScheduleRecord, *, now: datetime, upcoming_count: int = 0) -> dict[str, Any]:
     """A schedule as REST and ``svc schedule --json`` show it: its spec, state, last outcome, next fires (UTC)."""
     spec = schedules.spec_of(record)
     body: dict[str, Any] = {
         **spec.model_dump(mode="json"),
-        "next_fire_at": _iso(record.next_fire_at) if record.enabled else None,
-        "last_fire_at": _iso(record.last_fire_at),
+        "next_fire_at": iso_utc(record.next_fire_at) if record.enabled else None,
+        "last_fire_at": iso_utc(record.last_fire_at),
         "last_outcome": record.last_outcome,
         "last_error": record.last_error,
         "last_run_id": record.last_run_id,
         "last_sweep_id": record.last_sweep_id,
         "fire_count": record.fire_count,
-        "created_at": _iso(record.created_at),
-        "updated_at": _iso(record.updated_at),
+        "created_at": iso_utc(record.created_at),
+        "updated_at": iso_utc(record.updated_at),
     }
     if upcoming_count:
         times: list[datetime] = []
         if record.enabled and record.next_fire_at is not None:
-            first = schedules.as_utc(record.next_fire_at)
-            anchor = schedules.as_utc(record.created_at)
+            first = as_utc(record.next_fire_at)
+            anchor = as_utc(record.created_at)
             times = [first, *upcoming(spec, after=first, anchor=anchor, count=upcoming_count - 1)]
         body["upcoming"] = [moment.isoformat() for moment in times]
     return body

@@ -13,9 +13,10 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
+from svc_host.domain.times import as_utc, utc_now
 from svc_host.errors import ConfigError, SvcError
 from svc_host.schedules import store as schedules
 from svc_host.schedules.model import ScheduleSpec
@@ -49,10 +50,6 @@ class Fire:
     run_id: str | None = None
     sweep_id: int | None = None
     error: str | None = None
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def tick_seconds(env: Mapping[str, str] | None) -> float:
@@ -121,9 +118,9 @@ class Scheduler:
         spec = schedules.spec_of(record)
         decision = decide(
             spec,
-            due_at=schedules.as_utc(record.next_fire_at),
+            due_at=as_utc(record.next_fire_at),
             now=now,
-            anchor=schedules.as_utc(record.created_at),
+            anchor=as_utc(record.created_at),
         )
         if decision.action == "wait":
             return None

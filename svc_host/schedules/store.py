@@ -9,7 +9,7 @@ bumps ``version`` too, so a server holding a stale copy never fires a schedule t
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import update
@@ -19,11 +19,6 @@ from sqlmodel import Session, col, select
 from svc_host.errors import ConflictError, NotFoundError
 from svc_host.schedules.model import ScheduleSpec
 from svc_host.store.tables import ScheduleRecord
-
-
-def as_utc(moment: datetime) -> datetime:
-    """Stored times come back naive from SQLite; they were written in UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def spec_of(record: ScheduleRecord) -> ScheduleSpec:

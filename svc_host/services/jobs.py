@@ -14,15 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
-from svc_host.errors import InvalidStateError, NotFoundError
+from svc_host.domain.times import as_utc
+from svc_host.errors import InvalidStateError, NotFoundError, TransportError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.ports import Ports
 from svc_host.slurm import arrays
+from svc_host.slurm.parse import spell_time_limit
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
 if TYPE_CHECKING:
     from svc_host.settings.config import SvcConfig
     from svc_host.store.tables import JobRecord
+
+MAX_TAIL_LINES = 100_000  # the most lines a log tail asks for (REST `tail_lines`, MCP `get_job_logs`)
 
 
 async def submit(
@@ -128,9 +132,41 @@ async def current(host: Ports, transport: str, job_id: str) -> JobView:
     return JobView(status=seen.model_copy(update=named), record=record)
 
 
+_USERS: dict[tuple[str, str], str] = {}
+"""User names of uids, per cluster (they do not change while svc runs; at most ``_USERS_KEPT``)."""
+_USERS_KEPT = 1024
+
+
+async def cancelled_by(host: Ports, transport: str, raw_state: str) -> str | None:
+    """Who cancelled a job whose state says ``CANCELLED by <uid>``: the user name the cluster's passwd gives the
+    uid, else the uid itself; ``None`` when the state names nobody."""
+    from svc_host.slurm.cancelled import canceller_uid, getent_argv, user_of
+    from svc_host.transports.base import SlurmTransport
+
+    uid = canceller_uid(raw_state)
+    if uid is None:
+        return None
+    known = _USERS.get((transport, uid))
+    if known is not None:
+        return known
+    target = host.transport(transport)
+    if not isinstance(target, SlurmTransport):
+        return uid
+    try:
+        result = await target.run(getent_argv(uid), timeout=10)
+    except TransportError:
+        return uid
+    name = user_of(result.stdout, uid) if result.exit_code == 0 else None
+    if name is None:
+        return uid
+    if len(_USERS) >= _USERS_KEPT:
+        _USERS.clear()
+    _USERS[(transport, uid)] = name
+    return name
+
+
 def status_of(record: JobRecord) -> JobStatus:
     """The stored record in the shape transports report."""
-    from svc_host.store import jobs as job_repo
 
     return JobStatus(
         job_id=record.job_id,
@@ -141,11 +177,13 @@ def status_of(record: JobRecord) -> JobStatus:
         nodes=record.nodes,
         gpus=record.gpus,
         elapsed_seconds=record.elapsed_seconds,
+        time_limit=spell_time_limit(record.time_limit_seconds) if record.time_limit_seconds is not None else None,
         exit_code=record.exit_code,
+        node_list=record.node_list,
         stdout_path=record.stdout_path,
         stderr_path=record.stderr_path,
-        started_at=job_repo.utc(record.started_at),
-        ended_at=job_repo.utc(record.ended_at),
+        started_at=as_utc(record.started_at),
+        ended_at=as_utc(record.ended_at),
     )
 
 
@@ -219,6 +257,19 @@ async def logs(
     if stderr_path and stderr_path != stdout_path:
         err = await read(stderr_path, stderr_offset)
     return JobLogs(stdout=out, stderr=err)
+
+
+def last_lines(chunk: LogChunk, count: int) -> LogChunk:
+    """The last ``count`` lines of a chunk (a final newline ends a line, it does not start one), with the
+    offset where they begin (exact for UTF-8 text)."""
+    text = chunk.content
+    cut = len(text) - 1 if text.endswith("\n") else len(text)
+    for _ in range(count):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            return chunk
+    kept = text[cut + 1 :]
+    return chunk.model_copy(update={"content": kept, "offset": chunk.next_offset - len(kept.encode())})
 
 
 def history_view(record: JobRecord) -> dict[str, Any]:

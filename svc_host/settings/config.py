@@ -1,5 +1,10 @@
 """Layered configuration: system file -> user file -> project file -> ``SVC_*`` environment.
 
+The project file (``.svc.json`` or ``svc.json`` of the working directory) is read only when the user trusts it
+with its current content (``svc config trust``, see ``trust``); otherwise it is skipped with a one-line notice.
+Settings that widen what svc may do (``plugins.<name>.allow_*``, such as the chat plugin's plain-http hosts)
+are a user's decision and are refused in a project file even when it is trusted.
+
 Each layer is a partial ``SvcConfig`` validated on its own, so a bad value is reported with the file (or
 variable) and the field it is in. Later layers override single fields: a user file holding only
 ``{"resources": {"partition": "gpu"}}`` changes the partition and nothing else. ``environment.env_vars``
@@ -26,8 +31,17 @@ from pydantic_settings.sources.utils import parse_env_vars
 from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
 from svc_host.errors import ConfigError, ConflictError, describe_validation_error
+from svc_host.settings import trust
 from svc_host.settings.file_memo import FileMemo, signature
-from svc_host.settings.files import locked, read_json_object, write_json_atomic
+from svc_host.settings.files import (
+    json_bytes,
+    locked,
+    parse_json_object,
+    read_config_bytes,
+    read_json_object,
+    write_atomic,
+    write_json_atomic,
+)
 from svc_host.settings.paths import PROJECT_CONFIG_CANDIDATES, PROJECT_CONFIG_NAME, SvcPaths
 from svc_host.settings.secrets import keep_redacted
 
@@ -93,11 +107,13 @@ holds the file never uploads nor deletes (``{"exclude": ["data/", "*.ckpt"]}``).
 
 @dataclass(frozen=True)
 class ConfigLayer:
-    """One partial configuration and where it came from (a file path, or ``environment``)."""
+    """One partial configuration and where it came from (a file path, or ``environment``); ``ignored`` says why
+    a present file adds nothing (an untrusted project file)."""
 
     source: LayerSource
     origin: str
     data: dict[str, Any]
+    ignored: str | None = None
 
 
 # -- reading -------------------------------------------------------------------------------------------
@@ -167,8 +183,19 @@ def project_excludes(data: Mapping[str, Any], *, where: str) -> list[str]:
 
 
 def project_layer(data: Mapping[str, Any], *, where: str) -> dict[str, Any]:
-    """A project file's configuration fields, its ``exclude`` checked and set aside (it is not a job default)."""
+    """A project file's configuration fields, its ``exclude`` checked and set aside (it is not a job default).
+
+    ``plugins.<name>.allow_*`` settings are refused: what svc may reach is the user's decision, not a project's.
+    """
     project_excludes(data, where=where)
+    plugins = data.get("plugins")
+    for name, section in plugins.items() if isinstance(plugins, Mapping) else []:
+        for field in section if isinstance(section, Mapping) else []:
+            if str(field).startswith("allow_"):
+                raise ConfigError(
+                    f"{where}: plugins.{name}.{field} may not be set in a project config; set it in the user "
+                    f"config (svc config set plugins.{name}.{field} ...)"
+                )
     return {key: value for key, value in data.items() if key != PROJECT_SYNC_KEY}
 
 
@@ -195,18 +222,15 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
 def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[ConfigLayer]:
     """Every layer present, lowest precedence first, each already validated on its own."""
     layers: list[ConfigLayer] = []
-    files: list[tuple[LayerSource, Path]] = [
-        ("system", paths.system_config),
-        ("user", paths.user_config),
-        ("project", project_config_file(paths.project_dir)),
-    ]
+    files: list[tuple[LayerSource, Path]] = [("system", paths.system_config), ("user", paths.user_config)]
     for source, path in files:
         data = read_json_object(path)
         if data is not None:
-            if source == "project":
-                data = project_layer(data, where=str(path))
             validate_layer(data, where=str(path))
             layers.append(ConfigLayer(source, str(path), data))
+    project = _project_layer(paths)
+    if project is not None:
+        layers.append(project)
     if env is not None:
         data = env_layer(env)
         if data:
@@ -218,6 +242,45 @@ def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[Con
     return layers
 
 
+def _project_layer(paths: SvcPaths) -> ConfigLayer | None:
+    """The working directory's project file as a layer: its content when trusted, else an ignored layer."""
+    path = project_config_file(paths.project_dir)
+    raw = read_config_bytes(path)
+    if raw is None:
+        return None
+    if not trust.is_trusted(paths, path, raw):
+        return ConfigLayer("project", str(path), {}, ignored=trust.announce_ignored(path, raw))
+    data = project_layer(parse_json_object(path, raw), where=str(path))
+    validate_layer(data, where=str(path))
+    return ConfigLayer("project", str(path), data)
+
+
+def trust_project(paths: SvcPaths, directory: Path) -> Path:
+    """Trust the project file of ``directory`` with its current content (checked first); the file trusted."""
+    path = project_config_file(directory)
+    raw = read_config_bytes(path)
+    if raw is None:
+        raise ConfigError(f"{directory} has no project config ({' or '.join(PROJECT_CONFIG_CANDIDATES)})")
+    validate_layer(project_layer(parse_json_object(path, raw), where=str(path)), where=str(path))
+    trust.record(paths, path, raw)
+    return path
+
+
+def is_trusted_project(paths: SvcPaths, directory: Path) -> bool:
+    """Whether ``directory`` holds a project config the user trusted with its current content."""
+    path = project_config_file(directory)
+    try:
+        raw = read_config_bytes(path)
+    except ConfigError:
+        return False
+    return raw is not None and trust.is_trusted(paths, path, raw)
+
+
+def untrust_project(paths: SvcPaths, directory: Path) -> list[str]:
+    """Stop trusting the project files of ``directory``; the files that were trusted."""
+    return trust.forget(paths, directory, PROJECT_CONFIG_CANDIDATES)
+
+
 _LOADED: FileMemo[SvcConfig] = FileMemo()
 
 
@@ -225,7 +288,12 @@ def load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig:
     """The effective configuration; ``env=None`` ignores ``SVC_*`` variables (the MCP server does).
 
     Each call returns a configuration of its own (a copy of the one kept while nothing it came from changed)."""
-    files = (paths.system_config, paths.user_config, *(paths.project_dir / name for name in PROJECT_CONFIG_CANDIDATES))
+    files = (
+        paths.system_config,
+        paths.user_config,
+        *(paths.project_dir / name for name in PROJECT_CONFIG_CANDIDATES),
+        trust.store_file(paths),  # a project file counts only while trusted with its content
+    )
     signatures = tuple(signature(path) for path in files)
     key = (files, signatures, None if env is None else _prefixed(env))
     config = _LOADED.get(key)
@@ -326,12 +394,16 @@ def read_project_config(directory: Path) -> ProjectConfig:
 
 
 def write_project_config(
-    directory: Path, config: Mapping[str, Any], *, check: Callable[[SvcConfig], None] | None = None
+    directory: Path,
+    config: Mapping[str, Any],
+    *,
+    check: Callable[[SvcConfig], None] | None = None,
+    trusted_by: SvcPaths | None = None,
 ) -> ProjectConfig:
     """Replace the project configuration of ``directory`` with ``config`` (partial allowed), atomically.
 
     ``check`` may refuse it, as in ``save_user_config``. A secret sent back as ``<redacted>`` keeps the value of
-    the file being replaced."""
+    the file being replaced. With ``trusted_by`` the written content is trusted for that user (they wrote it)."""
     path = project_config_file(directory)
     try:
         stored = read_json_object(path) or {}
@@ -343,18 +415,18 @@ def write_project_config(
     if PROJECT_SYNC_KEY in config:
         normalized[PROJECT_SYNC_KEY] = list(config[PROJECT_SYNC_KEY])
     _require_directory(directory)
-    write_json_atomic(path, normalized)
+    _write_project_file(path, normalized, trusted_by)
     return ProjectConfig(path=path, exists=True, config=normalized)
 
 
-def init_project_config(directory: Path) -> ProjectConfig:
+def init_project_config(directory: Path, *, trusted_by: SvcPaths | None = None) -> ProjectConfig:
     """Create ``.svc.json`` with example values; ``ConflictError`` if a project config file already exists."""
     _require_directory(directory)
     for name in PROJECT_CONFIG_CANDIDATES:
         if (directory / name).exists():
             raise ConflictError(f"project config {directory / name} already exists; edit it instead")
     path = directory / PROJECT_CONFIG_NAME
-    write_json_atomic(path, PROJECT_EXAMPLE)
+    _write_project_file(path, PROJECT_EXAMPLE, trusted_by)
     return ProjectConfig(path=path, exists=True, config=json.loads(json.dumps(PROJECT_EXAMPLE)))
 
 
@@ -363,6 +435,13 @@ def init_project_config(directory: Path) -> ProjectConfig:
 
 def _defaults() -> dict[str, Any]:
     return SvcConfig().model_dump(mode="json")
+
+
+def _write_project_file(path: Path, value: Mapping[str, Any], trusted_by: SvcPaths | None) -> None:
+    data = json_bytes(value)
+    write_atomic(path, data)
+    if trusted_by is not None:
+        trust.record(trusted_by, path, data)
 
 
 def _require_directory(directory: Path) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,26 +15,41 @@ from typing import Any
 from svc_host.errors import ConfigError
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def write_temp(directory: Path, data: bytes, *, prefix: str, suffix: str, mode: int = 0o600) -> Path:
+    """``data`` in a new file of ``directory`` with an unpredictable name (``mkstemp``), ``mode``, synced."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return Path(tmp)
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory, fsync, then rename."""
+    tmp = write_temp(path.parent, data, prefix=f".{path.name}.", suffix=".tmp", mode=mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def json_bytes(value: Any) -> bytes:
+    """Pretty JSON with a trailing newline, as svc writes its files."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_json_atomic(path: Path, value: Any, *, mode: int = 0o600) -> None:
-    """``write_atomic`` of pretty JSON with a trailing newline."""
-    write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
+    """``write_atomic`` of :func:`json_bytes`."""
+    write_atomic(path, json_bytes(value), mode=mode)
 
 
 @contextlib.contextmanager
@@ -49,19 +65,53 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, ``None`` if there is no such file; anything else is a ``ConfigError``."""
+MAX_CONFIG_BYTES = 1 << 20
+"""A config file larger than this is refused (they hold a few settings, never megabytes)."""
+
+
+def read_config_bytes(path: Path) -> bytes | None:
+    """The bytes of the regular file ``path`` (at most ``MAX_CONFIG_BYTES``), ``None`` if there is none.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO, a device (``/dev/zero``) or a
+    directory under a config file's name is a clear ``ConfigError``, never a hang or a MemoryError.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"{path}: cannot read the file: {reason}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: not a regular file; a config file must be a plain JSON file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a config file holds a few settings")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a config file holds a few settings")
+    return data
+
+
+def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
+    """The JSON object ``data`` (the content of ``path``); anything else is a ``ConfigError`` naming ``path``."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read the file: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: must hold a JSON object, not {type(data).__name__}")
-    return data
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: must hold a JSON object, not {type(value).__name__}")
+    return value
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, ``None`` if there is no such file; anything else is a ``ConfigError``."""
+    data = read_config_bytes(path)
+    return None if data is None else parse_json_object(path, data)

@@ -10,6 +10,7 @@ known to stay inside the mount.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import posixpath
 import stat
@@ -22,6 +23,8 @@ from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
 
 MAX_READ_BYTES = 1024 * 1024
 """``GET /api/files/read`` refuses files larger than this (1 MB) with 413."""
+MAX_BROWSE_ENTRIES = 5000
+"""A listing looks at most at this many entries of a directory; more make it ``truncated``."""
 MAX_PATH_BYTES = 4096
 LOCAL = "local"
 
@@ -208,34 +211,47 @@ class BrowseEntry:
         return (not is_dir, self.name.casefold(), self.name)
 
 
-def list_directory(mount: Mount, relative: str) -> list[BrowseEntry]:
+@dataclass(frozen=True)
+class Listing:
+    """What ``list_directory`` found; ``truncated`` when the directory holds more than the limit let it read."""
+
+    entries: list[BrowseEntry]
+    truncated: bool
+
+
+def list_directory(mount: Mount, relative: str, *, limit: int = MAX_BROWSE_ENTRIES) -> Listing:
     """The entries of a directory under the mount: directories first, then by name (case-insensitive).
 
-    FIFOs, sockets and devices are left out. A name that is not valid UTF-8 is shown with U+FFFD.
+    At most ``limit`` directory entries are read, in the order the filesystem gives them; when there are more
+    the listing is ``truncated`` (those read are still sorted). FIFOs, sockets and devices count but are left
+    out. A name that is not valid UTF-8 is shown with U+FFFD. The directory is opened without following a
+    final symlink and the opened directory is checked again to be inside the mount (see ``read_file``).
     """
     shown = clean_relative(relative)
     real_root = _mount_root(mount)
-    real = resolve_inside(real_root, shown)
     where = _where(mount, shown)
+    fd = _open_inside(real_root, shown, where, directory=True)
     try:
-        with os.scandir(real) as scan:
-            entries = [entry for entry in (_entry(real_root, item) for item in scan) if entry is not None]
-    except FileNotFoundError:
-        raise NotFoundError(f"{where} not found") from None
-    except NotADirectoryError:
-        raise InvalidRequestError(f"{where} is not a directory") from None
+        opened = _check_opened(fd, real_root, shown)
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise InvalidRequestError(f"{where} is not a directory")
+        with os.scandir(fd) as scan:
+            items = list(itertools.islice(scan, limit + 1))
+        entries = [entry for entry in (_entry(real_root, opened, item) for item in items[:limit]) if entry]
     except PermissionError:
         raise PathForbiddenError(f"permission denied: {where}") from None
     except OSError as exc:
         raise _os_error(exc, where) from None
-    return sorted(entries, key=lambda entry: entry.sort_key)
+    finally:
+        os.close(fd)
+    return Listing(sorted(entries, key=lambda entry: entry.sort_key), truncated=len(items) > limit)
 
 
-def _entry(real_root: str, item: os.DirEntry[str]) -> BrowseEntry | None:
+def _entry(real_root: str, directory: str, item: os.DirEntry[str]) -> BrowseEntry | None:
     name = item.name.encode(errors="surrogateescape").decode(errors="replace")
     try:
         if item.is_symlink():
-            target = os.path.realpath(item.path)
+            target = os.path.realpath(os.path.join(directory, item.name))
             if not is_inside(real_root, target):
                 return BrowseEntry(name, "symlink", None, accessible=False)
             mode = os.stat(target).st_mode if os.path.exists(target) else 0
@@ -263,21 +279,10 @@ def read_file(mount: Mount, relative: str, *, limit: int | None = MAX_READ_BYTES
     if not shown:
         raise InvalidRequestError(f"the root of mount {mount.name!r} is a directory, not a file")
     real_root = _mount_root(mount)
-    real = resolve_inside(real_root, shown)
     where = _where(mount, shown)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = _open_inside(real_root, shown, where, directory=False)
     try:
-        fd = os.open(real, flags)
-    except FileNotFoundError:
-        raise NotFoundError(f"{where} not found") from None
-    except PermissionError:
-        raise PathForbiddenError(f"permission denied: {where}") from None
-    except OSError as exc:
-        raise _os_error(exc, where) from None
-    try:
-        opened = _opened_path(fd)
-        if opened is not None and not is_inside(real_root, opened):
-            raise PathForbiddenError("path is outside the mount")
+        _check_opened(fd, real_root, shown)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InvalidRequestError(f"{where} is not a file")
@@ -290,6 +295,47 @@ def read_file(mount: Mount, relative: str, *, limit: int | None = MAX_READ_BYTES
     if limit is not None and len(data) > limit:
         raise FileTooLargeError(f"{where} grew past the {limit} byte read limit while being read")
     return data
+
+
+def _open_inside(real_root: str, shown: str, where: str, *, directory: bool) -> int:
+    """Open the resolved ``shown`` for reading without following a final symlink (one swapped in is refused,
+    ``ELOOP``) and without blocking; ``directory`` words the error for a file in the path."""
+    real = resolve_inside(real_root, shown)
+    try:
+        return os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise NotFoundError(f"{where} not found") from None
+    except NotADirectoryError as exc:
+        if directory:
+            raise InvalidRequestError(f"{where} is not a directory") from None
+        raise _os_error(exc, where) from None
+    except PermissionError:
+        raise PathForbiddenError(f"permission denied: {where}") from None
+    except OSError as exc:
+        raise _os_error(exc, where) from None
+
+
+def _check_opened(fd: int, real_root: str, shown: str) -> str:
+    """The real path of what ``fd`` refers to, refused unless inside the mount: a path swapped for a symlink
+    between the check and the open is caught here.
+
+    Where the open descriptor's path cannot be read (no ``/proc``), ``shown`` is resolved again and must
+    still be inside the mount and be the very file or directory that was opened (device and inode).
+    """
+    opened = _opened_path(fd)
+    if opened is not None:
+        if not is_inside(real_root, opened):
+            raise PathForbiddenError("path is outside the mount")
+        return opened
+    again = resolve_inside(real_root, shown)
+    info = os.fstat(fd)
+    try:
+        now = os.stat(again, follow_symlinks=False)
+    except OSError:
+        now = None
+    if now is None or (info.st_dev, info.st_ino) != (now.st_dev, now.st_ino):
+        raise PathForbiddenError("path changed while it was being opened")
+    return again
 
 
 def _mount_root(mount: Mount) -> str:

@@ -20,6 +20,8 @@ class SvcPaths:
     user_config_dir: Path
     state_dir: Path
     project_dir: Path
+    extra_roots: tuple[Path, ...] = ()
+    """Directories the MCP tools may also read and write workflow files in (``svc mcp --root DIR``)."""
 
     @property
     def user_config(self) -> Path:

@@ -70,6 +70,14 @@ def check_profile_name(name: str) -> None:
         )
 
 
+def default_cluster(env: Mapping[str, str] | None, current_profile: str | None) -> str:
+    """The server's default cluster: ``SVC_TRANSPORT`` (when ``env`` is read), else the current SSH profile,
+    else ``local`` (this machine's Slurm)."""
+    if env is not None and env.get("SVC_TRANSPORT"):
+        return env["SVC_TRANSPORT"]
+    return current_profile or "local"
+
+
 def resolve_mount_local(local: str) -> str:
     """The mount's local root, ``~`` expanded and symlinks resolved; refuses what is not a safe project directory.
 
@@ -192,11 +200,12 @@ class ProfileStore:
             self._save(content)
 
     def activate(self, name: str) -> None:
-        """Make ``name`` the current profile."""
+        """Make ``name`` the current profile; ``local`` makes none current (this machine's Slurm is the default)."""
         with self._locked():
             content = self.load()
-            self._profile(content, name)
-            content.current = name
+            if name not in RESERVED_NAMES:
+                self._profile(content, name)
+            content.current = None if name in RESERVED_NAMES else name
             self._save(content)
 
     def add_mount(self, profile_name: str, mount: Mount) -> Mount:

@@ -20,6 +20,7 @@ SECRET_PREFIXES = ("SVC_ENVIRONMENT__ENV_VARS",)
 
 _SECRET_NAME_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "WEBHOOK", "CREDENTIAL", "AUTH")
 _SECRET_VALUE = re.compile(r"^(xox[abposr]-|gh[pousr]_|github_pat_|sk-|AKIA)|hooks?[./]|webhook", re.IGNORECASE)
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def mask_env_value(name: str, value: str) -> str:
@@ -32,12 +33,25 @@ def mask_env_value(name: str, value: str) -> str:
         return REDACTED
     if _SECRET_VALUE.search(value):
         return REDACTED
+    return _mask_url(value)
+
+
+def _mask_url(value: str) -> str:
+    """A URL with a user, a password or a query as ``<scheme>://<redacted>``; other values as they are.
+
+    A password holding an unencoded ``/``, ``?`` or ``#`` ends the parsed host part early
+    (``postgresql://u:pa/ss@db/x`` parses as host ``u:pa``), so any ``@`` after the scheme masks the whole rest too.
+    """
+    scheme = _URL_SCHEME.match(value)
     try:
         parts = urlsplit(value)
     except ValueError:
-        return REDACTED
-    if parts.scheme and (parts.username or parts.password or "@" in parts.netloc or parts.query):
-        return REDACTED
+        return f"{scheme.group(1)}://{REDACTED}" if scheme else REDACTED
+    if not parts.scheme:
+        return value
+    credentials = parts.username or parts.password or "@" in parts.netloc or parts.query
+    if credentials or (scheme and "@" in value[scheme.end() :]):
+        return f"{scheme.group(1)}://{REDACTED}" if scheme else REDACTED
     return value
 
 

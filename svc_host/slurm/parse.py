@@ -29,6 +29,9 @@ _UNLIMITED: Final = frozenset({"UNLIMITED", "INFINITE"})
 _DURATION = re.compile(r"(?:(?P<days>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?(?:\.\d+)?")
 _SBATCH = re.compile(r"(?P<id>\d+)(?:;\S+)?")
 _PARENS = re.compile(r"\([^)]*\)")
+_NO_TASK: Final = "4294967294"
+"""Slurm's NO_VAL as an ``ArrayTaskId``: 24.11's ``scontrol show job`` prints it for an array's own record once no
+task is left pending (the tasks that never started), and expands ``%a`` in its output paths with it."""
 
 _T = TypeVar("_T")
 
@@ -84,8 +87,11 @@ def format_time_limit(text: str) -> str | None:
     if text.strip().upper() in _UNLIMITED:
         return "UNLIMITED"
     seconds = parse_duration(text)
-    if seconds is None:
-        return None
+    return None if seconds is None else spell_time_limit(seconds)
+
+
+def spell_time_limit(seconds: int) -> str:
+    """Seconds as Slurm spells a time limit: ``[D-]HH:MM:SS`` (``90061`` is ``1-01:01:01``)."""
     days, rest = divmod(seconds, 86400)
     clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
     return f"{days}-{clock}" if days else clock
@@ -105,6 +111,39 @@ def gpus_in_gres(text: str) -> int:
             continue
         total += int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else 1
     return total
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_types_in_gres(text: str) -> tuple[tuple[str, int], ...]:
+    """GPUs per type in a node's GRES (``Gres``/``GresUsed``), in the order Slurm lists them.
+
+    ``gpu:a100:2(S:0),gpu:v100:2`` -> ``(("a100", 2), ("v100", 2))``; MIG-style names are types like any other
+    (``gpu:a100_3g.20gb:7``); ``(IDX:0-1)`` and socket hints are dropped; an untyped ``gpu:4`` (or 22.05's
+    ``gpu:(null):4``) has the type ``""``. A type listed twice is summed.
+    """
+    found: dict[str, int] = {}
+    for raw_item in _PARENS.sub("", text).split(","):
+        parts = raw_item.strip().removeprefix("gres:").removeprefix("gres/").split(":")
+        if parts[0] != "gpu":
+            continue
+        count = int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else 1
+        kind = parts[1] if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()) else ""
+        found[kind] = found.get(kind, 0) + count
+    return tuple(found.items())
+
+
+@functools.lru_cache(maxsize=4096)
+def gpu_types_in_tres(text: str) -> tuple[tuple[str, int], ...]:
+    """GPUs per type in a TRES string (``gres/gpu=3,gres/gpu:a100=2,gres/gpu:v100=1`` -> a100 2, v100 1); GPUs
+    the typed entries do not account for (an untyped request) have the type ``""``."""
+    total = gpus_in_tres(text)
+    found: dict[str, int] = {}
+    for item in text.split(","):
+        key, _, value = item.strip().partition("=")
+        if key.startswith("gres/gpu:") and value.isdigit():
+            found[key.removeprefix("gres/gpu:")] = found.get(key.removeprefix("gres/gpu:"), 0) + int(value)
+    rest = total - sum(found.values())
+    return tuple(found.items()) + ((("", rest),) if rest > 0 else ())
 
 
 @functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
@@ -282,8 +321,8 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
                 # scontrol writes the spaces of a reason as "_" ("ReqNodeNotAvail,_UnavailableNodes:x").
                 reason=_text(fields.get("Reason", "").replace("_", " ")),
                 node_list=_text(fields.get("NodeList", "")),
-                stdout_path=_text(fields.get("StdOut", "")),
-                stderr_path=_text(fields.get("StdErr", "")),
+                stdout_path=_scontrol_path(fields, "StdOut"),
+                stderr_path=_scontrol_path(fields, "StdErr"),
             )
         )
     return jobs
@@ -311,6 +350,8 @@ def parse_sinfo(stdout: str) -> list[NodeInfo]:
                 cpus=_int("sinfo", number, line, row["CPUs"]) or 0,
                 gpus_total=gpus_in_gres(row["Gres"]),
                 gpus_used=gpus_in_gres(row["GresUsed"]),
+                gpu_types=dict(gpu_types_in_gres(row["Gres"])),
+                gpu_types_used=dict(gpu_types_in_gres(row["GresUsed"])),
             )
         )
     return nodes
@@ -331,7 +372,9 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
             continue
         fields = _record("scontrol show node", number, line, "NodeName")
         used = fields.get("GresUsed")
-        gpus_used = gpus_in_gres(used) if used is not None else gpus_in_tres(fields.get("AllocTRES", ""))
+        alloc = fields.get("AllocTRES", "")
+        gpus_used = gpus_in_gres(used) if used is not None else gpus_in_tres(alloc)
+        types_used = gpu_types_in_gres(used) if used is not None else gpu_types_in_tres(alloc)
         cpus = _int("scontrol show node", number, line, fields.get("CPUTot", "")) or 0
         nodes.extend(
             NodeInfo(
@@ -341,6 +384,8 @@ def parse_scontrol_nodes(stdout: str) -> list[NodeInfo]:
                 cpus=cpus,
                 gpus_total=gpus_in_gres(fields.get("Gres", "")),
                 gpus_used=gpus_used,
+                gpu_types=dict(gpu_types_in_gres(fields.get("Gres", ""))),
+                gpu_types_used=dict(types_used),
             )
             for partition in fields.get("Partitions", "").split(",")
             if partition
@@ -392,12 +437,23 @@ def _job_id(command: str, number: int, line: str, value: str) -> str:
 
 def _scontrol_job_id(fields: Mapping[str, str]) -> str:
     array_job, task = fields.get("ArrayJobId"), fields.get("ArrayTaskId")
+    if array_job and task == _NO_TASK:
+        return array_job  # as sacct names the tasks that never started: the array's own id
     if array_job and task:
         return f"{array_job}_{task}" if task.isdigit() else f"{array_job}_[{task}]"
     het_job, offset = fields.get("HetJobId"), fields.get("HetJobOffset")
     if het_job and offset:
         return f"{het_job}+{offset}"
     return fields["JobId"]
+
+
+def _scontrol_path(fields: Mapping[str, str], key: str) -> str | None:
+    """An output path as scontrol expanded it; none for a record of several tasks whose ``%a`` became NO_VAL
+    (``arr_29_4294967294.out``: no task writes that file)."""
+    path = _text(fields.get(key, ""))
+    task = fields.get("ArrayTaskId", "")
+    several = bool(task) and (task == _NO_TASK or not task.isdigit())
+    return None if several and path is not None and _NO_TASK in path else path
 
 
 def _final(state: JobState, exit_status: tuple[int | None, int | None]) -> tuple[int | None, int | None]:

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState
-from svc_host.domain.resources import ResourceSnapshot
+from svc_host.domain.resources import GpuTypeAvailability, ResourceSnapshot
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,6 +41,7 @@ def _snapshot(name: str, nodes: list[NodeInfo], jobs: Sequence[JobStatus], now: 
     total = sum(node.gpus_total for node in up)
     in_use = min(sum(node.gpus_used for node in up), total)
     return ResourceSnapshot(
+        gpu_types=_by_type(up),
         timestamp=now,
         partition=name,
         total_gpus=total,
@@ -53,6 +54,26 @@ def _snapshot(name: str, nodes: list[NodeInfo], jobs: Sequence[JobStatus], now: 
         gpu_utilization=round(in_use / total, 4) if total else 0.0,
         has_available_gpus=total > in_use,
     )
+
+
+def _by_type(nodes: list[NodeInfo]) -> list[GpuTypeAvailability]:
+    total: dict[str, int] = defaultdict(int)
+    used: dict[str, int] = defaultdict(int)
+    for node in nodes:
+        for kind, count in node.gpu_types.items():
+            total[kind] += count
+        for kind, count in node.gpu_types_used.items():
+            used[kind] += count
+    kinds = sorted(total, key=lambda kind: (kind == "", kind))
+    return [
+        GpuTypeAvailability(
+            type=kind or None,
+            total=total[kind],
+            in_use=min(used[kind], total[kind]),
+            available=total[kind] - min(used[kind], total[kind]),
+        )
+        for kind in kinds
+    ]
 
 
 CLUSTER = "all"

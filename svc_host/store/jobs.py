@@ -12,17 +12,11 @@ from sqlmodel import Session, col, select
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.usage import JobUsage
+from svc_host.slurm.parse import parse_duration
 from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 
 LIVE_STATES = [state.value for state in JobState if not state.is_terminal]
-
-
-def utc(moment: datetime | None) -> datetime | None:
-    """Databases hand naive datetimes back; every stored time is UTC."""
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _aware(moment: datetime) -> datetime:
@@ -152,6 +146,8 @@ def apply_statuses(
         record.partition = status.partition or record.partition
         record.nodes = status.nodes or record.nodes
         record.node_list = status.node_list or record.node_list
+        limit = parse_duration(status.time_limit) if status.time_limit else None  # the queue's, until accounting's
+        record.time_limit_seconds = record.time_limit_seconds if limit is None else limit
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path

@@ -337,6 +337,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS ix_web_secret_expires_at ON web_secret (expires_at)",
     ),
+    # 13: a job is known by its cluster and its id (clusters number their jobs independently): one index answers
+    # every lookup by both
+    ("CREATE INDEX IF NOT EXISTS ix_job_transport_job_id ON job (transport, job_id)",),
 )
 
 

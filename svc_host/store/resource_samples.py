@@ -9,7 +9,7 @@ from sqlalchemy import delete
 from sqlmodel import Session, col, select
 
 from svc_host.domain.resources import ResourceSnapshot
-from svc_host.store.jobs import utc
+from svc_host.domain.times import as_utc
 from svc_host.store.tables import ResourceSample
 
 
@@ -50,7 +50,7 @@ def latest_at(session: Session, transport: str) -> datetime | None:
     newest = session.exec(
         select(ResourceSample.at).where(ResourceSample.transport == transport).order_by(col(ResourceSample.at).desc())
     ).first()
-    return utc(newest)
+    return as_utc(newest)
 
 
 def samples_since(session: Session, transport: str, since: datetime) -> list[ResourceSample]:
@@ -61,5 +61,5 @@ def samples_since(session: Session, transport: str, since: datetime) -> list[Res
         .order_by(col(ResourceSample.at), col(ResourceSample.partition))
     ).all()
     for row in rows:
-        row.at = utc(row.at) or row.at
+        row.at = as_utc(row.at) or row.at
     return list(rows)

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Integer
+from sqlalchemy import BigInteger, Index, Integer
 from sqlmodel import Field, SQLModel
 
 
 class JobRecord(SQLModel, table=True):
-    """One submitted job: what was asked (no secret values), where its logs go, what state it is in."""
+    """One submitted job: what was asked (no secret values), where its logs go, what state it is in.
+
+    A job is known by ``(transport, job_id)``: each cluster numbers its jobs on its own, so two clusters' ids
+    collide all the time (and one cluster's may repeat after a reset: the newest row wins)."""
 
     __tablename__ = "job"
+    __table_args__ = (Index("ix_job_transport_job_id", "transport", "job_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
     transport: str = Field(index=True)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import utc_now
 from svc_host.errors import RenderError, SvcError, WorkflowError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.throttle import script_qos, sweep_waiter
@@ -30,7 +31,7 @@ from svc_host.sweeps.array import array_definition, array_script
 from svc_host.transports.base import SlurmTransport
 from svc_host.workflows.plan import RUN_CANCELLED, RUN_PENDING, RUN_RUNNING, RUN_SUBMITTING, WAITING
 from svc_host.workflows.prepare import env_values
-from svc_host.workflows.store import now_utc, policy_of
+from svc_host.workflows.store import policy_of
 from svc_host.workflows.submission import array_marker, with_marker
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ async def _submit(
         RUN_SUBMITTING,
         only_from=[RUN_PENDING],
         owner=engine.owner,
-        lease_until=now_utc() + engine.lease,
+        lease_until=utc_now() + engine.lease,
     )
     engine.hold([run_id for run_id, _ in moved])
     await _announce(engine, sweep_id, moved, RUN_SUBMITTING)

@@ -30,6 +30,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.concurrency.coalescing import KeyedWorkers
+from svc_host.domain.times import utc_now
 from svc_host.errors import ConflictError, InvalidStateError, NotFoundError, SvcError
 from svc_host.runtime.leases import LeaseKeeper
 from svc_host.slurm.arrays import array_of, task_id
@@ -42,7 +43,6 @@ from svc_host.sweeps.status import TERMINAL, over_budget, stops_launching
 from svc_host.sweeps.store import SWEEP_LEASES
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import with_login_dir
-from svc_host.workflows.store import now_utc
 
 if TYPE_CHECKING:
     from svc_host.domain.submission import JobDefinition
@@ -145,7 +145,7 @@ class SweepOrchestrator:
         prepared = await asyncio.to_thread(prepare_sweep, self.host, request)
         await sync_mounts(self.host, prepared.sweep.transport, prepared.sync_mounts)
         sweep = await self.host.store.run(
-            repo.insert_sweep, prepared.sweep, prepared.cells, owner=self.owner, lease_until=now_utc() + self.lease
+            repo.insert_sweep, prepared.sweep, prepared.cells, owner=self.owner, lease_until=utc_now() + self.lease
         )
         if sweep.id is None:
             raise LookupError("the sweep row got no id")
@@ -363,7 +363,7 @@ class SweepOrchestrator:
                 task = asyncio.create_task(self._launch_array(sweep, cells, driven), name=f"svc-sweep-{sweep_id}-array")
                 driven.launches.update((snap.run.id, task) for snap, _ in cells)
                 return
-        lease_until = now_utc() + self.engine.lease
+        lease_until = utc_now() + self.engine.lease
         chosen = await self.host.store.run(
             repo.next_cells, sweep_id, set(driven.launches), owner=self.owner, lease_until=lease_until
         )

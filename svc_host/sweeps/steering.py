@@ -12,10 +12,10 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
+from svc_host.domain.times import utc_now
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps.status import TERMINAL
 from svc_host.sweeps.store import IN_FLIGHT, get_sweep, recount
-from svc_host.workflows import store as runs
 
 
 def queued_jobs(session: Session, sweep_id: int) -> list[str]:
@@ -45,7 +45,7 @@ class SteerOutcome:
 def set_paused(session: Session, sweep_id: int, paused: bool, now: datetime | None = None) -> SteerOutcome:
     """Pause (stamp ``paused_at``) or resume (clear it) a sweep that is neither ended nor cancelled, by
     compare-and-set; a sweep already so is left as it is. Counters (``cells_held``) are recounted."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     sweep = get_sweep(session, sweep_id)
     if sweep is None or sweep.status in TERMINAL or sweep.cancel_requested_at is not None:
         return SteerOutcome(sweep, False)

@@ -25,6 +25,7 @@ from sqlalchemy import ColumnElement, Update, and_, bindparam, case, func, or_, 
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import utc_now
 from svc_host.runtime.leases import Leases, table_of
 from svc_host.slurm.arrays import task_id
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunJob, WorkflowRunRecord
@@ -96,7 +97,7 @@ def insert_sweep(
     Cells are created in matrix order, a microsecond apart, so ``started_at`` orders the pending ones; a
     cell's ``started_at`` becomes the time of its launch (``next_cells``).
     """
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     record = SweepRunRecord(
         name=sweep.name,
         workflow_yaml_path=sweep.workflow_yaml_path,
@@ -150,24 +151,27 @@ def recount(session: Session, sweep_id: int, now: datetime | None = None) -> Non
     session.execute(
         update(SweepRunRecord)
         .where(col(SweepRunRecord.id) == sweep_id)
-        .values(**values, updated_at=now or runs.now_utc())
+        .values(**values, updated_at=now or utc_now())
         .execution_options(synchronize_session=False)
     )
 
 
 def _held_count(sweep_id: int) -> Any:
     """Launched cells of the sweep with a job still queued (``PENDING``): those a pause holds."""
+    return in_queue(select(func.count(func.distinct(WorkflowRunRecord.id))), [sweep_id]).scalar_subquery()
+
+
+def in_queue(query: Any, sweep_ids: Collection[int]) -> Any:
+    """``query`` over the launched cells of ``sweep_ids`` whose current job waits in the queue (``PENDING``)."""
     return (
-        select(func.count(func.distinct(WorkflowRunRecord.id)))
-        .select_from(WorkflowRunRecord)
+        query.select_from(WorkflowRunRecord)
         .join(WorkflowRunJob, col(WorkflowRunJob.run_id) == col(WorkflowRunRecord.id))
         .join(JobRecord, col(JobRecord.id) == col(WorkflowRunJob.job_pk))
         .where(
-            WorkflowRunRecord.sweep_id == sweep_id,
+            col(WorkflowRunRecord.sweep_id).in_(list(sweep_ids)),
             col(WorkflowRunRecord.status).in_(IN_FLIGHT),
             JobRecord.state == "PENDING",
         )
-        .scalar_subquery()
     )
 
 
@@ -179,7 +183,7 @@ def _count_cells(session: Session, run: WorkflowRunRecord, before: str) -> None:
         return
     moves = tuple((name, (run.status in statuses) - (before in statuses)) for name, statuses in COUNTED.items())
     statement = _counters_update(tuple((name, delta) for name, delta in moves if delta))
-    session.execute(statement, {"sweep_id": run.sweep_id, "moment": runs.now_utc()})
+    session.execute(statement, {"sweep_id": run.sweep_id, "moment": utc_now()})
 
 
 @functools.cache
@@ -300,7 +304,7 @@ def next_cells(
         .limit(free)
     )
     chosen = list(session.exec(query))
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     for position, run_id in enumerate(chosen):  # a microsecond apart: started_at keeps the launch order
         launched = moment + timedelta(microseconds=position)
         session.execute(
@@ -316,7 +320,7 @@ def drain_pending(
 ) -> int:
     """Cancel every pending cell (but those in ``keep``: being launched) with ``reason`` as its error, its
     jobs ``CANCELLED``; returns how many. Counters are recounted."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     runs.lock_sweep(session, sweep_id)
     query = select(WorkflowRunRecord.id).where(
         WorkflowRunRecord.sweep_id == sweep_id,
@@ -350,7 +354,7 @@ class CancelOutcome:
 def request_cancel(session: Session, sweep_id: int, now: datetime | None = None) -> CancelOutcome:
     """The first cancel of a sweep not terminal: drain its pending cells, stamp ``cancel_requested_at``,
     status ``draining``. Any other cancel changes nothing."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     sweep = get_sweep(session, sweep_id)
     if sweep is None or sweep.cancel_requested_at is not None or sweep.status in TERMINAL:
         return CancelOutcome(sweep, None)
@@ -374,7 +378,7 @@ def move_status(
     session: Session, sweep_id: int, before: str, after: str, *, error: str | None = None, now: datetime | None = None
 ) -> bool:
     """Compare-and-set the sweep's status (so each change is made, and announced, once)."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     values: dict[str, Any] = {"status": after, "updated_at": moment}
     if after in TERMINAL:  # an ended sweep is no longer paused
         values.update(completed_at=moment, paused_at=None, cells_held=0)
@@ -418,7 +422,7 @@ def move_cells(
     returns ``(cell, old status)`` of those moved. Leaving ``pending`` stamps ``started_at`` (a microsecond apart,
     in the given order) and the owner; a move to ``submitting`` also marks the cells' waiting jobs
     ``SUBMITTING`` (attempt 1), the crash marker of a submission."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     current = dict(
         session.exec(
             select(WorkflowRunRecord.id, WorkflowRunRecord.status).where(
@@ -471,7 +475,7 @@ def finish_array(
     """Record an accepted array: the sweep's ``array_job_id``, and for every cell its task ``<array>_<index>``
     (a ``job`` row tracked by the monitor, as for any submission), in one transaction. Returns each cell's
     status (a cell cancelled meanwhile must have its task cancelled)."""
-    moment = now or runs.now_utc()
+    moment = now or utc_now()
     session.execute(
         update(SweepRunRecord)
         .where(col(SweepRunRecord.id) == sweep_id)
@@ -512,7 +516,7 @@ def waiting_in_queue(session: Session, sweep_id: int) -> list[tuple[str, str]]:
 def fail_cells(session: Session, sweep_id: int, run_ids: Sequence[str], error: str) -> list[tuple[str, str]]:
     """Fail cells whose submission failed: their ``SUBMITTING`` jobs ``FAILED`` and the cells ``failed`` with
     ``error``; returns ``(cell, old status)`` of those moved."""
-    moment = runs.now_utc()
+    moment = utc_now()
     session.execute(
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.run_id).in_(list(run_ids)), col(WorkflowRunJob.status) == SUBMITTING)

@@ -6,17 +6,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from svc_host.store.jobs import utc
+from svc_host.domain.times import iso_utc
 from svc_host.store.tables import SweepRunRecord, WorkflowRunRecord
 
 
-def _iso(moment: Any) -> str | None:
-    aware = utc(moment)
-    return aware.isoformat() if aware is not None else None
-
-
-def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, Any]:
-    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.runtime.throttle``)."""
+def sweep_view(
+    sweep: SweepRunRecord, queued: str | None = None, *, in_queue: int = 0, queue_reason: str | None = None
+) -> dict[str, Any]:
+    """The REST "Sweep run"; ``queued`` says why cells wait to be submitted (``svc_host.runtime.throttle``),
+    ``in_queue`` how many of the ``cells_running`` wait in Slurm's queue and ``queue_reason`` why
+    (``svc_host.sweeps.queued``)."""
     return {
         "id": sweep.id,
         "name": sweep.name,
@@ -34,11 +33,14 @@ def sweep_view(sweep: SweepRunRecord, queued: str | None = None) -> dict[str, An
         "cells_failed": sweep.cells_failed,
         "cells_cancelled": sweep.cells_cancelled,
         "cells_held": sweep.cells_held,
-        "paused_at": _iso(sweep.paused_at),
+        "cells_in_queue": in_queue,
+        "queue_reason": queue_reason,
+        "paused_at": iso_utc(sweep.paused_at),
         "submission_source": sweep.submission_source,
-        "started_at": _iso(sweep.started_at),
-        "completed_at": _iso(sweep.completed_at),
-        "cancel_requested_at": _iso(sweep.cancel_requested_at),
+        "transport": sweep.transport,
+        "started_at": iso_utc(sweep.started_at),
+        "completed_at": iso_utc(sweep.completed_at),
+        "cancel_requested_at": iso_utc(sweep.cancel_requested_at),
         "error": sweep.error,
         "array_job_id": sweep.array_job_id,
         "queued": queued,
@@ -52,8 +54,8 @@ def cell_view(run: WorkflowRunRecord, job_ids: Mapping[str, str], queued: str | 
         "id": run.id,
         "workflow_name": run.workflow_name,
         "status": run.status,
-        "started_at": _iso(run.started_at),
-        "completed_at": _iso(run.completed_at),
+        "started_at": iso_utc(run.started_at),
+        "completed_at": iso_utc(run.completed_at),
         "args": json.loads(run.args),
         "error": run.error,
         "triggered_by": run.triggered_by,

@@ -3,8 +3,8 @@
 Installing svc is enough: this plugin registers the ``cluster`` and ``slow`` markers and, when the project
 has not chosen a pytest-asyncio mode, runs async tests and fixtures in ``auto`` mode, so the contract
 suites run in a plugin author's project with no pytest configuration. Fixture names start with ``svc_``
-(``svc_plugin_manager``, ``svc_register_plugin``, ``svc_paths``, ``svc_host``, ``svc_api_client``,
-``svc_mcp_client``, ``svc_cli``, ``svc_isolated_home``) except ``slurm_cluster``.
+(``svc_plugin_manager``, ``svc_installed_plugins``, ``svc_register_plugin``, ``svc_paths``, ``svc_host``,
+``svc_api_client``, ``svc_mcp_client``, ``svc_cli``, ``svc_isolated_home``) except ``slurm_cluster``.
 """
 
 from __future__ import annotations
@@ -89,6 +89,21 @@ def svc_plugin_manager() -> PluginManager:
     from svc_host.plugin_core.manager import create_plugin_manager
 
     return create_plugin_manager(strict=True, entry_points_too=False)
+
+
+@pytest.fixture
+def svc_installed_plugins() -> PluginManager:
+    """A fresh, strict plugin manager with the host's built-ins and every installed entry point of group ``svc``:
+    what ``svc`` builds, except that a plugin failing to load is an error. To run ``svc_host`` and the clients
+    around it with your plugin found through its entry point, use it as ``svc_plugin_manager`` in your conftest::
+
+        @pytest.fixture
+        def svc_plugin_manager(svc_installed_plugins):
+            return svc_installed_plugins
+    """
+    from svc_host.plugin_core.manager import create_plugin_manager
+
+    return create_plugin_manager(strict=True)
 
 
 @pytest.fixture

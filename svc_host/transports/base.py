@@ -250,14 +250,26 @@ class SlurmTransport(Transport):
                         "probably not submitted; check squeue --me -O JobID,Comment before submitting it again",
                         argv=argv,
                     ) from exc
-                log.warning("sbatch on %s: %s; no job tagged %s: submitting once more", self.name, exc, tag.value)
+                # a slow slurmctld may accept the first sbatch after all: one more look right before sending again
+                found = await self._reconcile(tag.value, delays=(0.0,))
+                if found is not None:
+                    log.warning(
+                        "sbatch on %s: %s; job %s tagged %s found right before sending sbatch again: not resent",
+                        self.name, exc, found, tag.value,
+                    )  # fmt: skip
+                    return found
+                log.warning(
+                    "sbatch on %s: %s; no job tagged %s after %.0f s nor right before resending: submitting once more",
+                    self.name, exc, tag.value, sum(self.reconcile_delays),
+                )  # fmt: skip
         raise AssertionError("unreachable")
 
-    async def _reconcile(self, tag: str) -> str | None:
-        """The id of the job tagged ``tag``, looked up until found or ``reconcile_delays`` run out; None when
-        the lookups, the last one included, came back without it. ``TransportError`` when the last one failed."""
+    async def _reconcile(self, tag: str, *, delays: Sequence[float] | None = None) -> str | None:
+        """The id of the job tagged ``tag``, looked up after each of ``delays`` (``reconcile_delays``) until found;
+        None when the lookups, the last one included, came back without it. ``TransportError`` when the last one
+        failed."""
         failure: TransportError | None = None
-        for delay in self.reconcile_delays:
+        for delay in self.reconcile_delays if delays is None else delays:
             await asyncio.sleep(delay)
             try:
                 result = await self.run(tags.lookup_argv())
@@ -378,7 +390,9 @@ class SlurmTransport(Transport):
         if offset > 0:  # an offset chosen from the end (a tail) may fall inside a character: start after it
             skip = next((i for i, byte in enumerate(data[:4]) if byte & 0b1100_0000 != 0b1000_0000), len(data[:4]))
             data, offset = data[skip:], offset + skip
-        text, used = decode_complete(data, at_eof=offset + len(data) >= size)
+        # ``size`` is taken before the read: a file that grew in between can fill the whole chunk past it, and a
+        # character cut at the chunk's end then still has its next bytes to come.
+        text, used = decode_complete(data, at_eof=len(data) < limit and offset + len(data) >= size)
         return LogChunk(path=path, content=text, offset=offset, next_offset=offset + used, size=size)
 
     async def nodes(self, partition: str | None = None) -> list[NodeInfo]:

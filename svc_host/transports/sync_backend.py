@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from svc_host.domain.profiles import Mount
 
 DELETED_PATHS_CAP = 1000
-"""Above this many deletions ``deleted_paths`` is omitted (``deleted_paths_omitted``); the count stays exact."""
+"""Above this many deletions ``deleted_paths`` is omitted (``deleted_paths_omitted``); the count stays exact.
+The same cap applies to ``transferred_paths``."""
 
 
 class StaleUnknownReason(StrEnum):
@@ -49,8 +50,10 @@ _MESSAGES = {
 class SyncResult(BaseModel):
     """What a sync did (or, for a dry run, would do). The ``sync_files`` return without ``success``.
 
-    ``files_transferred`` counts non-directory entries sent. ``entries_deleted`` counts files and
-    directories (a directory holding two files counts three); on a dry run both are what would happen.
+    ``files_transferred`` counts non-directory entries sent, ``transferred_paths`` names them (relative to the
+    mount). ``entries_deleted`` counts files and directories (a directory holding two files counts three); on a
+    dry run all of these are what would happen. ``transferred_paths`` is empty while ``files_transferred`` is not
+    past the cap (``transferred_paths_omitted``) or from a backend that does not list what it sends.
     An additive sync does not look for deletions: ``mirror_candidates_inspected`` is false and
     ``entries_deleted`` 0 then says nothing about stale files.
     """
@@ -64,6 +67,8 @@ class SyncResult(BaseModel):
     dry_run: bool
     delete: bool
     files_transferred: int = 0
+    transferred_paths: list[str] = Field(default_factory=list)
+    transferred_paths_omitted: bool = False
     entries_deleted: int = 0
     deleted_paths: list[str] = Field(default_factory=list)
     deleted_paths_omitted: bool = False

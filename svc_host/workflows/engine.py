@@ -30,6 +30,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from svc_host.concurrency.coalescing import KeyedWorkers
+from svc_host.domain.times import utc_now
 from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.leases import LeaseKeeper, new_owner
@@ -161,7 +162,7 @@ class WorkflowEngine:
             triggered_by=triggered_by,
             sweep_id=sweep_id,
             owner=self.owner,
-            lease_until=repo.now_utc() + self.lease,
+            lease_until=utc_now() + self.lease,
         )
         self._owned.add(run_id)
         return run_id

@@ -4,8 +4,10 @@
   relative to the project directory, i.e. where svc was started), else ``$XDG_STATE_HOME/svc/workflows``.
   A workflow there is ``<name>.yaml`` (or ``.yml``), ``name`` being letters, digits, ``-`` and ``_``;
   no request can name a path, so none can read or write outside it.
-* MCP tools take paths. They are confined to :func:`allowed_roots`: the workflows directory, the MCP
-  server's working directory and the local directories of the SSH profiles' mounts, with every symlink
+* MCP tools take paths. They are confined to :func:`allowed_roots`: the workflows directory, the local
+  directories of the SSH profiles' mounts, the directories given with ``svc mcp --root``, and the MCP
+  server's working directory only when it is a trusted project (its ``.svc.json`` trusted with its current
+  content): an agent started inside a cloned repository cannot write there by default. Every symlink is
   resolved before the check.
 
 Files are at most 1 MB and written atomically (a reader sees the old file or the new one).
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.settings.files import write_atomic
+from svc_host.settings.config import is_trusted_project
+from svc_host.settings.files import write_atomic, write_temp
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.load import MAX_WORKFLOW_BYTES
@@ -127,14 +130,13 @@ class WorkflowDirectory:
         target = self.root / f"{name}{extension}"
         others = [self.root / f"{name}{other}" for other in EXTENSIONS if other != extension]
         if overwrite:
-            write_atomic(target, data, mode=0o644)
+            write_atomic(target, data)
             for other in others:  # one file per name: an upload as .yml replaces a .yaml
                 other.unlink(missing_ok=True)
             return target
         if any(other.exists() for other in others):
             raise ConflictError(f"workflow {name!r} already exists")
-        staging = self.root / f".{name}.{os.getpid()}.new"
-        write_atomic(staging, data, mode=0o644)
+        staging = write_temp(self.root, data, prefix=f".{name}.", suffix=".new")
         try:
             os.link(staging, target)
         except FileExistsError:
@@ -151,9 +153,11 @@ class WorkflowDirectory:
             (self.root / f"{name}{extension}").unlink(missing_ok=True)
 
 
-def allowed_roots(paths: SvcPaths, profiles: Mapping[str, SSHProfile], *, cwd: Path | None = None) -> list[Path]:
-    """The directories MCP tools may read and write workflow files in (symlinks resolved)."""
-    roots = [workflows_dir(paths), cwd or Path.cwd()]
+def allowed_roots(paths: SvcPaths, profiles: Mapping[str, SSHProfile]) -> list[Path]:
+    """The directories MCP tools may read and write workflow files in (symlinks resolved; see the module)."""
+    roots = [workflows_dir(paths), *paths.extra_roots]
+    if is_trusted_project(paths, paths.project_dir):
+        roots.append(paths.project_dir)
     roots += [Path(mount.local).expanduser() for profile in profiles.values() for mount in profile.mounts]
     resolved: list[Path] = []
     for root in roots:
@@ -190,7 +194,7 @@ def write_workflow_file(path: Path, text: str) -> None:
         raise WorkflowError([f"output_path {str(path)!r} is a directory"])
     if path.exists() and summarize(path) is None:
         raise ConflictError(f"{path} exists and is not a workflow file (no 'name' and 'jobs'); not replacing it")
-    write_atomic(path, data, mode=0o644)
+    write_atomic(path, data)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import utc_now
 from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
 from svc_host.plugin_core.settings import render_job
 from svc_host.settings.mounts import find_mount
@@ -221,7 +222,7 @@ class RunDriver:
         snap = read or await self._settled_snapshot(run_id, launching=launching)
         if snap is None:
             return []
-        now = repo.now_utc()
+        now = utc_now()
         decided = plan(snap.views(), now)
         if decided.updates:
             await self.host.store.run(repo.apply_updates, run_id, decided.updates, now)

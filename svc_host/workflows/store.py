@@ -11,7 +11,7 @@ import functools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Update as UpdateStatement
@@ -20,9 +20,9 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import as_utc, utc_now
 from svc_host.runtime.leases import Leases, table_of
 from svc_host.store import jobs as job_repo
-from svc_host.store.jobs import utc
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunAttempt, WorkflowRunJob, WorkflowRunRecord
 from svc_host.workflows.model import Dependency
 from svc_host.workflows.plan import (
@@ -39,10 +39,6 @@ from svc_host.workflows.retries import Escalate, OnInterruption, RetryPolicy
 LIVE_STATUSES = frozenset(state.value for state in LIVE)
 RUN_LEASES: Leases[str] = Leases(table_of(WorkflowRunRecord), terminal=RUN_TERMINAL, idle=frozenset({RUN_PENDING}))
 """Which engine drives a run; a pending sweep cell waits for its sweep's orchestrator, not for adoption."""
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ def insert_run(
     now: datetime | None = None,
 ) -> WorkflowRunRecord:
     """Create a run and its jobs (``WAITING``). Sweeps call this for every cell inside their own transaction."""
-    moment = now or now_utc()
+    moment = now or utc_now()
     record = WorkflowRunRecord(
         id=run_id,
         workflow_name=run.workflow_name,
@@ -177,7 +173,7 @@ class RunSnapshot:
                     job_id=job.job_id,
                     retries_left=job.retries_left,
                     retry_delay=job.retry_delay,
-                    next_retry_at=utc(job.next_retry_at),
+                    next_retry_at=as_utc(job.next_retry_at),
                     attempt=job.attempt,
                     exit_code=record.exit_code if record is not None else None,
                     error=job.error,
@@ -317,7 +313,7 @@ def move_run(
 
     A sweep cell's sweep row is locked first (``lock_sweep``), as every writer of a sweep's cells does.
     """
-    moment = now or now_utc()
+    moment = now or utc_now()
     run = session.get(WorkflowRunRecord, run_id, populate_existing=True)
     if run is not None and run.sweep_id is not None:
         lock_sweep(session, run.sweep_id)
@@ -384,7 +380,7 @@ def lock_sweep(session: Session, sweep_id: int) -> None:
 
 
 def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], now: datetime | None = None) -> None:
-    moment = now or now_utc()
+    moment = now or utc_now()
     if not updates:
         return
     query = select(WorkflowRunJob).where(WorkflowRunJob.run_id == run_id, col(WorkflowRunJob.name).in_(list(updates)))
@@ -420,7 +416,7 @@ def apply_updates(session: Session, run_id: str, updates: Mapping[str, Update], 
 
 def begin_submit(session: Session, job_row: int, expected: str, now: datetime | None = None) -> int | None:
     """Mark a job ``SUBMITTING`` (the crash marker) if it is still ``expected``; returns the new attempt."""
-    moment = now or now_utc()
+    moment = now or utc_now()
     attempt: int | None = session.execute(
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.id) == job_row, col(WorkflowRunJob.status) == expected)
@@ -445,7 +441,7 @@ def finish_submit(
     """Record an accepted submission: a ``job`` row (source ``workflow``, tracked by the monitor) and the
     run's job row ``PENDING`` with the new id, in one transaction. Returns the run's status (a run
     cancelled meanwhile must cancel this job too)."""
-    moment = now or now_utc()
+    moment = now or utc_now()
     job = session.get(WorkflowRunJob, job_row)
     if job is None:
         raise LookupError(f"workflow job row {job_row} vanished")
@@ -500,7 +496,7 @@ def abort_submit(
     job.next_retry_at = next_retry_at
     job.submitting_since = None
     job.error = error
-    job.updated_at = now or now_utc()
+    job.updated_at = now or utc_now()
     session.add(job)
 
 
@@ -514,7 +510,7 @@ def _command_words(definition: JobDefinition) -> list[str]:
 
 def cancel_unsubmitted(session: Session, run_id: str, status: str, now: datetime | None = None) -> None:
     """Give every job that never reached the scheduler (or waits for a retry) a final ``status``."""
-    moment = now or now_utc()
+    moment = now or utc_now()
     session.execute(
         update(WorkflowRunJob)
         .where(col(WorkflowRunJob.run_id) == run_id, col(WorkflowRunJob.status).in_([WAITING, "RETRYING"]))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition, RenderedScript
+from svc_host.domain.times import utc_now
 from svc_host.errors import CommandError, SvcError, WorkflowError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.throttle import script_qos, waiters_of
@@ -188,7 +189,7 @@ class Submitter:
     async def _hold_back(self, run: WorkflowRunRecord, row: int, expected: str, refusal: str) -> None:
         """sbatch refused the job for a submit limit: back to ``expected`` (the attempt undone), woken by the
         submission throttle as jobs end."""
-        due = repo.now_utc() if expected == RETRYING else None
+        due = utc_now() if expected == RETRYING else None
         await self.host.store.run(repo.abort_submit, row, status=expected, undo_attempt=True, next_retry_at=due)
         self.host.submit_throttle.refused(
             run.transport, reason=refusal, waiters=waiters_of(run), wake=lambda: self.wake(run.id)
@@ -221,7 +222,7 @@ class Submitter:
             return
         error = f"submission failed: {exc}"
         if retry and job.retries_left > 0:
-            due = repo.now_utc() + timedelta(seconds=job.retry_delay)
+            due = utc_now() + timedelta(seconds=job.retry_delay)
             left = job.retries_left - 1
             await self.host.store.run(
                 repo.abort_submit, job.id, status=RETRYING, retries_left=left, next_retry_at=due, error=error
@@ -250,7 +251,7 @@ class Submitter:
             return
         if found is None:
             again = RETRYING if job.attempt > 1 else WAITING
-            due = repo.now_utc() if again == RETRYING else None
+            due = utc_now() if again == RETRYING else None
             await self.host.store.run(repo.abort_submit, job.id, status=again, undo_attempt=True, next_retry_at=due)
             log.info("run %s: job %s was not accepted before the restart; it will be submitted", run.id, job.name)
             return

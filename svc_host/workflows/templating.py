@@ -10,19 +10,32 @@ Templates are for substitution, so only a small, cheap part of Jinja is accepted
 attribute lookup, literals, ``~``/``+``/``-`` and arithmetic on numbers, comparisons, ``and``/``or``/``not``,
 ``x if c else y``, ``{% if %}`` and the filters in :data:`FILTERS`. Calls, loops, macros, ``**`` and
 string repetition are refused before rendering: a template can neither escape the sandbox nor make the
-server build huge strings or loop for hours. What can still grow a string is bounded while it runs: ``~``,
-``+``, ``replace`` and ``join`` refuse to build more than :data:`MAX_FIELD_CHARS` characters (so nesting
-``replace`` cannot multiply a field into gigabytes), every rendered field is at most that long, and all the
-fields of one workflow at most :data:`MAX_RENDERED_CHARS` together.
+server build huge strings or loop for hours. What can still grow a string is bounded while it runs
+(:mod:`svc_host.workflows.bounded`): every string-building operation refuses to build more than
+``MAX_FIELD_CHARS`` characters (so nesting ``replace`` cannot multiply a field into gigabytes), one render
+stops once it has built ``MAX_RENDER_CHARS`` in all, ``tojson(indent=...)`` is at most 32, every rendered field
+is at most ``MAX_FIELD_CHARS`` long, and all the fields of one workflow at most :data:`MAX_RENDERED_CHARS`
+together.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from svc_host.workflows.bounded import (
+    Refused,
+    bounded,
+    bounded_join,
+    bounded_join_filter,
+    bounded_replace,
+    bounded_text,
+    bounded_tojson,
+    charged,
+    render_bounded,
+)
 from svc_host.workflows.source import Path, dotted
 
 if TYPE_CHECKING:
@@ -58,44 +71,8 @@ FILTERS = frozenset(
 )  # fmt: skip
 """The filters a template may use (``basename``/``dirname`` are svc's own)."""
 _NUMBER_LIMIT = 10**18
-MAX_FIELD_CHARS = 1_000_000
-"""A rendered string, and anything a template builds on the way, is at most this many characters."""
 MAX_RENDERED_CHARS = 8_000_000
 """All the rendered strings of one workflow together."""
-
-
-def _bounded(size: int, what: str) -> None:
-    if size > MAX_FIELD_CHARS:
-        raise _Refused(f"{what} would build more than {MAX_FIELD_CHARS} characters")
-
-
-def _bounded_join(parts: Iterable[Any]) -> str:
-    """``~`` (Jinja's string concatenation), refusing to build more than ``MAX_FIELD_CHARS``."""
-    words = [str(part) for part in parts]
-    _bounded(sum(len(word) for word in words), "'~'")
-    return "".join(words)
-
-
-def _bounded_replace(value: Any, old: Any, new: Any, count: int | None = None) -> str:
-    """The ``replace`` filter, with the result's length checked before it is built."""
-    text, old, new = str(value), str(old), str(new)
-    found = text.count(old) if old else len(text) + 1
-    if count is not None and count >= 0:
-        found = min(found, count)
-    _bounded(len(text) + found * (len(new) - len(old)), "replace")
-    return text.replace(old, new, -1 if count is None else count)
-
-
-def _bounded_join_filter(value: Any, separator: Any = "", attribute: Any = None) -> str:
-    """The ``join`` filter (of plain items: ``attribute`` is not supported), length checked first."""
-    if attribute is not None:
-        raise _Refused("join(attribute=...) is not allowed in workflow templates")
-    if isinstance(value, str):
-        value = list(value)
-    words = [str(item) for item in value]
-    glue = str(separator)
-    _bounded(sum(len(word) for word in words) + len(glue) * max(len(words) - 1, 0), "join")
-    return glue.join(words)
 
 
 @functools.cache
@@ -120,30 +97,32 @@ def args_environment() -> SandboxedEnvironment:
     class _ArgsSandbox(SandboxedEnvironment):
         intercepted_binops = frozenset({"*", "/", "//", "%", "+"})
         code_generator_class = _BoundedConcat
-        bounded_join = staticmethod(_bounded_join)
+        bounded_join = staticmethod(bounded_join)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (left, right))
             if operator == "+" and not numbers:
                 if isinstance(left, str) and isinstance(right, str):
-                    _bounded(len(left) + len(right), "'+'")
+                    bounded(len(left) + len(right), "'+'")
                     return left + right
-                raise _Refused("'+' is only for numbers or two strings in workflow templates")
+                raise Refused("'+' is only for numbers or two strings in workflow templates")
             if not numbers or any(abs(v) > _NUMBER_LIMIT for v in (left, right)):
-                raise _Refused(f"'{operator}' is only for numbers up to 10**18 in workflow templates")
+                raise Refused(f"'{operator}' is only for numbers up to 10**18 in workflow templates")
             return super().call_binop(context, operator, left, right)
 
-    environment = _ArgsSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    environment = _ArgsSandbox(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, finalize=bounded_text
+    )
     environment.globals.clear()  # no range(), lipsum(), cycler...: only the args are in scope
     environment.filters["basename"] = posixpath.basename
     environment.filters["dirname"] = posixpath.dirname
-    environment.filters["replace"] = _bounded_replace
-    environment.filters["join"] = _bounded_join_filter
+    environment.filters["replace"] = bounded_replace
+    environment.filters["join"] = bounded_join_filter
+    environment.filters["tojson"] = bounded_tojson
+    environment.filters["string"] = bounded_text
+    for name in ("upper", "lower", "title", "capitalize"):
+        environment.filters[name] = charged(environment.filters[name])
     return environment
-
-
-class _Refused(Exception):
-    """A template uses something workflow templates may not."""
 
 
 def _check_template(text: str) -> None:
@@ -159,11 +138,11 @@ def _check_template(text: str) -> None:
     tree = args_environment().parse(text)
     for node in tree.find_all(nodes.Node):
         if not isinstance(node, allowed):
-            raise _Refused(f"{type(node).__name__.lower()} is not allowed in workflow templates")
+            raise Refused(f"{type(node).__name__.lower()} is not allowed in workflow templates")
         if isinstance(node, nodes.Filter) and node.name not in FILTERS:
-            raise _Refused(f"filter {node.name!r} is not allowed; use one of: {', '.join(sorted(FILTERS))}")
+            raise Refused(f"filter {node.name!r} is not allowed; use one of: {', '.join(sorted(FILTERS))}")
         if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
-            raise _Refused(f"attribute {node.attr!r} is not allowed")
+            raise Refused(f"attribute {node.attr!r} is not allowed")
 
 
 @dataclass
@@ -184,10 +163,8 @@ def render_value(text: str, args: Mapping[str, Any]) -> str:
 
     try:
         _check_template(text)
-        rendered = args_environment().from_string(text).render(dict(args))
-        _bounded(len(rendered), "the template")
-        return rendered
-    except _Refused as exc:
+        return render_bounded(args_environment().from_string(text).generate(dict(args)))
+    except Refused as exc:
         raise ValueError(f"template refused: {exc}") from None
     except SecurityError as exc:
         raise ValueError(f"template refused by the sandbox: {exc}") from None

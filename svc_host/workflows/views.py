@@ -6,18 +6,12 @@ import json
 from typing import Any
 
 from svc_host.domain.submission import Environment, Resources
+from svc_host.domain.times import iso_utc
 from svc_host.workflows.model import Workflow, WorkflowJob
 from svc_host.workflows.store import Attempt, RunSnapshot
 
 _JOB_RESOURCES = ("nodes", "gpus_per_node", "partition", "time_limit")
 _ATTEMPT_RESOURCES = ("nodes", "gpus_per_node", "cpus_per_task", "memory_per_node", "time_limit", "partition")
-
-
-def _iso(moment: Any) -> str | None:
-    from svc_host.store.jobs import utc
-
-    aware = utc(moment)
-    return aware.isoformat() if aware is not None else None
 
 
 def run_view(snap: RunSnapshot, queued: str | None = None) -> dict[str, Any]:
@@ -27,8 +21,8 @@ def run_view(snap: RunSnapshot, queued: str | None = None) -> dict[str, Any]:
     return {
         "id": run.id,
         "workflow_name": run.workflow_name,
-        "started_at": _iso(run.started_at),
-        "completed_at": _iso(run.completed_at),
+        "started_at": iso_utc(run.started_at),
+        "completed_at": iso_utc(run.completed_at),
         "status": run.status,
         "job_ids": {job.name: job.job_id for job in snap.jobs if job.job_id is not None},
         "job_statuses": {job.name: snap.job_status(job) for job in snap.jobs},
@@ -56,8 +50,8 @@ def attempt_view(attempt: Attempt) -> dict[str, Any]:
         "node": record.node_list,
         "resources": {field: asked.get(field) for field in _ATTEMPT_RESOURCES},
         "elapsed_seconds": record.elapsed_seconds,
-        "submitted_at": _iso(record.submitted_at),
-        "ended_at": _iso(record.ended_at),
+        "submitted_at": iso_utc(record.submitted_at),
+        "ended_at": iso_utc(record.ended_at),
         "reason": attempt.reason,
     }
 

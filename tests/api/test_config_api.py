@@ -77,10 +77,13 @@ def with_mount(host: Host, project: Path) -> Path:
 
 
 def with_plugin_defaults(shown: dict[str, Any]) -> dict[str, Any]:
-    """``shown`` with the installed chat plugin's section (its defaults, filled in) set aside and checked."""
+    """``shown`` with the installed plugins' sections (their defaults, filled in) set aside and checked: the chat
+    plugin's and the example site's."""
     assert shown.pop("warnings", []) == []  # GET and PUT say what will do nothing; nothing here
     chat = shown["plugins"].pop("chat")
     assert (chat["format"], chat["retry_seconds"], chat["allow_http_hosts"]) == (None, 5.0, [])
+    site = shown["plugins"].pop("site")
+    assert (site["login"], site["account"], site["qos"], site["port"]) == (None, None, "normal", 22)
     return shown
 
 
@@ -268,6 +271,15 @@ async def test_the_api_token_is_never_shown(http: httpx.AsyncClient, monkeypatch
     assert "hunter2" not in response.text
 
 
+@pytest.mark.parametrize("password", ["pa/ss", "pa#ss", "pa?ss", "p/a#s?s"])
+async def test_a_database_url_is_masked_whatever_its_password_holds(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, password: str
+) -> None:
+    monkeypatch.setenv("SVC_DATABASE_URL", f"postgresql://svc:{password}w0rd@db.example.org:5432/svc")
+    rows = {row["name"]: row["value"] for row in (await http.get("/api/config/env")).json()}
+    assert rows["SVC_DATABASE_URL"] == "postgresql://<redacted>"
+
+
 # -- secrets in the configuration ----------------------------------------------------------------------
 
 WEBHOOK = "https://hooks.slack.com/services/T000/B000/abcdefabcdef"
@@ -413,7 +425,7 @@ async def test_project_config_errors(
     def disk_full(*_: object, **__: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("svc_host.settings.config.write_json_atomic", disk_full)
+    monkeypatch.setattr("svc_host.settings.config.write_atomic", disk_full)
     failed = await http.put("/api/config/projects/code", json={"log_dir": "x"})
     assert failed.status_code == 500
     assert failed.json() == {"detail": "could not write the configuration: No space left on device"}

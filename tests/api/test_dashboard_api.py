@@ -14,6 +14,7 @@ import svc_plugin_rsync.hooks
 import svc_plugin_ssh.hooks
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
+from svc_host.settings.paths import SvcPaths
 
 DEV_HOME = Path("/home/svcdev")
 
@@ -122,6 +123,17 @@ async def test_layers_say_where_each_value_comes_from(svc_api_client: httpx.Asyn
     assert values["resources.partition"] == {"key": "resources.partition", "value": "gpu", "source": "user"}
     assert values["log_dir"] == {"key": "log_dir", "value": "logs", "source": "default"}
     assert [layer["source"] for layer in body["layers"]] == ["user"]
+
+
+async def test_layers_show_an_untrusted_project_file_as_ignored(
+    svc_api_client: httpx.AsyncClient, svc_paths: SvcPaths
+) -> None:
+    (svc_paths.project_dir / ".svc.json").write_text('{"log_dir": "/tmp/elsewhere"}')
+    body = (await svc_api_client.get("/api/config/layers")).json()
+    (project,) = body["layers"]
+    assert (project["source"], project["keys"]) == ("project", [])
+    assert "svc config trust" in project["ignored"]
+    assert {"key": "log_dir", "value": "logs", "source": "default"} in body["values"]
 
 
 # -- profile test -------------------------------------------------------------------------------------------

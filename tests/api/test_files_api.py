@@ -23,6 +23,7 @@ from svc_host.api.app import create_app
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
 from svc_host.plugin import ssh_connect_options
+from svc_host.settings.mounts import MAX_BROWSE_ENTRIES
 from svc_host.testing.http import asgi_client, security_for_tests
 
 PROFILE = "gpu"
@@ -210,8 +211,24 @@ async def test_browse_root(server: httpx.AsyncClient, project: Path, tmp_path: P
         ],
         "remote_prefix": "/scratch/ada/proj",
         "mount_name": "proj",
+        "truncated": False,
     }
     assert_no_local_path(response, tmp_path)
+
+
+async def test_browse_of_a_huge_directory_is_bounded_and_says_truncated(
+    server: httpx.AsyncClient, project: Path
+) -> None:
+    crowded = project / "crowded"
+    crowded.mkdir()
+    for number in range(MAX_BROWSE_ENTRIES + 1):
+        (crowded / f"f{number:05d}").touch()
+    response = await server.get("/api/files/browse", params={"mount": "proj", "path": "crowded"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (len(body["entries"]), body["truncated"]) == (MAX_BROWSE_ENTRIES, True)
+    names = [entry["name"] for entry in body["entries"]]
+    assert names == sorted(names)
 
 
 @pytest.mark.parametrize("path", ["src", "src/", "./src", "code", "notes/../src"])
@@ -250,14 +267,14 @@ async def test_browse_errors(
 async def test_browse_permission_denied_is_403(
     server: httpx.AsyncClient, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_scandir = os.scandir
+    real_open = os.open
 
-    def scandir(path: str) -> object:
-        if path == str(project / "notes"):
+    def denying_open(path: str | os.PathLike[str], flags: int, *args: Any) -> int:
+        if str(path) == str(project / "notes"):
             raise PermissionError(13, "Permission denied", path)
-        return real_scandir(path)
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr(os, "scandir", scandir)  # the suite also runs as root, where chmod would not stop it
+    monkeypatch.setattr(os, "open", denying_open)  # the suite also runs as root, where chmod would not stop it
     response = await server.get("/api/files/browse", params={"mount": "proj", "path": "notes"})
     assert (response.status_code, response.json()) == (403, {"detail": "permission denied: 'notes' in mount 'proj'"})
 
@@ -352,9 +369,10 @@ async def test_sync_of_a_vanished_local_directory_is_502_without_its_path(
     server: httpx.AsyncClient, project: Path, tmp_path: Path
 ) -> None:
     project.rename(project.with_name("moved"))
-    response = await server.post("/api/files/sync", json={"mount": "proj"})
+    response = await server.post("/api/files/sync", json={"mount": "proj", "force": True, "adopt": True})
     assert response.status_code == 502
     assert response.json()["detail"].startswith("local directory '<LOCAL_PATH>' of mount 'proj' does not exist")
+    assert "remedy" not in response.json()  # no flag would let it through
     assert_no_local_path(response, tmp_path)
 
 
@@ -444,3 +462,95 @@ async def test_sync_adopts_a_directory_holding_files_only_when_asked(
     assert await claimed()
     kept = await conn.run(shlex.join(["test", "-f", f"{name}/proj/theirs.txt"]), check=False)
     assert kept.exit_status == 0  # the REST sync is additive: adopting deletes nothing
+
+
+FOREIGN_MARKER = {"machine_id": "0" * 32, "hostname": "laptop", "user": "grace", "claimed_at": "2026-01-02T03:04:05Z"}
+
+
+async def owner_of(conn: asyncssh.SSHClientConnection, directory: str) -> str | None:
+    """The machine id in ``directory``'s owner marker on the cluster, or None without one."""
+    found = await conn.run(shlex.join(["cat", f"{directory}/.svc-owner"]), check=False)
+    return json.loads(str(found.stdout))["machine_id"] if found.exit_status == 0 else None
+
+
+async def exists(conn: asyncssh.SSHClientConnection, path: str) -> bool:
+    return (await conn.run(shlex.join(["test", "-e", path]), check=False)).exit_status == 0
+
+
+@pytest.mark.cluster
+async def test_force_takes_over_a_mount_another_machine_synced_after_a_dry_run_listing_the_takeover(
+    closing: Host,
+    svc_api_client: httpx.AsyncClient,
+    dev_profile: SSHProfile,
+    project: Path,
+    tmp_path: Path,
+    remote_dir: tuple[str, asyncssh.SSHClientConnection],
+) -> None:
+    name, conn = remote_dir
+    remote = f"{name}/proj"
+    await conn.run(shlex.join(["mkdir", "-p", remote]), check=True)
+    await conn.run(f"cat > {shlex.quote(remote + '/.svc-owner')}", input=json.dumps(FOREIGN_MARKER), check=True)
+    await conn.run(shlex.join(["touch", f"{remote}/stale.txt"]), check=True)
+    await make_current(closing, dev_profile, Mount(name="proj", local=str(project), remote=remote))
+
+    for url, body in (("/api/files/sync", {}), ("/api/files/sync", {"dry_run": True}), ("/api/files/mirror", {})):
+        refused = await svc_api_client.post(url, json={"mount": "proj", **body})
+        assert refused.status_code == 502, refused.text
+        assert refused.json()["remedy"] == "force"
+        assert "synced from another machine: grace@laptop" in refused.json()["detail"]
+        assert_no_local_path(refused, tmp_path)
+
+    preview = await svc_api_client.post("/api/files/sync", json={"mount": "proj", "dry_run": True, "force": True})
+    assert preview.status_code == 200, preview.text
+    report = preview.json()
+    assert (report["status"], report["mount"], report["dry_run"], report["delete"]) == ("dry_run", "proj", True, False)
+    assert {"README.md", "src/main.py"} <= set(report["transferred_paths"])
+    assert report["files_transferred"] == len(report["transferred_paths"])
+    assert "local" not in report
+    mirror_preview = await svc_api_client.post("/api/files/mirror", json={"mount": "proj", "force": True})
+    assert mirror_preview.json()["deleted_paths"] == ["stale.txt"]
+    assert await owner_of(conn, remote) == FOREIGN_MARKER["machine_id"]  # the dry runs changed nothing
+    assert not await exists(conn, f"{remote}/README.md")
+
+    taken = await svc_api_client.post("/api/files/sync", json={"mount": "proj", "force": True})
+    assert (taken.status_code, taken.json()) == (200, {"status": "synced", "mount": "proj"})
+    assert await owner_of(conn, remote) not in (None, FOREIGN_MARKER["machine_id"])
+    assert await exists(conn, f"{remote}/README.md")
+    again = await svc_api_client.post("/api/files/sync", json={"mount": "proj", "dry_run": True})
+    assert (again.status_code, again.json()["transferred_paths"]) == (200, [])  # ours now, nothing left to send
+
+
+@pytest.mark.cluster
+async def test_adopt_lets_a_first_mirror_into_a_directory_holding_files_delete_what_the_dry_run_listed(
+    closing: Host,
+    svc_api_client: httpx.AsyncClient,
+    dev_profile: SSHProfile,
+    project: Path,
+    remote_dir: tuple[str, asyncssh.SSHClientConnection],
+) -> None:
+    name, conn = remote_dir
+    remote = f"{name}/proj"
+    await conn.run(shlex.join(["mkdir", "-p", remote]), check=True)
+    await conn.run(shlex.join(["touch", f"{remote}/theirs.txt"]), check=True)
+    await make_current(closing, dev_profile, Mount(name="proj", local=str(project), remote=remote))
+
+    preview = await svc_api_client.post("/api/files/mirror", json={"mount": "proj", "dry_run": True})
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["deleted_paths"] == ["theirs.txt"]
+    refused = await svc_api_client.post("/api/files/mirror", json={"mount": "proj", "dry_run": False})
+    assert refused.status_code == 502, refused.text
+    assert refused.json()["remedy"] == "adopt"
+    assert "'theirs.txt'" in refused.json()["detail"]
+    assert await exists(conn, f"{remote}/theirs.txt")
+    assert await owner_of(conn, remote) is None
+
+    body = {"mount": "proj", "adopt": True}
+    adopt_preview = await svc_api_client.post("/api/files/mirror", json={**body, "dry_run": True})
+    assert adopt_preview.json()["deleted_paths"] == ["theirs.txt"]
+    assert "README.md" in adopt_preview.json()["transferred_paths"]
+    adopted = await svc_api_client.post("/api/files/mirror", json={**body, "dry_run": False, "max_delete": 1})
+    assert adopted.status_code == 200, adopted.text
+    assert (adopted.json()["entries_deleted"], adopted.json()["deleted_paths"]) == (1, ["theirs.txt"])
+    assert not await exists(conn, f"{remote}/theirs.txt")
+    assert await exists(conn, f"{remote}/README.md")
+    assert await owner_of(conn, remote) is not None

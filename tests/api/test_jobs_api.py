@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import pwd
 from datetime import datetime
 from typing import Any
 
@@ -135,11 +137,25 @@ async def test_resources_per_partition(svc_api_client: httpx.AsyncClient) -> Non
         "nodes_down",
         "gpu_utilization",
         "has_available_gpus",
+        "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
     }
     assert gpu["total_gpus"] == 4
+    assert [(t["type"], t["total"]) for t in gpu["gpu_types"]] == [(None, 4)]  # the dev cluster's GPUs are untyped
     only = (await svc_api_client.get("/api/resources", params={"partition": "gpu"})).json()
     assert [snap["partition"] for snap in only] == ["gpu"]
     assert (await svc_api_client.get("/api/resources", params={"partition": "nope"})).json() == []
+
+
+async def test_resources_total_counts_a_node_in_two_partitions_once(svc_api_client: httpx.AsyncClient) -> None:
+    # The dev cluster's one node (gpu:4) sits in both debug and gpu: summing the partitions says 8.
+    partitions = (await svc_api_client.get("/api/resources")).json()
+    assert sum(snap["total_gpus"] for snap in partitions if snap["partition"] in {"debug", "gpu"}) == 8
+    answer = await svc_api_client.get("/api/resources/total")
+    assert answer.status_code == 200, answer.text
+    whole = answer.json()
+    assert (whole["partition"], whole["total_gpus"]) == ("all", 4)
+    assert whole["gpus_in_use"] + whole["gpus_available"] == 4
+    assert [(t["type"], t["total"]) for t in whole["gpu_types"]] == [(None, 4)]
 
 
 async def test_history_and_stats(svc_api_client: httpx.AsyncClient) -> None:
@@ -198,3 +214,21 @@ async def test_a_job_that_ended_between_two_looks_gets_its_times_from_accounting
     row = next(row for row in (await svc_api_client.get("/api/history")).json() if row["job_id"] == str(job_id))
     assert (row["started_at"], row["ended_at"]) == (body["started_at"], body["ended_at"])
     assert row["elapsed_seconds"] >= 2
+
+
+async def test_the_detail_names_who_cancelled_a_job_its_time_limit_and_its_node(
+    svc_api_client: httpx.AsyncClient,
+) -> None:
+    """From sacct and scontrol: ``CANCELLED by <uid>`` read as the user's name, the limit and node Slurm gave it."""
+    body = await submit(svc_api_client, "#SBATCH --time=5\nsleep 300", name="cancel-me")
+    await wait_for(svc_api_client, body["job_id"], {"RUNNING"})
+    assert (await svc_api_client.delete(f"/api/jobs/{body['job_id']}")).status_code == 204
+    done = await wait_for(svc_api_client, body["job_id"], {"CANCELLED"})
+    for _ in range(180):  # accounting answers for the ended job a moment later (longer on a loaded machine)
+        if done["time_limit"] and done["cancelled_by"]:
+            break
+        await asyncio.sleep(0.5)
+        done = (await svc_api_client.get(f"/api/jobs/{body['job_id']}")).json()
+    assert done["cancelled_by"] == pwd.getpwuid(os.getuid()).pw_name
+    assert done["time_limit"] == "00:05:00", done
+    assert done["node_list"]

@@ -113,6 +113,19 @@ async def test_update_applies_listed_fields(http: httpx.AsyncClient) -> None:
     assert "port: Input should be a valid integer" in invalid.json()["detail"]
 
 
+async def test_a_proxy_jump_ssh_could_read_as_an_option_is_refused_and_nothing_changes(http: httpx.AsyncClient) -> None:
+    hostile = {**GPU, "name": "evil", "proxy_jump": "-oProxyCommand=touch /tmp/pwned"}
+    created = await http.post("/api/config/ssh/profiles", json=hostile)
+    assert created.status_code == 422
+    assert "proxy_jump '-oProxyCommand=touch /tmp/pwned' is invalid" in created.json()["detail"]
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    updated = await http.put("/api/config/ssh/profiles/gpu", json={"proxy_jump": "bastion;id"})
+    assert updated.status_code == 422
+    profiles = (await http.get("/api/config/ssh/profiles")).json()["profiles"]
+    assert sorted(profiles) == ["gpu"]
+    assert profiles["gpu"]["proxy_jump"] == GPU["proxy_jump"]
+
+
 async def test_activate_makes_it_current_and_the_server_transport_follows(http: httpx.AsyncClient, host: Host) -> None:
     await http.post("/api/config/ssh/profiles", json=GPU)
     assert host.server_transport_name() == "local"

@@ -21,7 +21,7 @@ SWEEP_FIELDS = {
     "id", "name", "workflow_yaml_path", "status", "matrix", "args", "fail_fast", "max_parallel", "cell_count",
     "cells_pending", "cells_running", "cells_completed", "cells_failed", "cells_cancelled", "submission_source",
     "started_at", "completed_at", "cancel_requested_at", "error", "array_job_id", "queued", "max_failures",
-    "cells_held", "paused_at",
+    "cells_held", "paused_at", "transport", "cells_in_queue", "queue_reason",
 }  # fmt: skip
 CELL_FIELDS = {
     "id",
@@ -221,3 +221,23 @@ async def test_cancelling_cells_and_the_sweep(client: httpx.AsyncClient) -> None
             break
         await asyncio.sleep(0.5)
     assert {status for run in shown for status in run["job_statuses"].values()} == {"CANCELLED"}
+
+
+@pytest.mark.cluster
+@pytest.mark.usefixtures("local_transport")
+async def test_cells_an_array_keeps_queued_are_not_counted_as_running(client: httpx.AsyncClient) -> None:
+    """Four cells sent as one array ``<id>_[0-3%1]``: Slurm runs one task and holds three (JobArrayTaskLimit);
+    the sweep says "1 running · 3 queued (array limit)", not "running 4"."""
+    body = {"sweep": {"matrix": {"a": [1, 2, 3, 4]}, "max_parallel": 1}, "args": {"pause": 60}}
+    sweep_id = (await client.post("/api/workflows/grid/run", json=body)).json()["id"]
+    shown = await wait_for(
+        client,
+        sweep_id,
+        lambda sweep: sweep["cells_in_queue"] == 3 and sweep["queue_reason"] == "array limit",
+        timeout=90,
+    )
+    assert (shown["cells_running"] - shown["cells_in_queue"], shown["cells_in_queue"]) == (1, 3)
+    listed = next(s for s in (await client.get("/api/sweep_runs")).json() if s["id"] == sweep_id)
+    assert (listed["cells_in_queue"], listed["queue_reason"]) == (3, "array limit")
+    await client.post(f"/api/sweep_runs/{sweep_id}/cancel")
+    await wait_for(client, sweep_id, lambda sweep: sweep["status"] == "cancelled", timeout=90)

@@ -453,6 +453,7 @@ def test_an_agent_that_cannot_start_says_why_in_one_line() -> None:
 @pytest.mark.cluster
 def test_a_submit_through_the_agent_uses_the_job_defaults_of_the_directory_it_ran_in(agent: Place) -> None:
     Path(".svc.json").write_text(json.dumps({"rendering": {"renderer": "nosuchrenderer"}}))
+    assert svc("config", "trust", agent=False).returncode == 0  # a project file counts only once trusted
     through, without = both("submit", "-t", "dev", "-p", "debug", "true")
     assert outcome(through) == outcome(without)
     assert through.returncode == 1

@@ -257,3 +257,32 @@ def test_concurrent_sets_of_different_variables_all_land(env: dict[str, str], us
         _, err = child.communicate(timeout=60)
         assert child.returncode == 0, err
     assert json.loads(user_config.read_text())["environment"]["env_vars"] == {name: name.lower() for name in names}
+
+
+def test_a_project_config_is_used_only_once_trusted(env: dict[str, str]) -> None:
+    project = Path(env["HOME"]).parent / "project"
+    (project / ".svc.json").write_text(json.dumps({"log_dir": "from-the-repo"}))
+    ignored = run(env, "config", "show", "--json")
+    assert ignored.returncode == 0, ignored.stderr
+    assert json.loads(ignored.stdout)["log_dir"] == "logs"
+    notice = one_line_error(ignored)
+    assert f"ignoring project config {project / '.svc.json'}" in notice
+    assert f"svc config trust {project}" in notice
+
+    trusted = run(env, "config", "trust")
+    assert trusted.returncode == 0, trusted.stderr
+    shown = run(env, "config", "show", "--json")
+    assert (json.loads(shown.stdout)["log_dir"], shown.stderr) == ("from-the-repo", "")
+
+    (project / ".svc.json").write_text(json.dumps({"log_dir": "changed"}))
+    assert json.loads(run(env, "config", "show", "--json").stdout)["log_dir"] == "logs"
+    untrusted = run(env, "config", "untrust", str(project))
+    assert untrusted.returncode == 0
+    assert "no longer trusted" in untrusted.stdout
+
+
+def test_a_fifo_project_config_is_one_line_not_a_hang(env: dict[str, str]) -> None:
+    os.mkfifo(Path(env["HOME"]).parent / "project" / ".svc.json")
+    result = run(env, "config", "show")
+    assert result.returncode == 1
+    assert "not a regular file" in one_line_error(result)

@@ -88,3 +88,9 @@ def test_a_name_is_taken_once() -> None:
 def test_intervals_read_back_as_typed(seconds: int, text: str) -> None:
     assert format_every(seconds) == text
     assert parse_every(text) == seconds
+
+
+def test_a_schedule_records_the_default_cluster_it_was_made_on() -> None:
+    """A schedule naming no cluster fires on the one that was the default when it was made, not on today's."""
+    assert svc("add", "poll", "-w", "train", "--every", "1h").returncode == 0
+    assert json.loads(svc("show", "poll", "--json").stdout)["transport"] == "local"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,11 +21,16 @@ from svc_host.store.database import Store
 
 
 @pytest.fixture
-def plugins(
-    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., None], slurm_cluster: None
-) -> PluginManager:
+def host_plugins(svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., None]) -> PluginManager:
+    """The built-ins and the ``local`` transport: what every host of these tests has (no Slurm needed to make it)."""
     svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")
     return svc_plugin_manager
+
+
+@pytest.fixture
+def plugins(host_plugins: PluginManager, slurm_cluster: None) -> PluginManager:
+    """``host_plugins`` for tests whose jobs run on this machine's Slurm through the ``local`` transport."""
+    return host_plugins
 
 
 @pytest.fixture
@@ -33,22 +39,17 @@ def work() -> Path:
     return Path.cwd()
 
 
-@pytest.fixture
-async def make_host(
-    plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str
-) -> AsyncIterator[Callable[[], Host]]:
-    """Hosts on one store, ``svc_database_url`` (a second one is the restarted server; modules that test the
-    store's users override it with ``database_url`` to run on PostgreSQL too). Afterwards each host is closed in
-    the test's event loop, as a server closes it (nothing of it is left running when that loop ends), and live
-    local jobs of this store are cancelled."""
+@contextlib.asynccontextmanager
+async def host_factory(plugins: PluginManager, paths: SvcPaths, url: str) -> AsyncIterator[Callable[[], Host]]:
+    """Make Hosts on one store; afterwards each host is closed in the caller's event loop, as a server closes it
+    (nothing of it is left running when that loop ends), and live local jobs of this store are cancelled."""
     made: list[Host] = []
-    url = svc_database_url
 
     def make() -> Host:
         host = Host(
-            paths=svc_paths,
+            paths=paths,
             plugins=plugins,
-            profiles=ProfileStore(svc_paths.profiles_file),
+            profiles=ProfileStore(paths.profiles_file),
             store=Store(url),
             source="web",
             read_env=False,
@@ -56,10 +57,22 @@ async def make_host(
         made.append(host)
         return host
 
-    yield make
-    for host in made:
-        await host.close()
-    await asyncio.to_thread(_cancel_live_local_jobs, url)
+    try:
+        yield make
+    finally:
+        for host in made:
+            await host.close()
+        await asyncio.to_thread(_cancel_live_local_jobs, url)
+
+
+@pytest.fixture
+async def make_host(
+    plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str
+) -> AsyncIterator[Callable[[], Host]]:
+    """Hosts on one store, ``svc_database_url`` (a second one is the restarted server; modules that test the
+    store's users override it with ``database_url`` to run on PostgreSQL too), closed afterwards (``host_factory``)."""
+    async with host_factory(plugins, svc_paths, svc_database_url) as make:
+        yield make
 
 
 def _cancel_live_local_jobs(url: str) -> None:
@@ -71,12 +84,16 @@ def _cancel_live_local_jobs(url: str) -> None:
 
 
 @pytest.fixture
-async def dev_host(make_host: Callable[[], Host], dev_profile: SSHProfile) -> Host:
-    """A host from ``make_host`` with the SSH transport and the dev cluster's profile ``dev``."""
+async def dev_host(
+    host_plugins: PluginManager, svc_paths: SvcPaths, svc_database_url: str, dev_profile: SSHProfile
+) -> AsyncIterator[Host]:
+    """A host with the SSH transport and the dev cluster's profile ``dev``: the cluster ``SVC_TEST_SLURM`` picks
+    (tests/conftest.py), reached only over SSH."""
     import svc_plugin_ssh.hooks
 
-    host = make_host()
-    host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    host.profiles.create("dev", dev_profile)
-    await host.reload_profiles()
-    return host
+    async with host_factory(host_plugins, svc_paths, svc_database_url) as make:
+        host = make()
+        host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+        host.profiles.create("dev", dev_profile)
+        await host.reload_profiles()
+        yield host

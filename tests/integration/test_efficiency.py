@@ -215,24 +215,40 @@ async def test_run_and_sweep_aggregates(rest: tuple[httpx.AsyncClient, Host]) ->
     assert agent["summary"] == summary
 
 
-async def test_usage_over_ssh_is_the_same_query(dev_host: Host) -> None:
-    """The SSH transport reads usage with the same single sacct (quoted across SSH) as the local one."""
+async def test_usage_over_ssh(dev_host: Host) -> None:
+    """The SSH transport reads an ended job's usage with one sacct quoted across SSH, on either dev cluster."""
+    transport = dev_host.transport("dev")
+    sbatch = ["sbatch", "--parsable", "-o", "/dev/null", "-c", "2", "--mem=1500M", "--wrap", "sleep 1"]
+    job_id = (await transport.check(sbatch, idempotent=False)).strip().split(";")[0]  # type: ignore[attr-defined]
+    try:
+        usage = (await usage_once_ended(dev_host, "dev", job_id))[job_id]
+        assert (usage.cpus, usage.mem_bytes, usage.gpus) == (2, 1500 * 1024**2, 0)
+        assert usage.elapsed_seconds is not None
+        assert usage.cpu_seconds is not None
+    finally:
+        await transport.cancel([job_id])
+        await dev_host.transports.close()
+
+
+@pytest.mark.local_slurm
+async def test_usage_over_ssh_is_the_same_query_as_local(dev_host: Host) -> None:
+    """On this machine's own cluster, the SSH transport's sacct reads exactly what the local one reads."""
     sbatch = ["sbatch", "--parsable", "-o", "/dev/null", "-c", "2", "--mem=1500M", "--wrap", "sleep 1"]
     submitted = await asyncio.to_thread(subprocess.run, sbatch, capture_output=True, text=True, check=True, timeout=60)
     job_id = submitted.stdout.strip().split(";")[0]
     try:
-        for _ in range(120):
-            found = await dev_host.transport("dev").usage([job_id])
-            if job_id in found:
-                break
-            await asyncio.sleep(0.5)
-        else:
-            raise AssertionError(f"accounting never reported job {job_id} ended")
-        usage = found[job_id]
-        assert (usage.cpus, usage.mem_bytes, usage.gpus) == (2, 1500 * 1024**2, 0)
-        assert usage.elapsed_seconds is not None
-        assert usage.cpu_seconds is not None
+        found = await usage_once_ended(dev_host, "dev", job_id)
         assert found == await dev_host.transport("local").usage([job_id])
     finally:
         await asyncio.to_thread(subprocess.run, ["scancel", job_id], check=False, timeout=60)
         await dev_host.transports.close()
+
+
+async def usage_once_ended(host: Host, transport: str, job_id: str) -> dict[str, Any]:
+    """``usage([job_id])`` once accounting reports the job ended (within a minute)."""
+    for _ in range(120):
+        found = await host.transport(transport).usage([job_id])
+        if job_id in found:
+            return found
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"accounting never reported job {job_id} ended")

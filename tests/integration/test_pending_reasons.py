@@ -70,10 +70,10 @@ def limits() -> Iterator[str]:
         drop_limits(user)
 
 
-async def submit(host: Host, *directives: str, command: str = "sleep 300") -> str:
+async def submit(host: Host, *directives: str, command: str = "sleep 300", transport: str = "local") -> str:
     text = "#!/bin/bash\n" + "".join(f"#SBATCH {line}\n" for line in directives) + f"{command}\n"
     record = await jobs.submit(
-        host, JobDefinition(name="pend", script=text, work_dir=".", log_dir="logs"), transport="local", source="cli"
+        host, JobDefinition(name="pend", script=text, work_dir=".", log_dir="logs"), transport=transport, source="cli"
     )
     return record.job_id
 
@@ -214,3 +214,22 @@ async def test_over_ssh(dev_host: Host) -> None:
         assert fit["fits"] is True
     finally:
         await dev_host.transport("dev").cancel([record.job_id])
+
+
+@HOLDS_GPUS
+async def test_over_ssh_resources_when_every_gpu_is_taken(dev_host: Host, dev_env: dict[str, str]) -> None:
+    """The count is the cluster's own (``scripts/devcluster env``): 4 untyped GPUs on 22.05, a100:2 and v100:2 on
+    24.11's node; a job asking for every GPU, whatever their types, leaves none for the next."""
+    gpus = int(dev_env["SVC_DEV_GPUS"])
+    filler = await submit(dev_host, "-p gpu", f"--gres=gpu:{gpus}", transport="dev")
+    waiting = None
+    try:
+        for _ in range(120):  # it holds every GPU once it runs
+            if (await pending.explain(dev_host, "dev", [filler]))[0]["status"] == "RUNNING":
+                break
+            await asyncio.sleep(0.5)
+        waiting = await submit(dev_host, "-p gpu", "--gres=gpu:1", transport="dev")
+        answer = await reason_of(dev_host, waiting, "Resources", transport="dev")
+        assert f"partition 'gpu' has 0 of {gpus} GPUs free now" in answer["explanation"]
+    finally:
+        await dev_host.transport("dev").cancel([job for job in (filler, waiting) if job is not None])

@@ -45,15 +45,17 @@ def test_the_example_site_alone_in_a_fresh_venv_loads_and_its_renderer_is_select
     listed = svc("plugins", "--json")
     assert listed.returncode == 0, listed.stderr
     plugins = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert plugins["example-site"]["status"] == "ok", plugins["example-site"]
-    assert plugins["example-site"]["distribution"] == "svc-plugin-example-site"
+    assert plugins["site"]["status"] == "ok", plugins["site"]
+    assert plugins["site"]["distribution"] == "svc-plugin-example-site"
     assert "chat" not in plugins  # really alone
     assert {row["status"] for row in plugins.values()} == {"ok"}
     assert "site" in svc("--help").stdout  # its CLI command
     chosen = svc("config", "set", "rendering.renderer", "site")
     assert chosen.returncode == 0, chosen.stderr
     shown = json.loads(svc("config", "show", "--json").stdout)
-    assert (shown["rendering"], shown["plugins"]) == ({"renderer": "site"}, {})
+    assert shown["rendering"] == {"renderer": "site"}
+    unset = {"login": None, "account": None, "qos": "normal", "port": 22, "key": None, "known_hosts": None}
+    assert shown["plugins"] == {"site": unset}  # its settings section, with its defaults
     refused = svc("config", "set", "plugins.chat.format", "teams")
     assert refused.returncode != 0
     assert "Traceback" not in refused.stderr

@@ -194,7 +194,9 @@ def test_of_two_servers_one_killed_with_9_mid_workflow_and_mid_sweep_the_other_f
 async def test_svc_mcp_closes_its_engine_and_releases_its_runs_when_it_exits(servers: Servers) -> None:
     """The Host closes the services it owns in ``svc mcp`` too: a run started there is handed over at once."""
     (Path.cwd() / "slow.yaml").write_text("name: slow\njobs:\n  - {name: a, command: 'sleep 30'}\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "svc_host", "mcp", "--root", "."], env=dict(os.environ)
+    )
     url = SvcPaths.from_env().database_url
     async with Client(params) as mcp:
         result = await mcp.call_tool("run_workflow", {"yaml_path": "slow.yaml", "wait_seconds": 0})

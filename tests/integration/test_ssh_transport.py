@@ -61,26 +61,32 @@ async def test_commands_share_one_connection_and_survive_a_drop(transport: SSHTr
     assert await transport.connection() is not conn
 
 
-async def test_shell_metacharacters_are_data_not_code(transport: SSHTransport) -> None:
+async def test_shell_metacharacters_are_data_not_code(
+    transport: SSHTransport, cluster_path: Callable[[str], Path]
+) -> None:
     marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
     words = [f"$(touch {marker})", f"`touch {marker}`", f"; touch {marker}", "| cat", "'quoted' \"double\"", "ünï"]
     result = await transport.run(["printf", "%s\\n", *words])
     assert result.stdout.splitlines() == words
-    assert not Path(marker).exists()
+    assert not cluster_path(marker).exists()
 
 
-async def test_hostile_job_name_is_submitted_verbatim(transport: SSHTransport) -> None:
+async def test_hostile_job_name_is_submitted_verbatim(
+    transport: SSHTransport, cluster_path: Callable[[str], Path]
+) -> None:
     marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
     name = f"a;b $(touch {marker}) | c 'q'"
     job_dir = f"svc-names-{uuid.uuid4().hex[:6]}"
     job_id = await transport.submit(render_sbatch(JobDefinition(name=name, command="true", log_dir=job_dir)))
     done = await wait_for_state(transport, job_id, {JobState.COMPLETED}, timeout=60)
     assert done.name == name
-    assert not Path(marker).exists()
+    assert not cluster_path(marker).exists()
     await transport.run(["rm", "-rf", "--", job_dir])
 
 
-async def test_profile_env_values_reach_commands_as_data_never_as_code(dev_profile: SSHProfile) -> None:
+async def test_profile_env_values_reach_commands_as_data_never_as_code(
+    dev_profile: SSHProfile, cluster_path: Callable[[str], Path]
+) -> None:
     marker = f"/tmp/svc-pwned-{uuid.uuid4().hex}"
     hostile = f"$(touch {marker}); `touch {marker}` | touch {marker} # 'q' \"d\"\nnext line"
     transport = SSHTransport("dev", dev_profile.model_copy(update={"env_vars": {"SVC_T": hostile, "B_2": "x y"}}))
@@ -91,7 +97,7 @@ async def test_profile_env_values_reach_commands_as_data_never_as_code(dev_profi
         await transport.close()
     assert (result.exit_code, result.stdout) == (0, hostile + "\n")
     assert other.stdout == "x y\n"
-    assert not Path(marker).exists()
+    assert not cluster_path(marker).exists()
 
 
 async def test_profile_env_values_never_reach_the_logs(
@@ -185,10 +191,11 @@ def own_local_ports() -> set[int]:
 # -- a submission whose answer is lost ----------------------------------------------------------------------------
 
 DROP_AFTER_SBATCH = """#!/bin/sh
-# sbatch, then the connection dies before its answer is sent: kill this session's sshd process.
+# sbatch, then the connection dies before its answer is sent: kill this session's sshd process
+# ("sshd-session" since OpenSSH 9.8, as on lab24).
 out=$({sbatch} "$@")
 echo "$out" > {record}
-if [ "$(cat /proc/$PPID/comm)" = sshd ]; then kill -9 "$PPID"; fi
+case "$(cat /proc/$PPID/comm)" in sshd|sshd-session) kill -9 "$PPID" ;; esac
 sleep 30
 """
 
@@ -202,21 +209,25 @@ echo "$out"
 
 
 @pytest.fixture
-def wrapped_sbatch(dev_profile: SSHProfile) -> Iterator[Callable[[str], tuple[SSHProfile, Path]]]:
-    """A profile whose PATH finds a wrapper named ``sbatch`` first; the wrapper writes the real answer to a file."""
+def wrapped_sbatch(
+    dev_profile: SSHProfile, cluster_path: Callable[[str], Path]
+) -> Iterator[Callable[[str], tuple[SSHProfile, Path]]]:
+    """A profile whose PATH finds a wrapper named ``sbatch`` first (in the cluster's /tmp); the wrapper writes the
+    real answer to a file, returned as this machine sees it."""
     made: list[Path] = []
 
     def make(template: str) -> tuple[SSHProfile, Path]:
-        directory = Path(f"/tmp/svc-wrap-{uuid.uuid4().hex}")
+        remote = f"/tmp/svc-wrap-{uuid.uuid4().hex}"
+        directory = cluster_path(remote)
         directory.mkdir(mode=0o777)
         directory.chmod(0o777)
         made.append(directory)
-        record = directory / "answer"
         wrapper = directory / "sbatch"
-        wrapper.write_text(template.format(sbatch=shutil.which("sbatch") or "/usr/bin/sbatch", record=record))
+        system = "/usr/local/bin:/usr/bin:/bin"
+        wrapper.write_text(template.format(sbatch=f"env PATH={system} sbatch", record=f"{remote}/answer"))
         wrapper.chmod(0o755)
-        path = f"{directory}:/usr/local/bin:/usr/bin:/bin"
-        return dev_profile.model_copy(update={"env_vars": {"PATH": path}}), record
+        path = f"{remote}:{system}"
+        return dev_profile.model_copy(update={"env_vars": {"PATH": path}}), directory / "answer"
 
     yield make
     for directory in made:

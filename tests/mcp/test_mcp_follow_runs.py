@@ -29,7 +29,10 @@ def slurm_jobs_in(work: Path) -> list[tuple[str, str]]:
 
 def params(svc_home: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
 
 

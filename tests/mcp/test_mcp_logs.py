@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from svc_host.mcp.tools_jobs import last_lines
+from svc_host.services.jobs import last_lines
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 from svc_plugin_local.transport import LocalTransport
 

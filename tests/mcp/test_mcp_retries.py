@@ -25,7 +25,10 @@ jobs:
 async def test_results_carry_the_attempts_and_their_reasons(svc_home: dict[str, str], slurm_cluster: None) -> None:
     (Path(svc_home["SVC_WORK"]) / "retried.yaml").write_text(FLOW)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
     async with Client(params) as client:
         ran = (

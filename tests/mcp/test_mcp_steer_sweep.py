@@ -85,7 +85,10 @@ def held_jobs(store: Store, sweep_id: int) -> dict[str, str]:
 @pytest.mark.usefixtures("chain", "slurm_cluster")
 async def test_an_agent_pauses_and_resumes_the_sweep_its_run_workflow_waits_on(svc_home: dict[str, str]) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
     store = Store(SvcPaths.from_env().database_url)
     try:

@@ -73,7 +73,10 @@ async def test_sweep_errors_have_the_spec_messages(mcp_factory: Callable[[], Any
 async def test_a_sweep_blocks_until_every_cell_ended_with_progress(svc_home: dict[str, str]) -> None:
     work = Path(svc_home["SVC_WORK"])
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
     progress: list[tuple[float, float | None, str | None]] = []
 

@@ -179,7 +179,10 @@ async def test_missing_transport_is_rejected_by_the_schema(svc_home: dict[str, s
     """transport is required in the tool's schema: the call is refused before svc runs the tool, in the
     spec's shape (not the SDK's isError text)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
     async with Client(params) as client:
         result = await client.call_tool(tool, {"mount": "proj"})

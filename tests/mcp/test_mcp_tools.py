@@ -147,7 +147,11 @@ async def test_local_resources_shape(mcp_factory: Callable[[], Any]) -> None:
             "nodes_total",
             "nodes_idle",
             "nodes_down",
+            "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
         }
+        assert whole["gpu_types"] == [
+            {"type": None, "total": 4, "in_use": whole["gpus_in_use"], "available": whole["gpus_available"]}
+        ]
         assert whole["partition"] == "all"
         assert whole["total_gpus"] == 4  # one node with 4 GPUs, counted once although in two partitions
         gpu = await mcp("get_resources", partition="gpu")
@@ -211,6 +215,7 @@ async def test_ssh_transport_through_a_profile(
     svc_home: dict[str, str],
     write_profiles: Callable[[dict[str, Any]], None],
     dev_profile: SSHProfile,
+    dev_env: dict[str, str],
     mcp_factory: Any,
 ) -> None:
     write_profiles({"current": "dev", "profiles": {"dev": dev_profile.model_dump()}})
@@ -221,7 +226,7 @@ async def test_ssh_transport_through_a_profile(
         assert profiles["profiles"][0]["is_current"] is True
         resources = await mcp("get_resources", transport="dev")
         assert resources["success"], resources
-        assert [r["partition"] for r in resources["resources"]] == ["debug", "gpu"]
+        assert [r["partition"] for r in resources["resources"]] == dev_env["SVC_DEV_SLURM_PARTITIONS"].split(",")
         assert resources["resources"][0]["has_available_gpus"] in (True, False)
         missing_dir = await mcp("submit_job", command="true", transport="dev")
         assert missing_dir == {

@@ -125,7 +125,10 @@ async def test_cell_changes_wake_a_sweep_wait(svc_home: dict[str, str], slurm_cl
     work = Path(svc_home["SVC_WORK"])
     (work / "cells.yaml").write_text("name: wait-cells\nargs: {n: 1}\njobs:\n  - {name: nap, command: 'sleep 2'}\n")
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable,
+        args=["-m", "svc_host", "mcp", "--root", svc_home["SVC_WORK"]],
+        env=svc_home,
+        cwd=svc_home["SVC_WORK"],
     )
     async with Client(params) as client:
         found: asyncio.Future[int] = asyncio.get_running_loop().create_future()

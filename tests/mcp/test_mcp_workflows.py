@@ -11,6 +11,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from svc_host.settings.config import trust_project
+from svc_host.settings.paths import SvcPaths
+
 JOBS = [
     {"name": "prep", "command": "echo {{ word }} > prep.out"},
     {"name": "train", "command": ["bash", "-c", "test -f prep.out"], "depends_on": ["prep"], "retry": 1},
@@ -167,6 +170,26 @@ async def test_paths_are_confined(mcp_factory: Callable[[], Any], svc_home: dict
         assert (work / "notes.yaml").read_text() == "just: notes\n"
 
 
+async def test_the_working_directory_is_confined_until_trusted(
+    mcp_factory: Callable[..., Any], svc_home: dict[str, str]
+) -> None:
+    """An agent started inside a cloned repository may not write workflow files there, until the user trusts
+    the directory's project config (or starts ``svc mcp --root`` with it)."""
+    work = Path(svc_home["SVC_WORK"])
+    (work / "wf.yaml").write_text("name: wf\njobs: [{name: a, command: x}]\n")
+    refused = {"success": False, "error": "Path 'wf.yaml' is outside allowed directories"}
+    async with mcp_factory(root_work=False) as mcp:
+        assert await mcp("validate_workflow", yaml_path="wf.yaml") == refused
+        created = await mcp("create_workflow", name="n", jobs=JOBS[:1], output_path="new.yaml", args={"word": 1})
+        assert created == {"success": False, "error": "Path 'new.yaml' is outside allowed directories"}
+        assert not (work / "new.yaml").exists()
+        (work / ".svc.json").write_text("{}")
+        trust_project(SvcPaths.from_env(project_dir=work), work)
+        assert (await mcp("validate_workflow", yaml_path="wf.yaml"))["valid"] is True
+        (work / ".svc.json").write_text('{"log_dir": "moved"}')
+        assert await mcp("validate_workflow", yaml_path="wf.yaml") == refused
+
+
 async def test_run_errors_have_the_spec_messages(
     mcp_factory: Callable[[], Any], svc_home: dict[str, str], write_profiles: Callable[[dict[str, Any]], None]
 ) -> None:
@@ -232,8 +255,9 @@ async def test_dry_run_previews_the_selection(mcp_factory: Callable[[], Any], sv
 
 
 def _params(svc_home: dict[str, str]) -> StdioServerParameters:
+    work = svc_home["SVC_WORK"]
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
+        command=sys.executable, args=["-m", "svc_host", "mcp", "--root", work], env=svc_home, cwd=work
     )
 
 

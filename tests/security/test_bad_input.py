@@ -124,6 +124,11 @@ async def test_bad_job_fields_are_422_before_anything_is_submitted(
     assert (await client.get("/api/history")).json() == []
 
 
+async def test_a_container_that_reads_as_an_option_is_422(client: httpx.AsyncClient) -> None:
+    body = {"name": "c", "command": "true", "environment": {"container": "--bind=/:/host"}}
+    assert "apptainer would read it as an option" in detail(await client.post("/api/scripts/preview", json=body), 422)
+
+
 # -- YAML -----------------------------------------------------------------------------------------------------
 
 
@@ -234,6 +239,42 @@ async def test_aliased_templates_are_bounded_in_total(client: httpx.AsyncClient)
     body = (await client.post("/api/workflows/validate", json={"yaml": text})).json()
     assert body["valid"] is False
     assert any("render to more than 8000000 characters in all" in error for error in body["errors"]), body
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+YS = "[" + ", ".join(["y"] * 200) + "]"
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("{{ [1,1,1,1,1,1,1,1,1,1]|tojson(indent=20000000) }}", "tojson(indent=...) must be an integer from 0 to"),
+        (f"{{{{ {YS}|tojson }}}}", "tojson would build more than"),
+        (f"{{{{ {YS} }}}}", "would build more than"),
+        (f"{{{{ {YS}|string }}}}", "would build more than"),
+        ("{{ y|upper }}" * 200, "the template would build more than"),
+        (f"{{{{ {YS.replace('y', 'y|upper')}|length }}}}", "the template builds more than"),
+    ],
+)
+async def test_templates_stay_within_50_mb_while_they_render(
+    client: httpx.AsyncClient, template: str, problem: str
+) -> None:
+    """The peak RSS of the server (this process) grows by less than 50 MB while a hostile template renders."""
+    text = f'name: t\nargs:\n  y: "{"b" * 400_000}"\njobs:\n  - name: a\n    command: "{template}"\n'
+    await client.post("/api/workflows/validate", json={"yaml": "name: warm\njobs: [{name: a, command: x}]\n"})
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM, the peak RSS, to the current RSS
+    before = _status_kib("VmRSS")
+    body = (await client.post("/api/workflows/validate", json={"yaml": text})).json()
+    growth_mb = (_status_kib("VmHWM") - before) / 1024
+    assert body["valid"] is False
+    assert any(problem in error for error in body["errors"]), body
+    assert growth_mb < 50, f"peak RSS grew by {growth_mb:.0f} MB"
 
 
 # -- the event loop -------------------------------------------------------------------------------------------

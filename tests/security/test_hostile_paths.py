@@ -17,6 +17,7 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
+from svc_host.settings import mounts
 
 FORBIDDEN, INVALID, MISSING, ANY = 403, 400, 404, 0
 OUTSIDE_CONTENT = "svc-content-outside-the-mount"
@@ -281,8 +282,8 @@ async def test_file_swapped_for_a_symlink_between_check_and_open_is_refused(
     (project / "late.txt").write_text("harmless")
     real_open: Callable[..., int] = os.open
 
-    def swap_then_open(path: str, flags: int, *args: object) -> int:
-        if path.endswith("late.txt"):
+    def swap_then_open(path: str | os.PathLike[str], flags: int, *args: object) -> int:
+        if str(path).endswith("late.txt"):
             os.unlink(path)
             os.symlink(outside / "outside.txt", path)
         return real_open(path, flags, *args)
@@ -300,8 +301,8 @@ async def test_directory_swapped_for_a_symlink_between_check_and_open_is_refused
     (project / "late" / "outside.txt").write_text("harmless")
     real_open: Callable[..., int] = os.open
 
-    def swap_then_open(path: str, flags: int, *args: object) -> int:
-        if path.endswith("late/outside.txt"):
+    def swap_then_open(path: str | os.PathLike[str], flags: int, *args: object) -> int:
+        if str(path).endswith("late/outside.txt"):
             (project / "late" / "outside.txt").unlink()
             (project / "late").rmdir()
             (project / "late").symlink_to(outside)
@@ -309,4 +310,35 @@ async def test_directory_swapped_for_a_symlink_between_check_and_open_is_refused
 
     monkeypatch.setattr(os, "open", swap_then_open)
     response = await client.get("/api/files/read", params={"mount": "proj", "path": "late/outside.txt"})
+    check(response, FORBIDDEN, tmp_path)
+
+
+@pytest.mark.parametrize("proc", [True, False], ids=["proc", "no-proc"])
+@pytest.mark.parametrize("listed", ["late", "late/sub"])
+async def test_directory_swapped_for_a_symlink_between_check_and_listing_is_refused(
+    client: httpx.AsyncClient,
+    project: Path,
+    outside: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    listed: str,
+    proc: bool,
+) -> None:
+    """The listed directory (or its parent) replaced by a symlink out, after the path was checked."""
+    (project / "late" / "sub").mkdir(parents=True)
+    (outside / "sub").mkdir()
+    (outside / "sub" / "outside.txt").write_text(OUTSIDE_CONTENT)
+    real_resolve = mounts.resolve_inside
+
+    def resolve_then_swap(root: str, relative: str) -> str:
+        resolved = real_resolve(root, relative)
+        if (project / "late").is_dir() and not (project / "late").is_symlink():
+            shutil.rmtree(project / "late")
+            (project / "late").symlink_to(outside)
+        return resolved
+
+    monkeypatch.setattr(mounts, "resolve_inside", resolve_then_swap)
+    if not proc:  # where the open descriptor's path cannot be read, the path is resolved and compared again
+        monkeypatch.setattr(mounts, "_opened_path", lambda fd: None)
+    response = await client.get("/api/files/browse", params={"mount": "proj", "path": listed})
     check(response, FORBIDDEN, tmp_path)

@@ -13,12 +13,15 @@ import pytest
 
 from svc_host.errors import ConfigError, ConflictError
 from svc_host.settings.config import (
+    config_layers,
     config_paths,
     init_project_config,
     load_config,
     read_project_config,
     reset_user_config,
     save_user_config,
+    trust_project,
+    untrust_project,
     write_project_config,
 )
 from svc_host.settings.paths import SvcPaths
@@ -57,6 +60,12 @@ def write(path: Path, data: object) -> None:
     path.write_text(json.dumps(data))
 
 
+def write_trusted(paths: SvcPaths, name: str, data: object) -> None:
+    """A project file of the working directory that the user has trusted."""
+    write(paths.project_dir / name, data)
+    trust_project(paths, paths.project_dir)
+
+
 def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.iterdir() if p.name.endswith(".tmp")]
 
@@ -68,7 +77,7 @@ def test_fresh_configuration_has_the_spec_defaults(paths: SvcPaths) -> None:
 def test_layers_apply_system_then_user_then_project_then_env(paths: SvcPaths) -> None:
     write(paths.system_config, {"resources": {"partition": "sys", "nodes": 2, "gpus_per_node": 8}, "log_dir": "s"})
     write(paths.user_config, {"resources": {"partition": "user", "nodes": 3}})
-    write(paths.project_dir / ".svc.json", {"resources": {"partition": "proj"}})
+    write_trusted(paths, ".svc.json", {"resources": {"partition": "proj"}})
     env = {"SVC_LOG_DIR": "from-env"}
 
     config = load_config(paths, env=env)
@@ -80,7 +89,7 @@ def test_layers_apply_system_then_user_then_project_then_env(paths: SvcPaths) ->
 
 
 def test_env_overrides_nested_keys_and_ignores_non_config_variables(paths: SvcPaths) -> None:
-    write(paths.project_dir / ".svc.json", {"resources": {"partition": "proj", "nodes": 2}})
+    write_trusted(paths, ".svc.json", {"resources": {"partition": "proj", "nodes": 2}})
     env = {
         "SVC_RESOURCES__PARTITION": "gpu",
         "SVC_ENVIRONMENT__ENV_VARS": '{"HF_HOME": "/data/hf"}',
@@ -115,9 +124,9 @@ def test_bad_env_value_names_the_variable(paths: SvcPaths) -> None:
 
 
 def test_project_falls_back_to_svc_json_and_dot_file_wins(paths: SvcPaths) -> None:
-    write(paths.project_dir / "svc.json", {"log_dir": "plain"})
+    write_trusted(paths, "svc.json", {"log_dir": "plain"})
     assert load_config(paths, env=None).log_dir == "plain"
-    write(paths.project_dir / ".svc.json", {"log_dir": "dotted"})
+    write_trusted(paths, ".svc.json", {"log_dir": "dotted"})
     assert load_config(paths, env=None).log_dir == "dotted"
 
 
@@ -242,7 +251,7 @@ def test_project_exclude_is_kept_beside_the_job_defaults(paths: SvcPaths, tmp_pa
     assert json.loads(written.path.read_text()) == {"log_dir": "out", "exclude": ["data/", "*.ckpt"]}
     assert read_project_config(directory).config == {"log_dir": "out", "exclude": ["data/", "*.ckpt"]}
     # the working directory's project file may hold it too: it is no job default, so the merged config ignores it
-    write(paths.project_dir / ".svc.json", {"exclude": ["data/"], "log_dir": "out"})
+    write_trusted(paths, ".svc.json", {"exclude": ["data/"], "log_dir": "out"})
     assert load_config(paths, env=None).model_dump(mode="json") == {**SPEC_DEFAULTS, "log_dir": "out"}
 
 
@@ -297,6 +306,85 @@ def test_processes_saving_the_user_config_at_once_lose_nothing(paths: SvcPaths) 
     assert stat.S_IMODE((paths.user_config.parent / "config.json.lock").stat().st_mode) == 0o600
 
 
+# -- trust of the working directory's project file ---------------------------------------------------------
+
+
+def test_an_untrusted_project_file_is_ignored_with_a_notice(paths: SvcPaths, caplog: pytest.LogCaptureFixture) -> None:
+    hostile = {
+        "notifications": {"chat_webhook_url": "https://evil.example/hook"},
+        "log_dir": "/tmp/elsewhere",
+        "environment": {"env_vars": {"BASH_ENV": "/tmp/evil.sh"}},
+    }
+    write(paths.project_dir / ".svc.json", hostile)
+    with caplog.at_level("WARNING", logger="svc.config"):
+        config = load_config(paths, env=None)
+        load_config(paths, env=None)
+    assert config.model_dump(mode="json") == SPEC_DEFAULTS
+    notices = [r.getMessage() for r in caplog.records if r.name == "svc.config"]
+    assert len(notices) == 1  # once per process and content, not on every read
+    assert "svc config trust" in notices[0]
+    assert str(paths.project_dir / ".svc.json") in notices[0]
+    layers = config_layers(paths, env=None)
+    assert [(layer.source, layer.data, bool(layer.ignored)) for layer in layers] == [("project", {}, True)]
+
+
+def test_trust_is_for_the_content_it_saw(paths: SvcPaths) -> None:
+    write(paths.project_dir / ".svc.json", {"log_dir": "reviewed"})
+    trust_project(paths, paths.project_dir)
+    assert load_config(paths, env=None).log_dir == "reviewed"
+    store = paths.user_config_dir / "trusted-projects.json"
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    write(paths.project_dir / ".svc.json", {"log_dir": "changed-after-review"})
+    assert load_config(paths, env=None).log_dir == "logs"  # changed content needs trust again
+    trust_project(paths, paths.project_dir)
+    assert load_config(paths, env=None).log_dir == "changed-after-review"
+    assert untrust_project(paths, paths.project_dir) == [str(paths.project_dir.resolve() / ".svc.json")]
+    assert load_config(paths, env=None).log_dir == "logs"
+
+
+def test_allowances_never_come_from_a_project_file(paths: SvcPaths) -> None:
+    write(paths.project_dir / ".svc.json", {"plugins": {"chat": {"allow_http_hosts": ["10.0.0.1"]}}})
+    with pytest.raises(ConfigError, match=r"plugins.chat.allow_http_hosts may not be set in a project config"):
+        trust_project(paths, paths.project_dir)
+    assert not (paths.user_config_dir / "trusted-projects.json").exists()
+
+
+def test_trust_without_a_project_file_is_a_clear_error(paths: SvcPaths) -> None:
+    with pytest.raises(ConfigError, match=r"has no project config \(.svc.json or svc.json\)"):
+        trust_project(paths, paths.project_dir)
+
+
+# -- config files of any type and size ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "huge"])
+def test_config_files_must_be_small_regular_files(paths: SvcPaths, kind: str) -> None:
+    path = paths.user_config
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_text(json.dumps({"log_dir": "x" * (2 << 20)}))
+    expected = "larger than 1048576 bytes" if kind == "huge" else "not a regular file"
+    with pytest.raises(ConfigError, match=expected):
+        load_config(paths, env=None)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_project_file_that_is_no_regular_file_does_not_hang(paths: SvcPaths, kind: str) -> None:
+    path = paths.project_dir / ".svc.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(paths, env=None)
+
+
 def settle(path: Path) -> None:
     """Date ``path`` an hour back: old enough for its merged configuration to be kept (settings/file_memo.py)."""
     hour_ago = path.stat().st_mtime - 3600
@@ -315,10 +403,15 @@ def test_a_kept_configuration_follows_every_change_of_its_files_and_variables(pa
 
     write(paths.project_dir / "svc.json", {"log_dir": "project"})
     settle(paths.project_dir / "svc.json")
+    assert load_config(paths, env={}).log_dir == "other"  # not trusted yet
+    trust_project(paths, paths.project_dir)
     assert load_config(paths, env={}).log_dir == "project"
     assert load_config(paths, env={"SVC_LOG_DIR": "variable"}).log_dir == "variable"
     assert load_config(paths, env={}).log_dir == "project"
 
+    untrust_project(paths, paths.project_dir)
+    assert load_config(paths, env={}).log_dir == "other"
+    trust_project(paths, paths.project_dir)
     (paths.project_dir / "svc.json").unlink()
     assert load_config(paths, env={}).log_dir == "other"
 

@@ -198,7 +198,7 @@ def test_resolve_inside_refuses_what_leaves_the_root(tree: Path, relative: str) 
 
 
 def test_listing_sorts_directories_first_and_describes_symlinks(tree: Path) -> None:
-    entries = [entry.as_json() for entry in list_directory(mount_of(tree), "")]
+    entries = [entry.as_json() for entry in list_directory(mount_of(tree), "").entries]
     assert entries == [
         {"name": "link-in", "type": "symlink", "size": None, "accessible": True, "target_kind": "directory"},
         {"name": "src", "type": "directory", "size": None},
@@ -215,8 +215,20 @@ def test_listing_sorts_directories_first_and_describes_symlinks(tree: Path) -> N
 
 
 def test_listing_through_an_inside_directory_symlink(tree: Path) -> None:
-    names = [entry.name for entry in list_directory(mount_of(tree), "link-in")]
+    names = [entry.name for entry in list_directory(mount_of(tree), "link-in").entries]
     assert names == ["pkg", "main.py"]
+
+
+def test_a_listing_reads_at_most_its_limit_and_says_when_there_is_more(tree: Path) -> None:
+    (tree / "src" / "pkg" / "one.txt").write_text("1")
+    (tree / "src" / "pkg" / "two.txt").write_text("2")
+    full = list_directory(mount_of(tree), "src/pkg", limit=2)
+    assert ([entry.name for entry in full.entries], full.truncated) == (["one.txt", "two.txt"], False)
+    (tree / "src" / "pkg" / "three.txt").write_text("3")
+    over = list_directory(mount_of(tree), "src/pkg", limit=2)
+    assert over.truncated
+    assert len(over.entries) == 2
+    assert {entry.name for entry in over.entries} < {"one.txt", "two.txt", "three.txt"}
 
 
 def test_listing_errors(tree: Path) -> None:

@@ -129,7 +129,8 @@ def test_an_observer_failure_does_not_stop_the_broadcast(svc_plugin_manager: Plu
     assert seen == ["job.status_changed"]
 
 
-def test_ssh_plugin_offers_one_transport_per_profile() -> None:
+def test_ssh_plugin_offers_one_transport_per_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVC_DISABLE_PLUGINS", "site")  # the example site's distribution is installed here too
     manager = create_plugin_manager(strict=True)
     config = HostConfig(profiles={"alpha": SSHProfile(hostname="a.example"), "beta": SSHProfile(hostname="b.example")})
     specs = manager.transport_specs(config)

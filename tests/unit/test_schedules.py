@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from svc_host.domain.times import as_utc
 from svc_host.errors import TransportError
 from svc_host.schedules import manage
 from svc_host.schedules import store as schedules
@@ -132,7 +133,7 @@ async def test_a_schedule_fires_once_per_due_time(store: Store) -> None:
     assert await scheduler.tick() == []  # same moment again: nothing more
     record = await store.run(schedules.get, "nightly")
     assert (record.last_outcome, record.last_run_id, record.fire_count) == ("fired", "run-1", 1)
-    assert schedules.as_utc(record.next_fire_at) == T0 + timedelta(minutes=20)
+    assert as_utc(record.next_fire_at) == T0 + timedelta(minutes=20)
 
 
 async def test_two_servers_on_one_store_fire_each_due_time_once(store: Store, database_url: str) -> None:
@@ -215,7 +216,7 @@ async def test_disabled_schedules_do_not_fire_and_enabling_does_not_make_up_miss
     clock.now += timedelta(hours=2)
     assert await Scheduler(store, launcher, clock=clock).tick() == []
     record = await manage.set_enabled(store, "nightly", True, now=clock.now)
-    assert schedules.as_utc(record.next_fire_at) == T0 + timedelta(hours=2, minutes=10)
+    assert as_utc(record.next_fire_at) == T0 + timedelta(hours=2, minutes=10)
     assert manage.view(record, now=clock.now, upcoming_count=2)["upcoming"] == [
         (T0 + timedelta(hours=2, minutes=10)).isoformat(),
         (T0 + timedelta(hours=2, minutes=20)).isoformat(),

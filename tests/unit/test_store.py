@@ -18,6 +18,7 @@ from sqlmodel import Session, SQLModel
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import as_utc
 from svc_host.errors import ConfigError
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
@@ -261,7 +262,7 @@ def test_accounting_times_replace_when_a_tick_saw_the_job(store: Store) -> None:
     }
     store.call(repo.apply_statuses, "local", ended, now=seen + timedelta(seconds=20))
     for record in store.call(repo.history):  # "1" was never seen running; "2" was seen 9 s late
-        assert (repo.utc(record.started_at), repo.utc(record.ended_at), record.elapsed_seconds) == (start, end, 3)
+        assert (as_utc(record.started_at), as_utc(record.ended_at), record.elapsed_seconds) == (start, end, 3)
 
 
 class _RaceOnFirstRead(dict[str, JobStatus]):
@@ -363,5 +364,19 @@ def test_a_postgresql_url_keeps_its_options_and_the_session_runs_in_utc(database
     add(store, "1", when=berlin)
     row = store.call(repo.find_job, "local", "1")
     assert row is not None
-    assert repo.utc(row.submitted_at) == datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
+    assert as_utc(row.submitted_at) == datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
     store.close()
+
+
+def test_a_job_is_known_by_its_cluster_and_its_id(store: Store) -> None:
+    """Two clusters number their jobs alike: each lookup, live list and history filter keeps them apart."""
+    for transport, name in (("local", "prep"), ("lab22", "train")):
+        store.call(repo.add_job, transport=transport, job_id="68", name=name, source="web", resources={}, command=[])
+    assert store.call(repo.find_job, "lab22", "68").name == "train"
+    assert store.call(repo.find_job, "local", "68").name == "prep"
+    failed = JobStatus(job_id="68", state=JobState.FAILED, raw_state="FAILED", exit_code=1)
+    store.call(repo.apply_statuses, "lab22", {"68": failed})
+    assert store.call(repo.find_job, "local", "68").state == "PENDING"
+    assert [row.name for row in store.call(repo.history, transport="lab22")] == ["train"]
+    indexes = {tuple(index["column_names"]) for index in inspect(store.engine).get_indexes("job")}
+    assert ("transport", "job_id") in indexes

@@ -24,6 +24,9 @@ NEVER_SENT = "never-sent"
 """The connection dropped before sbatch reached the scheduler: no job."""
 SLOW = "slow"
 """sbatch timed out; the scheduler accepts the job a few seconds later."""
+LATE = "late"
+"""The connection dropped; a slow slurmctld accepts the job only after every reconcile lookup came back without
+it (right before svc would send sbatch once more)."""
 HUNG = "hung"
 """sbatch timed out and no job ever appears."""
 
@@ -73,6 +76,10 @@ class FlakyCluster(SlurmTransport):
                 self.appears_after = self.lookups + 3
                 self.pending = ("", comment)
                 raise OutcomeUnknownError("sbatch timed out after 60 s", argv=argv, timed_out=True)
+            if failure == LATE:
+                self.appears_after = self.lookups + len(self.reconcile_delays) + 1
+                self.pending = ("", comment)
+                raise OutcomeUnknownError("connection lost while sbatch ran", argv=argv)
             if failure == HUNG:
                 raise OutcomeUnknownError("sbatch timed out after 60 s", argv=argv, timed_out=True)
             return CommandResult(argv, 0, f"{self._accept(comment)}\n", "")
@@ -125,7 +132,18 @@ async def test_a_submission_that_never_reached_the_scheduler_is_sent_once_more_w
     assert await cluster.submit(script()) == "100"
     first, second = (argv for argv, _ in cluster.sbatch_calls)
     assert first == second
-    assert cluster.lookups == len(cluster.reconcile_delays)  # absent through every lookup first
+    assert cluster.lookups == len(cluster.reconcile_delays) + 1  # absent through every lookup, and once more
+
+
+async def test_a_job_accepted_late_is_found_right_before_sbatch_would_be_sent_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = FlakyCluster(LATE)
+    with caplog.at_level("WARNING"):
+        assert await cluster.submit(script()) == "100"
+    assert len(cluster.sbatch_calls) == 1
+    assert list(cluster.queue) == ["100"]  # no duplicate
+    assert any("found right before sending sbatch again" in r.getMessage() for r in caplog.records)
 
 
 async def test_two_lost_connections_give_up_without_a_third_sbatch() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import re
 from typing import TYPE_CHECKING
 
@@ -25,17 +26,18 @@ STATE_WATCH = """() => {
 }"""
 
 
-def submit_from_form(page: Page, name: str, command: str) -> str:
+def submit_from_form(page: Page, name: str, command: str, *, time_limit: str = "") -> str:
     open_page(page, "/submit")
     page.fill("input[name=name]", name)
+    page.fill("input[name=time_limit]", time_limit)
     page.select_option("select[name=partition]", "debug")
     page.fill("textarea[name=command]", command)
     page.wait_for_function("document.querySelector('#script-preview')?.textContent.includes('#SBATCH')")
     assert command in page.inner_text("#script-preview")  # the preview is the script that will be submitted
     page.click("#submit-job")
-    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    page.wait_for_url(re.compile(r"/jobs/\d+\?cluster=local$"))  # the job's link names its cluster
     page.wait_for_selector(".page[data-ready=true] #job-state")
-    return page.url.rsplit("/", 1)[1]
+    return page.url.rsplit("/", 1)[1].split("?")[0]
 
 
 def test_a_job_submitted_from_the_form_goes_live_to_completed_and_shows_its_log(
@@ -69,12 +71,12 @@ def test_a_job_that_exits_3_shows_failed_exit_code_3_and_one_click_to_its_stderr
     page.keyboard.press("/")  # the search box, by keyboard
     page.keyboard.type("web-fails")
     page.get_by_role("button", name="Failed").click()
-    page.wait_for_url(re.compile(r"/jobs\?q=web-fails&status=FAILED$"))  # the filter is in the URL to share
+    page.wait_for_url(re.compile(r"/jobs\?cluster=local&q=web-fails&status=FAILED$"))  # the filter is in the URL
     row = page.locator(f"tr[data-job-id='{job_id}']")
     assert "FAILED" in row.inner_text()
     assert "exit 3" in row.inner_text()
     row.get_by_role("link", name="Log").click()  # one click from the failed job to its log
-    page.wait_for_url(re.compile(rf"/jobs/{job_id}\?log=stderr$"))
+    page.wait_for_url(re.compile(rf"/jobs/{job_id}\?cluster=local&log=stderr$"))
     page.wait_for_function("document.querySelector('#job-log')?.textContent.includes('about-to-fail')")
 
 
@@ -90,7 +92,7 @@ def test_an_invalid_field_shows_the_api_detail_next_to_the_form(page: Page) -> N
 
 
 def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
-    submit_from_form(page, "web-cancel-me", "sleep 300")
+    submit_from_form(page, "web-cancel-me", "sleep 300", time_limit="0:10:00")
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'RUNNING'", timeout=60_000)
     page.get_by_role("button", name="Cancel job").click()
     dialog = page.locator("dialog.dialog")
@@ -101,3 +103,11 @@ def test_cancel_asks_first_then_the_job_ends_cancelled(page: Page) -> None:
     page.locator("dialog.dialog").get_by_role("button", name="Cancel job").click()
     page.wait_for_function("document.querySelector('#job-state')?.textContent === 'CANCELLED'", timeout=60_000)
     assert page.get_by_role("button", name="Cancel job").count() == 0
+    # who cancelled it, by name (sacct says "CANCELLED by <uid>"), and no "exit code 0" for a job that never exited
+    page.wait_for_function(
+        f"document.querySelector('#job-cancelled-by')?.textContent === 'cancelled by {getpass.getuser()}'",
+        timeout=60_000,
+    )
+    assert page.locator("#job-exit").count() == 0
+    assert page.inner_text("#job-time-limit") == "00:10:00"  # as Slurm reports it (the form said 0:10:00)
+    assert page.inner_text("#job-node-list") != "—"

@@ -54,6 +54,23 @@ def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str, e
     page.wait_for_selector(f"[data-profile='{name}']")
 
 
+def use_dev_profile(svc_server: Server, dev_env: dict[str, str], name: str) -> None:
+    """Create the dev sshd's profile ``name`` through the API and make it the server's."""
+    svc_server.api(
+        "POST",
+        "/api/config/ssh/profiles",
+        json={
+            "name": name,
+            "hostname": dev_env["SVC_DEV_SSH_HOST"],
+            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
+            "username": dev_env["SVC_DEV_SSH_USER"],
+            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
+            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
+        },
+    )
+    svc_server.api("POST", f"/api/config/ssh/profiles/{name}/activate")
+
+
 def test_create_test_and_activate_a_profile_for_the_dev_sshd(
     page: Page, dev_env: dict[str, str], profile_name: str, svc_server: Server, screenshot: Callable[[Page, str], None]
 ) -> None:
@@ -83,10 +100,13 @@ def test_create_test_and_activate_a_profile_for_the_dev_sshd(
     success = card.locator(".test-result .alert-ok")
     success.wait_for(timeout=40_000)
     assert "debug" in success.inner_text()  # sinfo over SSH listed the dev cluster's partitions
-    card.get_by_role("button", name="Activate").click()
-    page.locator(f"[data-profile='{profile_name}'] .badge", has_text="current").wait_for()
+    card.get_by_role("button", name="Make server default").click()
+    page.locator(f"[data-profile='{profile_name}'] .badge", has_text="server default").wait_for()
     assert svc_server.api("GET", "/api/config/ssh/profiles")["current"] == profile_name
-    page.locator("#server-status", has_text=profile_name).wait_for()  # the header follows the switch
+    from playwright.sync_api import expect
+
+    pill = page.locator("#cluster-switch option:checked")  # the tab follows the default: the pill says which
+    expect(pill).to_have_text(f"{profile_name} · server default")
     screenshot(page, "settings-profiles")
 
 
@@ -104,19 +124,7 @@ def test_browse_a_mount_open_a_file_and_sync_it(
     (local / "README.md").write_text("# demo project\n")
     (local / "src" / "train.py").write_text("print('training from the dashboard')\n")
     remote = remote_dir
-    svc_server.api(
-        "POST",
-        "/api/config/ssh/profiles",
-        json={
-            "name": profile_name,
-            "hostname": dev_env["SVC_DEV_SSH_HOST"],
-            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
-            "username": dev_env["SVC_DEV_SSH_USER"],
-            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
-            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
-        },
-    )
-    svc_server.api("POST", f"/api/config/ssh/profiles/{profile_name}/activate")
+    use_dev_profile(svc_server, dev_env, profile_name)
 
     open_page(page, "/settings?tab=profiles")  # the mount is added the way a person adds it
     card = page.locator(f"[data-profile='{profile_name}']")
@@ -154,3 +162,73 @@ def test_browse_a_mount_open_a_file_and_sync_it(
     page.locator("#sync-result .alert-ok", has_text="1 deleted").wait_for(timeout=60_000)
     assert not (DEV_HOME / remote / "README.md").exists()
     assert synced.exists()
+
+
+FOREIGN_MARKER = {"machine_id": "0" * 32, "hostname": "laptop", "user": "grace", "claimed_at": "2026-01-02T03:04:05Z"}
+
+
+def cluster_dir(path: Path, files: dict[str, str]) -> None:
+    """``path`` on the dev cluster holding ``files``, owned by the dev user as if it had made them."""
+    path.mkdir(parents=True)
+    for name, text in files.items():
+        (path / name).write_text(text)
+    for item in (path.parent, path, *path.iterdir()):
+        shutil.chown(item, user=DEV_HOME.name, group=DEV_HOME.name)
+
+
+def test_force_and_adopt_are_offered_when_a_sync_is_refused_and_confirmed_on_their_dry_run(
+    page: Page,
+    dev_env: dict[str, str],
+    profile_name: str,
+    svc_server: Server,
+    tmp_path: Path,
+    remote_dir: str,
+    screenshot: Callable[[Page, str], None],
+) -> None:
+    local = tmp_path / "project"
+    (local / "src").mkdir(parents=True)
+    (local / "README.md").write_text("# demo project\n")
+    (local / "src" / "train.py").write_text("print('train')\n")
+    taken, adopted = DEV_HOME / remote_dir / "taken", DEV_HOME / remote_dir / "adopted"
+    cluster_dir(taken, {".svc-owner": json.dumps(FOREIGN_MARKER)})  # another machine synced it last
+    cluster_dir(adopted, {"theirs.txt": "someone's data\n"})  # files svc never synced
+    use_dev_profile(svc_server, dev_env, profile_name)
+    for name, remote in (("taken", f"{remote_dir}/taken"), ("adopted", f"{remote_dir}/adopted")):
+        svc_server.api("POST", "/api/files/mounts", json={"name": name, "local": str(local), "remote": remote})
+
+    open_page(page, "/files?mount=taken")
+    page.get_by_role("button", name="Sync", exact=True).click()
+    offer = page.locator("#sync-result .remedy")
+    offer.get_by_text("synced from another machine: grace@laptop").wait_for(timeout=60_000)
+    screenshot(page, "files-sync-refused")
+    offer.get_by_role("button", name="Take over from this machine…").click()
+    dialog = page.locator("dialog.dialog")
+    dialog.locator(".sends li", has_text="src/train.py").wait_for(timeout=60_000)
+    assert dialog.locator("h2").inner_text() == 'Take over and sync "taken" to the cluster?'
+    assert sorted(dialog.locator(".sends li").all_inner_texts()) == ["README.md", "src/train.py"]
+    assert "Nothing will be deleted on the cluster" in dialog.inner_text()
+    screenshot(page, "files-take-over")
+    dialog.get_by_role("button", name="Cancel", exact=True).click()
+    assert json.loads((taken / ".svc-owner").read_text()) == FOREIGN_MARKER  # declined: nothing changed
+    assert not (taken / "README.md").exists()
+    offer.get_by_role("button", name="Take over from this machine…").click()  # still offered
+    page.locator("dialog.dialog").get_by_role("button", name="Take over and sync").click()
+    page.locator("#sync-result .alert-ok", has_text="Synced").wait_for(timeout=60_000)
+    assert (taken / "README.md").read_text() == "# demo project\n"
+    assert json.loads((taken / ".svc-owner").read_text())["machine_id"] != FOREIGN_MARKER["machine_id"]
+
+    page.get_by_role("button", name="adopted", exact=True).click()
+    page.get_by_role("button", name="Mirror…").click()
+    page.locator("dialog.dialog").get_by_role("button", name="Mirror and delete 1").click(timeout=60_000)
+    offer.get_by_text("svc has never synced it").wait_for(timeout=60_000)
+    assert (adopted / "theirs.txt").exists()  # refused: nothing changed
+    offer.get_by_role("button", name="Adopt the cluster directory…").click()
+    dialog.locator(".deletions li", has_text="theirs.txt").wait_for(timeout=60_000)
+    assert dialog.locator("h2").inner_text() == 'Adopt and mirror "adopted" to the cluster?'
+    assert sorted(dialog.locator(".sends li").all_inner_texts()) == ["README.md", "src/train.py"]
+    screenshot(page, "files-adopt")
+    dialog.get_by_role("button", name="Adopt and mirror (delete 1)").click()
+    page.locator("#sync-result .alert-ok", has_text="1 deleted").wait_for(timeout=60_000)
+    assert not (adopted / "theirs.txt").exists()
+    assert (adopted / "src" / "train.py").exists()
+    assert (adopted / ".svc-owner").exists()

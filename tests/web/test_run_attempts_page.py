@@ -61,7 +61,7 @@ def test_attempts_appear_under_each_retried_job_with_their_reasons(page: Page, s
     expect(page.locator("tr[data-attempts-of=report]")).to_have_count(0)  # one attempt, nothing to explain
     done = svc_server.api("GET", f"/api/workflows/runs/{run['id']}")
     first_hog = next(a for a in done["attempts"] if a["job"] == "hog")
-    expect(hog.nth(0).locator("a")).to_have_attribute("href", f"/jobs/{first_hog['job_id']}")
+    expect(hog.nth(0).locator("a")).to_have_attribute("href", f"/jobs/{first_hog['job_id']}?cluster=local")
     hog.nth(1).scroll_into_view_if_needed()  # the jobs card with both jobs' attempts in the 1280x800 view
     page.wait_for_timeout(300)
     shoot(page, "run-attempts")

@@ -45,12 +45,12 @@ def test_a_schedule_is_created_listed_toggled_fired_and_deleted(
     form.locator("textarea[name=args]").fill("greeting=hello\nrepeat=3")
     form.locator("select[name=missed]").select_option("run_once")
     form.locator("select[name=overlap]").select_option("allow")
-    form.locator("button:text-is('Create schedule')").click()
+    form.locator("button:text-is('Create schedule on local')").click()
     expect(form.locator(".alert-error")).to_contain_text("invalid cron '61 * * * *'")
     assert svc_server.api("GET", "/api/schedules") == []  # refused: nothing stored
 
     form.locator("input[name=cron]").fill("0 3 * * *")
-    form.locator("button:text-is('Create schedule')").click()
+    form.locator("button:text-is('Create schedule on local')").click()
     row = page.locator("tr[data-schedule=nightly-e2e]")
     expect(row).to_be_visible()
     expect(form).to_be_hidden()

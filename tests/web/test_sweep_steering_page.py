@@ -37,7 +37,7 @@ def test_pause_resume_and_the_failure_budget_on_the_sweep_page(
     page.fill("input[aria-label='axis 1 values']", "1, 2, 3, 4")
     page.locator(".field", has_text="Max parallel cells").locator("input").fill("1")
     page.locator(".field", has_text="Max failures").locator("input").fill("2")
-    page.click("button:text-is('Start sweep')")
+    page.click("button:text-is('Start sweep on local')")
     page.wait_for_url("**/sweeps/*")
     sweep_id = int(page.url.rsplit("/", 1)[1])
 

@@ -35,13 +35,16 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     page.fill("input[aria-label='axis 1 values']", "1, 2, 3, 4, 5, 6")
     page.locator(".field", has_text="Max parallel cells").locator("input").fill("2")
     expect(page.locator(".cell-count")).to_have_text("6 cells")
-    page.click("button:text-is('Start sweep')")
+    page.click("button:text-is('Start sweep on local')")
     page.wait_for_url("**/sweeps/*")
     sweep_id = int(page.url.rsplit("/", 1)[1])
 
     running = page.locator("tr[data-status=running]")
     expect(running).to_have_count(6, timeout=60_000)  # all submitted at once; Slurm runs two tasks at a time
-    expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "6")
+    # ...and holds four (JobArrayTaskLimit): they are queued, not running
+    expect(page.locator("#sweep-in-flight")).to_have_text("2 running · 4 queued (array limit)", timeout=60_000)
+    expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "2")
+    expect(page.locator(".stacked-seg[data-label=queued]")).to_have_attribute("data-value", "4")
     expect(page.locator(".stacked-seg[data-label=pending]")).to_have_attribute("data-value", "0")
     running_cells = [running.nth(i).get_attribute("data-cell") for i in range(6)]
     expect(page.locator(".array-job")).to_contain_text("as one Slurm job array")

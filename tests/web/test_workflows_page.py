@@ -53,7 +53,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
 
     page.click("[role=radio]:text-is('Every job')")
     page.evaluate("window.svcNoReload = true")  # gone if anything reloaded the page
-    page.click("button:text-is('Run')")
+    page.click("button:text-is('Run on local')")
     page.wait_for_url("**/runs/*")
     expect(page.locator(".dag-node")).to_have_count(4)
     expect(page.locator(".dag-node[data-state=COMPLETED]")).to_have_count(4, timeout=120_000)
@@ -63,7 +63,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
     run = svc_server.api("GET", f"/api/workflows/runs/{run_id}")
     assert set(run["job_statuses"].values()) == {"COMPLETED"}
     first_job = page.locator("table.data a[href^='/jobs/']").first
-    expect(first_job).to_have_attribute("href", f"/jobs/{run['job_ids']['prepare']}")
+    expect(first_job).to_have_attribute("href", f"/jobs/{run['job_ids']['prepare']}?cluster=local")
     page.wait_for_timeout(500)
     screenshot(page, "run")
     page.goto("/workflows")
@@ -76,18 +76,11 @@ def test_the_builder_writes_yaml_the_server_accepts(page: Page, screenshot: Call
 
     open_sample(page, "built")
     page.click(".dag-node[data-name=join]")
-    page.click("button:text-is('+ Add job')")  # a new job after the selected one
+    page.click("button:text-is('+ Add job')")  # a new job, independent (test_workflow_builder.py)
     expect(page.locator(".dag-node")).to_have_count(5)
-    expect(page.locator(".code-input")).to_have_value(  # the YAML now holds it, depending on join
-        "name: built\nargs:\n  message: hello\njobs:\n  - name: prepare\n"
-        '    command: "echo {{ message }} from prepare; sleep 2"\n'
-        '  - name: left\n    command: [bash, "-c", "echo left branch; sleep 3"]\n    depends_on: [prepare]\n'
-        '  - name: right\n    command: "echo right branch; sleep 3"\n    depends_on: [prepare]\n'
-        "  - name: join\n    command: echo both branches done\n    depends_on: [left, right]\n"
-        "  - name: job5\n    command: echo hello\n    depends_on: [join]\n"
-    )
     expect(page.locator(".validity")).to_have_text("✓ valid")
-    page.fill(".job-editor input >> nth=0", "report")  # rename, give it a GPU, apply
+    page.fill(".job-editor input >> nth=0", "report")  # rename, give it a GPU, make it run after join, apply
+    page.locator(".deps .dep-choice", has_text="join").locator("input").check()
     page.locator(".job-editor .field", has_text="GPUs per node").locator("input").fill("1")
     page.click("button:text-is('Apply to YAML')")
     expect(page.locator(".code-input")).to_have_value(
@@ -119,7 +112,7 @@ def test_invalid_yaml_shows_the_api_error_at_its_line(page: Page) -> None:
     marked = page.locator(".code-gutter .has-error")
     expect(marked).to_have_text("15")
     expect(marked).to_have_attribute("title", error)
-    expect(page.locator("button:text-is('Run')")).to_be_disabled()
+    expect(page.locator("button:text-is('Run on local')")).to_be_disabled()
     page.fill(".code-input", "name: [unclosed\n")
     expect(page.locator(".error-list li")).to_contain_text("line 2")
 

@@ -85,19 +85,39 @@ EMOJI = {"success": ":white_check_mark:", "failure": ":x:", "neutral": ":warning
 COLOUR = {"success": "2EB67D", "failure": "E01E5A", "neutral": "ECB22E"}
 
 
+_MARKDOWN = str.maketrans({char: "\\" + char for char in "\\`*_~[]()<>#|!"})
+_SLACK = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+def escape(text: str, fmt: ChatFormat) -> str:
+    """``text`` (job and workflow names, errors: anyone's words) shown literally by ``fmt``'s service.
+
+    Slack reads ``<!channel>``, ``<@U123>`` and ``<url|label>`` as mentions and links: ``&<>`` become entities,
+    as Slack asks. The others read Markdown, so a ``[label](url)`` link or ``*emphasis*`` is backslash-escaped;
+    Mattermost also pings on ``@channel``/``@all``/``@name``, so a zero-width space follows each ``@``
+    (Discord's pings are off through ``allowed_mentions``).
+    """
+    if fmt == "slack":
+        return text.translate(_SLACK)
+    escaped = text.translate(_MARKDOWN)
+    return escaped.replace("@", "@" + _ZERO_WIDTH_SPACE) if fmt == "mattermost" else escaped
+
+
 def payload_for(message: Message, fmt: ChatFormat) -> dict[str, Any]:
-    """The JSON body each service's incoming webhook expects."""
-    line = f"{EMOJI[message.outcome]} svc: {message.text}"
+    """The JSON body each service's incoming webhook expects, every word of the message escaped for it."""
+    text, title = escape(message.text, fmt), escape(message.title, fmt)
+    line = f"{EMOJI[message.outcome]} svc: {text}"
     if fmt == "discord":
-        return {"content": f"svc: {message.text}"[:2000], "allowed_mentions": {"parse": []}}
+        return {"content": f"svc: {text}"[:2000], "allowed_mentions": {"parse": []}}
     if fmt == "teams":
         return {
             "@type": "MessageCard",
             "@context": "https://schema.org/extensions",
             "summary": message.title,
             "themeColor": COLOUR[message.outcome],
-            "title": f"svc: {message.title}",
-            "text": message.text,
+            "title": f"svc: {title}",
+            "text": text,
         }
     if fmt == "mattermost":
         return {"text": line, "username": "svc"}

@@ -87,6 +87,27 @@ def test_each_service_gets_its_shape() -> None:
     assert teams["title"] == "svc: Job 42 FAILED"
 
 
+def test_names_cannot_ping_a_channel_or_spoof_a_link() -> None:
+    hostile = "<!channel> @channel [docs](https://evil.example) <https://evil.example|docs> *x*"
+    payload = {"transport": "local", "job_id": "7", "name": hostile, "to": "FAILED", "exit_code": 1}
+    message = message_for(Event(name="job.status_changed", payload=payload), DEFAULT_RULES)
+    assert message is not None
+    slack = payload_for(message, "slack")["text"]
+    assert "<!channel>" not in slack
+    assert "<https://evil.example|docs>" not in slack
+    assert "&lt;!channel&gt;" in slack
+    mattermost = payload_for(message, "mattermost")["text"]
+    assert "@channel" not in mattermost
+    assert "[docs](https://evil.example)" not in mattermost
+    assert "\\[docs\\]\\(https://evil.example\\)" in mattermost
+    discord = payload_for(message, "discord")
+    assert "[docs](" not in discord["content"]
+    assert discord["allowed_mentions"] == {"parse": []}
+    teams = payload_for(message, "teams")
+    assert "[docs](" not in teams["text"]
+    assert "\\*x\\*" in teams["text"]
+
+
 def test_urls_must_be_https_or_allowed_http() -> None:
     assert validate_url("https://hooks.slack.com/x", frozenset()) == "https://hooks.slack.com/x"
     with pytest.raises(ConfigError, match=r"uses plain http; use https, or allow this host with SVC_CHAT_ALLOW_HTTP"):

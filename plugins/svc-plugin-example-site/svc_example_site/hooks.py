@@ -1,5 +1,5 @@
-"""Everything the site adds to svc: the ``site`` transport, the ``site`` renderer, an MCP tool, a REST route and
-``svc site``. Hook implementations only; heavy imports stay inside the functions."""
+"""Everything the site adds to svc: its settings, the ``site`` transport, the ``site`` renderer, an MCP tool, a REST
+route and ``svc site``. Hook implementations only; heavy imports stay inside the functions."""
 
 from __future__ import annotations
 
@@ -9,39 +9,50 @@ from svc_host.plugin import RendererSpec, ToolSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     import click
-    from svc_host.plugin import JobDefinition, RenderedScript
+    from pydantic import BaseModel
+    from svc_host.plugin import JobDefinition, PluginHost, RenderedScript, SlurmTransport, SvcConfig
+
+SVC_PLUGIN_API = ">=1.0,<2"
+"""The plugin API versions this plugin is written against: svc refuses to load it outside them, saying so."""
+
+
+@hookimpl
+def svc_settings() -> type[BaseModel]:
+    from svc_example_site.settings import SiteSettings
+
+    return SiteSettings
+
+
+def make_transport(*, host: PluginHost) -> SlurmTransport:
+    """The ``site`` transport of ``host``, reading the host's ``plugins.site`` at every command; refused, saying
+    what to set, while the site is not configured."""
+    from svc_example_site.settings import NAME, SiteSettings
+    from svc_example_site.transport import SiteTransport
+
+    def settings() -> SiteSettings:
+        return host.plugin_settings(NAME, SiteSettings)
+
+    settings().require()
+    return SiteTransport(settings)
 
 
 @hookimpl
 def svc_transports() -> list[TransportSpec]:
-    from svc_example_site.settings import SiteSettings
-    from svc_example_site.transport import SiteTransport
-
-    settings = SiteSettings.from_env()
-    if settings is None:
-        return []
-    return [
-        TransportSpec(
-            name="site",
-            factory=lambda: SiteTransport(settings),
-            description=f"Slurm on {settings.login}, account {settings.account}, QOS {settings.qos}",
-            remote=True,
-        )
-    ]
+    description = "Slurm on the site's login node (plugins.site), every job on its account and QOS"
+    return [TransportSpec(name="site", factory=make_transport, description=description, remote=True)]
 
 
-def render_for_site(definition: JobDefinition) -> RenderedScript:
-    """svc's default script with the site's account and QOS written into it (so it is charged right anywhere)."""
-    from svc_host.plugin import render_sbatch
+def render_for_site(definition: JobDefinition, *, config: SvcConfig) -> RenderedScript:
+    """svc's default script with the site's account and QOS written into it (so it is charged right anywhere),
+    from ``plugins.site`` of the configuration of the process that renders."""
+    from svc_host.plugin import plugin_settings, render_sbatch
 
-    from svc_example_site.settings import SiteSettings
+    from svc_example_site.settings import NAME, SiteSettings
 
+    settings = plugin_settings(config, NAME, SiteSettings)
+    lines = f"#SBATCH --account={settings.charged_account}\n#SBATCH --qos={settings.qos}\n"
     script = render_sbatch(definition)
-    settings = SiteSettings.from_env()
-    if settings is None:
-        return script
     shebang, _, rest = script.text.partition("\n")
-    lines = f"#SBATCH --account={settings.account}\n#SBATCH --qos={settings.qos}\n"
     return script.model_copy(update={"text": f"{shebang}\n{lines}{rest}"})
 
 
@@ -76,13 +87,11 @@ def svc_cli_commands() -> list[click.Command]:
 
         from svc_host.plugin import cli_host, print_json, print_table
 
-        from svc_example_site.settings import configured_account
-        from svc_example_site.usage import account_usage, site_transport
+        from svc_example_site.usage import site_usage
 
         async def fetch() -> dict[str, Any]:
-            account = configured_account()  # before any connection: an unconfigured site says what to set
             async with cli_host() as host:
-                return await account_usage(account, site_transport(host))
+                return await site_usage(host)
 
         usage = asyncio.run(fetch())
         if as_json:

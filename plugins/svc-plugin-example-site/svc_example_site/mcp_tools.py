@@ -8,13 +8,12 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from svc_host.plugin import ToolSpec, tool_host, tool_result
 
-from svc_example_site.settings import configured_account
-from svc_example_site.usage import account_usage, site_transport
+from svc_example_site.usage import site_usage
 
 
 @tool_result
 async def site_account_usage(ctx: Context) -> dict[str, Any]:
-    return await account_usage(configured_account(), site_transport(tool_host(ctx)))
+    return await site_usage(tool_host(ctx))
 
 
 TOOLS = [

@@ -7,13 +7,13 @@ from typing import Any
 from fastapi import APIRouter
 from svc_host.plugin import HostDep
 
-from svc_example_site.settings import configured_account
-from svc_example_site.usage import account_usage, site_transport
+from svc_example_site.usage import site_usage
 
 router = APIRouter(prefix="/api/site", tags=["site"])
 
 
 @router.get("/account")
 async def get_account_usage(host: HostDep) -> dict[str, Any]:
-    """The site account's fair-share standing (``sshare``); 404 when Slurm does not know the account."""
-    return await account_usage(configured_account(), site_transport(host))
+    """The site account's fair-share standing (``sshare``); 404 when Slurm does not know the account, 422 while
+    the site is not configured."""
+    return await site_usage(host)

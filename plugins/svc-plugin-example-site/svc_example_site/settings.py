@@ -1,60 +1,75 @@
-"""The site's settings, from ``SVC_SITE_*`` variables (a site copying this plugin may hard-code them)."""
+"""The site's settings: the section ``plugins.site`` of svc's layered configuration.
+
+A site's admin writes it once for everyone (``/etc/svc/config.json``), a user in their own file (``svc config set
+plugins.site.login me@login.example``) or a server's API (``PUT /api/config``). svc shows the section with these
+defaults filled in and refuses a value this model refuses, naming the field, before anything is written.
+"""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from svc_host.plugin import ConfigError
 
+NAME = "site"
+"""The plugin's name (its entry point in ``pyproject.toml``), hence its section ``plugins.site``."""
+
 _LOGIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*@[A-Za-z0-9][A-Za-z0-9.-]*$")
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_SLURM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_EXAMPLES = {"login": "me@login.example", "account": "proj42"}
 
 
-@dataclass(frozen=True)
-class SiteSettings:
-    """``login`` is ``user@host`` of the login node; ``account`` and ``qos`` go on every submission."""
+class SiteSettings(BaseModel):
+    """``login`` (``user@host`` of the login node) and ``account`` are what a site must set; every job is charged
+    to ``account`` and ``qos``. ``key`` and ``known_hosts`` are paths on this machine (``~`` allowed)."""
 
-    login: str
-    account: str
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    login: str | None = None
+    account: str | None = None
     qos: str = "normal"
-    port: int = 22
+    port: int = Field(default=22, ge=1, le=65535)
     key: str | None = None
     known_hosts: str | None = None
 
-    def __post_init__(self) -> None:
-        if not _LOGIN.match(self.login):
-            raise ConfigError(f"SVC_SITE_LOGIN {self.login!r} must look like user@login.example.org")
-        for name, value in (("SVC_SITE_ACCOUNT", self.account), ("SVC_SITE_QOS", self.qos)):
-            if not _NAME.match(value):
-                raise ConfigError(f"{name} {value!r} may hold only letters, digits, '.', '_' and '-'")
-        if not 0 < self.port < 65536:
-            raise ConfigError(f"SVC_SITE_PORT {self.port} is not a TCP port")
-
+    @field_validator("login")
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> SiteSettings | None:
-        """The settings, or None when the site is not configured (``SVC_SITE_LOGIN``/``SVC_SITE_ACCOUNT``)."""
-        env = os.environ if env is None else env
-        if not env.get("SVC_SITE_LOGIN") or not env.get("SVC_SITE_ACCOUNT"):
-            return None
-        port = env.get("SVC_SITE_PORT", "22")
-        if not port.isdigit():
-            raise ConfigError(f"SVC_SITE_PORT {port!r} is not a TCP port")
-        return cls(
-            login=env["SVC_SITE_LOGIN"],
-            account=env["SVC_SITE_ACCOUNT"],
-            qos=env.get("SVC_SITE_QOS") or "normal",
-            port=int(port),
-            key=env.get("SVC_SITE_KEY") or None,
-            known_hosts=env.get("SVC_SITE_KNOWN_HOSTS") or None,
-        )
+    def _login(cls, value: str | None) -> str | None:
+        if value is not None and not _LOGIN.match(value):
+            raise ValueError(f"{value!r} must look like user@login.example.org")
+        return value
 
+    @field_validator("account", "qos")
+    @classmethod
+    def _slurm_name(cls, value: str | None) -> str | None:
+        if value is not None and not _SLURM_NAME.match(value):
+            raise ValueError(
+                f"{value!r} may hold only letters, digits, '.', '_' and '-', and not start with '.' or '-'"
+            )
+        return value
 
-def configured_account() -> str:
-    """The account every job is charged to; a ``ConfigError`` saying what to set when the site is not set up."""
-    settings = SiteSettings.from_env()
-    if settings is None:
-        raise ConfigError("the site is not configured: set SVC_SITE_LOGIN and SVC_SITE_ACCOUNT")
-    return settings.account
+    def require(self) -> None:
+        """Nothing once ``login`` and ``account`` are set; else a ``ConfigError`` saying exactly what to set."""
+        if self.login is None or self.account is None:
+            raise self._unconfigured()
+
+    @property
+    def login_node(self) -> str:
+        """``login``, as ``require`` would have it."""
+        if self.login is None:
+            raise self._unconfigured()
+        return self.login
+
+    @property
+    def charged_account(self) -> str:
+        """``account``, as ``require`` would have it."""
+        if self.account is None:
+            raise self._unconfigured()
+        return self.account
+
+    def _unconfigured(self) -> ConfigError:
+        missing = [field for field in _EXAMPLES if getattr(self, field) is None]
+        fields = " and ".join(f"plugins.{NAME}.{field}" for field in missing)
+        example = f"svc config set plugins.{NAME}.{missing[0]} {_EXAMPLES[missing[0]]}"
+        return ConfigError(f"the site is not configured: set {fields} (e.g. {example})")

@@ -1,10 +1,13 @@
-"""The site account's fair-share standing (``sshare``): parsed purely, fetched through the site transport."""
+"""The site account's fair-share standing (``sshare``): parsed purely, fetched through the site transport. What the
+MCP tool, the REST route and ``svc site`` all answer, from the host each of them is given."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from svc_host.plugin import NotFoundError, PluginError, SlurmTransport
+
+from svc_example_site.settings import NAME, SiteSettings
 
 if TYPE_CHECKING:
     from svc_host.plugin import PluginHost
@@ -33,13 +36,15 @@ async def account_usage(account: str, transport: SlurmTransport) -> dict[str, An
     argv = ["sshare", "-h", "-P", "-A", account, "-o", "Account,User,RawShares,RawUsage,FairShare"]
     rows = parse_sshare(await transport.check(argv))
     if not rows:
-        raise NotFoundError(f"Slurm has no account {account!r} (set SVC_SITE_ACCOUNT to one sshare knows)")
+        raise NotFoundError(f"Slurm has no account {account!r} (set plugins.site.account to one sshare knows)")
     return {"account": account, "rows": rows}
 
 
-def site_transport(host: PluginHost) -> SlurmTransport:
-    """The host's ``site`` transport, as the SlurmTransport it is."""
+async def site_usage(host: PluginHost) -> dict[str, Any]:
+    """The standing of the account ``host``'s ``plugins.site`` names, through ``host``'s ``site`` transport; a
+    ``ConfigError`` saying what to set while the site is not configured, before anything connects."""
+    account = host.plugin_settings(NAME, SiteSettings).charged_account
     transport = host.transport("site")
     if not isinstance(transport, SlurmTransport):
         raise PluginError("transport 'site' is not the example site's (is another plugin offering that name?)")
-    return transport
+    return await account_usage(account, transport)

@@ -1,5 +1,6 @@
-"""Installed with pip and nothing else changed, the plugin's transport, renderer, MCP tool, REST route and CLI
-command all work: each is found through the ``svc`` entry point, as a site's users would find them."""
+"""Installed with pip and configured in ``plugins.site``, the plugin's settings, transport, renderer, MCP tool, REST
+route and CLI command all work, each found through the ``svc`` entry point as a site's users find them; while the
+site is not configured each says, in its own shape, exactly what to set."""
 
 from __future__ import annotations
 
@@ -7,69 +8,99 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+import uuid
+from collections.abc import Callable
+from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from svc_host.api.app import create_app
-from svc_host.domain.profiles import HostConfig
-from svc_host.domain.submission import JobDefinition
-from svc_host.host import Host
-from svc_host.plugin_core.manager import create_plugin_manager
-from svc_host.settings.paths import SvcPaths
-from svc_host.testing.http import asgi_client, security_for_tests
+from svc_host.plugin import PluginHost, SlurmTransport, SvcPaths
 
 from svc_example_site.settings import SiteSettings
 
 pytestmark = pytest.mark.cluster
 
-
-def test_the_entry_point_offers_the_transport_and_the_renderer(site: SiteSettings) -> None:
-    manager = create_plugin_manager(strict=True)
-    info = {i.name: i for i in manager.plugins()}["example-site"]
-    assert (info.distribution, info.status) == ("svc-plugin-example-site", "ok")
-    spec = manager.transport_specs(HostConfig())["site"]
-    assert spec.remote
-    assert spec.description == f"Slurm on {site.login}, account {site.account}, QOS {site.qos}"
-    script = manager.renderer("site").render(JobDefinition(command="true"))
-    assert script.text.splitlines()[1:3] == [f"#SBATCH --account={site.account}", "#SBATCH --qos=normal"]
+Svc = Callable[..., subprocess.CompletedProcess[str]]
+WriteSite = Callable[[dict[str, Any] | None], None]
+UNCONFIGURED = (
+    "the site is not configured: set plugins.site.login and plugins.site.account"
+    " (e.g. svc config set plugins.site.login me@login.example)"
+)
 
 
-async def test_the_rest_route(site: SiteSettings, tmp_path: Path) -> None:
-    paths = SvcPaths(tmp_path / "etc.json", tmp_path / "config", tmp_path / "state", tmp_path)
-    host = Host.create("web", paths=paths, plugins=create_plugin_manager(strict=True))
-    try:
-        async with asgi_client(create_app(host, security=security_for_tests())) as http:
-            response = await http.get("/api/site/account")
-            assert response.status_code == 200, response.text
-            assert response.json()["rows"][0]["account"] == site.account
-            assert (await http.get("/api/site/account", headers={"Authorization": ""})).status_code == 401
-    finally:
-        await host.close()
-
-
-def test_the_cli_command(site: SiteSettings) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "svc_host", "site", "--json"], capture_output=True, text=True, timeout=120, check=False
+def test_the_entry_point_offers_the_settings(site: SiteSettings, svc_cli: Svc, svc_paths: SvcPaths) -> None:
+    listed = svc_cli("plugins", "--json")
+    assert listed.returncode == 0, listed.stderr
+    row = {row["name"]: row for row in json.loads(listed.stdout)}["site"]
+    assert (row["distribution"], row["status"]) == ("svc-plugin-example-site", "ok")
+    assert {"svc_settings", "svc_transports", "svc_renderers", "svc_mcp_tools", "svc_cli_commands"} <= set(row["hooks"])
+    shown = json.loads(svc_cli("config", "show", "--json").stdout)["plugins"]["site"]
+    assert shown == site.model_dump()  # the system config's values, the defaults filled in
+    before = svc_paths.user_config.read_bytes() if svc_paths.user_config.exists() else None
+    refused = svc_cli("config", "set", "plugins.site.login", "no-at-sign")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "error: plugin 'site' settings (plugins.site): login: 'no-at-sign' must look like user@login.example.org\n"
     )
+    assert (svc_paths.user_config.read_bytes() if svc_paths.user_config.exists() else None) == before
+    changed = svc_cli("config", "set", "plugins.site.qos", "high")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(svc_cli("config", "show", "--json").stdout)["plugins"]["site"]["qos"] == "high"
+
+
+async def test_svc_submit_renders_and_charges_for_the_site(
+    site: SiteSettings, svc_cli: Svc, site_host: PluginHost
+) -> None:
+    directory = f"svc-site-{uuid.uuid4().hex[:8]}"
+    args = ("submit", "-t", "site", "--renderer", "site", "--work-dir", directory, "--log-dir", directory, "--json")
+    submitted = svc_cli(*args, "--", "sleep", "30")
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["job_id"]
+    transport = site_host.transport("site")
+    assert isinstance(transport, SlurmTransport)
+    try:
+        script = await transport.check(["scontrol", "write", "batch_script", job_id, "-"])
+        assert script.splitlines()[1:3] == [f"#SBATCH --account={site.account}", f"#SBATCH --qos={site.qos}"]
+        shown = await transport.check(["squeue", "-h", "-j", job_id, "-o", "%a %q"])
+        assert shown.split() == [site.account, site.qos]
+    finally:
+        await transport.cancel([job_id])
+        await transport.run(["rm", "-rf", "--", directory])
+
+
+async def test_the_rest_route(site: SiteSettings, svc_api_client: httpx.AsyncClient, write_site: WriteSite) -> None:
+    response = await svc_api_client.get("/api/site/account")
+    assert response.status_code == 200, response.text
+    assert response.json()["rows"][0]["account"] == site.account
+    assert (await svc_api_client.get("/api/site/account", headers={"Authorization": ""})).status_code == 401
+    write_site(None)
+    response = await svc_api_client.get("/api/site/account")
+    assert (response.status_code, response.json()) == (422, {"detail": UNCONFIGURED})
+
+
+def test_the_cli_command(site: SiteSettings, svc_cli: Svc, write_site: WriteSite) -> None:
+    result = svc_cli("site", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["account"] == site.account
-    unset = {k: v for k, v in os.environ.items() if not k.startswith("SVC_SITE_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "svc_host", "site"], capture_output=True, text=True, timeout=120, check=False, env=unset
-    )
-    assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == "error: the site is not configured: set SVC_SITE_LOGIN and SVC_SITE_ACCOUNT\n"
+    write_site(None)
+    result = svc_cli("site")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"error: {UNCONFIGURED}\n")
 
 
-async def test_the_mcp_tool(site: SiteSettings) -> None:
+async def test_the_mcp_tool(site: SiteSettings, write_site: WriteSite) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=dict(os.environ))
     async with Client(params) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert tools["site_account_usage"].annotations is not None
         assert tools["site_account_usage"].annotations.read_only_hint
         result = (await client.call_tool("site_account_usage", {})).structured_content
-    assert result is not None
-    assert result["success"], result
-    assert result["rows"][0]["account"] == site.account
+        assert result is not None
+        assert result["success"], result
+        assert result["rows"][0]["account"] == site.account
+        write_site(None)  # the same server answers the next call from the changed settings
+        assert (await client.call_tool("site_account_usage", {})).structured_content == {
+            "success": False,
+            "error": UNCONFIGURED,
+        }

@@ -1,14 +1,14 @@
-"""The site transport passes svc's TransportContract on the dev cluster, charges the site account, and reads
-logs byte for byte."""
+"""The site transport, as svc builds it from ``plugins.site``, passes svc's TransportContract on the dev cluster,
+charges the site account, reads logs byte for byte, and follows a settings change at its next command."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
-from svc_host.domain.submission import JobDefinition
-from svc_host.rendering.sbatch import render_sbatch
+from svc_host.plugin import JobDefinition, PluginHost, TransportError, render_sbatch
 from svc_host.testing.contract import TransportContract
 
 from svc_example_site.settings import SiteSettings
@@ -17,12 +17,18 @@ from svc_example_site.transport import SiteTransport
 pytestmark = pytest.mark.cluster
 
 
+def site_transport(host: PluginHost) -> SiteTransport:
+    transport = host.transport("site")
+    assert isinstance(transport, SiteTransport)
+    return transport
+
+
 class TestSiteTransport(TransportContract):
     gpu_partition = "gpu"
 
     @pytest.fixture
-    def transport(self, site: SiteSettings) -> SiteTransport:
-        return SiteTransport(site)
+    def transport(self, site_host: PluginHost) -> SiteTransport:
+        return site_transport(site_host)
 
     @pytest.fixture
     async def job_dir(self, transport: SiteTransport) -> AsyncIterator[str]:
@@ -31,8 +37,8 @@ class TestSiteTransport(TransportContract):
         await transport.run(["rm", "-rf", "--", path])
 
 
-async def test_every_job_is_charged_to_the_site_account_and_qos(site: SiteSettings) -> None:
-    transport = SiteTransport(site)
+async def test_every_job_is_charged_to_the_site_account_and_qos(site: SiteSettings, site_host: PluginHost) -> None:
+    transport = site_transport(site_host)
     directory = f"svc-site-{uuid.uuid4().hex[:8]}"
     job_id = await transport.submit(render_sbatch(JobDefinition(name="charged", command="sleep 30", log_dir=directory)))
     try:
@@ -43,8 +49,8 @@ async def test_every_job_is_charged_to_the_site_account_and_qos(site: SiteSettin
         await transport.run(["rm", "-rf", "--", directory])
 
 
-async def test_reads_are_binary_safe(site: SiteSettings) -> None:
-    transport = SiteTransport(site)
+async def test_reads_are_binary_safe(site_host: PluginHost) -> None:
+    transport = site_transport(site_host)
     path = f"svc-site-bytes-{uuid.uuid4().hex[:8]}"
     await transport.check(["sh", "-c", r'printf "\377\000\n\200abc" > "$1"', "sh", path])
     try:
@@ -55,9 +61,11 @@ async def test_reads_are_binary_safe(site: SiteSettings) -> None:
         await transport.run(["rm", "-f", "--", path])
 
 
-async def test_a_login_node_that_refuses_is_a_clear_error(site: SiteSettings) -> None:
-    from svc_host.errors import TransportError
-
-    wrong = SiteTransport(SiteSettings(login="nobody@127.0.0.1", account="x", port=site.port, key=site.key))
-    with pytest.raises(TransportError, match=r"ssh to nobody@127.0.0.1 failed"):
-        await wrong.queue()
+async def test_a_settings_change_reaches_the_next_command(
+    site: SiteSettings, site_host: PluginHost, write_site: Callable[[dict[str, Any]], None]
+) -> None:
+    transport = site_transport(site_host)
+    assert await transport.user() == site.login_node.partition("@")[0]
+    write_site({**site.model_dump(exclude_defaults=True), "login": "nobody@127.0.0.1"})
+    with pytest.raises(TransportError, match=r"^ssh to nobody@127.0.0.1 failed"):
+        await transport.queue()  # the same transport, no restart: the login node it asks is the new one

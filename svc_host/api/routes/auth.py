@@ -12,6 +12,7 @@ from svc_host.api.middleware import (
     set_session_cookie,
     too_many_failures,
 )
+from svc_host.api.params import error_responses
 from svc_host.api.security import ServerSecurity
 from svc_host.api.sessions import WebSessions, cookie_name
 from svc_host.errors import AuthenticationError
@@ -26,10 +27,9 @@ class LoginBody(BaseModel):
 @router.post(
     "/login",
     status_code=204,
-    responses={
-        401: {"description": "wrong token"},
-        429: {"description": "too many failed logins from this address; see Retry-After"},
-    },
+    responses=error_responses(
+        401, 429, e401="wrong token", e429="too many failed logins from this address; see Retry-After"
+    ),
 )
 async def login(body: LoginBody, request: Request) -> Response:
     """Exchange the token for a session: an HttpOnly, SameSite=Strict cookie holding a random session id (the
@@ -51,7 +51,7 @@ async def login(body: LoginBody, request: Request) -> Response:
     return response
 
 
-@router.post("/logout", status_code=204)
+@router.post("/logout", status_code=204, responses=error_responses(403, e403="cross-site request refused"))
 async def logout(request: Request) -> Response:
     """End this browser's session: its id stops working at once, and the cookie is cleared."""
     sessions: WebSessions | None = request.app.state.sessions

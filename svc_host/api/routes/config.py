@@ -209,7 +209,9 @@ def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, A
 
     mount = _mount(host, mount_name)
     try:
-        project = write_project_config(Path(mount.local), body, check=functools.partial(check_config, host.plugins))
+        project = write_project_config(
+            Path(mount.local), body, check=functools.partial(check_config, host.plugins), trusted_by=host.paths
+        )
     except OSError as exc:
         raise _write_failed(exc) from None
     return _project_response(mount, project.path, project.exists, project.config)
@@ -221,7 +223,7 @@ def init_project(host: HostDep, mount_name: str) -> dict[str, Any]:
 
     mount = _mount(host, mount_name)
     try:
-        project = init_project_config(Path(mount.local))
+        project = init_project_config(Path(mount.local), trusted_by=host.paths)
     except OSError as exc:
         raise _write_failed(exc) from None
     return _project_response(mount, project.path, project.exists, project.config)

@@ -18,9 +18,10 @@ from typing import Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
-from svc_host.api.params import JobId, error_responses
-from svc_host.api.routes.files import NO_PROFILE, scrub
+from svc_host.api.params import JobId, error_responses, sync_error_responses
+from svc_host.api.routes.files import NO_PROFILE, scrub, scrubbed, without_local
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import NotConfiguredError, NotFoundError, SyncError, TransportError
@@ -41,7 +42,7 @@ EXPORT_LINE = re.compile(r"^(\s*export\s+[A-Za-z_][A-Za-z0-9_]*=).*$", re.MULTIL
 # -- scripts ----------------------------------------------------------------------------------------------
 
 
-@router.post("/scripts/preview")
+@router.post("/scripts/preview", responses=error_responses(422, 500, 503))
 def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
     """Render a job definition (a ``command`` or a ``script``) with its renderer (``renderer``, else the
     configuration's ``rendering.renderer``); submits nothing."""
@@ -50,9 +51,9 @@ def preview_script(host: HostDep, body: JobDefinition) -> dict[str, str]:
 
 
 @router.get("/jobs/{job_id}/script", responses=error_responses(400, 404, 502, 503))
-async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
+async def job_script(host: HostDep, job_id: JobId, cluster: ClusterDep) -> dict[str, str]:
     """The batch script of a job, as long as Slurm still keeps it (404 once it is gone)."""
-    transport = host.transport(host.server_transport_name())
+    transport = host.transport(cluster)
     if not isinstance(transport, SlurmTransport):
         raise NotFoundError(f"the transport {transport.name!r} cannot read batch scripts")
     result = await transport.run(["scontrol", "write", "batch_script", job_id, "-"])
@@ -64,7 +65,7 @@ async def job_script(host: HostDep, job_id: JobId) -> dict[str, str]:
 # -- SSH profiles -----------------------------------------------------------------------------------------
 
 
-@router.post("/config/ssh/profiles/{name}/test")
+@router.post("/config/ssh/profiles/{name}/test", responses=error_responses(404))
 async def test_profile(host: HostDep, name: str) -> dict[str, Any]:
     """Connect with profile ``name`` and run sinfo: ``{ok, message, partitions}``; 404 for an unknown profile."""
     profiles = host.transports.config.profiles
@@ -112,13 +113,7 @@ def _server_mount(host: Host, name: str) -> tuple[str, Mount]:
     return profile_name, find_mount(config.profiles, profile_name, name)
 
 
-def _without_local(data: dict[str, Any], mount: Mount) -> dict[str, Any]:
-    """A sync report minus the local directory (no answer of the files API names local paths)."""
-    data.pop("local", None)
-    return {k: scrub(v, {mount.local: "<LOCAL_PATH>"}) if isinstance(v, str) else v for k, v in data.items()}
-
-
-@router.get("/files/inspect")
+@router.get("/files/inspect", responses=error_responses(404, 502, 503))
 async def inspect_mount(
     host: HostDep,
     mount: str = Query(description="Mount name in the server's profile."),
@@ -129,8 +124,8 @@ async def inspect_mount(
     try:
         report = await host.sync_backend(profile_name).inspect(found, max_paths=max_paths)
     except SyncError as exc:
-        raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None
-    return _without_local(report.model_dump(mode="json"), found)
+        raise scrubbed(exc, {found.local: "<LOCAL_PATH>"}) from None
+    return without_local(report.model_dump(mode="json"), found)
 
 
 class MirrorRequest(BaseModel):
@@ -147,7 +142,7 @@ class MirrorRequest(BaseModel):
     """Take over a mount another machine synced last; with ``dry_run`` nothing changes (the takeover's list)."""
 
 
-@router.post("/files/mirror")
+@router.post("/files/mirror", responses=sync_error_responses(404, 503))
 async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
     """Make the cluster copy equal to the local tree. Refused (502, nothing changed) past ``max_delete``."""
     profile_name, found = _server_mount(host, body.mount)
@@ -156,8 +151,8 @@ async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
             found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete, adopt=body.adopt, force=body.force
         )
     except SyncError as exc:
-        raise SyncError(scrub(str(exc), {found.local: "<LOCAL_PATH>"})) from None
-    return _without_local(result.model_dump(mode="json"), found)
+        raise scrubbed(exc, {found.local: "<LOCAL_PATH>"}) from None
+    return without_local(result.model_dump(mode="json"), found)
 
 
 # -- configuration layers ---------------------------------------------------------------------------------
@@ -176,8 +171,9 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @router.get("/config/layers")
 def config_layer_values(host: HostDep) -> dict[str, Any]:
-    """``{layers: [{source, origin, keys}], values: [{key, value, source}]}``: the merged value of every key and
-    the highest layer that sets it (``default`` when none does), lowest precedence first."""
+    """``{layers: [{source, origin, keys, ignored?}], values: [{key, value, source}]}``: the merged value of every
+    key and the highest layer that sets it (``default`` when none does), lowest precedence first; ``ignored`` says
+    why a present project file adds nothing (it is not trusted)."""
     layers = config_layers(host.paths, env=os.environ if host.read_env else None)
     values = _flatten(mask_config(host.config().model_dump(mode="json")))
     sources = dict.fromkeys(values, "default")
@@ -186,7 +182,8 @@ def config_layer_values(host: HostDep) -> dict[str, Any]:
         keys = sorted(_flatten(layer.data))
         for key in keys:
             sources[key] = layer.source
-        described.append({"source": layer.source, "origin": layer.origin, "keys": keys})
+        entry = {"source": layer.source, "origin": layer.origin, "keys": keys}
+        described.append(entry if layer.ignored is None else {**entry, "ignored": layer.ignored})
     return {
         "layers": described,
         "values": [{"key": key, "value": values[key], "source": sources.get(key, "default")} for key in values],

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
-from svc_host.api.params import error_responses
+from svc_host.api.params import error_responses, sync_error_responses
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
 from svc_host.host import Host
@@ -40,6 +40,8 @@ class SyncRequest(BaseModel):
     """Claim a remote directory that already holds files svc did not put there (see ``SyncBackend.sync``)."""
     force: bool = False
     """Take over a mount another machine synced last (refused otherwise, 502 naming that machine)."""
+    dry_run: bool = False
+    """Change nothing; answer what the sync would send (``status: "dry_run"`` and the sync report)."""
 
 
 def _server_profile(host: Host) -> tuple[str, SSHProfile] | None:
@@ -70,6 +72,17 @@ def scrub(message: str, placeholders: dict[str, str]) -> str:
     for path in sorted((path for path in placeholders if len(path) > 1), key=len, reverse=True):
         message = message.replace(path, placeholders[path])
     return message
+
+
+def scrubbed(exc: SyncError, placeholders: dict[str, str]) -> SyncError:
+    """``exc`` with local paths replaced (its ``remedy`` kept), to raise ``from None``."""
+    return SyncError(scrub(str(exc), placeholders), remedy=exc.remedy)
+
+
+def without_local(data: dict[str, Any], mount: Mount) -> dict[str, Any]:
+    """A sync report minus the local directory (no answer of the files API names local paths)."""
+    data.pop("local", None)
+    return {k: scrub(v, {mount.local: "<LOCAL_PATH>"}) if isinstance(v, str) else v for k, v in data.items()}
 
 
 def _local_placeholders(profile: SSHProfile | None, mount: Mount | None) -> dict[str, str]:
@@ -148,10 +161,17 @@ def browse(
     mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
     path: str = Query("", description="Directory relative to the mount root; the root by default."),
 ) -> dict[str, Any]:
-    """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed."""
+    """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed.
+
+    At most 5,000 entries of a directory are read; ``truncated`` is true when it holds more."""
     found = _browsable_mount(host, mount)
-    entries = list_directory(found, path)
-    return {"entries": [entry.as_json() for entry in entries], "remote_prefix": found.remote, "mount_name": found.name}
+    listing = list_directory(found, path)
+    return {
+        "entries": [entry.as_json() for entry in listing.entries],
+        "remote_prefix": found.remote,
+        "mount_name": found.name,
+        "truncated": listing.truncated,
+    }
 
 
 @router.get("/read", responses=error_responses(400, 403, 404, 413, e413="the file is over 1 MB"))
@@ -172,13 +192,19 @@ def read(
 # -- sync ---------------------------------------------------------------------------------------------------
 
 
-@router.post("/sync", responses=error_responses(404, 502, 503))
-async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, str]:
-    """Copy a mount to the cluster, additively: 404 unknown mount, 502 sync failed (rsync missing too), 503."""
+@router.post("/sync", responses=sync_error_responses(404, 503))
+async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, Any]:
+    """Copy a mount to the cluster, additively: 404 unknown mount, 502 sync failed or refused (rsync missing too;
+    ``remedy`` names the flag that overrides a refusal), 503 no profile. ``dry_run`` changes nothing and answers
+    ``{status: "dry_run", mount, files_transferred, transferred_paths, ...}``: what the sync would send."""
     profile_name, profile = _configured_profile(host)
     mount = find_mount(host.transports.config.profiles, profile_name, body.mount)
     try:
-        await host.sync_backend(profile_name).sync(mount, adopt=body.adopt, force=body.force)
+        result = await host.sync_backend(profile_name).sync(
+            mount, dry_run=body.dry_run, adopt=body.adopt, force=body.force
+        )
     except SyncError as exc:
-        raise SyncError(scrub(str(exc), _local_placeholders(profile, mount))) from None
+        raise scrubbed(exc, _local_placeholders(profile, mount)) from None
+    if body.dry_run:
+        return {"status": "dry_run", **without_local(result.model_dump(mode="json"), mount)}
     return {"status": "synced", "mount": mount.name}

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import APIRouter, Path, Query, Response
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep, SharedReadsDep
 from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, JobId, error_responses
@@ -71,11 +72,11 @@ async def history_stats(
 @router.get("/efficiency/jobs/{job_id}", responses=error_responses(400, 404, 422))
 async def job_efficiency(
     host: HostDep,
+    transport: ClusterDep,
     job_id: JobId,
-    transport: str | None = Query(None, max_length=200, description="Default: the server's scheduler."),
 ) -> dict[str, Any]:
     """CPU, memory and time efficiency of one job svc submitted, with suggestions once it completed."""
-    return await efficiency_views.for_job(host, transport or host.server_transport_name(), job_id)
+    return await efficiency_views.for_job(host, transport, job_id)
 
 
 @router.get("/efficiency/runs/{run_id}", responses=error_responses(404))

@@ -8,15 +8,17 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.job_list import JobListEncoder, list_form
 from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
-from svc_host.errors import ConfigError, describe_validation
+from svc_host.errors import ConfigError, InvalidRequestError, describe_validation
 from svc_host.host import Host
 from svc_host.services import jobs
+from svc_host.services.jobs import MAX_TAIL_LINES
 from svc_host.slurm import arrays
 from svc_host.store import jobs as job_repo
 from svc_host.transports.base import LOG_CHUNK_LIMIT
@@ -94,11 +96,10 @@ class JobListItem(BaseModel):
 
 
 @router.get("", response_model=list[JobListItem], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE})
-async def list_jobs(host: HostDep) -> Response:
-    """Every job in the scheduler's queue, with the command for jobs svc submitted and the upstream job names of
+async def list_jobs(host: HostDep, transport: ClusterDep) -> Response:
+    """Every job in the cluster's queue, with the command for jobs svc submitted and the upstream job names of
     workflow jobs. The queue is a snapshot at most about a second old, shared by every client;
     ``X-Svc-Snapshot-Age`` says how old."""
-    transport = host.server_transport_name()
     queue = await host.transports.snapshots.queue(transport)
 
     encoder = host.transports.snapshots.kept(("GET /api/jobs", transport), JobListEncoder)
@@ -114,11 +115,9 @@ async def list_jobs(host: HostDep) -> Response:
 
 
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
-async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
-    """Submit a batch script; 201 with the job in state PENDING."""
-    record = await jobs.submit(
-        host, definition_of(body, host), transport=host.server_transport_name(), source=host.source
-    )
+async def submit_job(body: SubmitJob, host: HostDep, transport: ClusterDep) -> dict[str, Any]:
+    """Submit a batch script to the cluster; 201 with the job in state PENDING."""
+    record = await jobs.submit(host, definition_of(body, host), transport=transport, source=host.source)
     return {
         "name": record.name,
         "job_id": int(record.job_id) if record.job_id.isdigit() else record.job_id,
@@ -130,14 +129,13 @@ async def submit_job(body: SubmitJob, host: HostDep) -> dict[str, Any]:
 
 
 @router.get("/{job_id}", responses=_JOB_ERRORS)
-async def get_job(host: HostDep, job_id: JobId) -> dict[str, Any]:
+async def get_job(host: HostDep, job_id: JobId, transport: ClusterDep) -> dict[str, Any]:
     """Detailed status: the list form plus raw state, exit code, times, log paths and transitions."""
-    transport = host.server_transport_name()
     view = await jobs.status(host, transport, job_id)
-    return await _detail(host, view)
+    return await _detail(host, transport, view)
 
 
-async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
+async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, Any]:
     from svc_host.store.jobs import transitions
 
     job, record = view.status, view.record
@@ -150,9 +148,11 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
             "signal": job.signal,
             "reason": job.reason,
             "node_list": job.node_list,
+            "time_limit": job.time_limit,
+            "cancelled_by": await jobs.cancelled_by(host, transport, job.raw_state),
             "stdout_path": job.stdout_path,
             "stderr_path": job.stderr_path,
-            "transport": record.transport if record else host.server_transport_name(),
+            "transport": transport,
             "source": record.source if record else None,
             "submitted_at": record.submitted_at.isoformat() if record else None,
             "started_at": record.started_at.isoformat() if record and record.started_at else None,
@@ -171,13 +171,13 @@ async def _detail(host: Host, view: jobs.JobView) -> dict[str, Any]:
 
 
 @router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)
-async def cancel_job(host: HostDep, job_id: JobIds) -> Response:
+async def cancel_job(host: HostDep, job_id: JobIds, transport: ClusterDep) -> Response:
     """Cancel a pending or running job, or the live tasks of an array's range (``123_[1-3]``): 204; unknown 404;
     already finished (every task of the range) 422."""
     if arrays.is_range(job_id):
-        await jobs.cancel_tasks(host, host.server_transport_name(), job_id)
+        await jobs.cancel_tasks(host, transport, job_id)
     else:
-        await jobs.cancel(host, host.server_transport_name(), job_id)
+        await jobs.cancel(host, transport, job_id)
     return Response(status_code=204)
 
 
@@ -185,20 +185,33 @@ async def cancel_job(host: HostDep, job_id: JobIds) -> Response:
 async def job_logs(
     host: HostDep,
     job_id: JobId,
+    transport: ClusterDep,
     stdout_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stdout from."),
     stderr_offset: int = Query(0, ge=0, le=MAX_OFFSET, description="Byte offset to read stderr from."),
     limit: int = Query(LOG_CHUNK_LIMIT, ge=1, le=LOG_CHUNK_LIMIT, description="Bytes per log at most."),
+    tail_lines: int | None = Query(
+        None,
+        ge=1,
+        le=MAX_TAIL_LINES,
+        description="The last lines of each log instead (taken from its last `limit` bytes); no offsets with it.",
+    ),
 ) -> dict[str, Any]:
-    """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail)."""
+    """stdout and stderr from byte offsets, with the offsets to continue from (for a live tail); with
+    ``tail_lines``, the end of each log (the offsets returned are where the logs end)."""
+    if tail_lines is not None and (stdout_offset or stderr_offset):
+        raise InvalidRequestError("give tail_lines or offsets, not both")
     found = await jobs.logs(
         host,
-        host.server_transport_name(),
+        transport,
         job_id,
         stdout_offset=stdout_offset,
         stderr_offset=stderr_offset,
         limit=limit,
+        tail=tail_lines is not None,
     )
     out, err = found.stdout, found.stderr
+    if tail_lines is not None:
+        out, err = (jobs.last_lines(chunk, tail_lines) if chunk else None for chunk in (out, err))
     return {
         "stdout": out.content if out else "",
         "stderr": err.content if err else "",

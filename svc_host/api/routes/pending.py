@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.params import JobId, error_responses
 from svc_host.api.routes.jobs import SubmitJob, definition_of
@@ -59,15 +60,15 @@ class FitAnswer(BaseModel):
 
 
 @router.get("/{job_id}/pending", response_model=PendingAnswer, responses=error_responses(400, 404, 422, 502, 503))
-async def why_pending(host: HostDep, job_id: JobId) -> dict[str, Any]:
+async def why_pending(host: HostDep, job_id: JobId, transport: ClusterDep) -> dict[str, Any]:
     """Why the job is pending, naming the limit and the value that binds, and when Slurm expects it to start. A job
     that is not pending is answered too (``pending: false``)."""
-    answers = await pending.explain(host, host.server_transport_name(), [job_id])
+    answers = await pending.explain(host, transport, [job_id])
     return answers[0]
 
 
 @router.post("/test", response_model=FitAnswer, responses=error_responses(422, 500, 502, 503))
-async def fit_answer(body: SubmitJob, host: HostDep) -> dict[str, Any]:
+async def fit_answer(body: SubmitJob, host: HostDep, transport: ClusterDep) -> dict[str, Any]:
     """Would this job (the body of ``POST /api/jobs``) start now, and where? Nothing is submitted: the script is
     given to ``sbatch --test-only``. A job Slurm would refuse, or keep pending for ever, is ``fits: false``."""
-    return await pending.fit_answer(host, definition_of(body, host), transport=host.server_transport_name())
+    return await pending.fit_answer(host, definition_of(body, host), transport=transport)

@@ -13,12 +13,15 @@ from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
+from svc_host.plugin_core.records import Event
 from svc_host.settings.profiles import refuse_unknown_host
 from svc_host.settings.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
 
 T = TypeVar("T")
+DEFAULT_CHANGED = "server.default_changed"
+"""The event a change of the server's default cluster emits: ``{transport}``, the new default."""
 
 
 class ProfileCreate(SSHProfile):
@@ -28,9 +31,14 @@ class ProfileCreate(SSHProfile):
 
 
 async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:
-    """Run a store change off the event loop (it fsyncs), then rebuild transports from the new profiles."""
+    """Run a store change off the event loop (it fsyncs), then rebuild transports from the new profiles; a new
+    server default cluster is told to every open dashboard (``server.default_changed``)."""
+    before = host.server_transport_name()
     result = await run_in_threadpool(work, *args)
     await host.reload_profiles()
+    after = host.server_transport_name()
+    if after != before:
+        host.plugins.emit(Event(DEFAULT_CHANGED, {"transport": after}))
     return result
 
 
@@ -77,7 +85,8 @@ async def delete_profile(host: HostDep, name: str) -> dict[str, bool]:
 
 @router.post("/{name}/activate", responses=error_responses(404, 500))
 async def activate_profile(host: HostDep, name: str) -> dict[str, bool]:
-    """Make the profile current (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` still win where set)."""
+    """Make the profile current, the server's default cluster (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` still win
+    where set); ``local`` makes this machine's Slurm the default again."""
     await _change(host, host.profiles.activate, name)
     return {"ok": True}
 

@@ -1,5 +1,5 @@
 """``GET /api/resources``: GPU and node availability per partition (one sinfo + one squeue per refresh of the
-shared snapshot, whatever the number of clients);
+shared snapshot, whatever the number of clients); ``GET /api/resources/total``: the same of the whole cluster;
 ``GET /api/resources/history``: GPU use per partition over time, as the server's sampler stored it."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Response
 
+from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.encoding import encode_json
 from svc_host.api.params import error_responses
@@ -25,13 +26,14 @@ router = APIRouter(prefix="/api", tags=["resources"])
 )
 async def resources(
     host: HostDep,
+    transport: ClusterDep,
     partition: str | None = Query(
         None, max_length=256, pattern=r"^[A-Za-z0-9_.-]+$", description="Only this partition (a Slurm partition name)."
     ),
 ) -> Response:
     """One snapshot per partition; an unknown partition gives an empty array. The answer is shared by every
     client and at most about a second old; ``X-Svc-Snapshot-Age`` says how old."""
-    found = await host.transports.snapshots.resources(host.server_transport_name(), partition)
+    found = await host.transports.snapshots.resources(transport, partition)
 
     async def encode(snapshots: list[ResourceSnapshot]) -> bytes:
         return encode_json([snap.model_dump(mode="json") for snap in snapshots])
@@ -40,15 +42,32 @@ async def resources(
     return Response(body, media_type="application/json", headers=snapshot_headers(found))
 
 
+@router.get(
+    "/resources/total",
+    response_model=ResourceSnapshot,
+    responses={**error_responses(404, 502, 503), **SNAPSHOT_RESPONSE},
+)
+async def resources_total(host: HostDep, transport: ClusterDep) -> Response:
+    """The whole cluster in one snapshot (``partition: "all"``): each node counted once, however many partitions
+    hold it, so a node in two partitions does not count twice as ``GET /api/resources`` summed would."""
+    found = await host.transports.snapshots.resources_total(transport)
+
+    async def encode(snapshot: ResourceSnapshot) -> bytes:
+        return encode_json(snapshot.model_dump(mode="json"))
+
+    body = await found.derive("GET /api/resources/total", encode)
+    return Response(body, media_type="application/json", headers=snapshot_headers(found))
+
+
 @router.get("/resources/history")
 async def resources_history(
     host: HostDep,
+    transport: ClusterDep,
     hours: float = Query(24, gt=0, le=24 * 366, description="How far back, in hours."),
 ) -> dict[str, Any]:
-    """The server transport's GPU use per partition over the last ``hours``: ``{transport, hours,
+    """The cluster's GPU use per partition over the last ``hours``: ``{transport, hours,
     interval_seconds, series: [{partition, points: [{timestamp, total_gpus, gpus_in_use, jobs_running,
     nodes_down}]}]}``, oldest point first; long ranges are averaged into at most 720 points per partition."""
-    transport = host.server_transport_name()
     until = datetime.now(UTC)
     since = until - timedelta(hours=hours)
     samples = await host.store.run(resource_samples.samples_since, transport, since)

@@ -11,26 +11,32 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep
+from svc_host.api.params import error_responses
+from svc_host.domain.times import utc_now
 from svc_host.errors import InvalidRequestError, SvcError
 from svc_host.host import Host
 from svc_host.schedules import manage
 from svc_host.schedules import store as schedules
 from svc_host.schedules.launch import HostLauncher
 from svc_host.schedules.model import ScheduleSpec
-from svc_host.schedules.scheduler import utc_now
 from svc_host.sweeps.matrix import parse_sweep
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "schedule (or its workflow) not found"}}
+NOT_FOUND = error_responses(404, e404="schedule (or its workflow) not found")
 
 
-def _check_targets(host: Host, spec: ScheduleSpec) -> None:
-    """Refuse now what would only fail at fire time: an unknown workflow or an invalid sweep."""
+def _checked(host: Host, spec: ScheduleSpec) -> ScheduleSpec:
+    """The spec with its cluster recorded (the server's default now, when it names none), so it fires there
+    whatever is the default then. Refuse now what would only fail at fire time: an unknown cluster or
+    workflow, an invalid sweep."""
+    spec = spec.model_copy(update={"transport": named_cluster(host, spec.transport)})
     HostLauncher(host).request(spec)
     if spec.sweep is not None:
         parse_sweep(spec.sweep)
+    return spec
 
 
 @router.get("")
@@ -40,10 +46,13 @@ async def list_schedules(host: HostDep) -> list[dict[str, Any]]:
     return [manage.view(record, now=now) for record in await host.store.run(schedules.all_schedules)]
 
 
-@router.post("", status_code=201, responses={409: {"description": "a schedule with that name exists"}, **NOT_FOUND})
+TAKEN = error_responses(409, e409="a schedule with that name exists")
+
+
+@router.post("", status_code=201, responses={**TAKEN, **NOT_FOUND})
 async def create_schedule(spec: ScheduleSpec, host: HostDep) -> dict[str, Any]:
     """Create a schedule: 201 with its next fires; 404 unknown workflow; 409 name taken; 422 invalid spec."""
-    _check_targets(host, spec)
+    spec = _checked(host, spec)
     now = utc_now()
     return manage.view(await manage.add(host.store, spec, now=now), now=now, upcoming_count=5)
 
@@ -54,12 +63,12 @@ async def get_schedule(name: str, host: HostDep, upcoming: Annotated[int, Query(
     return manage.view(await host.store.run(schedules.get, name), now=utc_now(), upcoming_count=upcoming)
 
 
-@router.put("/{name}", responses=NOT_FOUND)
+@router.put("/{name}", responses={**error_responses(400, e400="the body's name is not the path's"), **NOT_FOUND})
 async def replace_schedule(name: str, spec: ScheduleSpec, host: HostDep) -> dict[str, Any]:
     """Replace a schedule's spec (the body's ``name`` must be the path's); its next fire counts from now."""
     if spec.name != name:
         raise InvalidRequestError(f"the body's name {spec.name!r} is not the schedule's {name!r}")
-    _check_targets(host, spec)
+    spec = _checked(host, spec)
     now = utc_now()
     return manage.view(await manage.change(host.store, spec, now=now), now=now, upcoming_count=5)
 

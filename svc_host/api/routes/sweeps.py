@@ -9,6 +9,7 @@ is being cancelled.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
@@ -16,12 +17,14 @@ from fastapi.responses import JSONResponse
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_ROW_ID, error_responses
-from svc_host.errors import NotFoundError
+from svc_host.errors import NotFoundError, SvcError
 from svc_host.runtime.throttle import sweep_waiter
+from svc_host.sweeps.queued import queue_reason, queued_cells
 from svc_host.sweeps.views import cell_view, sweep_view
 
 if TYPE_CHECKING:
     from svc_host.host import Host
+    from svc_host.store.tables import SweepRunRecord
 
 router = APIRouter(prefix="/api/sweep_runs", tags=["sweeps"])
 
@@ -37,14 +40,29 @@ def _sweep_id(raw: str) -> int:
 async def list_sweeps(host: HostDep) -> list[dict[str, Any]]:
     """Sweeps, newest first (at most 200)."""
     orchestrator = await host.sweep_orchestrator()
-    return [sweep_view(sweep, _queued(host, sweep.id)) for sweep in await orchestrator.sweeps()]
+    return await _views(host, await orchestrator.sweeps())
 
 
 @router.get("/{sweep_id}", responses=error_responses(404))
 async def get_sweep(sweep_id: str, host: HostDep) -> dict[str, Any]:
     """One sweep with its counters; 404."""
     orchestrator = await host.sweep_orchestrator()
-    return sweep_view(await orchestrator.get(_sweep_id(sweep_id)), _queued(host, _sweep_id(sweep_id)))
+    return (await _views(host, [await orchestrator.get(_sweep_id(sweep_id))]))[0]
+
+
+async def _views(host: Host, sweeps: list[SweepRunRecord]) -> list[dict[str, Any]]:
+    """The sweeps as shown, with how many running cells still wait in Slurm's queue and why (an array's limit)."""
+    waiting = await host.store.run(queued_cells, [sweep.id for sweep in sweeps if sweep.id is not None])
+    views = []
+    for sweep in sweeps:
+        in_queue = waiting.get(sweep.id or 0, 0)
+        reason = None
+        if in_queue and sweep.array_job_id is not None:
+            with contextlib.suppress(SvcError):  # an unreachable cluster: the count stands without its reason
+                queue = await host.transports.snapshots.queue(sweep.transport)
+                reason = queue_reason(queue.value, sweep.array_job_id)
+        views.append(sweep_view(sweep, _queued(host, sweep.id), in_queue=in_queue, queue_reason=reason))
+    return views
 
 
 @router.get("/{sweep_id}/cells", responses=error_responses(404))

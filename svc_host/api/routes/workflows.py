@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
+from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep, SharedReadsDep
 from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
@@ -243,7 +244,7 @@ async def run_workflow(name: str, host: HostDep, body: RunBody | None = None) ->
         from_job=options.from_job,
         to_job=options.to_job,
         single_job=options.single_job,
-        transport=options.transport or host.server_transport_name(),
+        transport=named_cluster(host, options.transport),
         mount=options.mount,
     )
     if options.sweep is not None:

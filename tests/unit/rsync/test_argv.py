@@ -76,8 +76,15 @@ def test_accept_unknown_host_and_proxy_jump() -> None:
     pairs = list(itertools.pairwise(argv))
     assert ("-o", "StrictHostKeyChecking=no") in pairs
     assert ("-o", "UserKnownHostsFile=/dev/null") in pairs
-    assert ("-J", "bastion.example.org:2200") in pairs
+    assert ("-o", "ProxyJump=bastion.example.org:2200") in pairs
+    assert "-J" not in argv
     assert ("-p", "22") in pairs
+
+
+def test_proxy_jump_is_checked_again_when_the_profile_skipped_validation() -> None:
+    unchecked = SSHProfile.model_construct(hostname="h", proxy_jump="-oProxyCommand=touch /tmp/x")
+    with pytest.raises(SyncError, match=r"^SSH proxy_jump '-oProxyCommand=touch /tmp/x' is invalid"):
+        rsync_argv(unchecked, "/d", "p", excludes=[], dry_run=False, delete=False)
 
 
 def test_ssh_host_alias_leaves_port_to_ssh_config_and_overrides_hostname() -> None:
@@ -171,7 +178,6 @@ def test_ipv6_destination_is_bracketed() -> None:
         SSHProfile(hostname="-oProxyCommand=touch x"),
         SSHProfile(hostname="host name"),
         SSHProfile(hostname="h", username="-l"),
-        SSHProfile(hostname="h", proxy_jump="-oProxyCommand=x"),
         SSHProfile(hostname="h", key_filename='/keys/"quoted"'),
     ],
 )

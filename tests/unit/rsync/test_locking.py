@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from svc_host.errors import SyncError
 from svc_plugin_rsync.locking import lock_path, mount_lock
 
 KEY = ("dev", "proj")
@@ -86,3 +90,71 @@ def test_lock_path_is_safe_for_any_name(tmp_path: Path) -> None:
     assert path.parent == tmp_path
     assert path.name.endswith(".lock")
     assert lock_path(tmp_path, ("a-b", "c")) != lock_path(tmp_path, ("a", "b-c"))
+
+
+HOLD = """
+import asyncio, sys
+from pathlib import Path
+from svc_plugin_rsync.locking import mount_lock
+
+async def main():
+    async with mount_lock(Path(sys.argv[1]), ("dev", "proj")):
+        print("held", flush=True)
+        sys.stdin.read()
+
+asyncio.run(main())
+"""
+
+
+async def test_a_sync_held_by_another_process_is_waited_for_until_the_deadline_then_named(tmp_path: Path) -> None:
+    other = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", HOLD, str(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert other.stdout is not None
+    assert other.stdin is not None
+    try:
+        assert await asyncio.wait_for(other.stdout.readline(), timeout=60) == b"held\n"
+        with pytest.raises(SyncError) as caught:
+            await _enter_within(tmp_path, 1.0)
+    finally:
+        other.stdin.close()
+        assert await asyncio.wait_for(other.wait(), timeout=60) == 0
+    message = str(caught.value)
+    assert message.startswith(f"mount 'proj' of profile 'dev' is being synced by process {other.pid} ('-c ")
+    assert re.search(r"\) since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; gave up waiting after 1 s\. Try again", message)
+    await asyncio.wait_for(_enter_within(tmp_path, 1.0), timeout=10)  # free again, and the record is gone
+    assert lock_path(tmp_path, KEY).read_bytes() == b""
+
+
+async def test_a_task_of_this_process_holding_the_lock_is_named_at_the_deadline(tmp_path: Path) -> None:
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def holder() -> None:
+        async with mount_lock(tmp_path, KEY):
+            entered.set()
+            await release.wait()
+
+    held = asyncio.create_task(holder())
+    await entered.wait()
+    with pytest.raises(SyncError, match=r"is being synced by this process \("):
+        await _enter_within(tmp_path, 0.5)
+    release.set()
+    await held
+    await asyncio.wait_for(_enter_within(tmp_path, 0.5), timeout=10)
+
+
+async def test_a_holder_that_left_no_record_is_still_reported(tmp_path: Path) -> None:
+    path = lock_path(tmp_path, KEY)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(SyncError, match=r"by another process \(it left no record of itself\); gave up"):
+            await _enter_within(tmp_path, 0.5)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+async def _enter_within(lock_dir: Path, wait: float) -> None:
+    async with mount_lock(lock_dir, KEY, wait=wait):
+        pass

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from sqlmodel import select
 
 from svc_host.domain.submission import JobDefinition
+from svc_host.domain.times import as_utc as utc
 from svc_host.store.database import Store
-from svc_host.store.jobs import utc
 from svc_host.store.tables import WorkflowRunJob, WorkflowRunRecord
 from svc_host.sweeps import store as repo
 from svc_host.sweeps.store import SWEEP_LEASES

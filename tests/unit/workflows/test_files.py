@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
+from svc_host.settings.config import trust_project
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.files import (
     WorkflowDirectory,
+    allowed_roots,
     check_filename,
     confine,
     scan,
@@ -65,6 +71,22 @@ def test_directory_reads_writes_and_refuses_to_clobber(tmp_path: Path) -> None:
         directory.read("../etc/passwd")
 
 
+def test_workflow_files_are_private_and_staged_under_unpredictable_names(tmp_path: Path) -> None:
+    directory = WorkflowDirectory(tmp_path / "flows")
+    (tmp_path / "flows").mkdir()
+    planted = tmp_path / "flows" / f".w.{os.getpid()}.new"
+    planted.symlink_to(tmp_path / "victim")  # what a neighbour could plant for the predictable old name
+    created = directory.write("w", TEXT, overwrite=False)
+    replaced = directory.write("v", TEXT, overwrite=True)
+    written = tmp_path / "out.yaml"
+    write_workflow_file(written, TEXT)
+    for path in (created, replaced, written):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert not (tmp_path / "victim").exists()
+    assert planted.is_symlink()  # left alone: the staging file was a fresh one
+    assert sorted(p.name for p in (tmp_path / "flows").iterdir()) == [planted.name, "v.yaml", "w.yaml"]
+
+
 def test_a_symlink_out_of_the_directory_is_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "secret.yaml"
     outside.write_text(TEXT)
@@ -85,6 +107,30 @@ def test_confinement_resolves_symlinks(tmp_path: Path) -> None:
             confine(hostile, [root], base=root)
     with pytest.raises(PathForbiddenError, match=r"^Script path 'x' is outside"):
         confine("x", [root], what="Script path", base=tmp_path)
+
+
+def test_the_working_directory_is_a_root_only_when_trusted_or_given(
+    svc_paths: SvcPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SVC_WORKFLOWS_DIR", raising=False)
+    project = svc_paths.project_dir.resolve()
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    profiles = {"gpu": SSHProfile(hostname="h", mounts=[Mount(name="m", local=str(mounted), remote="p")])}
+    base = [svc_paths.workflows_dir.resolve(), mounted.resolve()]
+    assert allowed_roots(svc_paths, profiles) == base  # a cloned repository is not writable by default
+    with pytest.raises(PathForbiddenError, match="outside allowed directories"):
+        confine("flows/w.yaml", allowed_roots(svc_paths, profiles), base=project)
+
+    (project / ".svc.json").write_text('{"log_dir": "logs"}')
+    assert project not in allowed_roots(svc_paths, profiles)  # present but not trusted
+    trust_project(svc_paths, project)
+    assert project in allowed_roots(svc_paths, profiles)
+    (project / ".svc.json").write_text('{"log_dir": "elsewhere"}')
+    assert project not in allowed_roots(svc_paths, profiles)  # changed since it was trusted
+
+    given = replace(svc_paths, extra_roots=(project,))
+    assert allowed_roots(given, profiles) == [base[0], project, mounted.resolve()]
 
 
 def test_only_workflow_files_are_replaced(tmp_path: Path) -> None:

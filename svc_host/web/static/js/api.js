@@ -2,11 +2,13 @@
 // the API's {detail} surfaced as ApiError. No token is ever read or stored by page scripts.
 
 export class ApiError extends Error {
-  constructor(status, detail) {
+  /** `remedy`: the flag ('force', 'adopt') that lets a refused sync through, from the error body; else null. */
+  constructor(status, detail, remedy = null) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
+    this.remedy = remedy;
   }
 }
 
@@ -48,24 +50,27 @@ export async function api(path, { method = 'GET', body, query, signal, raw = fal
     throw new ApiError(0, 'the svc server does not answer (is `svc serve` still running?)');
   }
   if (response.status === 401) {
-    const detail = await readDetail(response);
+    const { detail } = await readError(response);
     if (onUnauthorized) onUnauthorized(detail);
     throw new ApiError(401, detail);
   }
-  if (!response.ok) throw new ApiError(response.status, await readDetail(response));
+  if (!response.ok) {
+    const { detail, remedy } = await readError(response);
+    throw new ApiError(response.status, detail, remedy);
+  }
   if (raw) return response;
   if (response.status === 204) return null;
   const text = await response.text();
   return text ? JSON.parse(text) : null;
 }
 
-async function readDetail(response) {
+async function readError(response) {
   try {
     const data = await response.json();
-    if (data && data.detail !== undefined) return formatDetail(data.detail);
-    return `HTTP ${response.status}`;
+    if (data && data.detail !== undefined) return { detail: formatDetail(data.detail), remedy: data.remedy || null };
+    return { detail: `HTTP ${response.status}`, remedy: null };
   } catch {
-    return `HTTP ${response.status} ${response.statusText}`.trim();
+    return { detail: `HTTP ${response.status} ${response.statusText}`.trim(), remedy: null };
   }
 }
 

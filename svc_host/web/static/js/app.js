@@ -1,8 +1,9 @@
-// The dashboard shell: navigation, theme, the server's transport and health in the header, the login view.
-import { h, replace } from './dom.js';
+// The dashboard shell: navigation, theme, the tab's cluster (a switcher) and its health in the header, the login view.
+import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { showLogin } from './login.js';
+import { chooseCluster, clusterLabel, clusters, onClusterChange, shownCluster, tabCluster } from './cluster.js';
 import { icon } from './icons.js';
 
 const NAV = [
@@ -48,34 +49,67 @@ function buildThemeToggle() {
   btn.addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
 }
 
-const serverState = { transport: null, answers: null, detail: '' };
+const serverState = { cluster: null, answers: null, detail: '' };
+let checkSeq = 0;
+
+/** The top bar's pill: the cluster this tab shows (a switcher) and whether it answers. */
+async function drawClusterPill() {
+  const pill = document.getElementById('cluster-pill');
+  let known;
+  try {
+    known = await clusters();
+  } catch (err) {
+    if (err.status !== 401) replace(pill, h('span', { class: 'server-answer' }, `clusters unknown: ${err.detail || err.message}`));
+    return;
+  }
+  const chosen = tabCluster();
+  const names = known.transports.map((t) => t.name).sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y)));
+  if (chosen && !names.includes(chosen)) names.push(chosen);
+  const select = h('select', {
+    id: 'cluster-switch', class: 'cluster-select', 'aria-label': 'Cluster this tab shows',
+    title: 'The cluster this tab shows; other tabs keep theirs. The server default is set in Settings.',
+    onChange: () => { chooseCluster(select.value || null); renderCurrent(); },
+  },
+  h('option', { value: '' }, `${known.defaultName} · server default`),
+  names.map((name) => h('option', { value: name }, clusterLabel(name))));
+  select.value = chosen || '';
+  const tone = serverState.answers === null ? 'unknown' : serverState.answers ? 'ok' : 'bad';
+  replace(pill, h('span', { class: ['dot', `dot-${tone}`], 'aria-hidden': 'true' }), select);
+  drawServerStatus();
+}
 
 function drawServerStatus() {
   const el = document.getElementById('server-status');
-  if (!serverState.transport) { replace(el); return; }
-  const tone = serverState.answers === null ? 'unknown' : serverState.answers ? 'ok' : 'bad';
+  if (!serverState.cluster) { replace(el); return; }
   const text = serverState.answers === null ? 'checking…' : serverState.answers ? 'answers' : 'does not answer';
-  el.title = serverState.detail || `Scheduler reached through the "${serverState.transport}" transport`;
-  replace(el, h('span', { class: ['dot', `dot-${tone}`] }), h('span', { class: 'server-transport' }, serverState.transport), h('span', { class: 'server-answer' }, text));
+  el.title = serverState.detail || `Slurm on the cluster "${serverState.cluster}"`;
+  replace(el, h('span', { class: 'sr-only' }, `${serverState.cluster} `), h('span', { class: 'server-answer' }, text));
+  const dot = document.querySelector('#cluster-pill .dot');
+  if (dot) dot.className = `dot dot-${serverState.answers === null ? 'unknown' : serverState.answers ? 'ok' : 'bad'}`;
 }
 
 /**
- * The header's "transport · answers". The server samples the scheduler in the background; a sample from the last
- * few minutes answers the question without asking the scheduler again (twenty open dashboards cost nothing).
- * Only without a recent sample is the scheduler asked once; live samples keep it true afterwards.
+ * Does the tab's cluster answer? The server samples its clusters in the background; a sample from the last few
+ * minutes answers the question without asking the scheduler again (twenty open dashboards cost nothing). Only
+ * without a recent sample is the scheduler asked once; live samples keep it true afterwards.
  */
 async function checkServer() {
+  const seq = ++checkSeq;
   try {
-    const plugins = await api('/api/plugins');
-    serverState.transport = plugins.server_transport;
-    drawServerStatus();
-    const recent = await api('/api/resources/history', { query: { hours: 0.1 } }).catch(() => null);
-    const sampled = recent && recent.transport === plugins.server_transport && recent.series.some((s) => s.points.length);
-    if (!sampled) await api('/api/resources');
+    const shown = await shownCluster();
+    if (seq !== checkSeq) return;
+    serverState.cluster = shown;
+    serverState.answers = null;
+    await drawClusterPill();
+    const query = { transport: shown };
+    const recent = await api('/api/resources/history', { query: { ...query, hours: 0.1 } }).catch(() => null);
+    const sampled = recent && recent.series.some((s) => s.points.length);
+    if (!sampled) await api('/api/resources', { query });
+    if (seq !== checkSeq) return;
     serverState.answers = true;
     serverState.detail = '';
   } catch (err) {
-    if (err.status === 401) return;
+    if (err.status === 401 || seq !== checkSeq) return;
     serverState.answers = false;
     serverState.detail = err.detail || err.message;
   }
@@ -85,12 +119,34 @@ async function checkServer() {
 async function followServer() {
   try {
     const { subscribe } = await import('./events.js');
-    subscribe(['resources.sampled'], () => {
+    subscribe(['resources.sampled'], (event) => {
+      if (event.payload && event.payload.transport !== serverState.cluster) return;
       if (serverState.answers !== true) { serverState.answers = true; serverState.detail = ''; drawServerStatus(); }
     });
   } catch (err) {
     console.warn('live updates unavailable', err);
   }
+}
+
+/** A link or Back went to another cluster's page: the pill follows. */
+function followNavigation() {
+  onNavigate(() => {
+    const select = document.getElementById('cluster-switch');
+    if (select) select.value = tabCluster() || '';
+    shownCluster().then((shown) => { if (shown !== serverState.cluster) checkServer(); }).catch(() => null);
+  });
+}
+
+/** The server's default moved, or profiles changed: the pill follows; a tab that follows the default redraws. */
+function followClusters() {
+  let shownBefore = null;
+  onClusterChange(async () => {
+    const shown = await shownCluster().catch(() => null);
+    if (shownBefore !== null && shown !== shownBefore && !tabCluster()) renderCurrent();
+    shownBefore = shown;
+    checkServer();
+  });
+  shownCluster().then((name) => { shownBefore = name; }).catch(() => null);
 }
 
 export function serverStatus() {
@@ -110,8 +166,9 @@ function keyboardShortcuts() {
 
 function start() {
   keyboardShortcuts();
-  // Settings says so when the server's profile changes: the header shows the new transport at once.
-  window.addEventListener('svc-server-changed', () => { serverState.answers = null; checkServer(); });
+  followClusters();
+  followNavigation();
+  setInterval(() => tickTimes(), 1000); // every "3 min ago" and "running for" on any page stays true
   buildNav();
   buildThemeToggle();
   interceptLinks();

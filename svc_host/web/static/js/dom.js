@@ -112,6 +112,37 @@ export function fmtDuration(seconds, { coarse = false } = {}) {
   return `${s}s`;
 }
 
+/** "1-02:03:04" / "2:03:04" / "03:04" to seconds. */
+export function clockSeconds(text) {
+  if (!text) return null;
+  let days = 0;
+  let rest = text;
+  if (rest.includes('-')) { const [d, r] = rest.split('-'); days = Number(d); rest = r; }
+  const parts = rest.split(':').map(Number);
+  if (parts.some(Number.isNaN)) return null;
+  while (parts.length < 3) parts.unshift(0);
+  return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2];
+}
+
+/** "3 min ago" that stays true: the shell's ticker (`tickTimes`) rewrites it every second. */
+export function agoSpan(value, props = {}) {
+  const d = toDate(value);
+  return h('span', { ...props, dataset: d ? { ago: d.toISOString() } : {} }, fmtAgo(value));
+}
+
+/** A duration of `seconds` as of now, counted on by the shell's ticker while `running` ("running for 12s"). */
+export function durationSpan(seconds, running, props = {}) {
+  const ticking = running && seconds !== null && seconds !== undefined;
+  return h('span', { ...props, dataset: ticking ? { since: String(Date.now() - seconds * 1000) } : {} }, fmtDuration(seconds));
+}
+
+/** Rewrite every `agoSpan` and running `durationSpan` under `root` for the time now (the shell calls it each second). */
+export function tickTimes(root = document) {
+  const now = Date.now();
+  for (const el of root.querySelectorAll('[data-ago]')) el.textContent = fmtAgo(el.dataset.ago, now);
+  for (const el of root.querySelectorAll('[data-since]')) el.textContent = fmtDuration((now - Number(el.dataset.since)) / 1000);
+}
+
 /** Bytes as "1.5 MiB". */
 export function fmtBytes(bytes) {
   if (bytes === null || bytes === undefined || Number.isNaN(bytes)) return '—';

@@ -45,24 +45,30 @@ export function snapshotsOf(payload) {
   return null;
 }
 
+/** The key of a job everywhere on the page: its cluster and its id (two clusters number their jobs alike). */
+export function jobKey(transport, jobId) {
+  return `${transport || ''}/${jobId}`;
+}
+
 /**
- * Fold `job.status_changed` events into job rows (by job id), in place: known rows take the new state and exit
- * code, unknown jobs are added. Pages update from events instead of asking the scheduler again, so twenty open
- * dashboards cost no more scheduler queries than one.
+ * Fold `job.status_changed` events into job rows (by cluster and job id), in place: known rows take the new state
+ * and exit code, unknown jobs are added. Pages update from events instead of asking the scheduler again, so twenty
+ * open dashboards cost no more scheduler queries than one.
  */
 export function applyJobEvents(rows, events) {
-  const byId = new Map(rows.map((row) => [String(row.job_id), row]));
+  const byKey = new Map(rows.map((row) => [jobKey(row.transport, row.job_id), row]));
   for (const event of events) {
     if (event.type !== 'job.status_changed') continue;
     const p = event.payload || {};
-    const row = byId.get(String(p.job_id));
+    const key = jobKey(p.transport, p.job_id);
+    const row = byKey.get(key);
     if (row) {
       row.status = p.to;
       if (p.exit_code !== undefined && p.exit_code !== null) row.exit_code = p.exit_code;
     } else {
       const added = { job_id: p.job_id, name: p.name || '', status: p.to, exit_code: p.exit_code ?? null, partition: '', gpus: 0, nodes: 1, elapsed_time: '', command: [], transport: p.transport };
       rows.push(added);
-      byId.set(String(p.job_id), added);
+      byKey.set(key, added);
     }
   }
   return rows;

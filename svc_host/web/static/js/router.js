@@ -2,6 +2,7 @@
 // A page module exports `async function render(root, params, query)` and may return a cleanup function.
 import { h, replace } from './dom.js';
 import { errorText } from './api.js';
+import { keepClusterInUrl } from './cluster.js';
 
 export const ROUTES = [
   { path: '/', page: 'overview', title: 'Overview', nav: 'overview' },
@@ -44,6 +45,24 @@ export function match(pathname) {
 let cleanup = null;
 let renderSeq = 0;
 const listeners = [];
+let leaveGuard = null;
+let here = location.pathname + location.search; // the URL of the page on screen
+
+/**
+ * While the current page has something to lose, `check()` returns a sentence saying what (else null): leaving
+ * through a link or Back asks first, and closing or reloading the tab gets the browser's prompt. The guard
+ * ends with the page.
+ */
+export function guardLeaving(check) {
+  leaveGuard = check;
+}
+
+async function mayLeave() {
+  const loss = leaveGuard && leaveGuard();
+  if (!loss) return true;
+  const { confirmDialog } = await import('./ui.js');
+  return confirmDialog({ title: 'Leave without saving?', body: loss, confirmLabel: 'Leave', danger: true });
+}
 
 /** Called after each navigation with the matched route (the shell highlights the nav entry). */
 export function onNavigate(listener) {
@@ -63,12 +82,16 @@ export function navigate(path, { replace: replaceState = false } = {}) {
   return renderCurrent();
 }
 
-/** Replace only the query string of the current URL (filters, open file), without re-rendering. */
+/** Replace only the query string of the current URL (filters, open file), without re-rendering; the tab's
+ * cluster stays in it. */
 export function setQuery(query) {
   const params = new URLSearchParams();
+  const cluster = new URLSearchParams(location.search).get('cluster');
+  if (cluster) params.set('cluster', cluster);
   for (const [k, v] of Object.entries(query)) if (v !== null && v !== undefined && v !== '') params.set(k, v);
   const qs = params.toString();
   history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
+  here = location.pathname + location.search;
 }
 
 /** Leave the current page (its cleanup runs, late renders are dropped): the login view takes over. */
@@ -78,6 +101,7 @@ export function stopPage() {
 }
 
 function runCleanup() {
+  leaveGuard = null;
   if (typeof cleanup === 'function') {
     try { cleanup(); } catch (err) { console.error('page cleanup failed', err); }
   }
@@ -92,8 +116,10 @@ function loggedOut() {
 
 export async function renderCurrent() {
   const seq = ++renderSeq;
+  here = location.pathname + location.search;
   runCleanup();
   if (loggedOut()) return;
+  keepClusterInUrl();
   const root = document.getElementById('main');
   const found = match(location.pathname);
   const query = Object.fromEntries(new URLSearchParams(location.search));
@@ -154,7 +180,16 @@ export function interceptLinks() {
     if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/static/')
       || url.pathname === '/docs') return;
     event.preventDefault();
-    if (url.pathname + url.search !== location.pathname + location.search) navigate(url.pathname + url.search);
+    const path = url.pathname + url.search;
+    if (path !== location.pathname + location.search) mayLeave().then((ok) => { if (ok) navigate(path); });
   });
-  window.addEventListener('popstate', () => renderCurrent());
+  window.addEventListener('popstate', async () => {
+    if (!leaveGuard || !leaveGuard()) { renderCurrent(); return; }
+    const wanted = location.pathname + location.search;
+    history.pushState(null, '', here); // the page stays on screen: so does its URL, until leaving is confirmed
+    if (await mayLeave()) navigate(wanted);
+  });
+  window.addEventListener('beforeunload', (event) => {
+    if (leaveGuard && leaveGuard()) { event.preventDefault(); event.returnValue = ''; }
+  });
 }

@@ -4,6 +4,7 @@
 import { h, replace, fmtDuration, fmtNumber, fmtBytes, stateBadge } from '../dom.js';
 import { api } from '../api.js';
 import { card } from '../ui.js';
+import { jobHref } from '../cluster.js';
 
 /** Accounting has a job's usage a little after it ended: while some is missing, the card asks again this often,
  * this many times (a minute). */
@@ -20,13 +21,15 @@ function pctCell(part, title) {
   return h('td', { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title }, `${fmtNumber(part.percent, 1)}%`);
 }
 
-/** Rows of `{job_id, name, status, efficiency}` (measured jobs only), the first 50. */
-export function efficiencyTable(rows) {
+/** Rows of `{job_id, transport, name, status, efficiency}` (measured jobs only), the first 50; `showCluster`
+ * adds a Cluster column (History mixes clusters; a run's or a sweep's jobs share one). */
+export function efficiencyTable(rows, { showCluster = false } = {}) {
   const body = rows.slice(0, EFFICIENCY_ROWS).map((r) => {
     const e = r.efficiency;
     return h('tr', { class: e.flagged ? 'flagged' : null },
-      h('td', { class: 'num' }, h('a', { href: `/jobs/${r.job_id}` }, String(r.job_id))),
+      h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
       h('td', null, r.name),
+      showCluster ? h('td', null, h('span', { class: 'cluster-chip' }, r.transport)) : null,
       h('td', null, stateBadge(r.status)),
       pctCell(e.cpu, e.cpu ? `${e.cpu.used_average} of ${e.cpu.allocated} CPUs on average` : ''),
       pctCell(e.memory, e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : ''),
@@ -37,7 +40,7 @@ export function efficiencyTable(rows) {
         : h('span', { class: 'muted', title: 'no request worth changing: too small a saving, or the job did not complete' }, 'nothing to change')));
   });
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
-    h('thead', null, h('tr', null, ['Job', 'Name', 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
+    h('thead', null, h('tr', null, ['Job', 'Name', showCluster ? 'Cluster' : null, 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].filter(Boolean).map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
     h('tbody', null, body)));
 }
 

@@ -9,13 +9,14 @@ function estimateLine(estimate, { none }) {
   return h('div', null, 'Expected start: ', h('strong', { title: estimate.at }, fmtTime(estimate.at)), where);
 }
 
-/** The "Why pending" box of a job page: `load()` (re)reads it; hidden while the job is not pending. */
-export function pendingBox(jobId) {
+/** The "Why pending" box of a job page (`where`: the job's `{transport}`): `load()` (re)reads it; hidden while the
+ * job is not pending. */
+export function pendingBox(jobId, where) {
   const element = h('div', { class: 'alert alert-warn pending-why', id: 'job-pending', role: 'status', hidden: true });
   async function load() {
     let answer;
     try {
-      answer = await api(`/api/jobs/${jobId}/pending`);
+      answer = await api(`/api/jobs/${jobId}/pending`, { query: where });
     } catch (err) {
       element.hidden = false;
       element.className = 'alert alert-error pending-why';
@@ -34,15 +35,16 @@ export function pendingBox(jobId) {
   return { element, load };
 }
 
-/** The submit form's "Will it fit?" answer box: `show(script, name)` asks sbatch --test-only through the API. */
+/** The submit form's "Will it fit?" answer box: `show(script, name, where)` asks sbatch --test-only on the
+ * cluster `where` (`{transport}`) through the API. */
 export function fitBox() {
   const element = h('div', { class: 'alert fit-answer', id: 'fit-answer', role: 'status', hidden: true });
-  async function show(script, name) {
+  async function show(script, name, where) {
     element.hidden = false;
     element.className = 'alert alert-info fit-answer';
     element.textContent = 'Asking Slurm…';
     try {
-      const answer = await api('/api/jobs/test', { method: 'POST', body: { name, script_content: script } });
+      const answer = await api('/api/jobs/test', { method: 'POST', query: where, body: { name, script_content: script } });
       element.className = `alert ${answer.fits ? 'alert-ok' : 'alert-error'} fit-answer`;
       replace(element, h('p', { id: 'fit-answer-text' }, answer.explanation),
         answer.fits ? estimateLine(answer.start_estimate, { none: 'Nothing was submitted.' }) : h('div', { class: 'muted' }, 'Nothing was submitted.'));

@@ -1,7 +1,9 @@
 // Files: the server profile's mounts, a directory browser with breadcrumbs, a file viewer, "what would sync
-// change", sync (additive) and mirror (deletions shown and confirmed first).
+// change", sync (additive) and mirror (what is sent and deleted shown and confirmed first); a sync the server
+// refuses for a reason a flag overrides (force: another machine's mount; adopt: a first mirror into a
+// directory holding files) offers that flag, confirmed on the dry run with it.
 import { h, replace, fmtBytes, fmtNumber } from '../dom.js';
-import { api, errorText } from '../api.js';
+import { api, ApiError, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { icon } from '../icons.js';
@@ -82,6 +84,7 @@ export async function render(root, _params, query) {
         }, entryIcon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
         h('span', { class: 'fsize' }, e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : ''))));
       }
+      if (data.truncated) rows.push(h('li', { class: 'muted' }, h('p', null, `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; svc reads at most 5,000.`)));
       replace(list, rows.length ? rows : h('li', { class: 'empty' }, h('p', null, 'This folder is empty.')));
     } catch (err) {
       replace(list);
@@ -131,40 +134,95 @@ export async function render(root, _params, query) {
       !r.stale_uploads_known && r.stale_uploads_unknown_reason ? h('p', { class: 'muted' }, `Stale uploads unknown: ${r.stale_uploads_unknown_reason}.`) : null));
   }
 
-  async function sync() {
+  // A refusal one flag overrides, and what that flag does: said in the confirmation, above the dry run's lists.
+  const REMEDIES = {
+    force: {
+      offer: 'Take over from this machine…',
+      verb: 'Take over',
+      note: 'Another machine synced this mount last. Taking it over makes this machine its owner: a sync from the other machine is refused afterwards, until it takes the mount back.',
+    },
+    adopt: {
+      offer: 'Adopt the cluster directory…',
+      verb: 'Adopt',
+      note: 'svc never synced this cluster directory and it already holds files. Adopting it claims it for this mount, so the mirror deletes there what is not in the local folder.',
+    },
+  };
+
+  const dryRun = (op, flags) => api(`/api/files/${op}`, {
+    method: 'POST', body: { mount: state.mount, dry_run: true, ...(op === 'mirror' ? { max_delete: 100000 } : {}), ...flags },
+  });
+
+  function changeLists(dry) {
+    const sent = dry.files_transferred;
+    const deletions = dry.entries_deleted;
+    return [
+      h('p', null, sent ? `${fmtNumber(sent, 0)} file(s) will be sent:` : 'No file needs sending.'),
+      sent ? pathList(dry.transferred_paths, dry.transferred_paths_omitted, sent, 'sends') : null,
+      !dry.delete ? h('p', { class: 'muted' }, 'Nothing will be deleted on the cluster (a sync is additive).')
+        : deletions ? [h('p', null, h('strong', { class: 'exit-bad' }, `${fmtNumber(deletions, 0)} entr${deletions === 1 ? 'y' : 'ies'} will be deleted on the cluster:`)),
+          pathList(dry.deleted_paths, dry.deleted_paths_omitted, deletions, 'deletions')]
+          : h('p', null, 'Nothing will be deleted on the cluster.'),
+    ];
+  }
+
+  function confirmLabel(op, remedy, deletions) {
+    if (remedy) return `${REMEDIES[remedy].verb} and ${op}${deletions ? ` (delete ${deletions})` : ''}`;
+    return deletions ? `Mirror and delete ${deletions}` : 'Mirror';
+  }
+
+  /** The dry run of `op` with `flags`, itemised in a confirmation: the dry run when confirmed, else null. */
+  async function confirmChanges(op, flags, remedy) {
+    const shown = [...syncBox.childNodes]; // back in place when the user declines
+    replace(syncBox, h('div', { class: 'loading' }, 'Working out what would change…'));
+    const dry = await dryRun(op, flags);
+    replace(syncBox);
+    const deletions = dry.entries_deleted;
+    const ok = await confirmDialog({
+      title: `${remedy ? `${REMEDIES[remedy].verb} and ${op}` : 'Mirror'} "${state.mount}" to the cluster?`,
+      body: [remedy ? h('p', { class: 'remedy-note' }, REMEDIES[remedy].note) : null, ...changeLists(dry)],
+      confirmLabel: confirmLabel(op, remedy, deletions),
+      danger: deletions > 0 || remedy === 'force',
+    });
+    if (!ok) replace(syncBox, shown);
+    return ok ? dry : null;
+  }
+
+  // Sync is additive and sent at once, unless a remedy's flag goes with it (then confirmed on its dry run).
+  async function sync(flags, remedy) {
+    if (remedy && !(await confirmChanges('sync', flags, remedy))) return;
     replace(syncBox, h('div', { class: 'loading' }, 'Syncing…'));
-    const r = await api('/api/files/sync', { method: 'POST', body: { mount: state.mount } });
+    const r = await api('/api/files/sync', { method: 'POST', body: { mount: state.mount, ...flags } });
     replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Synced: mount "${r.mount}" is on the cluster (additive: nothing was deleted there).`));
     toast(`Mount ${r.mount} synced`, 'ok');
   }
 
-  async function mirror() {
-    replace(syncBox, h('div', { class: 'loading' }, 'Working out what a mirror would delete…'));
-    const dry = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: true, max_delete: 100000 } });
-    replace(syncBox);
-    const deletions = dry.entries_deleted;
-    const ok = await confirmDialog({
-      title: `Mirror "${state.mount}" to the cluster?`,
-      body: [
-        h('p', null, `${fmtNumber(dry.files_transferred, 0)} file(s) will be sent. `,
-          deletions ? h('strong', { class: 'exit-bad' }, `${fmtNumber(deletions, 0)} entr${deletions === 1 ? 'y' : 'ies'} will be deleted on the cluster:`) : 'Nothing will be deleted on the cluster.'),
-        deletions ? pathList(dry.deleted_paths, dry.deleted_paths_omitted, deletions, 'deletions') : null,
-      ],
-      confirmLabel: deletions ? `Mirror and delete ${deletions}` : 'Mirror', danger: deletions > 0,
-    });
-    if (!ok) return;
+  async function mirror(flags, remedy) {
+    const dry = await confirmChanges('mirror', flags, remedy);
+    if (!dry) return;
     replace(syncBox, h('div', { class: 'loading' }, 'Mirroring…'));
     // max_delete is what was shown: if more would go by now, the server refuses and changes nothing.
-    const r = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, deletions) } });
+    const r = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, dry.entries_deleted), ...flags } });
     replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`));
   }
+
+  /** Run `op`: a refusal that a flag not yet sent overrides becomes an offer of that flag; other errors are shown. */
+  const guarded = (op, flags = {}, remedy = null) => async () => {
+    try {
+      await (op === 'mirror' ? mirror : sync)(flags, remedy);
+    } catch (err) {
+      if (!(err instanceof ApiError && REMEDIES[err.remedy] && !flags[err.remedy])) { replace(syncBox); throw err; }
+      replace(syncBox, h('div', { class: 'alert alert-warn remedy', role: 'alert' },
+        h('p', null, errorText(err)),
+        actionButton(REMEDIES[err.remedy].offer, guarded(op, { ...flags, [err.remedy]: true }, err.remedy), { errorBox: syncError })));
+    }
+  };
 
   const failInto = (fn) => async () => { try { await fn(); } catch (err) { replace(syncBox); throw err; } };
   replace(root,
     card(null, h('div', { class: 'toolbar' }, mountTabs, remote, h('span', { class: 'grow' }),
       actionButton('What would sync change?', failInto(inspect), { errorBox: syncError }),
-      actionButton('Sync', failInto(sync), { cls: 'btn btn-primary', errorBox: syncError, busyLabel: 'Syncing…' }),
-      actionButton('Mirror…', failInto(mirror), { cls: 'btn btn-ghost-danger', errorBox: syncError, title: 'Make the cluster copy equal to the local folder (deletes there what is gone here)' })),
+      actionButton('Sync', guarded('sync'), { cls: 'btn btn-primary', errorBox: syncError, busyLabel: 'Syncing…' }),
+      actionButton('Mirror…', guarded('mirror'), { cls: 'btn btn-ghost-danger', errorBox: syncError, title: 'Make the cluster copy equal to the local folder (deletes there what is gone here)' })),
     ),
     syncError, syncBox,
     h('div', { class: 'grid files-grid' },

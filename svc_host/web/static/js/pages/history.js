@@ -96,7 +96,7 @@ export async function render(root, _params, query) {
       statCard('Flagged jobs', fmtNumber(e.flagged, 0), { tone: e.flagged ? 'warn' : '', hint: `of ${fmtNumber(e.measured, 0)} measured (${fmtNumber(e.jobs, 0)} ended)` }));
     const rows = efficiencyRows(records, from.value, to.value);
     replace(effBox, rows.length
-      ? [efficiencyTable(rows), h('p', { class: 'muted small' }, `A completed job is flagged when it used under ${FLAG_BELOW}% of the CPUs, memory or time it asked for. From Slurm accounting; GPU utilisation shows only where the cluster accounts it.`)]
+      ? [efficiencyTable(rows, { showCluster: true }), h('p', { class: 'muted small' }, `A completed job is flagged when it used under ${FLAG_BELOW}% of the CPUs, memory or time it asked for. From Slurm accounting; GPU utilisation shows only where the cluster accounts it.`)]
       : emptyState('No measured jobs in this range', 'Efficiency appears once a job ends and Slurm accounting has its usage.'));
     if (!s.total) {
       replace(chartBox, emptyState('No jobs in this range', 'Pick a longer range, or submit a job.', h('a', { class: 'btn', href: '/submit' }, 'Submit a job')));

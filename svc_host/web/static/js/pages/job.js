@@ -1,14 +1,15 @@
-// One job (or one task of a job array, `123_4`): state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
-import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge } from '../dom.js';
+// One job of one cluster (`/jobs/<id>?cluster=<name>`; none: the tab's cluster), or one task of a job array (`123_4`): state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
+import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
-import { clockSeconds } from './jobs.js';
 import { pendingBox } from '../components/pending.js';
+import { clusterQuery } from '../cluster.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
-const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
+/** The states of a job that ended in failure (the run page opens these on their stderr). */
+export const FAILED = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED']);
 const TAIL_MS = 2000;
 const UNTRACKED_MS = 3000;
 const CHUNK = 262144; // the API's largest log read (bytes)
@@ -20,9 +21,10 @@ export async function render(root, params, query) {
     replace(root, emptyState('Not a job id', `"${jobId}" is not a Slurm job id (digits, or <id>_<index> for a task of a job array).`, h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
     return null;
   }
+  const where = clusterQuery(); // the URL's cluster (the router keeps the tab's there), else the server's default
   let job;
   try {
-    job = await api(`/api/jobs/${jobId}`);
+    job = await api(`/api/jobs/${jobId}`, { query: where });
   } catch (err) {
     if (err.status === 404) {
       replace(root, emptyState(`Job ${jobId} not found`, errorText(err), h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
@@ -30,15 +32,16 @@ export async function render(root, params, query) {
     }
     throw err;
   }
-  setTitle(`Job ${jobId}`);
+  where.transport = job.transport; // pinned: a later change of the server's default does not move this page
+  setTitle(`Job ${jobId} on ${job.transport}`);
 
   const head = h('div', { class: 'job-head' });
   const headError = alertBox(null);
   const timeline = h('ol', { class: 'timeline' });
   const details = h('dl', { class: 'kv' });
   const scriptBox = h('div');
-  const log = logViewer(jobId, query.log === 'stderr' ? 'stderr' : 'stdout');
-  const why = pendingBox(jobId);
+  const log = logViewer(jobId, where, query.log === 'stderr' ? 'stderr' : 'stdout');
+  const why = pendingBox(jobId, where);
   function explainIfPending() {
     if (job.status === 'PENDING') why.load();
     else why.element.hidden = true;
@@ -48,20 +51,24 @@ export async function render(root, params, query) {
     const failed = FAILED.has(job.status);
     const cancel = ACTIVE.has(job.status) ? actionButton('Cancel job', async () => {
       const ok = await confirmDialog({
-        title: `Cancel job ${jobId}?`,
+        title: `Cancel job ${jobId} on ${job.transport}?`,
         body: [h('p', null, `"${job.name}" is ${job.status}. Slurm stops it now; this cannot be undone.`)],
         confirmLabel: 'Cancel job', danger: true,
       });
       if (!ok) return;
-      await api(`/api/jobs/${jobId}`, { method: 'DELETE' });
-      toast(`Job ${jobId} cancelled`, 'ok');
+      await api(`/api/jobs/${jobId}`, { method: 'DELETE', query: where });
+      toast(`Job ${jobId} on ${job.transport} cancelled`, 'ok');
       await refresh();
     }, { cls: 'btn btn-danger', errorBox: headError }) : null;
     replace(head,
       h('span', { class: 'job-name' }, job.name || `job ${jobId}`),
       h('span', { class: 'muted mono' }, `#${jobId}`),
+      h('span', { class: 'cluster-chip', id: 'job-cluster', title: 'The cluster this job runs on' }, job.transport),
       h('span', { id: 'job-state' }, stateBadge(job.status)),
-      job.exit_code !== null && job.exit_code !== undefined
+      job.status === 'CANCELLED'
+        ? h('span', { id: 'job-cancelled-by', class: 'muted' }, job.cancelled_by ? `cancelled by ${job.cancelled_by}` : 'cancelled')
+        : null,
+      job.exit_code !== null && job.exit_code !== undefined && !(job.status === 'CANCELLED' && !job.exit_code)
         ? h('span', { id: 'job-exit', class: failed || job.exit_code ? 'exit-bad' : 'muted' }, `exit code ${job.exit_code}${job.signal ? ` (signal ${job.signal})` : ''}`)
         : null,
       job.reason && job.reason !== 'None' ? h('span', { class: 'muted' }, `reason: ${job.reason}`) : null,
@@ -106,12 +113,12 @@ export async function render(root, params, query) {
       ['GPUs', `${job.gpus ?? 0}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`],
       r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
       r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
-      ['Time limit', job.resources?.time_limit || '—'],
+      ['Time limit', h('span', { id: 'job-time-limit' }, job.time_limit || r.time_limit || '—')],
       ['Elapsed', h('span', { id: 'job-elapsed' }, elapsedText())],
-      ['Node list', job.node_list || '—'],
+      ['Node list', h('span', { id: 'job-node-list' }, job.node_list || '—')],
       ['Started', fmtTime(job.started_at)],
       ['Ended', fmtTime(job.ended_at)],
-      ['Transport', job.transport || '—'],
+      ['Cluster', job.transport || '—'],
       job.command && job.command.length ? ['Command', h('code', null, job.command.join(' '))] : null,
       ['stdout', job.stdout_path ? h('code', null, job.stdout_path) : '—'],
       ['stderr', job.stderr_path ? h('code', null, job.stderr_path) : '—'],
@@ -121,7 +128,7 @@ export async function render(root, params, query) {
 
   async function loadScript() {
     try {
-      const { script } = await api(`/api/jobs/${jobId}/script`);
+      const { script } = await api(`/api/jobs/${jobId}/script`, { query: where });
       replace(scriptBox, h('pre', { class: 'script', id: 'job-script' }, script));
     } catch (err) {
       replace(scriptBox, h('p', { class: 'muted' }, err.status === 404 ? `${errorText(err)}.` : errorText(err),
@@ -130,7 +137,7 @@ export async function render(root, params, query) {
   }
 
   async function refresh() {
-    job = await api(`/api/jobs/${jobId}`);
+    job = await api(`/api/jobs/${jobId}`, { query: where });
     elapsed = clockSeconds(job.elapsed_time);
     elapsedAt = Date.now();
     drawHead(); drawTimeline(); drawDetails(); explainIfPending();
@@ -154,7 +161,8 @@ export async function render(root, params, query) {
   if (query.log) log.element.scrollIntoView();
 
   const unsubscribe = live(['job.status_changed'], (events) => {
-    if (events.some((e) => e.type === 'resync' || String(e.payload?.job_id) === jobId)) refresh().catch((err) => toast(errorText(err), 'error'));
+    const mine = (e) => String(e.payload?.job_id) === jobId && e.payload?.transport === job.transport;
+    if (events.some((e) => e.type === 'resync' || mine(e))) refresh().catch((err) => toast(errorText(err), 'error'));
   }, { wait: 100 });
   // A job that ended between the first read and the subscription sends no further event: read it once more.
   unsubscribe.ready.then(() => refresh()).catch((err) => toast(errorText(err), 'error'));
@@ -170,7 +178,7 @@ export async function render(root, params, query) {
  * stdout/stderr tail by byte offset: follow (auto-scroll), pause, jump to end, download. Polls the log file
  * (not the scheduler) every 2 s while the job is active, once more when it ends.
  */
-function logViewer(jobId, initial) {
+function logViewer(jobId, where, initial) {
   const state = { stdout: { text: '', offset: 0 }, stderr: { text: '', offset: 0 } };
   let current = initial;
   let follow = true;
@@ -222,7 +230,7 @@ function logViewer(jobId, initial) {
   async function fetchMore() {
     let more = true;
     while (more && !stopped) {
-      const data = await api(`/api/jobs/${jobId}/logs`, { query: { stdout_offset: state.stdout.offset, stderr_offset: state.stderr.offset } });
+      const data = await api(`/api/jobs/${jobId}/logs`, { query: { ...where, stdout_offset: state.stdout.offset, stderr_offset: state.stderr.offset } });
       more = false;
       for (const which of ['stdout', 'stderr']) {
         const chunk = data[which] || '';
@@ -259,7 +267,7 @@ function logViewer(jobId, initial) {
     const parts = [];
     let offset = 0;
     for (;;) {
-      const data = await api(`/api/jobs/${jobId}/logs`, { query: { [`${current}_offset`]: offset, [`${current === 'stdout' ? 'stderr' : 'stdout'}_offset`]: 0, limit: CHUNK } });
+      const data = await api(`/api/jobs/${jobId}/logs`, { query: { ...where, [`${current}_offset`]: offset, [`${current === 'stdout' ? 'stderr' : 'stdout'}_offset`]: 0, limit: CHUNK } });
       const chunk = data[current] || '';
       parts.push(chunk);
       if (!chunk || data[`${current}_offset`] <= offset) break;

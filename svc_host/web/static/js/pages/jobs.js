@@ -1,9 +1,11 @@
-// Jobs: the scheduler's queue and svc's history in one filterable, sortable table, kept live by job events.
-import { h, replace, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+// Jobs: the tab's cluster's queue and svc's history of every cluster in one filterable, sortable table, kept live
+// by job events. A job is its cluster and its id: equal ids of two clusters are two rows.
+import { h, replace, fmtTime, fmtDuration, stateBadge, clockSeconds } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
-import { live, applyJobEvents } from '../live.js';
+import { live, applyJobEvents, jobKey } from '../live.js';
+import { jobHref, shownCluster } from '../cluster.js';
 
 const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
 const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL']);
@@ -11,6 +13,7 @@ const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY'
 const COLUMNS = [
   { key: 'job_id', label: 'Job', num: true, value: (r) => Number(r.job_id) || 0 },
   { key: 'name', label: 'Name', value: (r) => (r.name || '').toLowerCase() },
+  { key: 'transport', label: 'Cluster', value: (r) => r.transport || '' },
   { key: 'status', label: 'State', value: (r) => r.status || '' },
   { key: 'partition', label: 'Partition', value: (r) => r.partition || '' },
   { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.gpus || 0 },
@@ -19,30 +22,19 @@ const COLUMNS = [
   { key: 'source', label: 'From', value: (r) => r.source || '' },
 ];
 
-/** "1-02:03:04" / "2:03:04" / "03:04" to seconds. */
-export function clockSeconds(text) {
-  if (!text) return null;
-  let days = 0;
-  let rest = text;
-  if (rest.includes('-')) { const [d, r] = rest.split('-'); days = Number(d); rest = r; }
-  const parts = rest.split(':').map(Number);
-  if (parts.some(Number.isNaN)) return null;
-  while (parts.length < 3) parts.unshift(0);
-  return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2];
-}
-
-/** One row per job id: history rows (svc's own jobs) with the live queue's state laid over them. */
-export function mergeJobs(queue, historyRows) {
+/** One row per job (cluster and id): history rows (svc's own jobs, every cluster) with the live queue of
+ * `cluster` laid over them. */
+export function mergeJobs(queue, historyRows, cluster) {
   const rows = new Map();
   for (const r of historyRows) {
-    rows.set(String(r.job_id), { ...r, elapsed: r.elapsed_seconds, inQueue: false });
+    rows.set(jobKey(r.transport, r.job_id), { ...r, elapsed: r.elapsed_seconds, inQueue: false });
   }
   for (const q of queue) {
-    const key = String(q.job_id);
+    const key = jobKey(cluster, q.job_id);
     const known = rows.get(key);
     const elapsed = clockSeconds(q.elapsed_time);
     if (known) Object.assign(known, { status: q.status, partition: q.partition || known.partition, elapsed, inQueue: true });
-    else rows.set(key, { ...q, elapsed, inQueue: true, source: null, submitted_at: null });
+    else rows.set(key, { ...q, transport: cluster, elapsed, inQueue: true, source: null, submitted_at: null });
   }
   return [...rows.values()];
 }
@@ -53,7 +45,9 @@ export async function render(root, _params, query) {
     status: STATUS_FILTERS.includes(query.status) ? query.status : 'all',
     sort: query.sort || 'submitted_at',
     dir: query.dir === 'asc' ? 'asc' : 'desc',
+    all: query.clusters === 'all',
   };
+  const cluster = await shownCluster();
   let rows = [];
   const error = alertBox(null);
   const search = h('input', { type: 'search', class: 'search', placeholder: 'Search jobs  (press /)', title: 'Matches id, name, partition and command', 'aria-label': 'Filter jobs (press / to focus)', value: state.q });
@@ -69,6 +63,10 @@ export async function render(root, _params, query) {
     onClick: () => { state.status = s; sync(); },
   }, s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase()));
   statusSelect.append(...statusButtons);
+  const clusterButtons = [[false, cluster], [true, 'All clusters']].map(([all, label]) => h('button', {
+    type: 'button', dataset: { all: String(all) }, onClick: () => { state.all = all; sync(); },
+  }, label));
+  const clusterSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Cluster filter' }, clusterButtons);
 
   let searchTimer = null;
   search.addEventListener('input', () => {
@@ -90,6 +88,7 @@ export async function render(root, _params, query) {
   function visibleRows() {
     const needle = state.q.toLowerCase();
     const filtered = rows.filter((r) => {
+      if (!state.all && r.transport !== cluster) return false;
       if (state.status === 'active' && !(r.status === 'RUNNING' || r.status === 'PENDING')) return false;
       if (state.status === 'FAILED' && !FAILED_STATES.has(r.status)) return false;
       if (!['all', 'active', 'FAILED'].includes(state.status) && r.status !== state.status) return false;
@@ -111,22 +110,28 @@ export async function render(root, _params, query) {
 
   function rowFor(r) {
     const failed = FAILED_STATES.has(r.status);
-    return h('tr', { dataset: { jobId: String(r.job_id) } },
-      h('td', { class: 'num' }, h('a', { href: `/jobs/${r.job_id}` }, String(r.job_id))),
+    return h('tr', { dataset: { jobId: String(r.job_id), cluster: r.transport || '' } },
+      h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
       h('td', null, r.name || h('span', { class: 'muted' }, '—')),
+      h('td', null, h('span', { class: 'cluster-chip' }, r.transport || '?')),
       h('td', null, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null),
       h('td', null, r.partition || ''),
       h('td', { class: 'num' }, String(r.gpus || 0)),
       h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
       h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
       h('td', null, r.source || ''),
-      h('td', null, failed ? h('a', { class: 'btn btn-sm btn-ghost-danger', href: `/jobs/${r.job_id}?log=stderr` }, 'Log') : null));
+      h('td', null, failed ? h('a', { class: 'btn btn-sm btn-ghost-danger', href: jobHref(r.transport, r.job_id, { log: 'stderr' }) }, 'Log') : null));
   }
 
   function draw() {
     const visible = visibleRows();
     statusButtons.forEach((b) => {
       const on = b.dataset.status === state.status;
+      b.classList.toggle('active', on);
+      b.setAttribute('aria-pressed', String(on));
+    });
+    clusterButtons.forEach((b) => {
+      const on = b.dataset.all === String(state.all);
       b.classList.toggle('active', on);
       b.setAttribute('aria-pressed', String(on));
     });
@@ -142,25 +147,25 @@ export async function render(root, _params, query) {
   }
 
   function sync() {
-    setQuery({ q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
+    setQuery({ clusters: state.all ? 'all' : '', q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
     draw();
   }
 
   replace(root,
     error,
     card(null, [
-      h('div', { class: 'toolbar card-toolbar' }, search, statusSelect, h('span', { class: 'grow' }), count),
+      h('div', { class: 'toolbar card-toolbar' }, search, clusterSelect, statusSelect, h('span', { class: 'grow' }), count),
       tableBox, emptyBox,
     ], { cls: 'flush' }));
   replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
 
   async function load() {
     const [queue, historyRows] = await Promise.all([
-      api('/api/jobs').catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
+      api('/api/jobs', { query: { transport: cluster } }).catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
       api('/api/history', { query: { limit: 1000 } }),
     ]);
     performance.mark('svc-jobs-data');
-    rows = mergeJobs(queue, historyRows);
+    rows = mergeJobs(queue, historyRows, cluster);
     draw();
     performance.mark('svc-jobs-drawn');
   }
@@ -172,7 +177,7 @@ export async function render(root, _params, query) {
     for (const r of rows) {
       if (r.status !== 'RUNNING' || r.elapsed === null || r.elapsed === undefined) continue;
       r.elapsed += TICK_S;
-      const cell = tbody.querySelector(`tr[data-job-id="${CSS.escape(String(r.job_id))}"] td.elapsed`);
+      const cell = tbody.querySelector(`tr[data-job-id="${CSS.escape(String(r.job_id))}"][data-cluster="${CSS.escape(r.transport || '')}"] td.elapsed`);
       if (cell) cell.textContent = fmtDuration(r.elapsed);
     }
   }, TICK_S * 1000);

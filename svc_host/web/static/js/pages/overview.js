@@ -1,11 +1,16 @@
-// Overview: GPU gauges per partition, my running/pending jobs, recent workflow runs and sweeps, the server.
-import { h, replace, fmtAgo, fmtNumber, stateBadge } from '../dom.js';
+// Overview of the tab's cluster: GPU gauges for the whole cluster and per partition (with GPUs per type), my
+// running/pending jobs there; recent workflow runs and sweeps of every cluster (each named), the server.
+import { h, replace, stateBadge, agoSpan, durationSpan, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
+import { gpuTypesText } from '../components/gpu-types.js';
+import { jobHref, shownCluster } from '../cluster.js';
 
 export async function render(root) {
+  const cluster = await shownCluster();
+  const here = { transport: cluster };
   const stats = h('div', { class: 'stats' });
   const gauges = h('div', { class: 'gauges' });
   const jobsBox = h('div');
@@ -17,8 +22,8 @@ export async function render(root) {
   replace(root,
     stats,
     h('div', { class: 'grid grid-main-side' },
-      card('My jobs', jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
-      card('GPUs per partition', [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
+      card(`My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
+      card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
     h('div', { class: 'grid grid-3' },
       card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
       card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
@@ -27,28 +32,36 @@ export async function render(root) {
   let snapshots = null;
   let queue = null;
   let historyStats = null;
+  let whole = null; // the cluster in one snapshot: a node in two partitions counts once
 
   function drawStats() {
     const running = queue ? queue.filter((j) => j.status === 'RUNNING').length : '—';
     const pending = queue ? queue.filter((j) => j.status === 'PENDING').length : '—';
-    const total = snapshots ? snapshots.reduce((s, p) => s + p.total_gpus, 0) : null;
-    const free = snapshots ? snapshots.reduce((s, p) => s + p.gpus_available, 0) : null;
+    const total = whole ? whole.total_gpus : null;
+    const free = whole ? whole.gpus_available : null;
     replace(stats,
       statCard('Running jobs', running, { tone: 'info', href: '/jobs?status=RUNNING' }),
       statCard('Pending jobs', pending, { tone: 'warn', href: '/jobs?status=PENDING' }),
-      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
+      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
       statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
   }
 
   function drawGauges() {
     if (!snapshots) return;
     if (!snapshots.length) {
-      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the transport in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
+      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the cluster profile in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
       return;
     }
-    replace(gauges, snapshots.map((p) => h('div', null,
-      gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs' }),
-      h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`))));
+    const gpusInUse = (p) => (p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs');
+    const types = (p) => { const text = gpuTypesText(p.gpu_types); return text ? h('div', { class: 'gauge-sub gpu-types' }, text) : null; };
+    replace(gauges,
+      whole ? h('div', { class: 'gauge-whole', dataset: { partition: whole.partition } },
+        gauge(whole.gpus_in_use, whole.total_gpus, { label: 'Whole cluster', detail: gpusInUse(whole) }),
+        h('div', { class: 'gauge-sub' }, `${whole.gpus_available} free · each node counted once`), types(whole)) : null,
+      snapshots.map((p) => h('div', { dataset: { partition: p.partition } },
+        gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
+        h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`),
+        types(p))));
   }
 
   function drawJobs() {
@@ -60,17 +73,17 @@ export async function render(root) {
     replace(jobsBox, h('table', { class: 'data' },
       h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Name'), h('th', null, 'State'), h('th', null, 'Partition'), h('th', { class: 'num' }, 'GPUs'), h('th', { class: 'num' }, 'Elapsed'))),
       h('tbody', null, mine.map((j) => h('tr', null,
-        h('td', null, h('a', { href: `/jobs/${j.job_id}` }, String(j.job_id))),
+        h('td', null, h('a', { href: jobHref(cluster, j.job_id) }, String(j.job_id))),
         h('td', null, j.name),
         h('td', null, stateBadge(j.status)),
         h('td', null, j.partition),
         h('td', { class: 'num' }, String(j.gpus)),
-        h('td', { class: 'num' }, j.elapsed_time))))));
+        h('td', { class: 'num' }, durationSpan(clockSeconds(j.elapsed_time), j.status === 'RUNNING', { class: 'elapsed' })))))));
   }
 
   async function loadQueue() {
     try {
-      queue = await api('/api/jobs');
+      queue = (await api('/api/jobs', { query: here })).map((j) => ({ ...j, transport: cluster }));
       drawJobs();
     } catch (err) {
       replace(jobsBox, alertBox(err));
@@ -80,7 +93,7 @@ export async function render(root) {
 
   async function loadResources() {
     try {
-      snapshots = await api('/api/resources');
+      [snapshots, whole] = await Promise.all([api('/api/resources', { query: here }), api('/api/resources/total', { query: here })]);
       resourceError.hidden = true;
       drawGauges();
     } catch (err) {
@@ -99,7 +112,8 @@ export async function render(root) {
         return;
       }
       replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
-        h('a', { href: `/runs/${r.id}` }, r.workflow_name), stateBadge(r.status), h('span', { class: 'muted' }, fmtAgo(r.started_at))))));
+        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
+        agoSpan(r.started_at, { class: 'muted' })))));
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
@@ -113,7 +127,7 @@ export async function render(root) {
         return;
       }
       replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
-        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), stateBadge(s.status),
+        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), h('span', { class: 'cluster-chip' }, s.transport), stateBadge(s.status),
         h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
     } catch (err) {
       replace(sweepsBox, alertBox(err));
@@ -127,8 +141,9 @@ export async function render(root) {
       const names = Object.keys(profiles.profiles);
       replace(serverBox,
         h('dl', { class: 'kv' },
-          h('dt', null, 'Transport'), h('dd', null, h('strong', null, plugins.server_transport)),
-          h('dt', null, 'SSH profile'), h('dd', null, profiles.current || h('span', { class: 'muted' }, 'none')),
+          h('dt', null, 'This tab'), h('dd', null, h('strong', null, cluster)),
+          h('dt', null, 'Server default'), h('dd', null, plugins.server_transport),
+          h('dt', null, 'Clusters'), h('dd', null, ['local', ...names].join(', ')),
           h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
         names.length ? null : h('div', { class: 'empty-inline' },
           h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
@@ -148,13 +163,18 @@ export async function render(root) {
   return live(['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'], (events) => {
     const types = new Set(events.map((e) => e.type));
     if (types.has('resync')) { loadQueue(); loadResources(); loadRuns(); loadSweeps(); return; }
-    if (types.has('job.status_changed') && queue) { applyJobEvents(queue, events); drawJobs(); drawStats(); }
+    const mine = events.filter((e) => e.type === 'job.status_changed' && e.payload?.transport === cluster);
+    if (mine.length && queue) { applyJobEvents(queue, mine); drawJobs(); drawStats(); }
     if (types.has('workflow_run.status_changed')) loadRuns();
     if (types.has('sweep_run.status_changed')) loadSweeps();
-    const sampled = events.filter((e) => e.type === 'resources.sampled').pop();
+    const sampled = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);
-      if (snaps) { snapshots = snaps; drawGauges(); drawStats(); }
+      if (snaps) {
+        snapshots = snaps;
+        drawGauges();
+        api('/api/resources/total', { query: here }).then((w) => { whole = w; drawGauges(); drawStats(); }).catch(() => null);
+      }
     }
   });
 }

@@ -1,4 +1,5 @@
-// Resources: GPU use per partition over time (the server's sampler history), the current snapshot, live, and
+// Resources: GPU use per partition over time (the server's sampler history), the current snapshot of the whole
+// cluster and of each partition with GPUs per type, live, and
 // the site's job limits with what each counts now.
 import { h, replace, fmtPercent } from '../dom.js';
 import { api } from '../api.js';
@@ -6,6 +7,8 @@ import { card, gauge, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
+import { gpuTypesText } from '../components/gpu-types.js';
+import { shownCluster } from '../cluster.js';
 
 const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
 
@@ -19,26 +22,36 @@ export async function render(root, _params, query) {
   const rangeButtons = RANGES.map(([label, value]) => h('button', { type: 'button', dataset: { hours: String(value) }, onClick: () => { hours = value; setQuery({ hours: value === 24 ? '' : value }); loadHistory(); } }, label));
   const subtitle = h('span', { class: 'muted' });
   const charts = await loadCharts();
+  const cluster = await shownCluster();
+  const here = { transport: cluster };
 
   replace(root,
     error,
-    card('Now', snapshotBox),
+    card(`Now on ${cluster}`, snapshotBox),
     card('Job limits', limitsBox, { cls: 'flush' }),
     card('GPUs in use per partition', [gpuChart], { actions: [subtitle, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Time range' }, rangeButtons)] }),
     card('Running jobs per partition', jobsChart));
 
-  function drawSnapshot(snaps) {
-    if (!snaps.length) { replace(snapshotBox, emptyState('No partitions', 'The scheduler lists no partitions.')); return; }
-    replace(snapshotBox, snaps.map((p) => h('div', { class: 'partition-card' },
-      h('div', { class: 'partition-name' }, p.partition, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
+  // The whole cluster (each node counted once) first, then each partition.
+  function partitionCard(p, name, cls = '') {
+    const types = gpuTypesText(p.gpu_types);
+    return h('div', { class: ['partition-card', cls], dataset: { partition: p.partition } },
+      h('div', { class: 'partition-name' }, name, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
       gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs', detail: `${p.gpus_in_use} / ${p.total_gpus} · ${fmtPercent(p.gpu_utilization)}` }),
+      types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
       gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, { label: 'Nodes busy', detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}` }),
-      h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`))));
+      h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`));
+  }
+
+  function drawSnapshot(snaps, whole) {
+    if (!snaps.length) { replace(snapshotBox, emptyState('No partitions', 'The scheduler lists no partitions.')); return; }
+    replace(snapshotBox, partitionCard(whole, 'Whole cluster', 'partition-whole'), snaps.map((p) => partitionCard(p, p.partition)));
   }
 
   async function loadSnapshot() {
     try {
-      drawSnapshot(await api('/api/resources'));
+      const [snaps, whole] = await Promise.all([api('/api/resources', { query: here }), api('/api/resources/total', { query: here })]);
+      drawSnapshot(snaps, whole);
     } catch (err) {
       showError(error, err);
     }
@@ -66,7 +79,7 @@ export async function render(root, _params, query) {
 
   async function loadLimits() {
     try {
-      drawLimits(await api('/api/limits'));
+      drawLimits(await api('/api/limits', { query: { profile: cluster } }));
     } catch (err) {
       replace(limitsBox, h('p', { class: 'muted limits-facts' }, `Limits unavailable: ${err.detail || err.message}`));
     }
@@ -76,7 +89,7 @@ export async function render(root, _params, query) {
     rangeButtons.forEach((b) => { const on = b.dataset.hours === String(hours); b.classList.toggle('active', on); b.setAttribute('aria-pressed', String(on)); });
     let data;
     try {
-      data = await api('/api/resources/history', { query: { hours } });
+      data = await api('/api/resources/history', { query: { ...here, hours } });
     } catch (err) {
       if (err.status === 404) {
         replace(gpuChart, emptyState('No history on this server', 'This server keeps no resource history; the snapshot above is current.'));
@@ -101,8 +114,7 @@ export async function render(root, _params, query) {
   await Promise.all([loadSnapshot(), loadHistory(), loadLimits()]);
   return live(['resources.sampled'], (events) => {
     if (events.some((e) => e.type === 'resync')) { loadSnapshot(); loadHistory(); return; }
-    const last = events.filter((e) => e.type === 'resources.sampled').pop();
-    const snaps = last && snapshotsOf(last.payload);
-    if (snaps) { drawSnapshot(snaps); loadHistory(); loadLimits(); }
+    const last = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
+    if (last && snapshotsOf(last.payload)) { loadSnapshot(); loadHistory(); loadLimits(); }
   }, { wait: 1000 });
 }

@@ -1,13 +1,14 @@
 // Schedules: every schedule with its timing, next fire (in the browser's zone) and last outcome, a form to add one,
 // and per schedule enable/disable, run now and delete. A fire starts a workflow run (or a sweep), so the list is
 // re-read when a run or sweep changes; the "in 5 min" texts tick in the browser.
-import { h, replace, fmtAgo, fmtTime } from '../dom.js';
+import { h, replace, fmtAgo, fmtTime, agoSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, field, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { typed } from './workflows.js';
+import { clusterField } from '../components/cluster-field.js';
 
 const UNITS = [['s', 1], ['m', 60], ['h', 3600], ['d', 86400]];
 const OUTCOMES = { fired: 'completed', failed: 'failed', skipped_missed: 'cancelled', skipped_overlap: 'cancelled' };
@@ -56,7 +57,7 @@ export async function render(root) {
       return;
     }
     replace(listBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data schedules' },
-      h('thead', null, h('tr', null, h('th', null, 'Schedule'), h('th', null, 'When'), h('th', null, 'Next fire'),
+      h('thead', null, h('tr', null, h('th', null, 'Schedule'), h('th', null, 'Cluster'), h('th', null, 'When'), h('th', null, 'Next fire'),
         h('th', null, 'Last fire'), h('th', null, 'Enabled'))),
       h('tbody', null, schedules.map(row)))));
     tick();
@@ -80,13 +81,15 @@ export async function render(root) {
       h('td', { class: 'wrap' }, h('strong', null, s.name),
         h('div', { class: 'muted' }, h('a', { href: `/workflows/${encodeURIComponent(s.workflow)}` }, s.workflow), s.sweep ? ' · sweep' : '',
           s.description ? ` · ${s.description}` : '')),
+      h('td', { title: s.transport ? 'fires on this cluster, whatever the server default is then' : 'fires on the server default of the time' },
+        h('span', { class: 'cluster-chip' }, s.transport || 'server default')),
       h('td', { class: 'wrap' }, h('div', { class: 'mono timing' }, timingText(s)),
         h('div', { class: 'muted policies' }, h('span', null, `missed: ${s.missed.replace('_', ' ')}`), ' · ', h('span', null, `overlap: ${s.overlap}`))),
       h('td', { class: 'next-fire', title: s.next_fire_at ? fmtTime(s.next_fire_at) : 'disabled: never fires' },
         s.next_fire_at ? [h('div', null, fmtTime(s.next_fire_at)), h('div', { class: 'muted', dataset: { at: s.next_fire_at } })] : h('span', { class: 'muted' }, '—')),
       h('td', { title: s.last_error || (s.last_fire_at ? fmtTime(s.last_fire_at) : '') },
         s.last_outcome ? [h('span', { class: `badge status-${OUTCOMES[s.last_outcome] || 'pending'}` }, s.last_outcome.replace('_', ' ')), ' ', last,
-          h('div', { class: 'muted' }, `${fmtAgo(s.last_fire_at)} · ${s.fire_count} fired`),
+          h('div', { class: 'muted' }, agoSpan(s.last_fire_at), ` · ${s.fire_count} fired`),
           s.last_error ? h('div', { class: 'last-error' }, s.last_error) : null] : h('span', { class: 'muted' }, 'never fired')),
       h('td', null, h('div', { class: 'btn-group nowrap' },
         h('label', { class: 'check' }, toggle, s.enabled ? 'on' : 'off'),
@@ -130,6 +133,7 @@ function specOf(s) {
 
 async function createForm(onCreated) {
   const workflows = await api('/api/workflows').catch(() => []);
+  const cluster = await clusterField({ name: 'schedule-cluster', hint: 'it fires there, whatever the server default is then', onChange: () => drawSubmitLabel() });
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
   const name = h('input', { name: 'name', required: true, maxlength: '64', pattern: '[a-z0-9][a-z0-9_\\-]*', placeholder: 'nightly' });
   const workflow = h('select', { name: 'workflow', required: true },
@@ -146,6 +150,9 @@ async function createForm(onCreated) {
   const overlap = h('select', { name: 'overlap' }, h('option', { value: 'skip' }, 'skip the fire'), h('option', { value: 'allow' }, 'start anyway'));
   const description = h('input', { name: 'description', maxlength: '500', placeholder: 'optional' });
   const error = alertBox(null);
+  const createBtn = h('button', { type: 'submit', class: 'btn btn-primary' });
+  const drawSubmitLabel = () => { createBtn.textContent = `Create schedule on ${cluster.value()}`; };
+  drawSubmitLabel();
   const cronField = field('Cron', cron, { hint: 'minute hour day-of-month month day-of-week, in the time zone' });
   const everyField = field('Every', h('div', { class: 'inline-inputs' }, everyN, everyUnit), { hint: 'at least 10 seconds' });
   const drawKind = () => { cronField.hidden = kind.value !== 'cron'; everyField.hidden = kind.value !== 'every'; };
@@ -155,14 +162,14 @@ async function createForm(onCreated) {
   const form = h('form', { class: 'schedule-form', novalidate: true },
     h('div', { class: 'form-grid' }, field('Name', name, { hint: 'lowercase letters, digits, - and _' }),
       field('Workflow', workflow, { hint: workflows.length ? null : 'no workflows yet: add one on the Workflows page' }),
-      field('Timing', kind), cronField, everyField, field('Time zone', timezone, { hint: 'IANA name; cron times are read in it' })),
+      cluster.element, field('Timing', kind), cronField, everyField, field('Time zone', timezone, { hint: 'IANA name; cron times are read in it' })),
     h('div', { class: 'form-grid' },
       field('Missed fires (no server running)', missed), field('A fire while the last run still goes', overlap),
       field('Description', description)),
     field('Arguments', args, { hint: 'KEY=value per line; the workflow\'s own defaults fill the rest' }),
     h('label', { class: 'check' }, enabled, ' Enabled (fires on its timing from now)'),
     error,
-    h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create schedule'),
+    h('div', { class: 'form-actions' }, createBtn,
       h('button', { type: 'button', class: 'btn', onClick: () => { formCard.hidden = true; } }, 'Close')),
     zones);
   form.addEventListener('submit', async (event) => {
@@ -172,7 +179,7 @@ async function createForm(onCreated) {
     try {
       const body = {
         name: name.value.trim(), workflow: workflow.value, timezone: timezone.value.trim() || 'UTC', args: parseArgs(args.value),
-        enabled: enabled.checked, missed: missed.value, overlap: overlap.value, description: description.value.trim(),
+        transport: cluster.value(), enabled: enabled.checked, missed: missed.value, overlap: overlap.value, description: description.value.trim(),
         ...(kind.value === 'cron' ? { cron: cron.value.trim() } : { every: Number(everyN.value) * unit }),
       };
       const created = await api('/api/schedules', { method: 'POST', body });

@@ -1,9 +1,10 @@
 // Settings: configuration layers (which layer each value comes from, user values editable), SSH profiles and
-// their mounts (add, edit, activate, test, delete), and the server's SVC_* environment.
+// their mounts (add, edit, make the server default, test, delete), and the server's SVC_* environment.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError, confirmDialog, actionButton, toast, tabs } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
+import { clustersChanged } from '../cluster.js';
 
 export async function render(root, _params, query) {
   replace(root, tabs([
@@ -151,6 +152,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
         if (editing) await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}`, { method: 'PUT', body });
         else await api('/api/config/ssh/profiles', { method: 'POST', body: { name: nameInput.value.trim(), ...body } });
         toast(editing ? `Profile ${name} saved` : `Profile ${nameInput.value.trim()} created`, 'ok');
+        clustersChanged(); // a new cluster to switch to
         onDone(true);
       } catch (err) {
         showError(error, err);
@@ -214,17 +216,12 @@ async function profilesTab(panel, startNew) {
       replace(testResult, h('div', { class: ['alert', r.ok ? 'alert-ok' : 'alert-error'] },
         r.ok ? `Connected: ${r.message}${r.partitions.length ? ` (${r.partitions.join(', ')})` : ''}.` : `Cannot connect: ${r.message}`));
     }, { cls: 'btn btn-sm', busyLabel: 'Testing…', errorBox: cardError });
-    const activate = current ? h('span', { class: 'badge state-COMPLETED' }, 'current') : actionButton('Activate', async () => {
-      await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/activate`, { method: 'POST' });
-      toast(`Profile ${name} is now current`, 'ok');
-      window.dispatchEvent(new CustomEvent('svc-server-changed'));
-      await load();
-    }, { cls: 'btn btn-sm btn-primary', errorBox: cardError });
+    const activate = defaultButton(name, current, cardError);
     const edit = h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(editBox, profileForm({ name, profile: p, editing: true, onDone: async (changed) => { replace(editBox); if (changed) await load(); } })) }, 'Edit');
     const del = actionButton('Delete', async () => {
       if (!await confirmDialog({ title: `Delete profile "${name}"?`, body: `Its ${p.mounts.length} mount(s) go too (their local files stay).`, confirmLabel: 'Delete profile', danger: true })) return;
       await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}`, { method: 'DELETE' });
-      if (current) window.dispatchEvent(new CustomEvent('svc-server-changed'));
+      clustersChanged();
       await load();
     }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError });
     const mounts = p.mounts.length
@@ -250,6 +247,17 @@ async function profilesTab(panel, startNew) {
       mounts, mountBox));
   }
 
+  /** "server default" (a badge) on the default cluster, else a button that makes `name` the default. */
+  function defaultButton(name, isDefault, errorBox) {
+    if (isDefault) return h('span', { class: 'badge state-COMPLETED' }, 'server default');
+    return actionButton('Make server default', async () => {
+      await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/activate`, { method: 'POST' });
+      toast(`${name} is now the server's default cluster`, 'ok');
+      clustersChanged();
+      await load();
+    }, { cls: 'btn btn-sm', errorBox });
+  }
+
   async function load() {
     try {
       data = await api('/api/config/ssh/profiles');
@@ -258,15 +266,19 @@ async function profilesTab(panel, startNew) {
       return;
     }
     const names = Object.keys(data.profiles);
+    const localError = alertBox(null);
+    const local = h('div', { class: ['profile', !data.current && 'current'], dataset: { profile: 'local' } },
+      h('div', { class: 'profile-head' }, h('span', { class: 'pname' }, 'local'), defaultButton('local', !data.current, localError),
+        h('span', { class: 'muted' }, "this machine's Slurm, always there")), localError);
     if (!names.length) {
-      replace(list, card(null, emptyState('No SSH profile yet', 'Without a profile the server drives the Slurm on this machine. A profile lets it reach a cluster over SSH.', h('button', { type: 'button', class: 'btn btn-primary', onClick: newProfile }, 'Create a profile'))));
+      replace(list, local, card(null, emptyState('No SSH profile yet', 'Without a profile the server drives the Slurm on this machine. A profile lets it reach a cluster over SSH.', h('button', { type: 'button', class: 'btn btn-primary', onClick: newProfile }, 'Create a profile'))));
       return;
     }
-    replace(list, names.map((n) => profileCard(n, data.profiles[n])));
+    replace(list, local, names.map((n) => profileCard(n, data.profiles[n])));
   }
 
   replace(panel,
-    h('div', { class: 'toolbar' }, h('p', { class: 'muted grow' }, 'The current profile is the one the server uses for jobs, files and sync (unless SVC_SSH_* or SVC_TRANSPORT say otherwise).'),
+    h('div', { class: 'toolbar' }, h('p', { class: 'muted grow' }, 'The server default is the cluster of the CLI, of schedules made without one and of every tab that chose none (unless SVC_SSH_* or SVC_TRANSPORT say otherwise); each tab can show another with the switch in the top bar.'),
       h('button', { type: 'button', class: 'btn btn-primary', id: 'new-profile', onClick: newProfile }, 'New profile')),
     error, formBox, list);
   await load();

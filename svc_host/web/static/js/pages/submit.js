@@ -1,24 +1,60 @@
-// Submit: a resource form (partition picker from /api/resources) whose rendered script previews as you type, or
+// Submit: a resource form (partition and GPU type pickers from /api/resources) whose rendered script previews as you type, or
 // a pasted script. The rendered preview is exactly what is submitted.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError } from '../ui.js';
 import { navigate } from '../router.js';
 import { fitBox } from '../components/pending.js';
+import { gpuTypeChoices } from '../components/gpu-types.js';
+import { clusterField } from '../components/cluster-field.js';
+import { jobHref } from '../cluster.js';
 
 export async function render(root, _params, query) {
-  const [config, partitions] = await Promise.all([
+  const cluster = await clusterField({ onChange: () => { drawSubmitLabel(); loadPartitions(); } });
+  const where = () => ({ transport: cluster.value() });
+  const [config, partitions, whole] = await Promise.all([
     api('/api/config').catch(() => null),
-    api('/api/resources').catch(() => []),
+    api('/api/resources', { query: where() }).catch(() => []),
+    api('/api/resources/total', { query: where() }).catch(() => null),
   ]);
   const res = config?.resources || {};
   const envCfg = config?.environment || {};
 
   const mode = { value: query.mode === 'script' ? 'script' : 'form' };
   const name = h('input', { name: 'name', value: query.name || 'job', required: true, maxlength: '200' });
-  const partition = h('select', { name: 'partition' },
-    h('option', { value: '' }, 'cluster default'),
-    partitions.map((p) => h('option', { value: p.partition, selected: p.partition === res.partition }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+  const partition = h('select', { name: 'partition' });
+  let shown = { partitions, whole };  // the chosen cluster's partitions and its whole-cluster snapshot
+  function drawPartitions(list) {
+    const chosen = partition.value || res.partition;
+    replace(partition, h('option', { value: '' }, 'cluster default'),
+      list.map((p) => h('option', { value: p.partition, selected: p.partition === chosen }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+  }
+  drawPartitions(partitions);
+  // The GPU types of the chosen partition (of the whole cluster for the cluster default); "any" sends no type.
+  const gpuType = h('select', { name: 'gpu_type' });
+  const gpuTypeHint = h('span');
+  function drawGpuTypes() {
+    const chosen = gpuType.value;
+    const choices = gpuTypeChoices(partition.value ? shown.partitions.find((p) => p.partition === partition.value) : shown.whole);
+    replace(gpuType, h('option', { value: '' }, 'any'),
+      choices.map((t) => h('option', { value: t.type, selected: t.type === chosen }, `${t.type} — ${t.available}/${t.total} free`)));
+    gpuType.disabled = !choices.length;
+    gpuTypeHint.textContent = choices.length ? 'renders --gres=gpu:TYPE:N' : 'these GPUs have no type';
+  }
+  partition.addEventListener('change', drawGpuTypes);
+  drawGpuTypes();
+  let partitionSeq = 0;
+  async function loadPartitions() {
+    const seq = ++partitionSeq;
+    const [list, total] = await Promise.all([
+      api('/api/resources', { query: where() }).catch(() => []),
+      api('/api/resources/total', { query: where() }).catch(() => null),
+    ]);
+    if (seq !== partitionSeq) return;
+    shown = { partitions: list, whole: total };
+    drawPartitions(list);
+    drawGpuTypes();
+  }
   const nodes = h('input', { name: 'nodes', type: 'number', min: '1', value: String(res.nodes || 1) });
   const gpus = h('input', { name: 'gpus_per_node', type: 'number', min: '0', value: String(res.gpus_per_node || 0) });
   const cpus = h('input', { name: 'cpus_per_task', type: 'number', min: '1', value: String(res.cpus_per_task || 1) });
@@ -38,13 +74,15 @@ export async function render(root, _params, query) {
   const formError = alertBox(null);
   const preview = h('pre', { class: 'script', id: 'script-preview' }, '');
   const previewError = alertBox(null);
-  const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'submit-job' }, 'Submit job');
+  const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'submit-job' });
+  const drawSubmitLabel = () => { submitBtn.textContent = `Submit to ${cluster.value()}`; };
+  drawSubmitLabel();
   const fit = fitBox();
   const fitBtn = h('button', { type: 'button', class: 'btn', id: 'test-fit', onClick: async () => {
     showError(formError, null);
     fitBtn.disabled = true;
     try {
-      await fit.show((await renderPreview()).script, name.value.trim() || 'job');
+      await fit.show((await renderPreview()).script, name.value.trim() || 'job', where());
     } catch (err) {
       showError(formError, errorText(err));
     } finally {
@@ -56,7 +94,7 @@ export async function render(root, _params, query) {
   const formOnly = h('div', { class: 'form-sections' },
     h('div', { class: 'form-grid' },
       field('Partition', partition, { hint: partitions.length ? 'free GPUs as of now' : 'the scheduler did not list partitions' }),
-      field('Nodes', nodes), field('GPUs per node', gpus), field('CPUs per task', cpus),
+      field('Nodes', nodes), field('GPUs per node', gpus), field('GPU type', gpuType, { hint: gpuTypeHint }), field('CPUs per task', cpus),
       field('Time limit', time, { hint: 'minutes, H:MM:SS or D-HH:MM:SS' }), field('Memory per node', memory, { hint: 'e.g. 16G, 500M' })),
     field('Command', command, { hint: 'run with bash in the work directory' }),
     h('div', { class: 'form-grid' },
@@ -94,6 +132,7 @@ export async function render(root, _params, query) {
     def.resources = {
       nodes: Number(nodes.value) || 1,
       gpus_per_node: Number(gpus.value) || 0,
+      gpu_type: gpuType.value || null,
       cpus_per_task: Number(cpus.value) || 1,
       partition: partition.value || null,
       time_limit: time.value.trim() || null,
@@ -148,19 +187,20 @@ export async function render(root, _params, query) {
       submitBtn.textContent = 'Submitting…';
       try {
         const rendered = await renderPreview();
-        const job = await api('/api/jobs', { method: 'POST', body: { name: name.value.trim() || 'job', script_content: rendered.script } });
-        navigate(`/jobs/${job.job_id}`);
+        const target = cluster.value();
+        const job = await api('/api/jobs', { method: 'POST', query: { transport: target }, body: { name: name.value.trim() || 'job', script_content: rendered.script } });
+        navigate(jobHref(target, job.job_id));
       } catch (err) {
         showError(formError, errorText(err));
         formError.scrollIntoView({ block: 'nearest' });
       } finally {
         submitBtn.disabled = false;
-        submitBtn.textContent = 'Submit job';
+        drawSubmitLabel();
       }
     },
   },
   h('div', { class: 'toolbar' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'How to give the job' }, modeButtons)),
-  h('div', { class: 'form-grid' }, field('Job name', name)),
+  h('div', { class: 'form-grid' }, field('Job name', name), cluster.element),
   formOnly, scriptOnly,
   formError,
   fit.element,

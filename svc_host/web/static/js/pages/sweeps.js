@@ -2,26 +2,41 @@
 // (each cell links to its run), pause/resume, the failure budget and cancel; once it ended, how its jobs used
 // what they asked for. Cell and sweep status changes (a
 // pause or resume too) arrive as events; the sweep is re-read only when one concerns it.
-import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, stateBadge, agoSpan, durationSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
-import { emptyState, setTitle } from '../router.js';
+import { emptyState, setQuery, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
 import { efficiencyCard } from '../components/efficiency.js';
+import { clusterFilter } from '../components/cluster-field.js';
+import { jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** The counters of a sweep as stacked-bar parts (state classes colour them like job states). */
+/** The counters of a sweep as stacked-bar parts (state classes colour them like job states); launched cells whose
+ * job Slurm still keeps in its queue (an array's limit, a hold) are "queued", not running. */
 export function counterParts(sweep) {
+  const queued = sweep.cells_in_queue || 0;
   return [
     { label: 'completed', value: sweep.cells_completed, cls: 'state-COMPLETED' },
-    { label: 'running', value: sweep.cells_running, cls: 'state-RUNNING' },
+    { label: 'running', value: sweep.cells_running - queued, cls: 'state-RUNNING' },
+    { label: 'queued', value: queued, cls: 'state-PENDING' },
     { label: 'pending', value: sweep.cells_pending, cls: 'state-PENDING' },
     { label: 'failed', value: sweep.cells_failed, cls: 'state-FAILED' },
     { label: 'cancelled', value: sweep.cells_cancelled, cls: 'state-CANCELLED' },
   ];
+}
+
+/** What the launched cells do now: "2 running · 4 queued (array limit)" (null when none is launched). */
+export function inFlightText(sweep) {
+  const queued = sweep.cells_in_queue || 0;
+  const running = sweep.cells_running - queued;
+  if (!running && !queued) return null;
+  const parts = [`${running} running`];
+  if (queued) parts.push(`${queued} queued${sweep.queue_reason ? ` (${sweep.queue_reason})` : ''}`);
+  return parts.join(' · ');
 }
 
 /** The "paused · N held" badge of a paused sweep (null when it is not paused). */
@@ -46,14 +61,16 @@ function concerns(events, sweepId) {
       && (sweepId === null || Number(e.payload.sweep_id) === sweepId)));
 }
 
-export async function render(root, params) {
+export async function render(root, params, query) {
   if (params.id) return renderSweep(root, Number(params.id));
-  return renderList(root);
+  return renderList(root, query);
 }
 
-async function renderList(root) {
+async function renderList(root, query) {
   const box = h('div');
-  replace(root, card('Sweeps', box, { cls: 'flush', actions: [liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
+  const filterBox = h('span');
+  let shownOn = query.on || '';
+  replace(root, card('Sweeps', box, { cls: 'flush', actions: [filterBox, liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
   const bars = new Map();
 
   async function draw() {
@@ -64,6 +81,8 @@ async function renderList(root) {
       replace(box, alertBox(err));
       return;
     }
+    replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); draw(); }));
+    if (shownOn) sweeps = sweeps.filter((sw) => sw.transport === shownOn);
     if (!sweeps.length) {
       replace(box, emptyState('No sweeps yet',
         'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
@@ -71,7 +90,7 @@ async function renderList(root) {
       return;
     }
     replace(box, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
+      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Cluster'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
         h('th', null, 'Parallel'), h('th', null, 'Started'))),
       h('tbody', null, sweeps.map((sweep) => {
         let bar = bars.get(sweep.id);
@@ -80,11 +99,12 @@ async function renderList(root) {
         return h('tr', { dataset: { sweep: sweep.id } },
           h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
           h('td', null, sweep.name),
+          h('td', null, h('span', { class: 'cluster-chip' }, sweep.transport)),
           h('td', { class: 'mono', title: JSON.stringify(sweep.matrix) }, Object.entries(sweep.matrix).map(([axis, values]) => `${axis} × ${values.length}`).join(', ')),
           h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
           h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
           h('td', { class: 'num' }, String(sweep.max_parallel)),
-          h('td', { title: fmtTime(sweep.started_at) }, fmtAgo(sweep.started_at)));
+          h('td', { title: fmtTime(sweep.started_at) }, agoSpan(sweep.started_at)));
       })))));
   }
 
@@ -97,12 +117,14 @@ async function renderList(root) {
 async function renderSweep(root, sweepId) {
   let ready = false;
   let missed = false;
-  // Subscribed before the first load, so a cell that moves while the page loads is not missed.
-  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => {
-    if (!concerns(events, sweepId)) return;
+  // Subscribed before the first load, so a cell that moves while the page loads is not missed. A job that starts
+  // on the sweep's cluster may be a queued task that now runs: "2 running · 4 queued" is read again.
+  let sweep;
+  const taskMoved = (e) => e.type === 'job.status_changed' && (!sweep || e.payload?.transport === sweep.transport);
+  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed', 'job.status_changed'], (events) => {
+    if (!concerns(events, sweepId) && !(sweep && sweep.cells_in_queue && events.some(taskMoved))) return;
     if (ready) reload(); else missed = true;
   }, { wait: 250 });
-  let sweep;
   try {
     sweep = await api(`/api/sweep_runs/${sweepId}`);
   } catch (err) {
@@ -150,15 +172,19 @@ async function renderSweep(root, sweepId) {
     const end = sweep.completed_at ? new Date(sweep.completed_at) : new Date();
     const budget = budgetText(sweep);
     replace(head,
-      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
+      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`),
+        h('span', { class: 'cluster-chip', id: 'sweep-cluster', title: 'The cluster this sweep runs on' }, sweep.transport), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
       h('dl', { class: 'kv run-facts' },
+        h('dt', null, 'Cluster'), h('dd', null, sweep.transport),
+        inFlightText(sweep) ? [h('dt', null, 'Now'), h('dd', { id: 'sweep-in-flight' }, inFlightText(sweep))] : null,
         h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
         Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
         h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
         budget ? [h('dt', null, 'Failure budget'), h('dd', { class: ['failure-budget', sweep.cells_failed > sweep.max_failures ? 'spent' : null] }, budget)] : null,
         sweep.paused_at ? [h('dt', null, 'Paused'), h('dd', { class: 'paused-facts' }, `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`)] : null,
         sweep.array_job_id ? [h('dt', null, 'Submitted'), h('dd', { class: 'array-job' }, `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`)] : null,
-        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? `took ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}` : `running for ${fmtDuration((end - new Date(sweep.started_at)) / 1000)}`}`),
+        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? 'took ' : 'running for '}`,
+          durationSpan((end - new Date(sweep.started_at)) / 1000, !sweep.completed_at, { id: 'sweep-elapsed' })),
         sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
     errorBox.hidden = !sweep.error;
     errorBox.textContent = sweep.error || '';
@@ -182,9 +208,9 @@ async function renderSweep(root, sweepId) {
           h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
           axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
           h('td', null, stateBadge(cell.status)),
-          h('td', { class: 'cell-jobs mono' }, Object.entries(cell.job_ids || {}).map(([name, id]) => h('a', { href: `/jobs/${id}`, title: name }, id))),
-          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : fmtAgo(cell.started_at)),
-          h('td', null, cell.status === 'pending' ? '—' : fmtDuration((end - new Date(cell.started_at)) / 1000)),
+          h('td', { class: 'cell-jobs mono' }, Object.entries(cell.job_ids || {}).map(([name, id]) => h('a', { href: jobHref(sweep.transport, id), title: name }, id))),
+          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : agoSpan(cell.started_at)),
+          h('td', null, cell.status === 'pending' ? '—' : durationSpan((end - new Date(cell.started_at)) / 1000, !cell.completed_at)),
           h('td', { class: 'wrap muted' }, cell.error || ''));
       })))));
   }

@@ -1,15 +1,16 @@
 // Workflows: the list (with a sample to start from), and one workflow's page: a YAML editor validated as you
 // type (errors at their lines), the DAG drawn from it, a visual builder that writes the same YAML, run / dry run
 // with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast, max_failures) and the workflow's runs.
-import { h, replace, fmtAgo, fmtTime, fmtDuration, stateBadge } from '../dom.js';
+import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
-import { emptyState, navigate, setTitle } from '../router.js';
+import { emptyState, guardLeaving, navigate, setQuery, setTitle } from '../router.js';
 import { live } from '../live.js';
-import { dagView, parseDependency } from '../components/dag.js';
+import { dagView, descendants, parseDependency } from '../components/dag.js';
 import { toYaml } from '../components/yaml.js';
 import { liveIndicator } from '../events.js';
 import { runOrigin } from './run.js';
+import { clusterField, clusterFilter } from '../components/cluster-field.js';
 
 export const SAMPLE = `name: diamond
 args:
@@ -37,7 +38,7 @@ jobs:
 const FILE_NAME = /^[A-Za-z0-9_-]{1,100}$/;
 
 export async function render(root, params, query) {
-  if (location.pathname.replace(/\/$/, '') === '/workflows') return renderList(root);
+  if (location.pathname.replace(/\/$/, '') === '/workflows') return renderList(root, query);
   const name = location.pathname.replace(/\/$/, '') === '/workflows/new' ? null : params.name;
   return renderEditor(root, name, query);
 }
@@ -46,7 +47,7 @@ export async function render(root, params, query) {
 
 function runsTable(runs, { showWorkflow = true } = {}) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-    h('thead', null, h('tr', null, h('th', null, 'Run'), showWorkflow ? h('th', null, 'Workflow') : null, h('th', null, 'Status'),
+    h('thead', null, h('tr', null, h('th', null, 'Run'), showWorkflow ? h('th', null, 'Workflow') : null, h('th', null, 'Cluster'), h('th', null, 'Status'),
       h('th', null, 'Jobs'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'From'))),
     h('tbody', null, runs.map((run) => {
       const statuses = Object.values(run.job_statuses || {});
@@ -56,15 +57,18 @@ function runsTable(runs, { showWorkflow = true } = {}) {
       return h('tr', { dataset: { run: run.id } },
         h('td', null, h('a', { href: `/runs/${run.id}`, class: 'mono' }, run.id.slice(0, 8))),
         showWorkflow ? h('td', null, run.workflow_name) : null,
+        h('td', null, h('span', { class: 'cluster-chip' }, run.transport)),
         h('td', null, stateBadge(run.status)),
         h('td', { class: 'num' }, `${done}/${statuses.length}`),
-        h('td', { title: fmtTime(run.started_at) }, fmtAgo(run.started_at)),
+        h('td', { title: fmtTime(run.started_at) }, agoSpan(run.started_at)),
         h('td', null, fmtDuration(took)),
         h('td', null, runOrigin(run)));
     }))));
 }
 
-async function renderList(root) {
+async function renderList(root, query) {
+  const filterBox = h('span');
+  let shownOn = query.on || '';
   const listBox = h('div');
   const runsBox = h('div');
   const listError = alertBox(null);
@@ -74,7 +78,7 @@ async function renderList(root) {
       actions: [h('a', { class: 'btn btn-sm', href: '/workflows/new?blank=1' }, 'Blank workflow'),
         h('a', { class: 'btn btn-sm btn-primary', href: '/workflows/new' }, 'New workflow')],
     }),
-    card('Recent runs', runsBox, { cls: 'flush', actions: liveIndicator() }));
+    card('Recent runs', runsBox, { cls: 'flush', actions: [filterBox, liveIndicator()] }));
 
   try {
     const workflows = await api('/api/workflows');
@@ -99,7 +103,9 @@ async function renderList(root) {
 
   async function drawRuns() {
     try {
-      const runs = await api('/api/workflows/runs', { query: { limit: 30 } });
+      const all = await api('/api/workflows/runs', { query: { limit: 30 } });
+      replace(filterBox, clusterFilter(all.map((r) => r.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); drawRuns(); }));
+      const runs = shownOn ? all.filter((r) => r.transport === shownOn) : all;
       replace(runsBox, runs.length ? runsTable(runs)
         : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'));
     } catch (err) {
@@ -195,6 +201,9 @@ async function renderEditor(root, fileName, query) {
   }
 
   const state = { doc: null, valid: false, errors: [], order: null, selected: null, seq: 0 };
+  const opened = text;
+  guardLeaving(() => (text !== (saved ?? opened)
+    ? `Your edits to ${fileName ? `${fileName}.yaml` : 'this new workflow'} are not saved; leaving drops them.` : null));
   const dirtyBadge = h('span', { class: 'badge', hidden: true }, 'unsaved');
   const validity = h('span', { class: 'validity', role: 'status', 'aria-live': 'polite' });
   const errorList = h('ul', { class: 'error-list', 'aria-label': 'Problems' });
@@ -326,8 +335,7 @@ async function renderEditor(root, fileName, query) {
     const jobs = docJobs();
     let n = jobs.length + 1;
     while (jobs.some((j) => j.name === `job${n}`)) n += 1;
-    const job = { name: `job${n}`, command: 'echo hello' };
-    if (state.selected) job.depends_on = [state.selected];
+    const job = { name: `job${n}`, command: 'echo hello' }; // independent: dependencies are drawn or ticked
     jobs.push(job);
     state.selected = job.name;
     writeBack();
@@ -374,7 +382,12 @@ async function renderEditor(root, fileName, query) {
       replace(jobForm, h('p', { class: 'hint' }, 'Select a job in the graph to edit its fields, or add one.'));
       return;
     }
-    const others = docJobs().filter((j) => j !== job).map((j) => j.name);
+    // "Runs after" offers no job that waits for this one (that would be a cycle), unless it is ticked already
+    // (so a cycle written in the YAML can be unticked here).
+    const below = descendants(jobsOf(state.doc), job.name);
+    const ticked = new Set((job.depends_on || []).map((d) => parseDependency(d).job));
+    const names = docJobs().filter((j) => j !== job).map((j) => j.name);
+    const others = names.filter((n) => !below.has(n) || ticked.has(n));
     const res = job.resources && typeof job.resources === 'object' ? job.resources : {};
     const env = job.environment && typeof job.environment === 'object' ? job.environment : {};
     const input = (value, attrs = {}) => h('input', { type: 'text', value: value ?? '', ...attrs });
@@ -400,7 +413,7 @@ async function renderEditor(root, fileName, query) {
       const next = { ...job };
       const newName = nameIn.value.trim();
       if (!newName) { showError(formError, 'A job needs a name'); return; }
-      if (newName !== job.name && others.includes(newName)) { showError(formError, `There is already a job named ${newName}`); return; }
+      if (newName !== job.name && names.includes(newName)) { showError(formError, `There is already a job named ${newName}`); return; }
       const command = commandIn.value.trim();
       const oldCommand = Array.isArray(job.command) ? job.command.join(' ') : (job.command ?? '');
       if (job.script_path && !command) delete next.command; // a script job: command and script_path exclude each other
@@ -461,6 +474,8 @@ async function renderEditor(root, fileName, query) {
 
   // -- run and dry run ----------------------------------------------------------------------------------
   const runState = { mode: 'all', from: '', to: '', single: '', args: {} };
+  const runCluster = await clusterField({ name: 'run-cluster', onChange: () => drawRunForm() });
+  const sweepCluster = await clusterField({ name: 'sweep-cluster', onChange: () => drawSweepForm() });
   const dryBox = h('div', { class: 'dry-run' });
   const runError = alertBox(null);
 
@@ -507,11 +522,11 @@ async function renderEditor(root, fileName, query) {
     const selectors = runState.mode === 'range'
       ? h('div', { class: 'form-grid' }, field('From job', pick(runState.from, (v) => { runState.from = v; }, 'from job')), field('To job', pick(runState.to, (v) => { runState.to = v; }, 'to job')))
       : runState.mode === 'single' ? h('div', { class: 'form-grid' }, field('Job', pick(runState.single, (v) => { runState.single = v; }, 'single job'))) : null;
-    const runBtn = actionButton('Run', runNow, { cls: 'btn btn-primary', errorBox: runError, busyLabel: 'Starting…' });
+    const runBtn = actionButton(`Run on ${runCluster.value()}`, runNow, { cls: 'btn btn-primary', errorBox: runError, busyLabel: 'Starting…' });
     const dryBtn = actionButton('Dry run', dryRun, { cls: 'btn', errorBox: runError });
     runBtn.disabled = !state.valid;
     replace(runBox,
-      h('div', { class: 'run-form' }, modes, selectors, argInputs(runState.args),
+      h('div', { class: 'run-form' }, modes, h('div', { class: 'form-grid' }, runCluster.element), selectors, argInputs(runState.args),
         h('div', { class: 'form-actions' }, dryBtn, runBtn, !fileName || text !== saved ? h('span', { class: 'hint' }, 'Run saves the workflow first') : null)),
       runError, dryBox);
   }
@@ -537,7 +552,8 @@ async function renderEditor(root, fileName, query) {
 
   async function runNow() {
     const name = await ensureSaved();
-    const run = await api(`/api/workflows/${encodeURIComponent(name)}/run`, { method: 'POST', body: { args: changedArgs(runState.args), ...selection() } });
+    const body = { args: changedArgs(runState.args), ...selection(), transport: runCluster.value() };
+    const run = await api(`/api/workflows/${encodeURIComponent(name)}/run`, { method: 'POST', body });
     navigate(`/runs/${run.id}`);
   }
 
@@ -569,14 +585,14 @@ async function renderEditor(root, fileName, query) {
     failFast.addEventListener('change', () => { sweepState.failFast = failFast.checked; });
     const maxFailures = h('input', { type: 'number', min: 0, max: 1000, value: sweepState.maxFailures, placeholder: 'never stop' });
     maxFailures.addEventListener('input', () => { sweepState.maxFailures = maxFailures.value; });
-    const startBtn = actionButton('Start sweep', startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
+    const startBtn = actionButton(`Start sweep on ${sweepCluster.value()}`, startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
     startBtn.disabled = !state.valid;
     replace(sweepBox,
       h('p', { class: 'hint' }, 'Run the workflow once per combination of argument values (the matrix); each cell is a run.'),
       h('datalist', { id: 'sweep-args' }, argNames.map((n) => h('option', { value: n }))),
       h('div', { class: 'matrix' }, h('div', { class: 'matrix-row matrix-head' }, h('span', null, 'Argument'), h('span', null, 'Values (comma separated)'), h('span')), rows),
       h('button', { type: 'button', class: 'btn btn-sm', onClick: () => { sweepState.axes.push({ name: '', values: '' }); drawSweepForm(); } }, '+ Add axis'),
-      h('div', { class: 'form-grid sweep-options' }, field('Max parallel cells', parallel),
+      h('div', { class: 'form-grid sweep-options' }, sweepCluster.element, field('Max parallel cells', parallel),
         field('Max failures', maxFailures, { hint: 'once more cells failed, the rest is cancelled' }),
         h('label', { class: 'check' }, failFast, 'Fail fast (stop launching cells after the first failure)')),
       h('div', { class: 'form-actions' }, startBtn, count),
@@ -596,7 +612,7 @@ async function renderEditor(root, fileName, query) {
     if (String(sweepState.maxFailures).trim() !== '') spec.max_failures = Number(sweepState.maxFailures);
     const sweep = await api(`/api/workflows/${encodeURIComponent(name)}/run`, {
       method: 'POST',
-      body: { args: changedArgs(runState.args), sweep: spec },
+      body: { args: changedArgs(runState.args), sweep: spec, transport: sweepCluster.value() },
     });
     navigate(`/sweeps/${sweep.id}`);
   }

@@ -1,0 +1,107 @@
+// The cluster a browser tab looks at. It belongs to the tab, not to the server: `?cluster=<name>` in the URL
+// (bookmarkable, and a link to a job names its job's cluster), kept for the tab in sessionStorage so a link that
+// names none stays on it. A tab that never chose one follows the server's default, which Settings sets and the
+// event stream announces (`server.default_changed`). REST routes take the cluster as `?transport=<name>`.
+import { api } from './api.js';
+
+const KEY = 'svc-cluster';
+const listeners = new Set();
+let offered = null; // {defaultName, transports: [{name, remote, description}]} once /api/plugins answered
+let loading = null;
+
+function stored() {
+  try { return sessionStorage.getItem(KEY); } catch { return null; }
+}
+
+function store(name) {
+  try {
+    if (name) sessionStorage.setItem(KEY, name); else sessionStorage.removeItem(KEY);
+  } catch { /* storage disabled: the URL still carries the cluster */ }
+}
+
+/** The cluster this tab chose (`?cluster=`, else the tab's last choice); null: it follows the server's default. */
+export function tabCluster() {
+  return new URLSearchParams(location.search).get('cluster') || stored() || null;
+}
+
+/** Before each page draws: a URL naming a cluster makes it the tab's; a URL naming none gets the tab's. */
+export function keepClusterInUrl() {
+  const params = new URLSearchParams(location.search);
+  const named = params.get('cluster');
+  if (named) { store(named); return; }
+  const kept = stored();
+  if (!kept) return;
+  params.set('cluster', kept);
+  history.replaceState(history.state, '', `${location.pathname}?${params}`);
+}
+
+/** Choose the tab's cluster (null: follow the server's default) and put it in the URL; the caller redraws. */
+export function chooseCluster(name) {
+  store(name);
+  const params = new URLSearchParams(location.search);
+  if (name) params.set('cluster', name); else params.delete('cluster');
+  const qs = params.toString();
+  history.pushState(history.state, '', location.pathname + (qs ? `?${qs}` : ''));
+  for (const listener of listeners) listener();
+}
+
+/** `{transport}` for an api() query: the tab's cluster, or nothing (the server then uses its default). */
+export function clusterQuery(extra = {}) {
+  const name = tabCluster();
+  return name ? { ...extra, transport: name } : { ...extra };
+}
+
+/** The link to one job: its cluster and id (and `extra` query keys such as `log`). */
+export function jobHref(cluster, jobId, extra = {}) {
+  const params = new URLSearchParams(cluster ? { cluster, ...extra } : extra);
+  const qs = params.toString();
+  return `/jobs/${encodeURIComponent(jobId)}${qs ? `?${qs}` : ''}`;
+}
+
+/** The clusters on offer and the server's default (read once, then kept true by the event stream). */
+export async function clusters() {
+  if (offered) return offered;
+  if (!loading) {
+    loading = api('/api/plugins').then((plugins) => {
+      offered = { defaultName: plugins.server_transport, transports: plugins.transports || [] };
+      follow();
+      return offered;
+    }).finally(() => { loading = null; });
+  }
+  return loading;
+}
+
+/** The name of the cluster this tab shows: its own choice, else the server's default. */
+export async function shownCluster() {
+  return tabCluster() || (await clusters()).defaultName;
+}
+
+/** Forget what is known of the clusters (a profile was added or deleted): the next read asks again. */
+export function clustersChanged() {
+  offered = null;
+  for (const listener of listeners) listener();
+}
+
+/** Call `listener()` when the tab's cluster, the clusters on offer or the server's default change. */
+export function onClusterChange(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+let following = false;
+
+function follow() {
+  if (following) return;
+  following = true;
+  import('./events.js').then(({ subscribe }) => subscribe(['server.default_changed'], (event) => {
+    const name = event.payload && event.payload.transport;
+    if (!name || !offered || offered.defaultName === name) return;
+    offered = null; // a new default may come with a new profile: read the list again
+    for (const listener of listeners) listener();
+  })).catch((err) => console.warn('live updates unavailable', err));
+}
+
+/** "local" is this machine's Slurm; a profile is shown by its name. */
+export function clusterLabel(name) {
+  return name === 'local' ? "local · this machine's Slurm" : name;
+}

@@ -1,0 +1,24 @@
+// The "Cluster" field of the submit, run, sweep and schedule forms: which cluster the job, run, sweep or schedule
+// goes to, the tab's cluster first, changeable here without changing the tab's.
+import { h } from '../dom.js';
+import { field } from '../ui.js';
+import { clusterLabel, clusters, shownCluster } from '../cluster.js';
+
+/** `{element, value(), name()}`: a labelled select of the clusters on offer; `onChange(name)` on each change. */
+export async function clusterField({ onChange = null, hint = null, name = 'cluster' } = {}) {
+  const [known, shown] = await Promise.all([clusters(), shownCluster()]);
+  const names = known.transports.map((t) => t.name);
+  if (!names.includes(shown)) names.push(shown);
+  const select = h('select', { name, class: 'cluster-input', onChange: () => { if (onChange) onChange(select.value); } },
+    names.map((n) => h('option', { value: n, selected: n === shown }, clusterLabel(n))));
+  const element = field('Cluster', select, { hint: hint || 'where it runs; the top bar sets this tab\'s cluster' });
+  return { element, value: () => select.value };
+}
+
+/** The "Cluster" filter of a list (runs, sweeps, history): "All clusters" or one of `names`; `onChange(name|'')`. */
+export function clusterFilter(names, value, onChange) {
+  const select = h('select', { class: 'cluster-filter', 'aria-label': 'Show the cluster', onChange: () => onChange(select.value) },
+    h('option', { value: '' }, 'All clusters'),
+    [...new Set(names)].sort().map((n) => h('option', { value: n, selected: n === value }, n)));
+  return select;
+}
