@@ -10,7 +10,13 @@ Before the phases it times the raw ``squeue`` and ``sinfo`` svc runs, one after 
 Shared snapshots (``X-Svc-Snapshot-Age``) and single flight keep the commands per second flat as N grows.
 The load generator runs in this process, on the same 2 cores as the server.
 
+``--mixed`` runs the phases on five paths instead of two: each client cycles through ``GET /api/jobs``,
+``/api/resources``, ``/api/history``, ``/api/workflows`` and ``/api/config`` (``--workflows`` workflow files
+are created first), and the table gets one line per path. ``--log-level info`` turns uvicorn's access log on,
+as ``svc serve`` runs by default (the log goes to a file; the default here, ``warning``, leaves it off).
+
     python bench/api_load.py [--seconds 30] [--clients 1 10 50] [--held 20]
+    python bench/api_load.py --mixed --log-level info --seconds 20 --clients 1 50
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ from svc_host.testing.serve import isolated_env, running_serve
 TOKEN = "bench-load-token-0123456789abcdef"  # noqa: S105 (a throwaway token for a loopback bench server)
 HELD = "#!/bin/bash\n#SBATCH --job-name=api-load\n#SBATCH --hold\ntrue\n"
 PATHS = ("/api/jobs", "/api/resources")
+MIXED_PATHS = ("/api/jobs", "/api/resources", "/api/history", "/api/workflows", "/api/config")
+SNAPSHOT_PATHS = frozenset(PATHS)
+"""Paths served from a shared snapshot: their answers carry ``X-Svc-Snapshot-Age``."""
 
 
 def percentile(ordered: list[float], share: float) -> float:
@@ -63,9 +72,12 @@ class Connection:
         return int(head[0].split()[1]), headers, body
 
 
-async def phase(port: int, clients: int, seconds: float) -> tuple[list[float], list[str]]:
-    """``clients`` closed-loop clients for ``seconds``; returns the latencies (sorted) and the errors."""
-    latencies: list[float] = []
+async def phase(
+    port: int, clients: int, seconds: float, paths: tuple[str, ...]
+) -> tuple[dict[str, list[float]], list[str]]:
+    """``clients`` closed-loop clients for ``seconds``, each cycling through ``paths``; returns the latencies
+    (sorted) per path and the errors."""
+    latencies: dict[str, list[float]] = {path: [] for path in paths}
     errors: list[str] = []
     deadline = time.monotonic() + seconds
 
@@ -75,7 +87,7 @@ async def phase(port: int, clients: int, seconds: float) -> tuple[list[float], l
         turn = index
         try:
             while time.monotonic() < deadline:
-                path = PATHS[turn % len(PATHS)]
+                path = paths[turn % len(paths)]
                 turn += 1
                 started = time.perf_counter()
                 try:
@@ -83,14 +95,14 @@ async def phase(port: int, clients: int, seconds: float) -> tuple[list[float], l
                 except (OSError, asyncio.IncompleteReadError) as exc:
                     errors.append(f"{path}: {exc!r}")
                     return
-                latencies.append(time.perf_counter() - started)
-                if status != 200 or "x-svc-snapshot-age" not in headers:
+                latencies[path].append(time.perf_counter() - started)
+                if status != 200 or (path in SNAPSHOT_PATHS and "x-svc-snapshot-age" not in headers):
                     errors.append(f"{path}: {status} {body[:120]!r}")
         finally:
             writer.close()
 
     await asyncio.gather(*(one_client(i) for i in range(clients)))
-    return sorted(latencies), errors
+    return {path: sorted(taken) for path, taken in latencies.items()}, errors
 
 
 async def submit_held(base: str, count: int) -> list[str]:
@@ -104,12 +116,36 @@ async def submit_held(base: str, count: int) -> list[str]:
         return ids
 
 
+async def create_workflows(base: str, count: int) -> None:
+    """``count`` workflow files of a few jobs each, for ``GET /api/workflows`` to list."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=base, headers=auth, timeout=60) as client:
+        for index in range(count):
+            jobs: list[dict[str, object]] = [{"name": "step0", "command": "echo 0"}]
+            jobs += [{"name": f"step{n}", "command": f"echo {n}", "depends_on": [f"step{n - 1}"]} for n in range(1, 5)]
+            answer = await client.post("/api/workflows/create", json={"name": f"bench{index}", "jobs": jobs})
+            answer.raise_for_status()
+
+
+def row(label: str, latencies: list[float], errors: int, seconds: float, rates: str) -> str:
+    if not latencies:
+        return f"{label:>16}  {0:>8}  {errors:>6}"
+    return (
+        f"{label:>16}  {len(latencies):>8}  {errors:>6}  {len(latencies) / seconds:>6.0f}  "
+        f"{statistics.median(latencies) * 1000:>6.0f}  {percentile(latencies, 0.95) * 1000:>6.0f}  "
+        f"{latencies[-1] * 1000:>6.0f}  {rates}"
+    ).rstrip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50], help="clients per phase")
     parser.add_argument("--held", type=int, default=20, help="held jobs the server tracks during the phases")
     parser.add_argument("--raw-repeat", type=int, default=20, help="raw squeue/sinfo runs to time")
+    parser.add_argument("--mixed", action="store_true", help="cycle through five paths, not the two cached lists")
+    parser.add_argument("--workflows", type=int, default=5, help="workflow files to create for --mixed")
+    parser.add_argument("--log-level", default="warning", help="svc serve's; info turns the access log on")
     options = parser.parse_args()
 
     for label, argv in (("squeue", squeue_argv()), ("sinfo", sinfo_argv())):
@@ -129,30 +165,41 @@ def main() -> None:
         wrap_commands(bin_dir, log)
         env = isolated_env(root, token=TOKEN)
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-        with running_serve(base_env=env, cwd=work, stderr=subprocess.DEVNULL, wait=60) as server:
+        paths = MIXED_PATHS if options.mixed else PATHS
+        server_log = (root / "serve.log").open("w")
+        with running_serve(
+            base_env=env, cwd=work, stderr=server_log, stdout=server_log, log_level=options.log_level, wait=60
+        ) as server:
             held = asyncio.run(submit_held(server.base, options.held))
+            if options.mixed:
+                asyncio.run(create_workflows(server.base, options.workflows))
             try:
-                print(f"svc serve (local transport) tracking {len(held)} held jobs; {options.seconds:g} s per phase")
                 print(
-                    f"{'clients':>7}  {'requests':>8}  {'errors':>6}  {'req/s':>6}  {'p50 ms':>6}  {'p95 ms':>6}  "
-                    f"{'max ms':>6}  {'squeue/s':>8}  {'sinfo/s':>7}  {'sacct/s':>7}  {'scontrol/s':>10}"
+                    f"svc serve (local transport, --log-level {options.log_level}) tracking {len(held)} held jobs; "
+                    f"{options.seconds:g} s per phase; each client cycles through {', '.join(paths)}"
+                )
+                print(
+                    f"{'clients':>7}  {'path':>16}  {'requests':>8}  {'errors':>6}  {'req/s':>6}  {'p50 ms':>6}  "
+                    f"{'p95 ms':>6}  {'max ms':>6}  {'squeue/s':>8}  {'sinfo/s':>7}  {'sacct/s':>7}  {'scontrol/s':>10}"
                 )
                 for clients in options.clients:
                     before = counts(log)
-                    latencies, errors = asyncio.run(phase(server.port, clients, options.seconds))
+                    latencies, errors = asyncio.run(phase(server.port, clients, options.seconds, paths))
                     after = counts(log)
                     rate = {name: (after[name] - before[name]) / options.seconds for name in COMMANDS}
                     widths = {"squeue": 8, "sinfo": 7, "sacct": 7, "scontrol": 10}
                     rates = "  ".join(f"{rate[name]:>{width}.2f}" for name, width in widths.items())
-                    print(
-                        f"{clients:>7}  {len(latencies):>8}  {len(errors):>6}  "
-                        f"{len(latencies) / options.seconds:>6.0f}  {statistics.median(latencies) * 1000:>6.0f}  "
-                        f"{percentile(latencies, 0.95) * 1000:>6.0f}  {latencies[-1] * 1000:>6.0f}  {rates}"
-                    )
+                    every = sorted(taken for per_path in latencies.values() for taken in per_path)
+                    print(f"{clients:>7}  {row('all', every, len(errors), options.seconds, rates)}")
+                    if options.mixed:
+                        for path, taken in latencies.items():
+                            failed = sum(1 for error in errors if error.startswith(f"{path}:"))
+                            print(f"{'':>7}  {row(path, taken, failed, options.seconds, '')}")
                     for error in errors[:3]:
                         print(f"         error: {error}")
             finally:
                 subprocess.run(["scancel", *held], check=False)
+                server_log.close()
 
 
 if __name__ == "__main__":

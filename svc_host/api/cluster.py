@@ -16,7 +16,7 @@ from svc_host.errors import NotFoundError, PluginError
 from svc_host.host import Host
 
 
-def cluster_of(
+async def cluster_of(
     host: HostDep,
     transport: str | None = Query(
         None,
@@ -24,7 +24,8 @@ def cluster_of(
         description="The cluster: an SSH profile name or `local` (this machine's Slurm). Default: the server's.",
     ),
 ) -> str:
-    """The named cluster, which must be on offer (404 lists the choices), or the server's default."""
+    """The named cluster, which must be on offer (404 lists the choices), or the server's default. A coroutine:
+    FastAPI runs a plain function dependency in a worker thread, a hop on every job request."""
     return named_cluster(host, transport)
 
 

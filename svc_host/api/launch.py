@@ -105,8 +105,7 @@ class RedactTokenFilter(logging.Filter):
     _token = re.compile(rf"([?&](?:{LOGIN_QUERY}|{TOKEN_QUERY})=)[^&\s]*")
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                self._token.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in record.args
-            )
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, str) and "=" in arg for arg in args):
+            record.args = tuple(self._token.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in args)
         return True

@@ -63,6 +63,10 @@ def _refuse(status: int, detail: str, **headers: str) -> Response:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers or None)
 
 
+def _too_large(limit: int) -> Response:
+    return _refuse(413, f"request body larger than {limit} bytes")
+
+
 def _is_api(path: str) -> bool:
     return path == "/api" or path.startswith("/api/")
 
@@ -84,16 +88,16 @@ class SecurityMiddleware:
             return
         if _is_api(scope["path"]):
             send = _not_stored(send)
-        refusal = await self._check(scope)
+        headers = Headers(scope=scope)
+        refusal = await self._check(scope, headers)
         if refusal is None:
-            refusal, receive = await self._bounded_body(scope, receive)
+            refusal, receive = await self._bounded_body(scope, headers, receive)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
-    async def _check(self, scope: Scope) -> Response | None:
-        headers = Headers(scope=scope)
+    async def _check(self, scope: Scope, headers: Headers) -> Response | None:
         host = headers.get("host")
         if not self.security.host_allowed(host):
             return _refuse(
@@ -142,16 +146,15 @@ class SecurityMiddleware:
             return self.security.token_valid(presented)
         return await sessions.valid(session_id(headers), cookie_name(headers.get("host")))
 
-    async def _bounded_body(self, scope: Scope, receive: Receive) -> tuple[Response | None, Receive]:
+    async def _bounded_body(self, scope: Scope, headers: Headers, receive: Receive) -> tuple[Response | None, Receive]:
         """Refuse a body over the limit before any route reads it (413), by its length or as it arrives."""
         limit = self.security.max_body_bytes
-        too_large = _refuse(413, f"request body larger than {limit} bytes")
-        length = Headers(scope=scope).get("content-length")
+        length = headers.get("content-length")
         if length is not None:
             if not length.isdigit():
                 return _refuse(400, "invalid Content-Length"), receive
             if int(length) > limit:
-                return too_large, receive
+                return _too_large(limit), receive
         if scope["method"] in SAFE_METHODS:
             return None, receive
         chunks: list[bytes] = []
@@ -163,7 +166,7 @@ class SecurityMiddleware:
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                return too_large, receive
+                return _too_large(limit), receive
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break

@@ -9,6 +9,7 @@ server's own origin. The middleware in ``middleware.py`` applies these; docs/sec
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 from dataclasses import dataclass, field
@@ -61,8 +62,11 @@ class ServerSecurity:
         return hmac.compare_digest(presented.encode(errors="surrogateescape"), self.token.encode())
 
 
+@functools.lru_cache(maxsize=256)
 def host_name(host_header: str | None) -> str | None:
-    """The lower-cased host name of a ``Host`` header without its port (``[::1]:8000`` -> ``::1``), or None."""
+    """The lower-cased host name of a ``Host`` header without its port (``[::1]:8000`` -> ``::1``), or None.
+
+    Kept for the last 256 headers: a server hears the same few names on every request."""
     if not host_header or any(ch.isspace() or ch in "/@?#\\" for ch in host_header):
         return None
     try:

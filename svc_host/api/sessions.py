@@ -5,6 +5,10 @@ session: a random id the browser keeps in the HttpOnly cookie ``svc_session_<por
 keyed hash in the store (``web_secret``), so every ``svc serve`` on one store knows it and it outlives a restart.
 The hash is keyed with the API token and names the cookie, so a session dies when the token changes and is not
 valid under another port's cookie. Logging out deletes it; it expires after ``SESSION_LIFETIME`` anyway.
+
+A session the store confirmed is trusted for ``SESSION_RECHECK`` seconds without asking it again (a request with
+a session cookie then costs what one with the token does). Logging out through this server ends it here at once;
+a logout through another server on the same store reaches this one within ``SESSION_RECHECK`` seconds.
 """
 
 from __future__ import annotations
@@ -32,8 +36,11 @@ SESSION_LIFETIME = 30 * 24 * 3600
 CODE_LIFETIME = 10 * 60
 MAX_FAILURES = 10
 FAILURE_WINDOW = 60.0
+SESSION_RECHECK = 5.0
+"""Seconds a session the store confirmed is trusted before the store is asked again."""
 _MAX_SECRET_LENGTH = 128
 _MAX_CLIENTS = 4096
+_MAX_CONFIRMED = 4096
 
 
 def cookie_name(host_header: str | None) -> str:
@@ -79,6 +86,10 @@ class WebSessions:
     token: str
     clock: Callable[[], float] = time.time
     limit: FailureLimit = field(default_factory=FailureLimit)
+    _confirmed: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Session key -> (when the store confirmed it, when it expires), both by ``clock``."""
+    _logouts: int = 0
+    """Logouts so far: a confirmation that overlapped one is not kept (it may have read the session before)."""
 
     async def open(self, cookie: str) -> str:
         """A new session for the cookie named ``cookie``; returns its id (the cookie's value)."""
@@ -92,12 +103,31 @@ class WebSessions:
         if not session_id or len(session_id) > _MAX_SECRET_LENGTH:
             return False
         key = self._key("session", session_id, cookie)
-        return await self.store().run(web_secrets.alive, key, "session", int(self.clock()))
+        now = self.clock()
+        confirmed = self._confirmed.get(key)
+        if confirmed is not None and confirmed[0] <= now < confirmed[0] + SESSION_RECHECK and now < confirmed[1]:
+            return True
+        logouts = self._logouts
+        expires_at = await self.store().run(web_secrets.alive_until, key, "session", int(now))
+        if expires_at is None:
+            self._confirmed.pop(key, None)
+            return False
+        if logouts != self._logouts:
+            return True
+        if len(self._confirmed) >= _MAX_CONFIRMED:
+            self._confirmed.clear()  # bounded memory: every session is asked about again once
+        self._confirmed[key] = (now, expires_at)
+        return True
 
     async def close(self, session_id: str | None, cookie: str) -> None:
-        """Log a session out: its id stops working at once, on every server of the store."""
+        """Log a session out: its id stops working at once on this server, and within ``SESSION_RECHECK`` seconds
+        on every other server of the store."""
         if session_id and len(session_id) <= _MAX_SECRET_LENGTH:
-            await self.store().run(web_secrets.drop, self._key("session", session_id, cookie))
+            key = self._key("session", session_id, cookie)
+            self._logouts += 1
+            self._confirmed.pop(key, None)
+            await self.store().run(web_secrets.drop, key)
+            self._logouts += 1
 
     def new_code(self) -> str:
         """A one-time login code, good for one exchange within ``CODE_LIFETIME`` (blocking: the store is written)."""

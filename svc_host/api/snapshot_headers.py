@@ -3,7 +3,6 @@ list shapes stay the spec's), and the body is encoded once per snapshot (``Snaps
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from svc_host.runtime.snapshots import Snapshot
@@ -26,8 +25,3 @@ SNAPSHOT_RESPONSE: dict[int | str, dict[str, Any]] = {
 
 def snapshot_headers(snapshot: Snapshot[Any]) -> dict[str, str]:
     return {SNAPSHOT_AGE: f"{snapshot.age:.3f}"}
-
-
-def encode_json(content: Any) -> bytes:
-    """JSON as FastAPI's own responses encode it (compact, UTF-8), built once per snapshot."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()

@@ -11,7 +11,9 @@ variable) and the field it is in. Later layers override single fields: a user fi
 is merged per variable across layers; a write through ``save_user_config`` replaces the user file's
 ``env_vars`` as a whole so that a variable can be removed. Writes of the user file hold an exclusive
 ``flock`` on ``config.json.lock`` across their read-modify-write, so concurrent writers lose nothing.
-Every read goes to the files, so running servers see changes made by other processes at once.
+Every read looks at the files, so running servers see changes made by other processes at once: the merged
+configuration is kept while the files' ``stat`` signatures and the ``SVC_*`` variables are unchanged
+(``file_memo``), so a read of unchanged files costs a ``stat`` per file, not a parse and a validation.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
 from svc_host.errors import ConfigError, ConflictError, describe_validation_error
 from svc_host.settings import trust
+from svc_host.settings.file_memo import FileMemo, signature
 from svc_host.settings.files import (
     json_bytes,
     locked,
@@ -278,8 +281,34 @@ def untrust_project(paths: SvcPaths, directory: Path) -> list[str]:
     return trust.forget(paths, directory, PROJECT_CONFIG_CANDIDATES)
 
 
+_LOADED: FileMemo[SvcConfig] = FileMemo()
+
+
 def load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig:
-    """The effective configuration; ``env=None`` ignores ``SVC_*`` variables (the MCP server does)."""
+    """The effective configuration; ``env=None`` ignores ``SVC_*`` variables (the MCP server does).
+
+    Each call returns a configuration of its own (a copy of the one kept while nothing it came from changed)."""
+    files = (
+        paths.system_config,
+        paths.user_config,
+        *(paths.project_dir / name for name in PROJECT_CONFIG_CANDIDATES),
+        trust.store_file(paths),  # a project file counts only while trusted with its content
+    )
+    signatures = tuple(signature(path) for path in files)
+    key = (files, signatures, None if env is None else _prefixed(env))
+    config = _LOADED.get(key)
+    if config is None:
+        config = _load_config(paths, env=env)
+        _LOADED.put(key, config, signatures)
+    return config.model_copy(deep=True)
+
+
+def _prefixed(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The variables ``env_layer`` may read (``SVC_*`` in any case), sorted: part of the kept value's key."""
+    return tuple(sorted((name, env[name]) for name in list(env) if name[:4].upper() == ENV_PREFIX))
+
+
+def _load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig:
     merged: dict[str, Any] = {}
     for layer in config_layers(paths, env=env):
         merged = merge_layer(merged, layer.data)

@@ -19,13 +19,13 @@ def add(session: Session, key: str, kind: str, expires_at: int, now: int) -> Non
     )
 
 
-def alive(session: Session, key: str, kind: str, now: int) -> bool:
-    """True while the secret exists and has not expired."""
+def alive_until(session: Session, key: str, kind: str, now: int) -> int | None:
+    """When the secret expires (Unix seconds) while it exists and has not expired; None otherwise."""
     found = session.execute(
-        text("SELECT 1 FROM web_secret WHERE key = :key AND kind = :kind AND expires_at > :now"),
+        text("SELECT expires_at FROM web_secret WHERE key = :key AND kind = :kind AND expires_at > :now"),
         {"key": key, "kind": kind, "now": now},
     ).first()
-    return found is not None
+    return None if found is None else int(found[0])
 
 
 def take(session: Session, key: str, kind: str, now: int) -> bool:

@@ -12,7 +12,14 @@ from fastapi import FastAPI
 
 from svc_host.api.app import create_app
 from svc_host.api.security import ServerSecurity
-from svc_host.api.sessions import CODE_LIFETIME, FAILURE_WINDOW, MAX_FAILURES, SESSION_LIFETIME, WebSessions
+from svc_host.api.sessions import (
+    CODE_LIFETIME,
+    FAILURE_WINDOW,
+    MAX_FAILURES,
+    SESSION_LIFETIME,
+    SESSION_RECHECK,
+    WebSessions,
+)
 from svc_host.host import Host
 from svc_host.testing.http import TEST_API_TOKEN
 
@@ -80,6 +87,21 @@ async def test_logout_ends_the_session_for_whoever_copied_the_cookie(http: httpx
         assert logout.status_code == 204
         assert f'{COOKIE}=""' in logout.headers["set-cookie"]
         assert (await http.get("/api/plugins")).status_code == 401
+        assert (await neighbour.get("/api/plugins", headers=stolen)).status_code == 401
+
+
+async def test_a_logout_through_another_server_of_the_store_reaches_this_one_within_seconds(
+    http: httpx.AsyncClient, svc_host: Host
+) -> None:
+    """Each server trusts a session its store confirmed for ``SESSION_RECHECK`` seconds (docs/security.md)."""
+    stolen = {"Cookie": f"{COOKIE}={await log_in(http)}"}
+    other = server(svc_host)
+    async with browser(other, "127.0.0.9") as neighbour:
+        assert (await neighbour.get("/api/plugins", headers=stolen)).status_code == 200
+        assert (await http.post("/api/auth/logout")).status_code == 204
+        assert (await http.get("/api/plugins", headers=stolen)).status_code == 401  # this server: at once
+        confirmed = sessions_of(other).clock()
+        sessions_of(other).clock = lambda: confirmed + SESSION_RECHECK
         assert (await neighbour.get("/api/plugins", headers=stolen)).status_code == 401
 
 

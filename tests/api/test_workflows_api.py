@@ -225,6 +225,18 @@ async def test_list_get_delete(client: httpx.AsyncClient, workflows: Path) -> No
     assert (await client.delete("/api/workflows/bad%20name")).status_code == 422
 
 
+async def test_the_list_follows_files_edited_by_hand(client: httpx.AsyncClient, workflows: Path) -> None:
+    await upload(client)
+    assert (await client.get("/api/workflows")).json()[0]["job_names"] == ["prep", "train"]
+
+    (workflows / "pipeline.yaml").write_text(GOOD.replace("name: train", "name: fit"))
+    assert (await client.get("/api/workflows")).json()[0]["job_names"] == ["prep", "fit"]
+    (workflows / "pipeline.yaml").write_text("name: pipeline\njobs: []\n")
+    assert (await client.get("/api/workflows")).json()[0]["valid"] is False
+    (workflows / "pipeline.yaml").write_text(GOOD)
+    assert (await client.get("/api/workflows")).json()[0]["job_names"] == ["prep", "train"]
+
+
 # -- runs -----------------------------------------------------------------------------------------------------
 
 

@@ -383,3 +383,41 @@ def test_a_project_file_that_is_no_regular_file_does_not_hang(paths: SvcPaths, k
         path.symlink_to("/dev/zero")
     with pytest.raises(ConfigError, match="not a regular file"):
         load_config(paths, env=None)
+
+
+def settle(path: Path) -> None:
+    """Date ``path`` an hour back: old enough for its merged configuration to be kept (settings/file_memo.py)."""
+    hour_ago = path.stat().st_mtime - 3600
+    os.utime(path, (hour_ago, hour_ago))
+
+
+def test_a_kept_configuration_follows_every_change_of_its_files_and_variables(paths: SvcPaths) -> None:
+    write(paths.user_config, {"log_dir": "first"})
+    settle(paths.user_config)
+    assert load_config(paths, env={}).log_dir == "first"
+    assert load_config(paths, env={}).log_dir == "first"  # kept
+
+    with paths.user_config.open("r+") as edited:  # an editor writing in place: same inode, same size
+        edited.write(json.dumps({"log_dir": "other"}))
+    assert load_config(paths, env={}).log_dir == "other"
+
+    write(paths.project_dir / "svc.json", {"log_dir": "project"})
+    settle(paths.project_dir / "svc.json")
+    assert load_config(paths, env={}).log_dir == "other"  # not trusted yet
+    trust_project(paths, paths.project_dir)
+    assert load_config(paths, env={}).log_dir == "project"
+    assert load_config(paths, env={"SVC_LOG_DIR": "variable"}).log_dir == "variable"
+    assert load_config(paths, env={}).log_dir == "project"
+
+    untrust_project(paths, paths.project_dir)
+    assert load_config(paths, env={}).log_dir == "other"
+    trust_project(paths, paths.project_dir)
+    (paths.project_dir / "svc.json").unlink()
+    assert load_config(paths, env={}).log_dir == "other"
+
+
+def test_each_caller_gets_a_configuration_of_its_own(paths: SvcPaths) -> None:
+    write(paths.user_config, {"log_dir": "mine"})
+    settle(paths.user_config)
+    load_config(paths, env={}).log_dir = "changed by a caller"
+    assert load_config(paths, env={}).log_dir == "mine"

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+from fastapi import APIRouter, Body, HTTPException, Response
 
-from svc_host.api.deps import HostDep
+from svc_host.api.deps import HostDep, SharedReadsDep
+from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import error_responses
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
@@ -64,15 +66,21 @@ def _write_failed(exc: OSError) -> HTTPException:
 # -- the layered configuration ------------------------------------------------------------------------
 
 
-@router.get("")
-def get_config(host: HostDep) -> dict[str, Any]:
+@router.get("", response_model=dict[str, Any])
+async def get_config(host: HostDep, reads: SharedReadsDep) -> Response:
     """The merged configuration: system, then user, then project file, then ``SVC_*`` variables.
 
     Job environment variable values and the webhook URL are ``<redacted>``; a PUT sending them back as
     ``<redacted>`` keeps what is stored. ``warnings`` (not a configuration key) lists what is configured but will
     do nothing, such as a webhook with no plugin installed to deliver it."""
 
-    return _with_warnings(host, load_config(host.paths, env=_env(host)))
+    def merged() -> bytes:
+        return encode_json(_with_warnings(host, load_config(host.paths, env=_env(host))))
+
+    async def read() -> bytes:
+        return await asyncio.to_thread(merged)
+
+    return json_body(await reads.run(("GET /api/config",), read))
 
 
 def _with_warnings(host: Host, config: SvcConfig) -> dict[str, Any]:

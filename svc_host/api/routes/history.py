@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
 from svc_host.api.cluster import ClusterDep
-from svc_host.api.deps import HostDep
+from svc_host.api.deps import HostDep, SharedReadsDep
+from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, JobId, error_responses
 from svc_host.errors import InvalidRequestError
 from svc_host.services import efficiency as efficiency_views
@@ -19,20 +20,25 @@ from svc_host.store import jobs as job_repo
 router = APIRouter(prefix="/api/history", tags=["history"])
 
 
-@router.get("")
+@router.get("", response_model=list[dict[str, Any]])
 async def history(
     host: HostDep,
+    reads: SharedReadsDep,
     limit: int = Query(100, ge=1, le=1000, description="At most this many records (default 100)."),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
     transport: str | None = Query(None, max_length=200),
     status: str | None = Query(None, max_length=100, description="Only jobs in this status, e.g. FAILED."),
     source: str | None = Query(None, max_length=100, description="web, mcp, cli or workflow."),
-) -> list[dict[str, Any]]:
+) -> Response:
     """Recent job execution history, newest first."""
-    rows = await host.store.run(
-        job_repo.history, limit=limit, offset=offset, transport=transport, state=status, source=source
-    )
-    return [jobs.history_view(row) for row in rows]
+
+    async def read() -> bytes:
+        rows = await host.store.run(
+            job_repo.history, limit=limit, offset=offset, transport=transport, state=status, source=source
+        )
+        return encode_json([jobs.history_view(row) for row in rows])
+
+    return json_body(await reads.run(("GET /api/history", limit, offset, transport, status, source), read))
 
 
 def _day_start(value: str | None, name: str, *, end: bool = False) -> datetime | None:

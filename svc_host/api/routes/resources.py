@@ -11,8 +11,9 @@ from fastapi import APIRouter, Query, Response
 
 from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
+from svc_host.api.encoding import encode_json
 from svc_host.api.params import error_responses
-from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, encode_json, snapshot_headers
+from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.resources import ResourceSnapshot
 from svc_host.runtime.sampler import history_series
 from svc_host.store import resource_samples

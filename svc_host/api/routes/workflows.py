@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from svc_host.api.cluster import named_cluster
-from svc_host.api.deps import HostDep
+from svc_host.api.deps import HostDep, SharedReadsDep
+from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, error_responses
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError, WorkflowError
 from svc_host.host import Host
@@ -30,6 +31,7 @@ from svc_host.workflows.files import WorkflowDirectory, check_filename, check_na
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.source import YamlSyntaxError, dump, parse
+from svc_host.workflows.summaries import summary
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
@@ -78,23 +80,8 @@ class RunBody(BaseModel):
     (``max_failures`` N: stop and cancel the rest once more than N cells failed; not with ``fail_fast``)."""
 
 
-def _summary(name: str, text: str) -> dict[str, Any]:
-    workflow, problems = check_workflow(text)
-    entry: dict[str, Any] = {"name": name, "workflow_name": None, "job_count": 0, "job_names": [], "valid": False}
-    if workflow is not None:
-        entry.update(
-            workflow_name=workflow.name,
-            job_count=len(workflow.jobs),
-            job_names=[job.name for job in workflow.jobs],
-        )
-    entry["valid"] = workflow is not None and not problems
-    if problems:
-        entry["errors"] = problems
-    return entry
-
-
-@router.get("")
-async def list_workflows(host: HostDep) -> list[dict[str, Any]]:
+@router.get("", response_model=list[dict[str, Any]])
+async def list_workflows(host: HostDep, reads: SharedReadsDep) -> Response:
     """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name.
 
     A file that cannot be read or loaded (too large, unreadable, a YAML bomb) is listed with ``valid: false``
@@ -114,10 +101,13 @@ async def list_workflows(host: HostDep) -> list[dict[str, Any]]:
                      "errors": [str(exc) if isinstance(exc, SvcError) else f"cannot read the file: {exc.strerror}"]}
                 )  # fmt: skip
                 continue
-            found.append(_summary(name, text))
+            found.append(summary(name, text))
         return found
 
-    return await asyncio.to_thread(scan)
+    async def read() -> bytes:
+        return encode_json(await asyncio.to_thread(scan))
+
+    return json_body(await reads.run(("GET /api/workflows",), read))
 
 
 @router.post("/validate", responses=error_responses(422))
