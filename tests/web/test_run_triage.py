@@ -57,24 +57,24 @@ def test_a_failed_job_is_one_click_from_its_stderr(
     expect(tail).to_have_text(expected + "\n")  # the last 20 lines, inline
     expect(page.locator("#failed-stderr .failed-tail")).to_have_count(1)  # prep completed: not listed
     banner = page.locator(".alert-error a.alert-link")
-    expect(banner).to_have_attribute("href", f"/jobs/{job_id}?log=stderr")
+    expect(banner).to_have_attribute("href", f"/jobs/{job_id}?cluster=local&log=stderr")  # the run's cluster
     page.wait_for_timeout(300)
     screenshot(page, "run-failed")
 
     banner.click()
-    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}\?log=stderr$"))
+    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}\?cluster=local&log=stderr$"))
     expect(page.locator("[aria-label='Log stream'] button[aria-pressed=true]")).to_have_text("stderr")
     expect(page.locator("#job-log")).to_contain_text("err line 30")
 
     open_page(page, f"/runs/{run_id}")
     page.click(".dag-node[data-name=boom]")  # the failed node opens the job on stderr
-    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}\?log=stderr$"))
+    expect(page).to_have_url(re.compile(rf"/jobs/{job_id}\?cluster=local&log=stderr$"))
     expect(page.locator("#job-log")).to_contain_text("err line 30")
 
     open_page(page, f"/runs/{run_id}")
     page.click(".dag-node[data-name=prep]")  # a completed node still selects its row
     expect(page.locator("tr.is-selected[data-job=prep]")).to_have_count(1)
-    expect(page).to_have_url(re.compile(rf"/runs/{run_id}$"))
+    expect(page).to_have_url(re.compile(rf"/runs/{run_id}(\?cluster=local)?$"))
 
     logs = svc_server.api("GET", f"/api/jobs/{job_id}/logs", params={"tail_lines": 2})
     assert logs["stderr"] == "err line 29\nerr line 30\n"
