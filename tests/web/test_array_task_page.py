@@ -28,12 +28,12 @@ def test_an_array_task_opens_from_the_jobs_table_shows_its_log_and_cancels(
     task, other = f"{array}_1", f"{array}_0"
     try:
         open_page(page, "/jobs")
-        link = page.locator(f"a[href='/jobs/{task}']").first
+        link = page.locator(f"a[href^='/jobs/{task}?'], a[href='/jobs/{task}']").first
         expect(link).to_be_visible(timeout=30_000)  # the queue lists every task on its own row
         link.click()
-        page.wait_for_url(f"**/jobs/{task}")
+        page.wait_for_url(f"**/jobs/{task}?cluster=local")
         page.wait_for_selector(".page[data-ready=true] #job-state")
-        expect(page.locator("#page-title")).to_have_text(f"Job {task}")
+        expect(page.locator("#page-title")).to_have_text(f"Job {task} on local")
         expect(page.locator("#job-state")).to_have_text("RUNNING", timeout=60_000)
         expect(page.locator("#job-log")).to_contain_text("hello from task 1", timeout=30_000)
         screenshot(page, "array-task")

@@ -50,7 +50,7 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     expect(page.locator(".array-job")).to_contain_text("as one Slurm job array")
     array = svc_server.api("GET", f"/api/sweep_runs/{sweep_id}")["array_job_id"]
     jobs = page.locator(f"tr[data-cell='{running_cells[0]}'] .cell-jobs a")  # a cell links to its array task
-    expect(jobs).to_have_attribute("href", re.compile(rf"^/jobs/{array}_[0-5]$"))
+    expect(jobs).to_have_attribute("href", re.compile(rf"^/jobs/{array}_[0-5]\?cluster=local$"))
     page.wait_for_timeout(500)
     screenshot(page, "sweep")
 

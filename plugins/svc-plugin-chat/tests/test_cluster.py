@@ -14,11 +14,12 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.services.jobs import submit
 from svc_host.settings.paths import SvcPaths
+from svc_host.testing.waiting import eventually
 
 import svc_plugin_chat.hooks
 
 from .conftest import Receiver
-from .test_delivery import make_server, until
+from .test_delivery import make_server
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -45,10 +46,10 @@ async def test_a_failed_job_reaches_the_webhook_exactly_once(
         definition = JobDefinition(name="chat-e2e", command="exit 3", work_dir=str(tmp_path), log_dir=str(tmp_path))
         job_id = (await submit(host, definition, transport="local", source="cli")).job_id
         # the receiver is down while the job fails: the message waits in the outbox
-        await until(lambda: host.plugins.health(host.paths)["chat"].details.get("waiting") == 1, timeout=120)
+        await eventually(lambda: host.plugins.health(host.paths)["chat"].details.get("waiting") == 1, timeout=120)
         assert receiver.bodies == []
         receiver.up()
-        await until(lambda: len(receiver.bodies) == 1, timeout=30)
+        await eventually(lambda: len(receiver.bodies) == 1, timeout=30)
         await asyncio.sleep(2)
     finally:
         await host.close()
