@@ -38,7 +38,7 @@ async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:
     await host.reload_profiles()
     after = host.server_transport_name()
     if after != before:
-        host.plugins.emit(Event(DEFAULT_CHANGED, {"transport": after}))
+        host.emit(Event(DEFAULT_CHANGED, {"transport": after}))
     return result
 
 
