@@ -7,22 +7,38 @@ a session and a sweep with more cells than sessions cannot starve. The pool clos
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Protocol
 
-from svc_host.plugin import CommandResult, SlurmTransport, SSHProfile
-from svc_plugin_ssh.transport import SSHTransport
+from svc_host.plugin import CommandResult, SlurmTransport
 
 MAX_POOL = 8
 
 
-class SessionPool(SlurmTransport):
-    """A transport over up to ``size`` SSH connections of one profile, opened on demand."""
+class Session(Protocol):
+    """One connection of the pool (an ``SSHTransport`` of the profile)."""
 
-    def __init__(self, name: str, profile: SSHProfile, size: int, *, timeout: float) -> None:
+    @property
+    def is_connected(self) -> bool: ...
+
+    async def run(
+        self, argv: Sequence[str], *, stdin: str | None = None, timeout: float | None = None, idempotent: bool = True
+    ) -> CommandResult: ...
+
+    async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None: ...
+
+    async def close(self) -> None: ...
+
+
+class SessionPool(SlurmTransport):
+    """A transport over up to ``size`` SSH connections of one profile (each made by ``session()``), opened on
+    demand."""
+
+    def __init__(self, name: str, size: int, session: Callable[[], Session]) -> None:
         self.name = name
         self.size = max(1, min(size, MAX_POOL))
-        self._sessions = [SSHTransport(name, profile, timeout=timeout) for _ in range(self.size)]
+        self._sessions = [session() for _ in range(self.size)]
         self._busy = [0] * self.size
         self._slots = asyncio.Semaphore(self.size)
 

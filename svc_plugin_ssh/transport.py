@@ -71,7 +71,7 @@ class SSHTransport(SlurmTransport):
         """A pool of min(size, 8) sessions of this profile for a sweep; closed when the context exits."""
         from svc_plugin_ssh.pool import SessionPool
 
-        return SessionPool(self.name, self.profile, size, timeout=self.timeout)
+        return SessionPool(self.name, size, lambda: SSHTransport(self.name, self.profile, timeout=self.timeout))
 
     async def connect(self) -> None:
         with contextlib.suppress(TransportError):  # the first command connects again and says what is wrong

@@ -115,19 +115,19 @@ def test_imports_point_down() -> None:
     assert upward == []
 
 
-def test_no_import_circle_between_files() -> None:
-    edges = host_edges()
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one file (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    circles: list[list[str]] = []
+    found: list[list[str]] = []
 
-    def visit(node: str) -> None:  # Tarjan's strongly connected components
+    def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for target in sorted(edges[node]):
+        for target in sorted(edges.get(node, ())):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
@@ -142,12 +142,31 @@ def test_no_import_circle_between_files() -> None:
                 if member == node:
                     break
             if len(component) > 1:
-                circles.append(sorted(component))
+                found.append(sorted(component))
 
     for node in sorted(edges):
         if node not in index:
             visit(node)
-    assert circles == []
+    return found
+
+
+def test_no_import_circle_between_files() -> None:
+    assert circles(host_edges()) == []
+
+
+def test_no_import_circle_in_the_plugins() -> None:
+    for tree in PLUGIN_TREES:
+        root = (REPO / tree).parent
+        modules = {module_name(path, root): path for path in (REPO / tree).rglob("*.py")}
+        edges = {
+            module: {
+                target
+                for target in imported(path, module if path.name == "__init__.py" else module.rpartition(".")[0])
+                if target in modules and target != module
+            }
+            for module, path in modules.items()
+        }
+        assert circles(edges) == [], tree
 
 
 def plugin_imports(tree: str) -> list[str]:
