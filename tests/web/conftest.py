@@ -77,6 +77,20 @@ class Server:
         return done.stdout.strip()
 
 
+def add_dev_profile(server: Server, dev_env: dict[str, str], name: str, **extra: str) -> None:
+    """Create SSH profile ``name`` for the dev cluster's loopback sshd through the API (as the Settings page does)."""
+    body = {
+        "name": name,
+        "hostname": dev_env["SVC_DEV_SSH_HOST"],
+        "port": int(dev_env["SVC_DEV_SSH_PORT"]),
+        "username": dev_env["SVC_DEV_SSH_USER"],
+        "key_filename": dev_env["SVC_DEV_SSH_KEY"],
+        "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
+        **extra,
+    }
+    server.api("POST", "/api/config/ssh/profiles", json=body)
+
+
 @pytest.fixture(scope="session")
 def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``svc serve`` as a user runs it, on a free loopback port, with a home of its own."""

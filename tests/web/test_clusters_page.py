@@ -17,7 +17,7 @@ from sqlmodel import Session
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
-from tests.web.conftest import open_page
+from tests.web.conftest import add_dev_profile, open_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,18 +33,7 @@ FLOW = "name: hello-{name}\njobs:\n  - name: greet\n    command: echo hello from
 def profile(svc_server: Server, dev_env: dict[str, str]) -> Iterator[str]:
     """An SSH profile to the dev cluster (not the server's default); deleted after."""
     name = f"lab{uuid.uuid4().hex[:4]}"
-    svc_server.api(
-        "POST",
-        "/api/config/ssh/profiles",
-        json={
-            "name": name,
-            "hostname": dev_env["SVC_DEV_SSH_HOST"],
-            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
-            "username": dev_env["SVC_DEV_SSH_USER"],
-            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
-            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
-        },
-    )
+    add_dev_profile(svc_server, dev_env, name)
     yield name
     svc_server.api("DELETE", f"/api/config/ssh/profiles/{name}")
 

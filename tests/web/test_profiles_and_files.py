@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.web.conftest import open_page
+from tests.web.conftest import add_dev_profile, open_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,18 +56,7 @@ def fill_profile(page: Page, name: str, dev_env: dict[str, str], *, port: str, e
 
 def use_dev_profile(svc_server: Server, dev_env: dict[str, str], name: str) -> None:
     """Create the dev sshd's profile ``name`` through the API and make it the server's."""
-    svc_server.api(
-        "POST",
-        "/api/config/ssh/profiles",
-        json={
-            "name": name,
-            "hostname": dev_env["SVC_DEV_SSH_HOST"],
-            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
-            "username": dev_env["SVC_DEV_SSH_USER"],
-            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
-            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
-        },
-    )
+    add_dev_profile(svc_server, dev_env, name)
     svc_server.api("POST", f"/api/config/ssh/profiles/{name}/activate")
 
 

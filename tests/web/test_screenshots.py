@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from svc_host.testing.plugin import HOLDS_GPUS
-from tests.web.conftest import open_page
+from tests.web.conftest import add_dev_profile, open_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,19 +136,7 @@ def mounted_profile(svc_server: Server, dev_env: dict[str, str], tmp_path: Path)
     (project / "configs" / "base.yaml").write_text("lr: 3.0e-4\nepochs: 12\nbatch_size: 256\n")
     (project / "README.md").write_text("# resnet\n\nTrain with `svc submit -m resnet -- python train.py`.\n")
     name = f"shot{uuid.uuid4().hex[:6]}"
-    svc_server.api(
-        "POST",
-        "/api/config/ssh/profiles",
-        json={
-            "name": name,
-            "hostname": dev_env["SVC_DEV_SSH_HOST"],
-            "port": int(dev_env["SVC_DEV_SSH_PORT"]),
-            "username": dev_env["SVC_DEV_SSH_USER"],
-            "key_filename": dev_env["SVC_DEV_SSH_KEY"],
-            "known_hosts": dev_env["SVC_DEV_SSH_KNOWN_HOSTS"],
-            "description": "the dev cluster over loopback SSH",
-        },
-    )
+    add_dev_profile(svc_server, dev_env, name, description="the dev cluster over loopback SSH")
     svc_server.api(
         "POST",
         f"/api/config/ssh/profiles/{name}/mounts",
