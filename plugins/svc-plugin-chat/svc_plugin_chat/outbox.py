@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +34,15 @@ CREATE TABLE IF NOT EXISTS outbox (
     last_error TEXT
 )
 """
+
+
+_prepared: set[Path] = set()  # outbox files this process has put in WAL mode with the table made
+_preparing = threading.Lock()
+PREPARE_SECONDS = 30.0
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    return "locked" in str(error) or "busy" in str(error)
 
 
 @dataclass(frozen=True)
@@ -60,16 +70,37 @@ class Outbox:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / FILE_NAME
 
+    def _prepare(self) -> None:
+        """Put the file in WAL mode and make the table, once per process and file.
+
+        Switching the journal mode needs the file to itself, and SQLite answers "database is locked" at once
+        (without waiting out the busy timeout) while another connection reads it; so it is done once, retried
+        until the file is free, and never again on every connection."""
+        with _preparing:
+            if self.path in _prepared and self.path.exists():
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = not self.path.exists()
+            deadline = time.monotonic() + PREPARE_SECONDS
+            while True:
+                try:
+                    with contextlib.closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as db:
+                        if fresh:
+                            os.chmod(self.path, 0o600)
+                        db.execute("PRAGMA journal_mode=WAL")
+                        db.execute(SCHEMA)
+                    break
+                except sqlite3.OperationalError as error:
+                    if not _is_busy(error) or time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.05)
+            _prepared.add(self.path)
+
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fresh = not self.path.exists()
+        self._prepare()
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
-            if fresh:
-                os.chmod(self.path, 0o600)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(SCHEMA)
             yield connection
         finally:
             connection.close()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from svc_host.store.database import Store
 from svc_host.testing.waiting import eventually
 
 import svc_plugin_chat.hooks
+from svc_plugin_chat.messages import Message
+from svc_plugin_chat.outbox import Outbox
 
 from .conftest import Receiver
 
@@ -185,3 +189,29 @@ async def test_a_workflows_own_failed_job_is_left_to_its_run(chat_env: Receiver,
     await eventually(lambda: len(chat_env.bodies) == 1)
     await asyncio.sleep(0.5)
     assert chat_env.texts() == [":x: svc: Job 21 (train) on local ended FAILED, exit code 1."]
+
+
+def test_messages_queued_at_once_into_a_new_outbox_are_all_kept(tmp_path: Path) -> None:
+    """The first writers of a fresh outbox file used to race to switch it to WAL, and the loser's message was
+    lost with "database is locked" (seen in CI when the delivery loop and the first event met)."""
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def queue(n: int, state_dir: Path) -> None:
+        start.wait()
+        try:
+            Outbox(state_dir).add(Message(key=f"k{n}", title="t", text=f"message {n}", outcome="neutral"))
+            Outbox(state_dir).claim_head(lease_seconds=60)
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+
+    for round_ in range(20):
+        state_dir = tmp_path / f"state{round_}"
+        threads = [threading.Thread(target=queue, args=(n, state_dir)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        stats = Outbox(state_dir).stats()
+        assert stats is not None and stats.pending == 6
+    assert errors == []
