@@ -81,3 +81,48 @@ def test_pause_resume_and_the_failure_budget_on_the_sweep_page(
         3,
         None,
     )
+
+
+ONE_CELL = """name: steer-late-answer
+args:
+  x: 1
+jobs:
+  - name: nap
+    command: "sleep 120"
+"""
+
+
+def test_a_cancel_answer_that_arrives_after_the_events_does_not_take_the_page_back(
+    page: Page, svc_server: Server
+) -> None:
+    """The 202 of a cancel says ``draining``; the sweep is ``cancelled`` before that answer reaches the page when
+    its cells end at once. The page once drew the late 202 over the newer state and stayed on "draining" (seen in
+    CI on a busy machine); here the answer is held back so that it always arrives last."""
+    from playwright.sync_api import Route, expect
+
+    svc_server.api("POST", "/api/workflows/upload", json={"yaml": ONE_CELL, "filename": "steer-late-answer.yaml"})
+    sweep = svc_server.api(
+        "POST", "/api/workflows/steer-late-answer/run", json={"sweep": {"matrix": {"x": [1, 2]}, "max_parallel": 2}}
+    )
+    sweep_id = sweep["id"]
+    page.goto(f"/sweeps/{sweep_id}")
+    expect(page.locator("tr[data-status=running]")).to_have_count(2, timeout=60_000)
+
+    answers: list[int] = []
+
+    def answer_late(route: Route) -> None:
+        response = route.fetch()  # the server has cancelled every cell and emitted its events by now
+        assert svc_server.api("GET", f"/api/sweep_runs/{sweep_id}")["status"] == "cancelled"
+        # the events reach the page before its own answer does: it shows the newer state first
+        expect(page.locator(".job-head .badge").first).to_have_text("cancelled", timeout=60_000)
+        answers.append(response.status)
+        route.fulfill(response=response)
+
+    page.route(f"**/api/sweep_runs/{sweep_id}/cancel", answer_late)
+    expect(page.locator(".job-head .badge").first).to_have_text("running")
+    page.click("button:text-is('Cancel sweep')")
+    page.click("dialog button:text-is('Cancel sweep')")
+    expect(page.locator(".toast", has_text="Sweep cancelling")).to_be_visible(timeout=60_000)
+    assert answers == [202]
+    expect(page.locator(".job-head .badge").first).to_have_text("cancelled")
+    expect(page.locator("tr[data-status=cancelled]")).to_have_count(2)

@@ -37,6 +37,26 @@ export function live(types, handler, { wait = 300 } = {}) {
   return stop;
 }
 
+/**
+ * `load` run one call at a time: a call made while one runs asks for one more run after it (however many calls
+ * come meanwhile), and resolves when that run is done. So the page draws its reads in the order they were made:
+ * an answer that left the server before a change is never drawn over one that left after it (a cancel's 202
+ * says `draining`, and may arrive after the event-driven read that saw `cancelled`).
+ */
+export function oneAtATime(load) {
+  let running = null;
+  let next = null;
+  const start = () => {
+    running = Promise.resolve().then(load).finally(() => { running = null; });
+    return running;
+  };
+  return () => {
+    if (!running) return start();
+    if (!next) next = running.catch(() => null).then(() => { next = null; return start(); });
+    return next;
+  };
+}
+
 /** Resource snapshots out of a `resources.sampled` payload (an array, or {snapshots|partitions: [...]}). */
 export function snapshotsOf(payload) {
   if (Array.isArray(payload)) return payload;

@@ -8,6 +8,7 @@ import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { navigate, setTitle } from '../router.js';
 import { subscribe, liveIndicator } from '../events.js';
+import { oneAtATime } from '../live.js';
 import { dagView } from '../components/dag.js';
 import { icon } from '../icons.js';
 import { efficiencyCard } from '../components/efficiency.js';
@@ -227,29 +228,21 @@ export async function render(root, params) {
     await reload();
   }
 
-  let reloading = null;
-  let again = false;
-  async function reload() {
-    if (reloading) { again = true; return; }
-    reloading = (async () => {
-      try {
-        run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
-        dag.update(run.job_statuses, subtitles(run));
-        drawHead();
-        drawJobs();
-        drawEfficiency();
-        await drawStderr();
-      } catch (err) {
-        if (err.status !== 401) {
-          errorBox.hidden = false;
-          errorBox.textContent = err.detail || err.message;
-        }
+  const reload = oneAtATime(async () => {
+    try {
+      run = await api(`/api/workflows/runs/${encodeURIComponent(runId)}`);
+      dag.update(run.job_statuses, subtitles(run));
+      drawHead();
+      drawJobs();
+      drawEfficiency();
+      await drawStderr();
+    } catch (err) {
+      if (err.status !== 401) {
+        errorBox.hidden = false;
+        errorBox.textContent = err.detail || err.message;
       }
-    })();
-    await reloading;
-    reloading = null;
-    if (again) { again = false; await reload(); }
-  }
+    }
+  });
 
   drawHead();
   drawJobs();

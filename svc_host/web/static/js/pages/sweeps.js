@@ -6,7 +6,7 @@ import { h, replace, fmtTime, stateBadge, agoSpan, durationSpan } from '../dom.j
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery, setTitle } from '../router.js';
-import { live } from '../live.js';
+import { live, oneAtATime } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
 import { efficiencyCard } from '../components/efficiency.js';
@@ -223,20 +223,18 @@ async function renderSweep(root, sweepId) {
       danger: true,
     });
     if (!ok) return;
-    sweep = await api(`/api/sweep_runs/${sweepId}/cancel`, { method: 'POST' });
+    await api(`/api/sweep_runs/${sweepId}/cancel`, { method: 'POST' });
     toast('Sweep cancelling: running cells are being cancelled', 'ok');
-    drawHead();
-    await drawCells();
+    await reload();  // not the 202's sweep: events may have brought a newer one (see oneAtATime)
   }
 
   async function steer(action) {
-    sweep = await api(`/api/sweep_runs/${sweepId}/${action}`, { method: 'POST' });
+    await api(`/api/sweep_runs/${sweepId}/${action}`, { method: 'POST' });
     toast(action === 'pause' ? 'Sweep paused: no new cell is launched and queued jobs are held' : 'Sweep resumed', 'ok');
-    drawHead();
-    await drawCells();
+    await reload();
   }
 
-  async function reload() {
+  const reload = oneAtATime(async () => {
     try {
       sweep = await api(`/api/sweep_runs/${sweepId}`);
       drawHead();
@@ -245,7 +243,7 @@ async function renderSweep(root, sweepId) {
     } catch (err) {
       if (err.status !== 401) { errorBox.hidden = false; errorBox.textContent = err.detail || err.message; }
     }
-  }
+  });
 
   drawHead();
   await drawCells();
