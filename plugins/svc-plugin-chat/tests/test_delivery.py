@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -195,14 +196,14 @@ def test_messages_queued_at_once_into_a_new_outbox_are_all_kept(tmp_path: Path) 
     """The first writers of a fresh outbox file used to race to switch it to WAL, and the loser's message was
     lost with "database is locked" (seen in CI when the delivery loop and the first event met)."""
     start = threading.Barrier(6)
-    errors: list[BaseException] = []
+    errors: list[sqlite3.Error] = []
 
     def queue(n: int, state_dir: Path) -> None:
         start.wait()
         try:
             Outbox(state_dir).add(Message(key=f"k{n}", title="t", text=f"message {n}", outcome="neutral"))
             Outbox(state_dir).claim_head(lease_seconds=60)
-        except Exception as error:  # collected and asserted below
+        except sqlite3.Error as error:  # collected and asserted below
             errors.append(error)
 
     for round_ in range(20):
