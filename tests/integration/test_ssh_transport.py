@@ -263,3 +263,26 @@ async def test_a_submission_whose_answer_is_lost_is_found_by_its_tag_and_never_d
     finally:
         await transport.run(["rm", "-rf", "--", job_dir])
         await transport.close()
+
+
+async def test_a_gpu_type_reaches_slurm_as_typed_gres(transport: SSHTransport, dev_env: dict[str, str]) -> None:
+    """``gpu_type`` becomes ``--gres=gpu:TYPE:N``: on a cluster with typed GPUs (lab24: a100 and v100) the job is given
+    a GPU of that type; on one with untyped GPUs (the 22.05 dev cluster) sbatch's refusal reaches the user."""
+    typed = [pair.split(":")[0] for pair in dev_env["SVC_DEV_GPU_TYPES"].split(",") if pair]
+    kind = typed[-1] if typed else "a100"
+    facts = f"/tmp/svc-gres-{uuid.uuid4().hex}"
+    definition = JobDefinition(
+        name="typed-gpu",
+        command=f'scontrol show job "$SLURM_JOB_ID" > {facts}',
+        resources={"gpus_per_node": 1, "gpu_type": kind},
+    )
+    if not typed:
+        with pytest.raises(TransportError, match="node configuration is not available"):
+            await transport.submit(render_sbatch(definition))
+        return
+    job_id = await transport.submit(render_sbatch(definition))
+    await wait_for_state(transport, job_id, {JobState.COMPLETED}, timeout=60)
+    shown = (await transport.run(["cat", facts])).stdout
+    await transport.run(["rm", "-f", "--", facts])
+    assert f"gres/gpu:{kind}=1" in shown  # AllocTRES: one GPU of the asked type, none of the other
+    assert not any(f"gres/gpu:{other}=" in shown for other in typed if other != kind)
