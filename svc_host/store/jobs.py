@@ -248,10 +248,11 @@ def history(
 
 
 def history_stats(
-    session: Session, *, since: datetime | None = None, until: datetime | None = None
+    session: Session, *, since: datetime | None = None, until: datetime | None = None, transport: str | None = None
 ) -> dict[str, object]:
     """Totals per outcome, the mean runtime of finished jobs submitted in ``[since, until)`` (over the jobs whose
-    runtime is known: a job the scheduler lost has none) and their aggregate efficiency.
+    runtime is known: a job the scheduler lost has none) and their aggregate efficiency; of one cluster's jobs, or
+    of every cluster's when ``transport`` is ``None``.
 
     Whole UTC days (what ``from``/``to`` dates give) are read from the per-day counters; the part of a range that
     starts or ends inside a day (at most a day at each end) is scanned from the jobs.
@@ -261,16 +262,16 @@ def history_stats(
     if low is not None and not _midnight(low):
         edge = _day_start(low) + timedelta(days=1)
         stop = edge if high is None or high > edge else high
-        _merge(by_state, scanned_sums(session, low, stop))
+        _merge(by_state, scanned_sums(session, low, stop, transport))
         low = stop
     if high is not None and not _midnight(high) and (low is None or high > low):
         edge = _day_start(high) if low is None else max(_day_start(high), low)
-        _merge(by_state, scanned_sums(session, edge, high))
+        _merge(by_state, scanned_sums(session, edge, high, transport))
         high = edge
     if low is None or high is None or low < high:
         first = day_stats.day_of(low) if low is not None else None
         last = day_stats.day_of(high - timedelta(days=1)) if high is not None else None
-        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last))
+        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last, transport=transport))
     total = completed = failed = cancelled = 0
     runtime_sum = runtime_n = 0
     efficiency = Totals()
@@ -311,9 +312,14 @@ def _merge(into: dict[str, list[int]], sums: Mapping[str, list[int]]) -> None:
             row[index] += value
 
 
-def scanned_sums(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
-    """The counters' sums over the jobs submitted in ``[since, until)``, from the job rows themselves."""
+def scanned_sums(
+    session: Session, since: datetime | None, until: datetime | None, transport: str | None = None
+) -> dict[str, list[int]]:
+    """The counters' sums over the jobs submitted in ``[since, until)`` (of one cluster, or every cluster), from the
+    job rows themselves."""
     query = select(JobRecord)
+    if transport is not None:
+        query = query.where(JobRecord.transport == transport)
     if since is not None:
         query = query.where(JobRecord.submitted_at >= _aware(since))
     if until is not None:
