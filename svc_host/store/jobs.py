@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.times import as_utc
 from svc_host.domain.usage import JobUsage
 from svc_host.slurm.values import parse_duration
 from svc_host.store import day_stats
@@ -151,8 +152,11 @@ def apply_statuses(
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path
-        # Accounting's times win over when a tick happened to see the change: a job can start and end
-        # between two ticks, and a tick sees a start up to an interval late.
+        # The scheduler's times win over when a tick happened to see the change: a job can start and end
+        # between two ticks, and a tick sees a start up to an interval late. The timeline takes the same times
+        # (a start or an end is stamped once, from one source), so "Started" and the timeline agree.
+        if record.started_at is not None and status.started_at not in (None, as_utc(record.started_at)):
+            _restamp_start(session, _pk(record), status.started_at)
         record.started_at = status.started_at or record.started_at
         record.ended_at = status.ended_at or record.ended_at
         if status.state.value != before:
@@ -164,9 +168,14 @@ def apply_statuses(
                 record.ended_at = moment
             session.add(
                 JobTransition(
-                    job_pk=_pk(record), from_state=before, to_state=record.state, raw_state=status.raw_state, at=moment
+                    job_pk=_pk(record),
+                    from_state=before,
+                    to_state=record.state,
+                    raw_state=status.raw_state,
+                    at=_transition_time(record, moment),
                 )
             )
+
             changes.append(
                 StateChange(
                     transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code
@@ -176,6 +185,31 @@ def apply_statuses(
         session.add(record)
     counters.apply(session)
     return changes
+
+
+def _transition_time(record: JobRecord, seen: datetime) -> datetime:
+    """When a job entered its (new) state: the start or end the scheduler gave, else when svc saw it."""
+    state = JobState(record.state)
+    if state is JobState.RUNNING and record.started_at is not None:
+        return as_utc(record.started_at)
+    if state.is_terminal and record.ended_at is not None:
+        return as_utc(record.ended_at)
+    return seen
+
+
+def _restamp_start(session: Session, job_pk: int, started_at: datetime) -> None:
+    """The scheduler's start of a job whose start a tick stamped before (accounting gives it once the job ended):
+    its latest ``RUNNING`` transition takes it too."""
+    query = (
+        select(JobTransition)
+        .where(JobTransition.job_pk == job_pk, JobTransition.to_state == JobState.RUNNING.value)
+        .order_by(col(JobTransition.id).desc())
+        .limit(1)
+    )
+    transition = session.exec(query).first()
+    if transition is not None:
+        transition.at = started_at
+        session.add(transition)
 
 
 def awaiting_usage(session: Session, transport: str, *, ended_since: datetime) -> list[str]:
