@@ -40,7 +40,11 @@ function clusterBlock(name, onChange) {
   }
 
   function drawQueue() {
-    if (state.queueError) { replace(queue, h('span', { class: 'exit-bad' }, `queue unknown: ${state.queueError}`)); return; }
+    if (state.queueError) {
+      // the same failure as the GPUs' is said once, above
+      replace(queue, state.queueError === state.gpuError ? null : h('span', { class: 'exit-bad' }, `queue unknown: ${state.queueError}`));
+      return;
+    }
     const { running, pending } = queueCounts(state.queue);
     replace(queue,
       h('a', { class: 'queue-count', href: `/jobs?status=RUNNING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-running' }, String(running)), ' running'),
@@ -57,6 +61,7 @@ function clusterBlock(name, onChange) {
       state.gpuError = errorText(err);
     }
     drawGpus();
+    if (state.queueError) drawQueue();
     onChange();
   }
 
@@ -91,7 +96,8 @@ export function allClusters(names) {
         { tone: 'ok', hint: `${answered.length} of ${blocks.length} clusters answer` }),
       statCard('Clusters', String(blocks.length), { hint: blocks.length - answered.length ? `${blocks.length - answered.length} not answering` : 'all answer' }));
   }
-  blocks = names.map((name) => clusterBlock(name, drawTotals));
+  const ordered = [...names].sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y))); // as the pill
+  blocks = ordered.map((name) => clusterBlock(name, drawTotals));
   drawTotals();
   const element = h('div', { class: 'col all-clusters' }, stats,
     card('GPUs and queues on every cluster', h('div', { class: 'cluster-blocks' }, blocks.map((b) => b.element))));
