@@ -17,6 +17,7 @@ from svc_host.errors import NotFoundError
 from svc_host.plugin_core.manager import PluginManager, get_plugin_manager
 from svc_host.plugin_core.tasks import PluginTasks
 from svc_host.plugin_core.view import JobRecordView
+from svc_host.runtime.clusters_in_use import ClustersInUse, InUseSettings
 from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.settings.paths import SvcPaths
 from svc_host.settings.profiles import ProfileStore, ProfilesWatch
@@ -72,6 +73,8 @@ class Host:
         self._orchestrator: SweepOrchestrator | None = None
         self._scheduler: Scheduler | None = None
         self.plugin_tasks = PluginTasks()
+        self.clusters_in_use = ClustersInUse(InUseSettings.from_env(self._env))
+        """The clusters REST requests looked at lately (marked by the API's cluster parameter)."""
         self.transports = TransportRegistry(self.plugins, watch=ProfilesWatch(self.profiles, env=self._env), host=self)
 
     @classmethod
@@ -133,11 +136,19 @@ class Host:
             self._resource_sampler = ResourceSampler(
                 self.store,
                 self.transports,
-                self.server_transport_name,
+                self.watched_clusters,
                 self.emit,
                 SamplerSettings.from_env(self._env),
             )
         return self._resource_sampler
+
+    async def watched_clusters(self) -> list[str]:
+        """The clusters whose live numbers this process keeps (the sampler's): the server's default, those with
+        live jobs, those looked at lately; a bounded few (``clusters_in_use``)."""
+        from svc_host.store.jobs import live_transports
+
+        live = await self.store.run(live_transports)
+        return self.clusters_in_use.watched(self.server_transport_name(), live)
 
     def emit(self, event: Event) -> None:
         """Announce a change, the one way every listener hears of it: this process's event hub (the dashboard's

@@ -24,9 +24,12 @@ async def cluster_of(
         description="The cluster: an SSH profile name or `local` (this machine's Slurm). Default: the server's.",
     ),
 ) -> str:
-    """The named cluster, which must be on offer (404 lists the choices), or the server's default. A coroutine:
-    FastAPI runs a plain function dependency in a worker thread, a hop on every job request."""
-    return named_cluster(host, transport)
+    """The named cluster, which must be on offer (404 lists the choices), or the server's default; it counts as
+    looked at (its live numbers are kept for a while). A coroutine: FastAPI runs a plain function dependency in a
+    worker thread, a hop on every job request."""
+    name = named_cluster(host, transport)
+    host.clusters_in_use.mark(name)
+    return name
 
 
 def named_cluster(host: Host, name: str | None) -> str:

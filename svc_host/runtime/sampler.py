@@ -1,9 +1,12 @@
-"""GPU use per partition over time: one resources query per interval, stored (bounded) and announced.
+"""GPU use per partition over time: one resources query per watched cluster and interval, stored (bounded) and
+announced.
 
-The server's Host runs one sampler: every ``interval`` seconds it asks the server's transport for the
-per-partition snapshot (one sinfo and one squeue, whatever the number of open dashboards), stores a row per
-partition, prunes rows past ``keep_days`` (and past ``max_rows``), and emits ``resources.sampled`` so open
-dashboards update their gauges without asking the scheduler themselves.
+The server's Host runs one sampler: every ``interval`` seconds it asks each watched cluster (the server's
+default, the clusters with live jobs and the ones someone looked at lately, a bounded few: see
+:mod:`svc_host.runtime.clusters_in_use`) for its per-partition snapshot (one sinfo and one squeue, whatever the
+number of open dashboards), stores a row per partition, prunes rows past ``keep_days`` (and past ``max_rows``),
+and emits ``resources.sampled`` so open dashboards update their gauges without asking the scheduler themselves.
+The clusters are asked side by side: one that does not answer delays and fails only its own sample.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -62,31 +65,50 @@ def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float
 
 
 class ResourceSampler:
-    """Samples the server transport's partitions on a fixed interval while the server runs."""
+    """Samples the partitions of the watched clusters (``watched()`` names them) on a fixed interval while the
+    server runs."""
 
     def __init__(
         self,
         store: Store,
         transports: TransportRegistry,
-        transport_name: Callable[[], str],
+        watched: Callable[[], Awaitable[list[str]]],
         emit: Callable[[Event], None],
         settings: SamplerSettings,
     ) -> None:
         self.store = store
         self.transports = transports
-        self.transport_name = transport_name
+        self.watched = watched
         self.emit = emit
         self.settings = settings
         self._task: asyncio.Task[None] | None = None
+        self._failing: set[str] = set()
         self.samples_taken = 0
 
     def start(self) -> None:
         if self.settings.interval > 0 and (self._task is None or self._task.done()):
             self._task = asyncio.create_task(self._run(), name="svc-resource-sampler")
 
-    async def sample(self) -> list[ResourceSnapshot]:
-        """Take one sample now: query, store (unless another server just did), prune, emit; returns the snapshots."""
-        transport = self.transport_name()
+    async def sample_watched(self) -> list[str]:
+        """One sample of every watched cluster, side by side; returns the clusters sampled. A cluster's failure is
+        logged (once until it answers again) and costs the others nothing."""
+        names = await self.watched()
+        results = await asyncio.gather(*(self.sample(name) for name in names), return_exceptions=True)
+        for name, result in zip(names, results, strict=True):
+            if not isinstance(result, BaseException):
+                self._failing.discard(name)
+            elif not isinstance(result, SvcError):
+                log.error("resource sampling of %s crashed", name, exc_info=result)
+            elif name not in self._failing:  # no scheduler right now: try again next interval, say so once
+                self._failing.add(name)
+                log.warning(
+                    "resource sampling of %s failed (retrying every %gs): %s", name, self.settings.interval, result
+                )
+        return names
+
+    async def sample(self, transport: str) -> list[ResourceSnapshot]:
+        """Take one sample of ``transport`` now: query, store (unless another server just did), prune, emit;
+        returns the snapshots."""
         # A fresh answer that also serves GET /api/resources for the next second.
         snapshots = (await self.transports.snapshots.resources(transport, max_age=0)).value
         now = datetime.now(UTC)
@@ -103,16 +125,10 @@ class ResourceSampler:
         return snapshots
 
     async def _run(self) -> None:
-        failing = False
         while True:
             try:
-                await self.sample()
-                failing = False
-            except SvcError as exc:  # no scheduler right now: try again next interval, say so once
-                if not failing:
-                    log.warning("resource sampling failed (retrying every %gs): %s", self.settings.interval, exc)
-                failing = True
-            except Exception:
+                await self.sample_watched()
+            except Exception:  # e.g. the store: the next interval tries again
                 log.exception("resource sampling crashed")
             await asyncio.sleep(self.settings.interval)
 

@@ -8,6 +8,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import HostConfig
+from svc_host.errors import SvcError
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.plugin_core.records import TransportSpec, takes_keyword
 from svc_host.runtime.snapshots import SchedulerSnapshots
@@ -80,6 +81,16 @@ class TransportRegistry:
             factory = self.plugins.transport_spec(name, config).factory
             self._instances[name] = factory(host=self.host) if takes_keyword(factory, "host") else factory()
         return self._instances[name]
+
+    def unusable_reason(self, name: str) -> str | None:
+        """Why the transport called ``name`` cannot be used now (its factory refuses it, e.g. a site plugin that is
+        not configured yet), or ``None`` when it can. Makes the instance, as the first command would; connects
+        nothing."""
+        try:
+            self.get(name)
+        except SvcError as exc:
+            return str(exc)
+        return None
 
     async def reload(self, config: HostConfig) -> None:
         """Adopt ``config`` now (after this process changed the profiles); changed profiles reconnect."""

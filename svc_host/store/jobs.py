@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
+from svc_host.domain.times import as_utc
 from svc_host.domain.usage import JobUsage
 from svc_host.slurm.values import parse_duration
 from svc_host.store import day_stats
@@ -151,8 +152,11 @@ def apply_statuses(
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path
         record.stderr_path = record.stderr_path or status.stderr_path
-        # Accounting's times win over when a tick happened to see the change: a job can start and end
-        # between two ticks, and a tick sees a start up to an interval late.
+        # The scheduler's times win over when a tick happened to see the change: a job can start and end
+        # between two ticks, and a tick sees a start up to an interval late. The timeline takes the same times
+        # (a start or an end is stamped once, from one source), so "Started" and the timeline agree.
+        if record.started_at is not None and status.started_at not in (None, as_utc(record.started_at)):
+            _restamp_start(session, _pk(record), status.started_at)
         record.started_at = status.started_at or record.started_at
         record.ended_at = status.ended_at or record.ended_at
         if status.state.value != before:
@@ -164,9 +168,14 @@ def apply_statuses(
                 record.ended_at = moment
             session.add(
                 JobTransition(
-                    job_pk=_pk(record), from_state=before, to_state=record.state, raw_state=status.raw_state, at=moment
+                    job_pk=_pk(record),
+                    from_state=before,
+                    to_state=record.state,
+                    raw_state=status.raw_state,
+                    at=_transition_time(record, moment),
                 )
             )
+
             changes.append(
                 StateChange(
                     transport, record.job_id, record.name, before, record.state, status.raw_state, record.exit_code
@@ -176,6 +185,31 @@ def apply_statuses(
         session.add(record)
     counters.apply(session)
     return changes
+
+
+def _transition_time(record: JobRecord, seen: datetime) -> datetime:
+    """When a job entered its (new) state: the start or end the scheduler gave, else when svc saw it."""
+    state = JobState(record.state)
+    if state is JobState.RUNNING and record.started_at is not None:
+        return as_utc(record.started_at)
+    if state.is_terminal and record.ended_at is not None:
+        return as_utc(record.ended_at)
+    return seen
+
+
+def _restamp_start(session: Session, job_pk: int, started_at: datetime) -> None:
+    """The scheduler's start of a job whose start a tick stamped before (accounting gives it once the job ended):
+    its latest ``RUNNING`` transition takes it too."""
+    query = (
+        select(JobTransition)
+        .where(JobTransition.job_pk == job_pk, JobTransition.to_state == JobState.RUNNING.value)
+        .order_by(col(JobTransition.id).desc())
+        .limit(1)
+    )
+    transition = session.exec(query).first()
+    if transition is not None:
+        transition.at = started_at
+        session.add(transition)
 
 
 def awaiting_usage(session: Session, transport: str, *, ended_since: datetime) -> list[str]:
@@ -248,10 +282,11 @@ def history(
 
 
 def history_stats(
-    session: Session, *, since: datetime | None = None, until: datetime | None = None
+    session: Session, *, since: datetime | None = None, until: datetime | None = None, transport: str | None = None
 ) -> dict[str, object]:
     """Totals per outcome, the mean runtime of finished jobs submitted in ``[since, until)`` (over the jobs whose
-    runtime is known: a job the scheduler lost has none) and their aggregate efficiency.
+    runtime is known: a job the scheduler lost has none) and their aggregate efficiency; of one cluster's jobs, or
+    of every cluster's when ``transport`` is ``None``.
 
     Whole UTC days (what ``from``/``to`` dates give) are read from the per-day counters; the part of a range that
     starts or ends inside a day (at most a day at each end) is scanned from the jobs.
@@ -261,16 +296,16 @@ def history_stats(
     if low is not None and not _midnight(low):
         edge = _day_start(low) + timedelta(days=1)
         stop = edge if high is None or high > edge else high
-        _merge(by_state, scanned_sums(session, low, stop))
+        _merge(by_state, scanned_sums(session, low, stop, transport))
         low = stop
     if high is not None and not _midnight(high) and (low is None or high > low):
         edge = _day_start(high) if low is None else max(_day_start(high), low)
-        _merge(by_state, scanned_sums(session, edge, high))
+        _merge(by_state, scanned_sums(session, edge, high, transport))
         high = edge
     if low is None or high is None or low < high:
         first = day_stats.day_of(low) if low is not None else None
         last = day_stats.day_of(high - timedelta(days=1)) if high is not None else None
-        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last))
+        _merge(by_state, day_stats.summed(session, first_day=first, last_day=last, transport=transport))
     total = completed = failed = cancelled = 0
     runtime_sum = runtime_n = 0
     efficiency = Totals()
@@ -311,9 +346,14 @@ def _merge(into: dict[str, list[int]], sums: Mapping[str, list[int]]) -> None:
             row[index] += value
 
 
-def scanned_sums(session: Session, since: datetime | None, until: datetime | None) -> dict[str, list[int]]:
-    """The counters' sums over the jobs submitted in ``[since, until)``, from the job rows themselves."""
+def scanned_sums(
+    session: Session, since: datetime | None, until: datetime | None, transport: str | None = None
+) -> dict[str, list[int]]:
+    """The counters' sums over the jobs submitted in ``[since, until)`` (of one cluster, or every cluster), from the
+    job rows themselves."""
     query = select(JobRecord)
+    if transport is not None:
+        query = query.where(JobRecord.transport == transport)
     if since is not None:
         query = query.where(JobRecord.submitted_at >= _aware(since))
     if until is not None:

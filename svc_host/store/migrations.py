@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, select, text
 
 
 def _add_sweep_array_job_id(conn: Connection) -> None:
@@ -100,6 +100,38 @@ def backfill_job_day_stats(conn: Connection) -> None:
             f"FROM job GROUP BY {day}, state"
         )
     )
+
+
+_DAY_STATS_INPUTS = (
+    "transport",
+    "job_id",
+    "state",
+    "submitted_at",
+    "elapsed_seconds",
+    "gpus",
+    "alloc_cpus",
+    "mem_bytes",
+    "max_rss_bytes",
+    "cpu_time_ms",
+    "time_limit_seconds",
+    "gpu_util_percent",
+    "usage_at",
+)
+"""The job columns (all present since version 11) a job's contribution to the per-cluster counters is made of."""
+
+
+def backfill_cluster_day_stats(conn: Connection) -> None:
+    """Count every stored job into ``job_cluster_day_stats`` from scratch, usage included: the same sums as every
+    later write adds (``day_stats.contribution``), read from the job rows in their columns' types."""
+    from svc_host.store.day_stats import DayStatsDelta  # the one definition of what a job adds to the counters
+    from svc_host.store.tables import JobRecord
+
+    job = JobRecord.__table__  # type: ignore[attr-defined]  # SQLModel declares it on table models only
+    delta = DayStatsDelta()
+    for row in conn.execute(select(*(job.c[name] for name in _DAY_STATS_INPUTS))):
+        delta.after(JobRecord(**dict(row._mapping)))
+    conn.execute(text("DELETE FROM job_cluster_day_stats"))
+    delta.apply_to(conn)
 
 
 _INTEGER = re.compile(r"\bINTEGER\b")
@@ -340,6 +372,30 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 13: a job is known by its cluster and its id (clusters number their jobs independently): one index answers
     # every lookup by both
     ("CREATE INDEX IF NOT EXISTS ix_job_transport_job_id ON job (transport, job_id)",),
+    # 14: the per-day history counters split by cluster, so one cluster's statistics read counters too (the
+    # counters of every cluster are their sum)
+    (
+        """CREATE TABLE IF NOT EXISTS job_cluster_day_stats (
+            day VARCHAR NOT NULL,
+            transport VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            jobs INTEGER NOT NULL,
+            elapsed_sum INTEGER NOT NULL,
+            elapsed_n INTEGER NOT NULL,
+            measured INTEGER NOT NULL,
+            flagged INTEGER NOT NULL,
+            cpu_used_ms INTEGER NOT NULL,
+            cpu_given_ms INTEGER NOT NULL,
+            mem_peak_bytes INTEGER NOT NULL,
+            mem_given_bytes INTEGER NOT NULL,
+            time_used_seconds INTEGER NOT NULL,
+            time_given_seconds INTEGER NOT NULL,
+            gpu_seconds INTEGER NOT NULL,
+            PRIMARY KEY (day, transport, state)
+        )""",
+        backfill_cluster_day_stats,
+        "DROP TABLE IF EXISTS job_day_stats",
+    ),
 )
 
 

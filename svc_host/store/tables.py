@@ -58,15 +58,18 @@ class JobRecord(SQLModel, table=True):
 
 
 class JobDayStats(SQLModel, table=True):
-    """Per submission day (UTC) and state, the sums ``GET /api/history/stats`` reads instead of scanning jobs.
+    """Per submission day (UTC), cluster and state, the sums ``GET /api/history/stats`` reads instead of scanning
+    jobs (one cluster's, or every cluster's added up).
 
     Kept in the transaction of every job write (:mod:`svc_host.store.day_stats`), so they equal a scan exactly.
     """
 
-    __tablename__ = "job_day_stats"
+    __tablename__ = "job_cluster_day_stats"
 
     day: str = Field(primary_key=True)
     """``YYYY-MM-DD`` of ``submitted_at``."""
+    transport: str = Field(primary_key=True)
+    """The job's cluster."""
     state: str = Field(primary_key=True)
     jobs: int = 0
     elapsed_sum: int = 0

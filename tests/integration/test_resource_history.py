@@ -29,9 +29,9 @@ async def test_samples_of_the_real_cluster_follow_a_gpu_job(
     events: list[Event] = []
     # interval 0: every sample() is stored however close together (the loop's own interval is not used here)
     sampler = ResourceSampler(
-        svc_host.store, svc_host.transports, lambda: "local", events.append, SamplerSettings(interval=0)
+        svc_host.store, svc_host.transports, svc_host.watched_clusters, events.append, SamplerSettings(interval=0)
     )
-    idle = {snap.partition: snap for snap in await sampler.sample()}
+    idle = {snap.partition: snap for snap in await sampler.sample("local")}
     assert {"debug", "gpu"} <= set(idle)
     assert idle["gpu"].total_gpus > 0
 
@@ -43,7 +43,7 @@ async def test_samples_of_the_real_cluster_follow_a_gpu_job(
         busy = idle
         for _ in range(60):  # until the job runs and its GPU is counted
             await asyncio.sleep(0.5)
-            busy = {snap.partition: snap for snap in await sampler.sample()}
+            busy = {snap.partition: snap for snap in await sampler.sample("local")}
             if busy["gpu"].gpus_in_use > idle["gpu"].gpus_in_use:
                 break
         assert busy["gpu"].gpus_in_use >= idle["gpu"].gpus_in_use + 1

@@ -16,7 +16,7 @@ from svc_host.domain.usage import JobUsage
 from svc_host.store import day_stats
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
-from svc_host.store.migrations import backfill_job_day_stats
+from svc_host.store.migrations import backfill_cluster_day_stats
 
 GIB = 1024**3
 NOW = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
@@ -139,8 +139,8 @@ def test_the_backfill_counts_what_was_stored_before(store: Store) -> None:
     store.call(repo.apply_statuses, "local", {"2": status("2", JobState.COMPLETED, 7)})
     before = store.call(counted)
     with store.engine.begin() as conn:
-        backfill_job_day_stats(conn)
-        backfill_job_day_stats(conn)  # repeat-safe
+        backfill_cluster_day_stats(conn)
+        backfill_cluster_day_stats(conn)  # repeat-safe
     assert store.call(counted) == before
 
 

@@ -37,11 +37,15 @@ def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
     return transport
 
 
+async def watch_local() -> list[str]:
+    return ["local"]
+
+
 def sampler_of(host: Host, events: list[Event], **settings: float) -> ResourceSampler:
     return ResourceSampler(
         host.store,
         host.transports,
-        lambda: "local",
+        watch_local,
         events.append,
         SamplerSettings(**settings),  # type: ignore[arg-type]
     )
@@ -49,7 +53,7 @@ def sampler_of(host: Host, events: list[Event], **settings: float) -> ResourceSa
 
 async def test_a_sample_stores_each_partition_and_announces_it(svc_host: Host, fake: FakeTransport) -> None:
     events: list[Event] = []
-    snapshots = await sampler_of(svc_host, events).sample()
+    snapshots = await sampler_of(svc_host, events).sample("local")
     rows = svc_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))
     assert sorted((row.partition, row.total_gpus, row.gpus_in_use) for row in rows) == [
         ("debug", 4, 2),
@@ -79,12 +83,12 @@ async def test_samples_past_the_kept_days_or_the_row_bound_are_pruned(svc_host: 
             )
         )
     )
-    await sampler_of(svc_host, [], keep_days=2).sample()
+    await sampler_of(svc_host, [], keep_days=2).sample("local")
     rows = svc_host.store.call(repo.samples_since, "local", old - timedelta(days=1))
     assert len(rows) == 3
     assert min(row.at for row in rows) > old
 
-    await sampler_of(svc_host, [], max_rows=4, interval=0).sample()
+    await sampler_of(svc_host, [], max_rows=4, interval=0).sample("local")
     assert len(svc_host.store.call(repo.samples_since, "local", old)) == 4  # the newest four rows are kept
 
 
@@ -92,8 +96,8 @@ async def test_two_servers_on_one_database_keep_one_series(svc_host: Host, fake:
     first_events: list[Event] = []
     second_events: list[Event] = []
     first, second = sampler_of(svc_host, first_events), sampler_of(svc_host, second_events)  # 60 s intervals
-    await first.sample()
-    await second.sample()  # right after the other server: not stored again, still announced to its dashboards
+    await first.sample("local")
+    await second.sample("local")  # right after the other server: not stored again, still announced to its dashboards
     assert (first.samples_taken, second.samples_taken) == (1, 0)
     assert len(svc_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))) == 3
     assert [event.name for event in second_events] == ["resources.sampled"]
@@ -169,7 +173,7 @@ def test_history_groups_by_partition_and_averages_long_ranges_into_buckets() -> 
 async def test_the_history_route_returns_the_stored_series(
     svc_host: Host, fake: FakeTransport, svc_api_client: httpx.AsyncClient
 ) -> None:
-    await svc_host.resource_sampler.sample()
+    await svc_host.resource_sampler.sample("local")
     history = await svc_api_client.get("/api/resources/history", params={"hours": 1})
     assert history.status_code == 200
     body = history.json()

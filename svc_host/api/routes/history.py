@@ -12,12 +12,18 @@ from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep, SharedReadsDep
 from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import MAX_OFFSET, MAX_ROW_ID, JobId, error_responses
+from svc_host.domain.profiles import PROFILE_NAME_PATTERN
 from svc_host.errors import InvalidRequestError
 from svc_host.services import efficiency as efficiency_views
 from svc_host.services import jobs
 from svc_host.store import jobs as job_repo
 
 router = APIRouter(prefix="/api/history", tags=["history"])
+
+HISTORY_CLUSTER = (
+    "Only the jobs of this cluster (an SSH profile name or `local`; a deleted profile's jobs stay readable). "
+    "Default: every cluster."
+)
 
 
 @router.get("", response_model=list[dict[str, Any]])
@@ -26,7 +32,7 @@ async def history(
     reads: SharedReadsDep,
     limit: int = Query(100, ge=1, le=1000, description="At most this many records (default 100)."),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
-    transport: str | None = Query(None, max_length=200),
+    transport: str | None = Query(None, pattern=PROFILE_NAME_PATTERN, description=HISTORY_CLUSTER),
     status: str | None = Query(None, max_length=100, description="Only jobs in this status, e.g. FAILED."),
     source: str | None = Query(None, max_length=100, description="web, mcp, cli or workflow."),
 ) -> Response:
@@ -60,13 +66,14 @@ async def history_stats(
     host: HostDep,
     from_: str | None = Query(None, alias="from", max_length=64, description="First day (ISO date), inclusive."),
     to: str | None = Query(None, max_length=64, description="Last day (ISO date), inclusive."),
+    transport: str | None = Query(None, pattern=PROFILE_NAME_PATTERN, description=HISTORY_CLUSTER),
 ) -> dict[str, Any]:
     """Totals per outcome, the mean runtime and the aggregate efficiency of finished jobs submitted between
-    ``from`` and ``to``."""
+    ``from`` and ``to``, on one cluster (``transport``) or on every cluster."""
     since, until = _day_start(from_, "from"), _day_start(to, "to", end=True)
     if since and until and since >= until:
         raise InvalidRequestError("'from' must not be after 'to'")
-    return await host.store.run(job_repo.history_stats, since=since, until=until)
+    return await host.store.run(job_repo.history_stats, since=since, until=until, transport=transport)
 
 
 @router.get("/efficiency/jobs/{job_id}", responses=error_responses(400, 404, 422))

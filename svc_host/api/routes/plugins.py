@@ -18,12 +18,22 @@ router = APIRouter(prefix="/api", tags=["plugins"])
 async def list_plugins(host: HostDep) -> dict[str, Any]:
     """Every plugin (name, distribution, version, hooks, status, error, health), the transport table, and
     ``server_transport``: the transport REST endpoints use. ``health`` is what the plugin's ``svc_health``
-    says (``{ok, summary, details}``), or null."""
+    says (``{ok, summary, details}``), or null. A transport its plugin cannot make now (not configured) has
+    ``usable: false`` and ``unusable_reason`` saying what to set; the dashboard lists only usable ones."""
     try:
-        offered = [
-            {"name": spec.name, "description": spec.description, "remote": spec.remote, "mounts": spec.mounts}
-            for spec in host.transports.specs().values()
-        ]
+        offered = []
+        for spec in host.transports.specs().values():
+            reason = host.transports.unusable_reason(spec.name)
+            offered.append(
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "remote": spec.remote,
+                    "mounts": spec.mounts,
+                    "usable": reason is None,
+                    "unusable_reason": reason,
+                }
+            )
         transport_error = None
     except PluginError as exc:
         offered, transport_error = [], str(exc)

@@ -2,11 +2,18 @@
 // (bookmarkable, and a link to a job names its job's cluster), kept for the tab in sessionStorage so a link that
 // names none stays on it. A tab that never chose one follows the server's default, which Settings sets and the
 // event stream announces (`server.default_changed`). REST routes take the cluster as `?transport=<name>`.
+// "All clusters" (`?cluster=*`, a name no profile can have) is a choice of the pill too: the Overview then shows
+// every cluster side by side; pages about one cluster show the server's default meanwhile.
+// Only usable clusters are offered: a plugin's transport that is not configured yet is left out (Settings, via
+// /api/plugins, says why).
 import { api } from './api.js';
 
 const KEY = 'svc-cluster';
+/** The pill's "All clusters" choice (`?cluster=*`). */
+export const ALL_CLUSTERS = '*';
 const listeners = new Set();
-let offered = null; // {defaultName, transports: [{name, remote, description}]} once /api/plugins answered
+// {defaultName, clusters: [{name, remote, description}], transports: the pill's choices (clusters + All clusters)}
+let offered = null;
 let loading = null;
 
 function stored() {
@@ -45,9 +52,20 @@ export function chooseCluster(name) {
   for (const listener of listeners) listener();
 }
 
+/** Whether this tab chose "All clusters". */
+export function allClustersChosen() {
+  return tabCluster() === ALL_CLUSTERS;
+}
+
+/** The one cluster this tab chose, null when it follows the server's default or chose "All clusters". */
+function oneCluster() {
+  const name = tabCluster();
+  return name === ALL_CLUSTERS ? null : name;
+}
+
 /** `{transport}` for an api() query: the tab's cluster, or nothing (the server then uses its default). */
 export function clusterQuery(extra = {}) {
-  const name = tabCluster();
+  const name = oneCluster();
   return name ? { ...extra, transport: name } : { ...extra };
 }
 
@@ -63,7 +81,8 @@ export async function clusters() {
   if (offered) return offered;
   if (!loading) {
     loading = api('/api/plugins').then((plugins) => {
-      offered = { defaultName: plugins.server_transport, transports: plugins.transports || [] };
+      const usable = (plugins.transports || []).filter((t) => t.usable !== false);
+      offered = { defaultName: plugins.server_transport, clusters: usable, transports: [...usable, { name: ALL_CLUSTERS }] };
       follow();
       return offered;
     }).finally(() => { loading = null; });
@@ -71,9 +90,10 @@ export async function clusters() {
   return loading;
 }
 
-/** The name of the cluster this tab shows: its own choice, else the server's default. */
+/** The name of the one cluster this tab shows: its own choice, else (following the default, or "All clusters")
+ * the server's default. */
 export async function shownCluster() {
-  return tabCluster() || (await clusters()).defaultName;
+  return oneCluster() || (await clusters()).defaultName;
 }
 
 /** Forget what is known of the clusters (a profile was added or deleted): the next read asks again. */
@@ -101,7 +121,8 @@ function follow() {
   })).catch((err) => console.warn('live updates unavailable', err));
 }
 
-/** "local" is this machine's Slurm; a profile is shown by its name. */
+/** "local" is this machine's Slurm; a profile is shown by its name; `*` is "All clusters". */
 export function clusterLabel(name) {
+  if (name === ALL_CLUSTERS) return 'All clusters';
   return name === 'local' ? "local · this machine's Slurm" : name;
 }

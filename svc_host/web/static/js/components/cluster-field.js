@@ -7,7 +7,7 @@ import { clusterLabel, clusters, shownCluster } from '../cluster.js';
 /** `{element, value(), name()}`: a labelled select of the clusters on offer; `onChange(name)` on each change. */
 export async function clusterField({ onChange = null, hint = null, name = 'cluster' } = {}) {
   const [known, shown] = await Promise.all([clusters(), shownCluster()]);
-  const names = known.transports.map((t) => t.name);
+  const names = known.clusters.map((t) => t.name);
   if (!names.includes(shown)) names.push(shown);
   const select = h('select', { name, class: 'cluster-input', onChange: () => { if (onChange) onChange(select.value); } },
     names.map((n) => h('option', { value: n, selected: n === shown }, clusterLabel(n))));

@@ -1,11 +1,14 @@
 // History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime, and
 // how efficiently ended jobs used what they asked for (CPU, memory, time), with suggestions for the flagged ones.
+// Of every cluster, or of one (`?transport=<name>`, the filter in the toolbar): statistics and charts alike.
 import { h, replace, fmtDuration, fmtNumber, fmtDay } from '../dom.js';
 import { api } from '../api.js';
 import { card, statCard, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { efficiencyTable, FLAG_BELOW } from '../components/efficiency.js';
+import { clusterFilter } from '../components/cluster-field.js';
+import { clusters } from '../cluster.js';
 
 const STATES = [
   ['COMPLETED', 'Completed', 'var(--ok)'], ['FAILED', 'Failed', 'var(--bad)'], ['TIMEOUT', 'Timeout', 'var(--purple)'],
@@ -57,9 +60,15 @@ export async function render(root, _params, query) {
     type: 'button', class: 'btn btn-sm', onClick: () => { from.value = isoDay(new Date(Date.now() - back * 86400e3)); to.value = today; load(); },
   }, label));
 
+  let transport = query.transport || '';
+  const known = await clusters().catch(() => ({ clusters: [] }));
+  const names = known.clusters.map((t) => t.name);
+  if (transport && !names.includes(transport)) names.push(transport); // a deleted profile's jobs stay readable
+  const clusterSelect = clusterFilter(names, transport, (name) => { transport = name; load(); });
+
   replace(root,
     card(null, h('form', { class: 'toolbar', onSubmit: (e) => { e.preventDefault(); load(); } },
-      h('label', { class: 'check' }, 'From ', from), h('label', { class: 'check' }, 'to ', to),
+      h('label', { class: 'check' }, 'From ', from), h('label', { class: 'check' }, 'to ', to), clusterSelect,
       h('button', { type: 'submit', class: 'btn btn-primary' }, 'Show'), h('span', { class: 'grow' }), presets)),
     error, stats,
     h('div', { class: 'grid grid-2' }, card('Jobs per day by state', chartBox), card('GPU-hours per day', gpuBox)),
@@ -70,17 +79,20 @@ export async function render(root, _params, query) {
   async function load() {
     showError(error, null);
     if (from.value > to.value) { showError(error, "'From' must not be after 'To'."); return; }
-    setQuery({ from: from.value === twoWeeks ? '' : from.value, to: to.value === today ? '' : to.value });
+    setQuery({ from: from.value === twoWeeks ? '' : from.value, to: to.value === today ? '' : to.value, transport });
+    const only = transport ? { transport } : {};
     const [s, records] = await Promise.all([
-      api('/api/history/stats', { query: { from: from.value, to: to.value } }),
-      api('/api/history', { query: { limit: HISTORY_LIMIT } }),
+      api('/api/history/stats', { query: { from: from.value, to: to.value, ...only } }),
+      api('/api/history', { query: { limit: HISTORY_LIMIT, ...only } }),
     ]).catch((err) => { showError(error, err); return [null, null]; });
     if (!s) return;
     const { days, counts, gpuHours } = perDay(records, from.value, to.value);
     const totalGpuHours = gpuHours.reduce((a, b) => a + b, 0);
     const finished = s.completed + s.failed + s.cancelled;
+    const submitted = statCard('Jobs submitted', fmtNumber(s.total, 0), { tone: 'info', hint: transport ? `on ${transport}` : 'on every cluster' });
+    submitted.querySelector('.stat-value').id = 'history-total';
     replace(stats,
-      statCard('Jobs submitted', fmtNumber(s.total, 0), { tone: 'info' }),
+      submitted,
       statCard('Completed', fmtNumber(s.completed, 0), { tone: 'ok', hint: finished ? `${Math.round((100 * s.completed) / finished)}% of finished` : null }),
       statCard('Failed', fmtNumber(s.failed, 0), { tone: 'bad', hint: 'incl. timeouts and node failures', href: '/jobs?status=FAILED' }),
       statCard('Cancelled', fmtNumber(s.cancelled, 0)),

@@ -1,33 +1,112 @@
 // Overview of the tab's cluster: GPU gauges for the whole cluster and per partition (with GPUs per type), my
 // running/pending jobs there; recent workflow runs and sweeps of every cluster (each named), the server.
+// With "All clusters" chosen in the top bar: one block per cluster (GPUs, queue) instead of the one cluster's.
 import { h, replace, stateBadge, agoSpan, durationSpan, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
 import { gpuTypesText } from '../components/gpu-types.js';
-import { jobHref, shownCluster } from '../cluster.js';
+import { allClusters } from '../components/cluster-blocks.js';
+import { allClustersChosen, clusters, jobHref, shownCluster } from '../cluster.js';
+
+const EVENTS = ['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'];
+
+async function renderAllClusters(root) {
+  const known = await clusters();
+  const view = allClusters(known.clusters.map((t) => t.name));
+  const recent = recentBoxes('All clusters');
+  replace(root, view.element, recent.element);
+  await Promise.all([view.load(), recent.load()]);
+  return live(EVENTS, (events) => { view.onEvents(events); recent.onEvents(events); });
+}
+
+/** Recent workflow runs and sweeps of every cluster, and the server: `{element, load(), onEvents(events)}`. */
+function recentBoxes(shown) {
+  const runsBox = h('div');
+  const sweepsBox = h('div');
+  const serverBox = h('div');
+  const element = h('div', { class: 'grid grid-3' },
+    card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
+    card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
+    card('Server', serverBox));
+
+  async function loadRuns() {
+    try {
+      const runs = (await api('/api/workflows/runs')) || [];
+      if (!runs.length) {
+        replace(runsBox, emptyState('No workflow runs yet', 'Write a workflow (a DAG of jobs in YAML) and run it.', h('a', { class: 'btn', href: '/workflows/new' }, 'New workflow')));
+        return;
+      }
+      replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
+        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
+        agoSpan(r.started_at, { class: 'muted' })))));
+    } catch (err) {
+      replace(runsBox, alertBox(err));
+    }
+  }
+
+  async function loadSweeps() {
+    try {
+      const sweeps = (await api('/api/sweep_runs')) || [];
+      if (!sweeps.length) {
+        replace(sweepsBox, emptyState('No sweeps yet', 'Run one workflow over a matrix of parameters.', h('a', { class: 'btn', href: '/sweeps' }, 'Start a sweep')));
+        return;
+      }
+      replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
+        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), h('span', { class: 'cluster-chip' }, s.transport), stateBadge(s.status),
+        h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
+    } catch (err) {
+      replace(sweepsBox, alertBox(err));
+    }
+  }
+
+  async function loadServer() {
+    try {
+      const [plugins, profiles] = await Promise.all([api('/api/plugins'), api('/api/config/ssh/profiles')]);
+      const loaded = plugins.plugins.filter((p) => p.status === 'ok').length;
+      const names = Object.keys(profiles.profiles);
+      replace(serverBox,
+        h('dl', { class: 'kv' },
+          h('dt', null, 'This tab'), h('dd', null, h('strong', null, shown)),
+          h('dt', null, 'Server default'), h('dd', null, plugins.server_transport),
+          h('dt', null, 'Clusters'), h('dd', null, ['local', ...names].join(', ')),
+          h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
+        names.length ? null : h('div', { class: 'empty-inline' },
+          h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
+          h('a', { class: 'btn btn-sm btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile')));
+    } catch (err) {
+      replace(serverBox, alertBox(err));
+    }
+  }
+
+  return {
+    element,
+    load: () => Promise.all([loadRuns(), loadSweeps(), loadServer()]),
+    onEvents(events) {
+      const types = new Set(events.map((e) => e.type));
+      if (types.has('resync') || types.has('workflow_run.status_changed')) loadRuns();
+      if (types.has('resync') || types.has('sweep_run.status_changed')) loadSweeps();
+    },
+  };
+}
 
 export async function render(root) {
+  if (allClustersChosen()) return renderAllClusters(root);
   const cluster = await shownCluster();
   const here = { transport: cluster };
   const stats = h('div', { class: 'stats' });
   const gauges = h('div', { class: 'gauges' });
   const jobsBox = h('div');
-  const runsBox = h('div');
-  const sweepsBox = h('div');
-  const serverBox = h('div');
   const resourceError = alertBox(null);
+  const recent = recentBoxes(cluster);
 
   replace(root,
     stats,
     h('div', { class: 'grid grid-main-side' },
       card(`My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
       card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
-    h('div', { class: 'grid grid-3' },
-      card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
-      card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
-      card('Server', serverBox)));
+    recent.element);
 
   let snapshots = null;
   let queue = null;
@@ -104,69 +183,19 @@ export async function render(root) {
     drawStats();
   }
 
-  async function loadRuns() {
-    try {
-      const runs = (await api('/api/workflows/runs')) || [];
-      if (!runs.length) {
-        replace(runsBox, emptyState('No workflow runs yet', 'Write a workflow (a DAG of jobs in YAML) and run it.', h('a', { class: 'btn', href: '/workflows/new' }, 'New workflow')));
-        return;
-      }
-      replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
-        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
-        agoSpan(r.started_at, { class: 'muted' })))));
-    } catch (err) {
-      replace(runsBox, alertBox(err));
-    }
-  }
-
-  async function loadSweeps() {
-    try {
-      const sweeps = (await api('/api/sweep_runs')) || [];
-      if (!sweeps.length) {
-        replace(sweepsBox, emptyState('No sweeps yet', 'Run one workflow over a matrix of parameters.', h('a', { class: 'btn', href: '/sweeps' }, 'Start a sweep')));
-        return;
-      }
-      replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
-        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), h('span', { class: 'cluster-chip' }, s.transport), stateBadge(s.status),
-        h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
-    } catch (err) {
-      replace(sweepsBox, alertBox(err));
-    }
-  }
-
-  async function loadServer() {
-    try {
-      const [plugins, profiles] = await Promise.all([api('/api/plugins'), api('/api/config/ssh/profiles')]);
-      const loaded = plugins.plugins.filter((p) => p.status === 'ok').length;
-      const names = Object.keys(profiles.profiles);
-      replace(serverBox,
-        h('dl', { class: 'kv' },
-          h('dt', null, 'This tab'), h('dd', null, h('strong', null, cluster)),
-          h('dt', null, 'Server default'), h('dd', null, plugins.server_transport),
-          h('dt', null, 'Clusters'), h('dd', null, ['local', ...names].join(', ')),
-          h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
-        names.length ? null : h('div', { class: 'empty-inline' },
-          h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
-          h('a', { class: 'btn btn-sm btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile')));
-    } catch (err) {
-      replace(serverBox, alertBox(err));
-    }
-  }
-
   drawStats();
   replace(jobsBox, h('div', { class: 'loading' }, 'Loading…'));
   replace(gauges, h('div', { class: 'loading' }, 'Asking the scheduler…'));
   const weekAgo = new Date(Date.now() - 7 * 86400e3).toISOString().slice(0, 10);
   api('/api/history/stats', { query: { from: weekAgo } }).then((s) => { historyStats = s; drawStats(); }).catch(() => null);
-  await Promise.all([loadQueue(), loadResources(), loadRuns(), loadSweeps(), loadServer()]);
+  await Promise.all([loadQueue(), loadResources(), recent.load()]);
 
-  return live(['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'], (events) => {
+  return live(EVENTS, (events) => {
     const types = new Set(events.map((e) => e.type));
-    if (types.has('resync')) { loadQueue(); loadResources(); loadRuns(); loadSweeps(); return; }
+    recent.onEvents(events);
+    if (types.has('resync')) { loadQueue(); loadResources(); return; }
     const mine = events.filter((e) => e.type === 'job.status_changed' && e.payload?.transport === cluster);
     if (mine.length && queue) { applyJobEvents(queue, mine); drawJobs(); drawStats(); }
-    if (types.has('workflow_run.status_changed')) loadRuns();
-    if (types.has('sweep_run.status_changed')) loadSweeps();
     const sampled = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);

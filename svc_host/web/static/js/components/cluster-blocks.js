@@ -1,0 +1,118 @@
+// The Overview's "All clusters" view: one block per usable cluster, side by side, each with its GPUs (the whole
+// cluster, each node counted once, and per GPU type) and its queue (running / pending). Each block asks its own
+// cluster (GET /api/resources/total and GET /api/jobs with ?transport=<name>), so a cluster that does not answer
+// shows its error on its own block while the others draw.
+import { h, replace } from '../dom.js';
+import { api, errorText } from '../api.js';
+import { card, statCard, gauge } from '../ui.js';
+import { gpuTypesText } from './gpu-types.js';
+
+/** Counts of a queue answer: `{running, pending}`. */
+export function queueCounts(queue) {
+  return {
+    running: queue.filter((j) => j.status === 'RUNNING').length,
+    pending: queue.filter((j) => j.status === 'PENDING').length,
+  };
+}
+
+/** `{element, loadGpus(), loadQueue(), state}` for one cluster; `onChange()` after each load (for the totals). */
+function clusterBlock(name, onChange) {
+  const state = { whole: null, queue: null, gpuError: null, queueError: null };
+  const gpus = h('div', { class: 'cluster-block-gpus' }, h('div', { class: 'loading' }, 'Asking the scheduler…'));
+  const queue = h('div', { class: 'cluster-block-queue muted' }, 'Reading the queue…');
+  const link = `/?cluster=${encodeURIComponent(name)}`;
+  const element = h('section', { class: 'cluster-block', dataset: { cluster: name }, 'aria-label': `Cluster ${name}` },
+    h('div', { class: 'cluster-block-head' },
+      h('a', { class: 'cluster-block-name', href: link, title: `Show only ${name} in this tab` }, name)),
+    gpus, queue);
+
+  function drawGpus() {
+    if (state.gpuError) {
+      replace(gpus, h('div', { class: 'alert alert-error cluster-block-error', role: 'alert' }, `Does not answer: ${state.gpuError}`));
+      return;
+    }
+    const w = state.whole;
+    const types = gpuTypesText(w.gpu_types);
+    replace(gpus,
+      gauge(w.gpus_in_use, w.total_gpus, { label: 'GPUs', detail: w.total_gpus ? `${w.gpus_available} / ${w.total_gpus} free` : 'no GPUs' }),
+      h('div', { class: 'gauge-sub' }, `nodes ${w.nodes_idle} idle of ${w.nodes_total}${w.nodes_down ? `, ${w.nodes_down} down` : ''} · each node counted once`),
+      types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null);
+  }
+
+  function drawQueue() {
+    if (state.queueError) {
+      // the same failure as the GPUs' is said once, above
+      replace(queue, state.queueError === state.gpuError ? null : h('span', { class: 'exit-bad' }, `queue unknown: ${state.queueError}`));
+      return;
+    }
+    const { running, pending } = queueCounts(state.queue);
+    replace(queue,
+      h('a', { class: 'queue-count', href: `/jobs?status=RUNNING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-running' }, String(running)), ' running'),
+      ' · ',
+      h('a', { class: 'queue-count', href: `/jobs?status=PENDING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
+  }
+
+  async function loadGpus() {
+    try {
+      state.whole = await api('/api/resources/total', { query: { transport: name } });
+      state.gpuError = null;
+    } catch (err) {
+      state.whole = null;
+      state.gpuError = errorText(err);
+    }
+    drawGpus();
+    if (state.queueError) drawQueue();
+    onChange();
+  }
+
+  async function loadQueue() {
+    try {
+      state.queue = await api('/api/jobs', { query: { transport: name } });
+      state.queueError = null;
+    } catch (err) {
+      state.queue = null;
+      state.queueError = errorText(err);
+    }
+    drawQueue();
+    onChange();
+  }
+
+  return { element, loadGpus, loadQueue, state };
+}
+
+/** The "All clusters" overview of `names`: totals on top, a block per cluster. Returns `{element, load(), onEvents(events)}`. */
+export function allClusters(names) {
+  const stats = h('div', { class: 'stats' });
+  let blocks = [];
+  function drawTotals() {
+    const answered = blocks.filter((b) => b.state.whole);
+    const queued = blocks.filter((b) => b.state.queue);
+    const sum = (list, f) => list.reduce((acc, b) => acc + f(b), 0);
+    const counts = queued.map((b) => queueCounts(b.state.queue));
+    replace(stats,
+      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `on ${queued.length} of ${blocks.length} clusters` }),
+      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', { tone: 'warn' }),
+      statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
+        { tone: 'ok', hint: `${answered.length} of ${blocks.length} clusters answer` }),
+      statCard('Clusters', String(blocks.length), { hint: blocks.length - answered.length ? `${blocks.length - answered.length} not answering` : 'all answer' }));
+  }
+  const ordered = [...names].sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y))); // as the pill
+  blocks = ordered.map((name) => clusterBlock(name, drawTotals));
+  drawTotals();
+  const element = h('div', { class: 'col all-clusters' }, stats,
+    card('GPUs and queues on every cluster', h('div', { class: 'cluster-blocks' }, blocks.map((b) => b.element))));
+  const byName = new Map(blocks.map((b) => [b.element.dataset.cluster, b]));
+  return {
+    element,
+    load: () => Promise.all(blocks.flatMap((b) => [b.loadGpus(), b.loadQueue()])),
+    /** Live events: a job's change re-reads its cluster's queue, a sample its cluster's GPUs. */
+    onEvents(events) {
+      const resync = events.some((e) => e.type === 'resync');
+      for (const [name, block] of byName) {
+        const about = events.filter((e) => e.payload?.transport === name);
+        if (resync || about.some((e) => e.type === 'job.status_changed')) block.loadQueue();
+        if (resync || about.some((e) => e.type === 'resources.sampled')) block.loadGpus();
+      }
+    },
+  };
+}
