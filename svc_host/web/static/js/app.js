@@ -31,7 +31,7 @@ function buildNav() {
 
 /**
  * Below 1024 px the sidebar folds away behind the top bar's ☰ button (aria-expanded says which); it opens over the
- * page and closes on a choice, Escape or a click beside it. Wider, it is always there and the button is hidden.
+ * page and closes on a choice, Escape or a click on the page beside it. Wider, it is always there and the button is hidden.
  */
 function buildNavToggle() {
   const btn = document.getElementById('nav-toggle');
@@ -53,9 +53,7 @@ function buildNavToggle() {
     setOpen(false);
     btn.focus();
   });
-  document.addEventListener('click', (event) => {
-    if (document.body.classList.contains('nav-open') && !sidebar.contains(event.target) && !btn.contains(event.target)) setOpen(false);
-  });
+  document.getElementById('main').addEventListener('click', () => setOpen(false)); // a click on the page beside it
 }
 
 async function logout() {
