@@ -24,7 +24,7 @@ from svc_host.api.params import ErrorBody
 from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.api.sessions import WebSessions
-from svc_host.errors import SvcError, describe_validation
+from svc_host.errors import SvcError, describe_validation, field_problems
 from svc_host.host import Host
 from svc_host.settings.warnings import config_warnings
 
@@ -74,7 +74,8 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": describe_validation(exc.errors())}, status_code=422)
+        errors = exc.errors()
+        return JSONResponse({"detail": describe_validation(errors), "errors": field_problems(errors)}, status_code=422)
 
     @app.exception_handler(Exception)
     async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -50,8 +50,11 @@ def status_for(exc: SvcError) -> int:
 
 
 def error_body(exc: SvcError) -> dict[str, Any]:
-    """``{detail}``, plus ``remedy`` (``force``/``adopt``) for a sync refusal that flag would let through."""
+    """``{detail}``, plus ``remedy`` (``force``/``adopt``) for a sync refusal that flag would let through and
+    ``errors`` (``[{field, message}]``, in words) for a request checked field by field."""
     body: dict[str, Any] = {"detail": str(exc)}
     if isinstance(exc, SyncError) and exc.remedy is not None:
         body["remedy"] = exc.remedy
+    if exc.fields:
+        body["errors"] = exc.fields
     return body

@@ -71,6 +71,14 @@ def _is_api(path: str) -> bool:
     return path == "/api" or path.startswith("/api/")
 
 
+async def authenticated(security: ServerSecurity, headers: Headers, sessions: WebSessions) -> bool:
+    """The request carries the token (``Authorization: Bearer``) or a live session cookie."""
+    presented = bearer_token(headers.get("authorization"))
+    if presented is not None:
+        return security.token_valid(presented)
+    return await sessions.valid(session_id(headers), cookie_name(headers.get("host")))
+
+
 class SecurityMiddleware:
     """Refuse what ``ServerSecurity`` does not allow; exchange a login link's one-time code for a session."""
 
@@ -141,10 +149,7 @@ class SecurityMiddleware:
         return None
 
     async def _authenticated(self, headers: Headers, sessions: WebSessions) -> bool:
-        presented = bearer_token(headers.get("authorization"))
-        if presented is not None:
-            return self.security.token_valid(presented)
-        return await sessions.valid(session_id(headers), cookie_name(headers.get("host")))
+        return await authenticated(self.security, headers, sessions)
 
     async def _bounded_body(self, scope: Scope, headers: Headers, receive: Receive) -> tuple[Response | None, Receive]:
         """Refuse a body over the limit before any route reads it (413), by its length or as it arrives."""

@@ -21,7 +21,7 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Request bodies above this are refused with 413 before a route reads them (a 1 MB workflow fits, JSON-escaped)."""
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
+PUBLIC_API_PATHS = frozenset({"/api/auth/login", "/api/auth/logout", "/api/auth/session"})
 """API paths that answer without a token (logging in needs none; logging out ends the session the cookie names)."""
 
 

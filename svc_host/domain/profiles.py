@@ -7,9 +7,15 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-PROFILE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+from svc_host.errors import worded_pattern
+
+PROFILE_NAME_PATTERN = worded_pattern(
+    r"^[a-z0-9][a-z0-9_.-]{0,63}$", "1-64 lowercase letters, digits, '.', '-' or '_', starting with a letter or digit"
+)
 """Profile names double as transport names: lowercase, and never ``local``."""
-MOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MOUNT_NAME_PATTERN = worded_pattern(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "1-64 letters, digits, '.', '-' or '_', starting with a letter or digit"
+)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A POSIX variable name: the only kind of key a profile's ``env_vars`` may hold."""
 DEFAULT_MAX_CHANNELS = 8

@@ -9,12 +9,27 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from svc_host.errors import worded_pattern
+
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 MIN_INTERVAL_SECONDS = 10
+SCHEDULE_NAME_PATTERN = worded_pattern(
+    r"^[a-z0-9][a-z0-9_-]{0,63}$", "1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+)
 """Shorter intervals would make a shared cluster's scheduler do little else."""
 
 MissedPolicy = Literal["skip", "run_once"]
 OverlapPolicy = Literal["skip", "allow"]
+
+
+_CRON_WORDS = {
+    "Bad minute": "the minute (1st field) must be 0-59",
+    "Bad hour": "the hour (2nd field) must be 0-23",
+    "Bad day-of-month": "the day of the month (3rd field) must be 1-31",
+    "Bad month": "the month (4th field) must be 1-12 or jan-dec",
+    "Bad day-of-week": "the day of the week (5th field) must be 0-7 or sun-sat",
+}
+"""cronsim's one-word reasons, said with the field's place and range."""
 
 
 class ScheduleSpec(BaseModel):
@@ -27,7 +42,7 @@ class ScheduleSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$", description="lowercase letters, digits, - and _")
+    name: str = Field(pattern=SCHEDULE_NAME_PATTERN, description="lowercase letters, digits, - and _")
     workflow: str = Field(min_length=1, max_length=255, description="a workflow file name, as in /api/workflows")
     cron: str | None = Field(default=None, max_length=200, description="five-field cron, in `timezone`")
     every: int | None = Field(
@@ -63,7 +78,7 @@ class ScheduleSpec(BaseModel):
         try:
             CronSim(value, _EPOCH)
         except CronSimError as exc:
-            raise ValueError(f"invalid cron {value!r}: {exc}") from None
+            raise ValueError(f"invalid cron {value!r}: {_CRON_WORDS.get(str(exc), str(exc))}") from None
         return value
 
     @model_validator(mode="after")

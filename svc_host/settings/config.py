@@ -30,7 +30,7 @@ from pydantic_settings.sources.utils import parse_env_vars
 
 from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
-from svc_host.errors import ConfigError, ConflictError, describe_validation_error
+from svc_host.errors import ConfigError, ConflictError, describe_validation_error, field_problems
 from svc_host.settings import trust
 from svc_host.settings.file_memo import FileMemo, signature
 from svc_host.settings.files import (
@@ -152,7 +152,8 @@ def validate_layer(data: Mapping[str, Any], *, where: str = "") -> SvcConfig:
     try:
         return SvcConfig.model_validate(merge_layer(_defaults(), data))
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, where=where)) from None
+        problems = field_problems(exc.errors())
+        raise ConfigError(describe_validation_error(exc, where=where), fields=problems) from None
 
 
 def normalize_layer(data: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:

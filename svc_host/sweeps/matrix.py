@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
-from svc_host.errors import InvalidRequestError, describe_validation
+from svc_host.errors import InvalidRequestError, describe_validation, field_problems
 from svc_host.workflows.source import nesting_problem
 from svc_host.workflows.templating import python_problems
 
@@ -80,7 +80,8 @@ def parse_sweep(raw: Any) -> SweepSpec:
     try:
         spec = SweepSpec.model_validate(raw)
     except ValidationError as exc:
-        raise InvalidRequestError(f"invalid sweep spec: {describe_validation(exc.errors())}") from None
+        fields = [{**p, "field": f"sweep.{p['field']}"} for p in field_problems(exc.errors())]
+        raise InvalidRequestError(f"invalid sweep spec: {describe_validation(exc.errors())}", fields=fields) from None
     if spec.cell_count > MAX_CELLS:
         raise InvalidRequestError(
             f"invalid sweep spec: the matrix has {spec.cell_count} cells; at most {MAX_CELLS} are allowed"

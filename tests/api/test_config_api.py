@@ -115,7 +115,8 @@ async def test_get_config_with_an_invalid_file_names_file_and_field(http: httpx.
     response = await http.get("/api/config")
     assert response.status_code == 422
     assert response.json() == {
-        "detail": f"{paths.user_config}: resources.nodes: Input should be greater than or equal to 1"
+        "detail": f"{paths.user_config}: resources.nodes: Input should be greater than or equal to 1",
+        "errors": [{"field": "resources.nodes", "message": "must be at least 1"}],
     }
 
 
@@ -154,20 +155,33 @@ async def test_put_config_saves_a_partial_to_the_user_file(http: httpx.AsyncClie
 
 
 @pytest.mark.parametrize(
-    ("body", "detail"),
+    ("body", "detail", "words"),
     [
-        ({"resources": {"nodes": 0}}, "resources.nodes: Input should be greater than or equal to 1"),
-        ({"resources": {"gpus": 1}}, "resources.gpus: Extra inputs are not permitted"),
-        ({"log_dir": ""}, "log_dir: String should have at least 1 character"),
-        ([1, 2], "body: Input should be a valid dictionary"),
+        (
+            {"resources": {"nodes": 0}},
+            "resources.nodes: Input should be greater than or equal to 1",
+            {"field": "resources.nodes", "message": "must be at least 1"},
+        ),
+        (
+            {"resources": {"gpus": 1}},
+            "resources.gpus: Extra inputs are not permitted",
+            {"field": "resources.gpus", "message": "is not a setting svc knows"},
+        ),
+        (
+            {"log_dir": ""},
+            "log_dir: String should have at least 1 character",
+            {"field": "log_dir", "message": "must not be empty"},
+        ),
+        ([1, 2], "body: Input should be a valid dictionary", {"field": "", "message": "must be a valid dictionary"}),
     ],
 )
 async def test_put_config_validation_is_422_and_writes_nothing(
-    http: httpx.AsyncClient, paths: SvcPaths, body: object, detail: str
+    http: httpx.AsyncClient, paths: SvcPaths, body: object, detail: str, words: dict[str, str]
 ) -> None:
+    """``detail`` keeps pydantic's wording (scripts match it); ``errors`` says each field's problem in words."""
     response = await http.put("/api/config", json=body)
     assert response.status_code == 422
-    assert response.json() == {"detail": detail}
+    assert response.json() == {"detail": detail, "errors": [words]}
     assert not paths.user_config.exists()
 
 

@@ -350,7 +350,10 @@ async def test_sync_unknown_mount_is_404(server: httpx.AsyncClient) -> None:
 
 async def test_sync_body_needs_a_mount(server: httpx.AsyncClient) -> None:
     response = await server.post("/api/files/sync", json={})
-    assert (response.status_code, response.json()) == (422, {"detail": "body.mount: Field required"})
+    assert (response.status_code, response.json()) == (
+        422,
+        {"detail": "body.mount: Field required", "errors": [{"field": "mount", "message": "is required"}]},
+    )
 
 
 async def test_sync_without_rsync_is_502_without_local_paths(

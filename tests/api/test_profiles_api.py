@@ -197,7 +197,10 @@ async def test_mount_errors(http: httpx.AsyncClient, home: Path, project: Path) 
         assert fragment in response.json()["detail"]
     missing_field = await http.post("/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": "/tmp"})
     assert missing_field.status_code == 422
-    assert missing_field.json() == {"detail": "body.remote: Field required"}
+    assert missing_field.json() == {
+        "detail": "body.remote: Field required",
+        "errors": [{"field": "remote", "message": "is required"}],
+    }
 
     assert (await http.post("/api/config/ssh/profiles/gpu/mounts", json=mount)).status_code == 200
     assert (await http.post("/api/config/ssh/profiles/gpu/mounts", json=mount)).status_code == 409

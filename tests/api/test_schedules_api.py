@@ -67,7 +67,7 @@ async def test_create_list_show_replace_delete(client: httpx.AsyncClient) -> Non
     ("payload", "status", "detail"),
     [
         (body(workflow="nope"), 404, "workflow 'nope' not found"),
-        (body(cron="0 25 * * *"), 422, "invalid cron '0 25 * * *': Bad hour"),
+        (body(cron="0 25 * * *"), 422, "invalid cron '0 25 * * *': the hour (2nd field) must be 0-23"),
         (body(every=60), 422, "give exactly one of cron"),
         (body(sweep={"matrix": "lr"}), 400, "sweep.matrix must be a mapping"),
         (body(surprise=1), 422, "surprise: Extra inputs are not permitted"),

@@ -62,7 +62,10 @@ def test_add_list_show_disable_enable_remove() -> None:
     ("args", "message"),
     [
         (("add", "x", "-w", "nope", "--every", "1h"), "error: workflow 'nope' not found"),
-        (("add", "x", "-w", "train", "--cron", "0 25 * * *"), "invalid cron '0 25 * * *': Bad hour"),
+        (
+            ("add", "x", "-w", "train", "--cron", "0 25 * * *"),
+            "invalid cron '0 25 * * *': the hour (2nd field) must be 0-23",
+        ),
         (("add", "x", "-w", "train"), "give exactly one of cron"),
         (("add", "x", "-w", "train", "--every", "soon"), "'soon' is not a duration such as 90s, 15m, 2h or 1d"),
         (("add", "x", "-w", "train", "--every", "1h", "--arg", "novalue"), "--arg expects NAME=VALUE"),

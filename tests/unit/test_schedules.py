@@ -4,6 +4,7 @@ and exactly one fire per due time with two schedulers on one store."""
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,7 +36,7 @@ def spec(**fields: Any) -> ScheduleSpec:
         ({}, "give exactly one of cron"),
         ({"cron": "0 3 * * *", "every": 60}, "give exactly one of cron"),
         ({"cron": "0 3 * *"}, "must have five fields"),
-        ({"cron": "61 3 * * *"}, "invalid cron '61 3 * * *': Bad minute"),
+        ({"cron": "61 3 * * *"}, "invalid cron '61 3 * * *': the minute (1st field) must be 0-59"),
         ({"every": 5}, "greater than or equal to 10"),
         ({"every": 60, "timezone": "Mars/Olympus"}, "unknown time zone 'Mars/Olympus'"),
         ({"every": 60, "name": "Bad Name"}, "should match pattern"),
@@ -43,7 +44,7 @@ def spec(**fields: Any) -> ScheduleSpec:
     ],
 )
 def test_bad_specs_say_what_is_wrong(fields: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValidationError, match=message.replace("*", r"\*").replace("(", r"\(")):
+    with pytest.raises(ValidationError, match=re.escape(message)):
         spec(**fields)
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from svc_host.api.middleware import (
+    authenticated,
     clear_session_cookie,
     client_of,
     session_id,
@@ -49,6 +50,16 @@ async def login(body: LoginBody, request: Request) -> Response:
     new_session = await sessions.open(cookie_name(request.headers.get("host")))
     set_session_cookie(response, new_session, request.headers, secure=request.url.scheme == "https")
     return response
+
+
+@router.get("/session")
+async def session(request: Request) -> dict[str, bool]:
+    """``{logged_in}``: whether this request carries a live session (or the token), always 200. The dashboard asks
+    once on load, so a logged-out browser shows the login view without a 401 from every page's request."""
+    sessions: WebSessions | None = request.app.state.sessions
+    if sessions is None:
+        return {"logged_in": True}  # a server without a token needs no login
+    return {"logged_in": await authenticated(request.app.state.security, request.headers, sessions)}
 
 
 @router.post("/logout", status_code=204, responses=error_responses(403, e403="cross-site request refused"))

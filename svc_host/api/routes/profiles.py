@@ -7,14 +7,16 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body
+from pydantic import field_validator
 from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
 from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.errors import ConfigError
 from svc_host.host import Host
 from svc_host.plugin_core.records import Event
-from svc_host.settings.profiles import refuse_unknown_host
+from svc_host.settings.profiles import check_profile_name, refuse_unknown_host
 from svc_host.settings.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
@@ -28,6 +30,16 @@ class ProfileCreate(SSHProfile):
     """A new profile: ``name`` plus the SSH profile fields; ``hostname`` (or an ``ssh_host`` alias) is required."""
 
     name: str
+
+    @field_validator("name")
+    @classmethod
+    def _profile_name(cls, value: str) -> str:
+        """Said against ``name`` (the form shows it by that field), in the words the store's own check uses."""
+        try:
+            check_profile_name(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
 
 async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:

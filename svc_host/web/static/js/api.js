@@ -2,13 +2,18 @@
 // the API's {detail} surfaced as ApiError. No token is ever read or stored by page scripts.
 
 export class ApiError extends Error {
-  /** `remedy`: the flag ('force', 'adopt') that lets a refused sync through, from the error body; else null. */
-  constructor(status, detail, remedy = null) {
+  /**
+   * `remedy`: the flag ('force', 'adopt') that lets a refused sync through, from the error body; else null.
+   * `fields`: a 422's problems as [{field, message}] (field a dotted path such as "resources.time_limit", message
+   * in words), which forms show next to their fields (ui.js showFormError); [] when the answer has none.
+   */
+  constructor(status, detail, remedy = null, fields = []) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
     this.remedy = remedy;
+    this.fields = fields;
   }
 }
 
@@ -55,8 +60,8 @@ export async function api(path, { method = 'GET', body, query, signal, raw = fal
     throw new ApiError(401, detail);
   }
   if (!response.ok) {
-    const { detail, remedy } = await readError(response);
-    throw new ApiError(response.status, detail, remedy);
+    const { detail, remedy, fields } = await readError(response);
+    throw new ApiError(response.status, detail, remedy, fields);
   }
   if (raw) return response;
   if (response.status === 204) return null;
@@ -67,19 +72,26 @@ export async function api(path, { method = 'GET', body, query, signal, raw = fal
 async function readError(response) {
   try {
     const data = await response.json();
-    if (data && data.detail !== undefined) return { detail: formatDetail(data.detail), remedy: data.remedy || null };
-    return { detail: `HTTP ${response.status}`, remedy: null };
+    if (data && data.detail !== undefined) {
+      const fields = Array.isArray(data.errors) ? data.errors : [];
+      return { detail: fields.length ? wordedDetail(fields) : String(data.detail), remedy: data.remedy || null, fields };
+    }
+    return { detail: `HTTP ${response.status}`, remedy: null, fields: [] };
   } catch {
-    return { detail: `HTTP ${response.status} ${response.statusText}`.trim(), remedy: null };
+    return { detail: `HTTP ${response.status} ${response.statusText}`.trim(), remedy: null, fields: [] };
   }
 }
 
-/** FastAPI's 422 detail is a list of {loc, msg}: say it as one readable line per field. */
-function formatDetail(detail) {
-  if (!Array.isArray(detail)) return detail;
-  return detail
-    .map((d) => (d && d.msg ? `${(d.loc || []).filter((p) => p !== 'body').join('.')}: ${d.msg}` : String(d)))
-    .join('; ');
+/** A 422's problems in words as one line ("time limit: must look like 4:00:00; nodes: must be at least 1"): what
+ * is shown wherever no form field takes them; the API's `detail` keeps pydantic's wording for scripts. */
+export function wordedDetail(fields) {
+  return fields.map((f) => (f.field ? `${fieldName(f.field)}: ${f.message}` : f.message)).join('; ');
+}
+
+/** "resources.time_limit" as "time limit": the field's own name, in words. */
+export function fieldName(path) {
+  const parts = String(path).split('.').filter((p) => !/^\d+$/.test(p));
+  return (parts[parts.length - 1] || String(path)).replace(/_/g, ' ');
 }
 
 /** The message to show for any error thrown by api(). */

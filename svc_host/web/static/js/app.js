@@ -29,6 +29,33 @@ function buildNav() {
     h('button', { type: 'button', class: 'foot-link', onClick: logout }, 'Log out'));
 }
 
+/**
+ * Below 1024 px the sidebar folds away behind the top bar's ☰ button (aria-expanded says which); it opens over the
+ * page and closes on a choice, Escape or a click on the page beside it. Wider, it is always there and the button is hidden.
+ */
+function buildNavToggle() {
+  const btn = document.getElementById('nav-toggle');
+  const sidebar = document.getElementById('sidebar');
+  const setOpen = (open) => {
+    document.body.classList.toggle('nav-open', open);
+    btn.setAttribute('aria-expanded', String(open));
+    btn.setAttribute('aria-label', open ? 'Hide navigation' : 'Show navigation');
+  };
+  setOpen(false);
+  btn.addEventListener('click', () => {
+    const open = !document.body.classList.contains('nav-open');
+    setOpen(open);
+    if (open) sidebar.querySelector('.nav-link.active, .nav-link')?.focus();
+  });
+  sidebar.addEventListener('click', (event) => { if (event.target.closest('a')) setOpen(false); });
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !document.body.classList.contains('nav-open')) return;
+    setOpen(false);
+    btn.focus();
+  });
+  document.getElementById('main').addEventListener('click', () => setOpen(false)); // a click on the page beside it
+}
+
 async function logout() {
   await api('/api/auth/logout', { method: 'POST' }).catch(() => null);
   showLogin();
@@ -164,12 +191,21 @@ function keyboardShortcuts() {
   });
 }
 
-function start() {
-  keyboardShortcuts();
+let following = false;
+
+/** Once logged in: the pill follows the tab's cluster, the server's default and navigation. */
+function followAll() {
+  if (following) return;
+  following = true;
   followClusters();
   followNavigation();
+}
+
+async function start() {
+  keyboardShortcuts();
   setInterval(() => tickTimes(), 1000); // every "3 min ago" and "running for" on any page stays true
   buildNav();
+  buildNavToggle();
   buildThemeToggle();
   interceptLinks();
   setUnauthorizedHandler(() => showLogin());
@@ -181,12 +217,18 @@ function start() {
     showLogin('That login link was used already, has expired or is wrong: each link logs in one browser, within 10 minutes. Run `svc login-link` for a new one, or paste the token below.');
     return;
   }
+  // One quiet question first (always 200): a logged-out browser goes straight to the login view, with no 401 from
+  // every request the page would make (each one an error in the browser's console).
+  const session = await api('/api/auth/session').catch(() => ({ logged_in: true }));
+  if (!session.logged_in) { showLogin(); return; }
+  followAll();
   renderCurrent();
   checkServer().then(followServer);
 }
 
 export function restart() {
   document.body.classList.remove('logged-out');
+  followAll();
   import('./events.js').then((events) => events.reconnect()).catch(() => null);
   renderCurrent();
   checkServer().then(followServer);

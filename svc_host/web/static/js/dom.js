@@ -59,16 +59,20 @@ export function toDate(value) {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
-const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+const dateTimeFmt = new Intl.DateTimeFormat('en-CA', {
+  year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  hourCycle: 'h23', timeZoneName: 'short',
 });
 const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit' });
 
-/** A time in the browser's zone, e.g. "Nov 23, 2026, 19:20:01"; "—" when absent. */
+/** A time in the browser's zone, with the zone: "2026-11-23 19:20:01 CET" (the zone's short name, or its offset
+ * such as "GMT+5:30" where it has none); "—" when absent. */
 export function fmtTime(value) {
   const d = toDate(value);
-  return d ? dateTimeFmt.format(d) : '—';
+  if (!d) return '—';
+  const part = Object.fromEntries(dateTimeFmt.formatToParts(d).map((p) => [p.type, p.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second} ${part.timeZoneName}`;
 }
 
 /** Only the clock time (browser's zone): for today's events and chart ticks. */

@@ -1,6 +1,6 @@
 // Shared pieces of the dashboard's pages: cards, stat tiles, gauges, toasts, confirm dialogs, field errors.
 import { h, replace } from './dom.js';
-import { errorText } from './api.js';
+import { errorText, fieldName } from './api.js';
 
 /** A titled panel; `actions` go to the right of the title. */
 export function card(title, body, { actions = null, cls = '' } = {}) {
@@ -67,6 +67,78 @@ export function confirmDialog({ title, body, confirmLabel = 'Confirm', danger = 
     dialog.showModal();
     cancel.focus();
   });
+}
+
+/**
+ * Show what a form's request was refused for. A 422's problems (`err.fields`, in words) go next to the control
+ * each names: its `name`, or a `data-field` listing API fields ("environment.conda environment.venv"), matching
+ * the field's dotted path or its last part ("resources.time_limit" finds name="time_limit"). The rest, and any
+ * other error, goes to `box` (an alertBox). `focus`: the first marked control takes the focus (after a submit; not
+ * while one types). `showFormError(form, box, null)` clears it all.
+ */
+export function showFormError(form, box, err, { focus = true } = {}) {
+  for (const note of form.querySelectorAll('.field-error[data-from="api"]')) unmark(note);
+  const problems = (err && err.fields) || [];
+  const rest = [];
+  let first = null;
+  for (const problem of problems) {
+    const control = problem.field ? controlFor(form, problem.field) : null;
+    if (!control) { rest.push(problem.field ? `${fieldName(problem.field)}: ${problem.message}` : problem.message); continue; }
+    markField(control, problem.message, 'api');
+    first = first || control;
+  }
+  if (!err) showError(box, null);
+  else if (!problems.length) showError(box, err);
+  else showError(box, rest.length ? rest.join('\n') : null);
+  if (first && focus) first.focus();
+}
+
+function controlFor(form, path) {
+  const last = path.split('.').filter((p) => !/^\d+$/.test(p)).pop();
+  const controls = [...form.querySelectorAll('input, select, textarea')].filter((c) => !c.closest('[hidden]'));
+  const names = (c) => [c.name, ...(c.dataset.field || '').split(' ')].filter(Boolean);
+  return controls.find((c) => names(c).includes(path)) || controls.find((c) => names(c).includes(last)) || null;
+}
+
+/** Put `message` under a control (its words, capitalised), linked by aria-describedby and aria-invalid. */
+function markField(control, message, from) {
+  const holder = control.closest('.field') || control.parentElement;
+  const old = holder.querySelector(`.field-error[data-for="${control.id}"]`);
+  if (old) unmark(old);
+  if (!control.id) control.id = `f-${Math.random().toString(36).slice(2, 9)}`;
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  const note = h('div', { class: 'field-error', id: `${control.id}-error`, dataset: { for: control.id, from } }, text);
+  holder.append(note);
+  control.setAttribute('aria-invalid', 'true');
+  control.setAttribute('aria-describedby', note.id);
+  control.addEventListener('input', () => { if (note.isConnected && note.dataset.from === 'api') unmark(note); }, { once: true });
+}
+
+function unmark(note) {
+  const control = document.getElementById(note.dataset.for);
+  if (control) { control.removeAttribute('aria-invalid'); control.removeAttribute('aria-describedby'); }
+  note.remove();
+}
+
+/**
+ * A text control whose value must match `pattern` (a regex source without anchors, checked by the browser, so a
+ * `-` or other syntax character inside a class is escaped: Chromium compiles it with the `v` flag). As one types,
+ * a value that does not match is said in `words` under the field, before anything is sent; the same words are the
+ * browser's own message. The API checks it again, in the same words.
+ */
+export function patternRule(control, pattern, words) {
+  control.setAttribute('pattern', pattern);
+  control.title = words;
+  const check = () => {
+    const holder = control.closest('.field') || control.parentElement;
+    const note = holder && holder.querySelector(`.field-error[data-for="${control.id}"][data-from="typing"]`);
+    if (control.value && control.validity.patternMismatch) {
+      if (!note) markField(control, words, 'typing');
+    } else if (note) unmark(note);
+  };
+  control.addEventListener('input', check);
+  control.addEventListener('blur', check);
+  return control;
 }
 
 /** A labelled form field; `input` is the control. */

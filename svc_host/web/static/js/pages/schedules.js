@@ -3,7 +3,7 @@
 // re-read when a run or sweep changes; the "in 5 min" texts tick in the browser.
 import { h, replace, fmtAgo, fmtTime, agoSpan } from '../dom.js';
 import { api } from '../api.js';
-import { card, field, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
+import { card, field, alertBox, showError, showFormError, patternRule, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
@@ -135,7 +135,8 @@ async function createForm(onCreated) {
   const workflows = await api('/api/workflows').catch(() => []);
   const cluster = await clusterField({ name: 'schedule-cluster', hint: 'it fires there, whatever the server default is then', onChange: () => drawSubmitLabel() });
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-  const name = h('input', { name: 'name', required: true, maxlength: '64', pattern: '[a-z0-9][a-z0-9_\\-]*', placeholder: 'nightly' });
+  const name = patternRule(h('input', { name: 'name', required: true, maxlength: '64', placeholder: 'nightly' }),
+    '[a-z0-9][a-z0-9_\\-]{0,63}', "1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit");
   const workflow = h('select', { name: 'workflow', required: true },
     workflows.map((w) => h('option', { value: w.name }, w.workflow_name && w.workflow_name !== w.name ? `${w.name} (${w.workflow_name})` : w.name)));
   const kind = h('select', { name: 'timing' }, h('option', { value: 'cron' }, 'cron expression'), h('option', { value: 'every' }, 'fixed interval'));
@@ -160,7 +161,7 @@ async function createForm(onCreated) {
   drawKind();
 
   const form = h('form', { class: 'schedule-form', novalidate: true },
-    h('div', { class: 'form-grid' }, field('Name', name, { hint: 'lowercase letters, digits, - and _' }),
+    h('div', { class: 'form-grid' }, field('Name', name),
       field('Workflow', workflow, { hint: workflows.length ? null : 'no workflows yet: add one on the Workflows page' }),
       cluster.element, field('Timing', kind), cronField, everyField, field('Time zone', timezone, { hint: 'IANA name; cron times are read in it' })),
     h('div', { class: 'form-grid' },
@@ -174,7 +175,7 @@ async function createForm(onCreated) {
     zones);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    showError(error, null);
+    showFormError(form, error, null);
     const unit = UNITS.find(([u]) => u === everyUnit.value)[1];
     try {
       const body = {
@@ -189,7 +190,7 @@ async function createForm(onCreated) {
       formCard.hidden = true;
       await onCreated();
     } catch (err) {
-      showError(error, err);
+      showFormError(form, error, err);
     }
   });
   const formCard = card('New schedule', form);

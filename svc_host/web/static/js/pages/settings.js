@@ -2,7 +2,7 @@
 // their mounts (add, edit, make the server default, test, delete), and the server's SVC_* environment.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
-import { card, field, alertBox, showError, confirmDialog, actionButton, toast, tabs } from '../ui.js';
+import { card, field, alertBox, showError, showFormError, patternRule, confirmDialog, actionButton, toast, tabs } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { clustersChanged } from '../cluster.js';
 
@@ -115,7 +115,9 @@ const UPDATABLE = new Set(['hostname', 'username', 'key_filename', 'port', 'desc
 
 function profileForm({ name = '', profile = {}, editing = false, onDone }) {
   const error = alertBox(null);
-  const nameInput = h('input', { name: 'name', value: name, required: true, disabled: editing, placeholder: 'hpc', pattern: '[A-Za-z0-9_-]+' });
+  // The API's own rule (a profile name is a cluster name): Chromium compiles `pattern` with the v flag, so '-' is escaped.
+  const nameInput = patternRule(h('input', { name: 'name', value: name, required: true, disabled: editing, placeholder: 'hpc', maxlength: '64' }),
+    '[a-z0-9][a-z0-9_.\\-]{0,63}', "1-64 lowercase letters, digits, '.', '-' or '_', starting with a letter or digit");
   const inputs = Object.fromEntries(PROFILE_FIELDS.map(([key, , placeholder]) => [key, h('input', {
     name: key, value: profile[key] === null || profile[key] === undefined ? '' : String(profile[key]), placeholder,
     type: key === 'port' ? 'number' : 'text', disabled: editing && !UPDATABLE.has(key),
@@ -127,7 +129,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
     class: 'profile-form',
     onSubmit: async (event) => {
       event.preventDefault();
-      showError(error, null);
+      showFormError(form, error, null);
       const body = {};
       for (const [key] of PROFILE_FIELDS) {
         if (editing && !UPDATABLE.has(key)) continue;
@@ -155,7 +157,7 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
         clustersChanged(); // a new cluster to switch to
         onDone(true);
       } catch (err) {
-        showError(error, err);
+        showFormError(form, error, err);
       } finally {
         save.disabled = false;
       }
@@ -171,26 +173,28 @@ function profileForm({ name = '', profile = {}, editing = false, onDone }) {
 
 function mountForm(profileName, onDone) {
   const error = alertBox(null);
-  const name = h('input', { name: 'mount_name', placeholder: 'code', required: true });
-  const local = h('input', { name: 'mount_local', placeholder: '/home/me/project (on this machine)', required: true });
-  const remote = h('input', { name: 'mount_remote', placeholder: 'projects/code (on the cluster)', required: true });
-  return h('form', {
+  const name = patternRule(h('input', { name: 'mount_name', dataset: { field: 'name' }, placeholder: 'code', required: true, maxlength: '64' }),
+    '[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}', "1-64 letters, digits, '.', '-' or '_', starting with a letter or digit");
+  const local = h('input', { name: 'mount_local', dataset: { field: 'local' }, placeholder: '/home/me/project (on this machine)', required: true });
+  const remote = h('input', { name: 'mount_remote', dataset: { field: 'remote' }, placeholder: 'projects/code (on the cluster)', required: true });
+  const form = h('form', {
     class: 'mount-form',
     onSubmit: async (event) => {
       event.preventDefault();
-      showError(error, null);
+      showFormError(form, error, null);
       try {
         await api(`/api/config/ssh/profiles/${encodeURIComponent(profileName)}/mounts`, { method: 'POST', body: { name: name.value.trim(), local: local.value.trim(), remote: remote.value.trim() } });
         toast(`Mount ${name.value.trim()} added`, 'ok');
         onDone(true);
       } catch (err) {
-        showError(error, err);
+        showFormError(form, error, err);
       }
     },
   },
   h('div', { class: 'form-grid' }, field('Mount name', name), field('Local directory', local), field('Cluster directory', remote)),
   error,
   h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add mount'), h('button', { type: 'button', class: 'btn', onClick: () => onDone(false) }, 'Cancel')));
+  return form;
 }
 
 async function profilesTab(panel, startNew) {

@@ -2,7 +2,7 @@
 // a pasted script. The rendered preview is exactly what is submitted.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
-import { card, field, alertBox, showError } from '../ui.js';
+import { card, field, alertBox, showError, showFormError } from '../ui.js';
 import { navigate } from '../router.js';
 import { fitBox } from '../components/pending.js';
 import { gpuTypeChoices } from '../components/gpu-types.js';
@@ -66,7 +66,7 @@ export async function render(root, _params, query) {
     h('option', { value: '' }, 'none'), h('option', { value: 'conda', selected: !!envCfg.conda }, 'conda environment'),
     h('option', { value: 'venv', selected: !envCfg.conda && !!envCfg.venv }, 'Python venv'),
     h('option', { value: 'container', selected: !envCfg.conda && !envCfg.venv && !!envCfg.container }, 'container image'));
-  const envValue = h('input', { name: 'env_value', placeholder: 'name, path or image', value: envCfg.conda || envCfg.venv || envCfg.container || '' });
+  const envValue = h('input', { name: 'env_value', dataset: { field: 'environment.conda environment.venv environment.container' }, placeholder: 'name, path or image', value: envCfg.conda || envCfg.venv || envCfg.container || '' });
   // Configured variables come back redacted, so they are named in the hint, never copied into the job.
   const configuredVars = Object.keys(envCfg.env_vars || {});
   const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line' });
@@ -162,17 +162,17 @@ export async function render(root, _params, query) {
       const seq = ++previewSeq;
       if (mode.value === 'form' ? !command.value.trim() : !script.value.trim()) {
         preview.textContent = mode.value === 'form' ? '# The batch script appears here as you type the command.' : '# Paste a batch script on the left.';
-        showError(previewError, null);
+        showFormError(form, previewError, null);
         return;
       }
       try {
         const rendered = await renderPreview();
         if (seq !== previewSeq) return;
         preview.textContent = rendered.script;
-        showError(previewError, null);
+        showFormError(form, previewError, null);
       } catch (err) {
         if (seq !== previewSeq) return;
-        showError(previewError, errorText(err));
+        showFormError(form, previewError, err, { focus: false }); // the API's checks, next to their fields as one types
       }
     }, 350);
   }
@@ -191,8 +191,8 @@ export async function render(root, _params, query) {
         const job = await api('/api/jobs', { method: 'POST', query: { transport: target }, body: { name: name.value.trim() || 'job', script_content: rendered.script } });
         navigate(jobHref(target, job.job_id));
       } catch (err) {
-        showError(formError, errorText(err));
-        formError.scrollIntoView({ block: 'nearest' });
+        showFormError(form, formError, err);
+        if (!formError.hidden) formError.scrollIntoView({ block: 'nearest' });
       } finally {
         submitBtn.disabled = false;
         drawSubmitLabel();

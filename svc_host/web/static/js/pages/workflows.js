@@ -3,7 +3,7 @@
 // with a from/to/single selection, a sweep launcher (matrix, max_parallel, fail_fast, max_failures) and the workflow's runs.
 import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { api, errorText } from '../api.js';
-import { card, alertBox, showError, confirmDialog, field, actionButton, toast } from '../ui.js';
+import { card, alertBox, showError, showFormError, confirmDialog, field, actionButton, toast } from '../ui.js';
 import { emptyState, guardLeaving, navigate, setQuery, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { dagView, descendants, parseDependency } from '../components/dag.js';
@@ -579,11 +579,11 @@ async function renderEditor(root, fileName, query) {
       return h('div', { class: 'matrix-row' }, nameIn, valuesIn,
         h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `remove axis ${i + 1}`, onClick: () => { sweepState.axes.splice(i, 1); drawSweepForm(); } }, '✕'));
     });
-    const parallel = h('input', { type: 'number', min: 1, max: 1000, value: sweepState.maxParallel });
+    const parallel = h('input', { type: 'number', name: 'max_parallel', dataset: { field: 'sweep.max_parallel' }, min: 1, max: 1000, value: sweepState.maxParallel });
     parallel.addEventListener('input', () => { sweepState.maxParallel = Number(parallel.value) || 1; });
     const failFast = h('input', { type: 'checkbox', checked: sweepState.failFast });
     failFast.addEventListener('change', () => { sweepState.failFast = failFast.checked; });
-    const maxFailures = h('input', { type: 'number', min: 0, max: 1000, value: sweepState.maxFailures, placeholder: 'never stop' });
+    const maxFailures = h('input', { type: 'number', name: 'max_failures', dataset: { field: 'sweep.max_failures' }, min: 0, max: 1000, value: sweepState.maxFailures, placeholder: 'never stop' });
     maxFailures.addEventListener('input', () => { sweepState.maxFailures = maxFailures.value; });
     const startBtn = actionButton(`Start sweep on ${sweepCluster.value()}`, startSweep, { cls: 'btn btn-primary', errorBox: sweepError, busyLabel: 'Starting…' });
     startBtn.disabled = !state.valid;
@@ -610,10 +610,18 @@ async function renderEditor(root, fileName, query) {
     const name = await ensureSaved();
     const spec = { matrix, max_parallel: sweepState.maxParallel, fail_fast: sweepState.failFast };
     if (String(sweepState.maxFailures).trim() !== '') spec.max_failures = Number(sweepState.maxFailures);
-    const sweep = await api(`/api/workflows/${encodeURIComponent(name)}/run`, {
-      method: 'POST',
-      body: { args: changedArgs(runState.args), sweep: spec, transport: sweepCluster.value() },
-    });
+    showFormError(sweepBox, sweepError, null);
+    let sweep;
+    try {
+      sweep = await api(`/api/workflows/${encodeURIComponent(name)}/run`, {
+        method: 'POST',
+        body: { args: changedArgs(runState.args), sweep: spec, transport: sweepCluster.value() },
+      });
+    } catch (err) {
+      if (!err.fields || !err.fields.length) throw err;
+      showFormError(sweepBox, sweepError, err); // each refused option said next to its field
+      return;
+    }
     navigate(`/sweeps/${sweep.id}`);
   }
 
