@@ -52,6 +52,9 @@ def test_all_clusters_shows_each_clusters_true_numbers(page: Page, svc_server: S
     from playwright.sync_api import expect
 
     open_page(page, "/")
+    # the choices: the server default, this machine's Slurm, the profiles by name, "All clusters" last
+    expect(page.locator("#cluster-switch option").last).to_have_text("All clusters")
+    expect(page.locator("#cluster-switch option").nth(1)).to_have_attribute("value", "local")
     page.select_option("#cluster-switch", label="All clusters")
     page.wait_for_url("**/?cluster=*")
     blocks = page.locator(".cluster-block")

@@ -3,7 +3,7 @@ import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { showLogin } from './login.js';
-import { chooseCluster, clusterLabel, clusters, onClusterChange, shownCluster, tabCluster } from './cluster.js';
+import { ALL_CLUSTERS, chooseCluster, clusterLabel, clusters, onClusterChange, shownCluster, tabCluster } from './cluster.js';
 import { icon } from './icons.js';
 
 const NAV = [
@@ -90,7 +90,9 @@ async function drawClusterPill() {
     return;
   }
   const chosen = tabCluster();
-  const names = known.transports.map((t) => t.name).sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y)));
+  // this machine's Slurm first, then the profiles by name, "All clusters" last
+  const rank = (name) => (name === 'local' ? 0 : name === ALL_CLUSTERS ? 2 : 1);
+  const names = known.transports.map((t) => t.name).sort((x, y) => rank(x) - rank(y) || x.localeCompare(y));
   if (chosen && !names.includes(chosen)) names.push(chosen);
   const select = h('select', {
     id: 'cluster-switch', class: 'cluster-select', 'aria-label': 'Cluster this tab shows',
