@@ -244,7 +244,9 @@ def record_usages(session: Session, transport: str, usages: Mapping[str, JobUsag
         record.mem_bytes = usage.mem_bytes
         record.max_rss_bytes = usage.max_rss_bytes
         record.cpu_time_ms = round(usage.cpu_seconds * 1000) if usage.cpu_seconds is not None else None
-        record.time_limit_seconds = usage.time_limit_seconds
+        # accounting may have no limit to say for a job that just ended: the queue's stays then
+        if usage.time_limit_seconds is not None:
+            record.time_limit_seconds = usage.time_limit_seconds
         record.gpu_util_percent = round(usage.gpu_util_percent) if usage.gpu_util_percent is not None else None
         record.gpus = usage.gpus if usage.gpus is not None else record.gpus
         record.elapsed_seconds = usage.elapsed_seconds if usage.elapsed_seconds is not None else record.elapsed_seconds

@@ -19,6 +19,7 @@ from sqlmodel import Session, SQLModel
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.submission import JobDefinition
 from svc_host.domain.times import as_utc
+from svc_host.domain.usage import JobUsage
 from svc_host.errors import ConfigError
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
@@ -187,6 +188,24 @@ def test_statuses_record_transitions_and_missing_jobs_stay_put(store: Store) -> 
     steps = [(t.from_state, t.to_state) for t in store.call(repo.transitions, row.id)]
     assert steps == [(None, "PENDING"), ("PENDING", "RUNNING"), ("RUNNING", "FAILED")]
     assert [r.job_id for r in store.call(repo.live_jobs, "local")] == ["2"]
+
+
+def test_the_queues_time_limit_stays_when_accounting_has_none_to_give(store: Store) -> None:
+    """sacct read a moment after a cancel may have no limit to say; the one squeue showed must not be lost (the job
+    page then showed Time limit "—" for a 5-minute job)."""
+    add(store, "1")
+    running = JobStatus(job_id="1", state=JobState.RUNNING, raw_state="RUNNING", time_limit="00:05:00")
+    store.call(repo.apply_statuses, "local", {"1": running})
+    cancelled = JobStatus(job_id="1", state=JobState.CANCELLED, raw_state="CANCELLED by 0", elapsed_seconds=1)
+    store.call(repo.apply_statuses, "local", {"1": cancelled})
+    silent = JobUsage(job_id="1", cpus=1, mem_bytes=1024, elapsed_seconds=1, cpu_seconds=0.0, time_limit_seconds=None)
+    assert store.call(repo.record_usages, "local", {"1": silent}) == 1
+    assert store.call(repo.find_job, "local", "1").time_limit_seconds == 300
+    add(store, "2")
+    store.call(repo.apply_statuses, "local", {"2": cancelled.model_copy(update={"job_id": "2"})})
+    told = JobUsage(job_id="2", cpus=1, mem_bytes=1024, elapsed_seconds=1, cpu_seconds=0.0, time_limit_seconds=600)
+    store.call(repo.record_usages, "local", {"2": told})
+    assert store.call(repo.find_job, "local", "2").time_limit_seconds == 600  # accounting's, when it has one
 
 
 def test_history_is_newest_first_and_filters(store: Store) -> None:
