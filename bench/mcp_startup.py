@@ -157,13 +157,17 @@ async def openings(params: StdioServerParameters, repeat: int, ts_dir: Path, sru
     print(f"svc mcp cold: spawn -> answers, medians of {repeat} servers per cell; load average {min(loads):.1f}-"
           f"{max(loads):.1f}")  # fmt: skip
     print(f"  python3 -c pass: {ms(statistics.median(idle))}")
-    print(f"  {'client':26} {'tool':14} {'initialize':>10} {'b2b first':>10} {'at 2 s':>9} {'warm':>9}  at 2 s / warm")
+    print(
+        f"  {'client':26} {'tool':14} {'initialize':>10} {'b2b first':>10} {'at 2 s':>9} {'warm':>9}  at 2 s / warm"
+        "  (sent at)"
+    )
     for (name, tool), samples in rows.items():
         warm = statistics.median(statistics.median(s["warm"]) for s in samples if "warm" in s)
-        later = median(samples, "later")
+        later, sent = median(samples, "later"), median(samples, "sent")
         first, hello = median(samples, "first"), median(samples, "initialize")
         print(
             f"  {name:26} {tool:14} {ms(hello):>10} {ms(first):>10} {ms(later):>9} {ms(warm):>9}  {later / warm:5.2f}x"
+            f"          ({ms(sent).strip()})"
         )
     if srunx is None:
         print("  srunx-mcp: skipped (not installed; --srunx-mcp CMD names its command)")
