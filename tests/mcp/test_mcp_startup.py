@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 async def test_the_first_tool_call_finds_the_store_open_and_migrated(
@@ -104,3 +107,23 @@ async def test_serving_the_local_cluster_never_imports_the_ssh_library(
     errors = (await stderr.read()).decode()
     assert process.returncode == 0, errors
     assert "ASYNCSSH IMPORTED False" in errors.splitlines(), errors
+
+
+@pytest.mark.cluster
+async def test_the_first_list_jobs_runs_only_what_a_later_one_runs(
+    svc_home: dict[str, str], mcp_factory: Callable[[], Any], tmp_path: Path
+) -> None:
+    # every `id` the server runs is logged: the local login is asked while the Host starts, not by the first call
+    real_id = shutil.which("id")
+    assert real_id is not None
+    wrappers, log = tmp_path / "bin", tmp_path / "id.log"
+    wrappers.mkdir()
+    (wrappers / "id").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real_id} "$@"\n')
+    (wrappers / "id").chmod(0o755)
+    svc_home["PATH"] = f"{wrappers}:{svc_home['PATH']}"
+    async with mcp_factory() as mcp:
+        assert (await mcp("list_ssh_profiles"))["success"] is True  # it waits for the Host's start
+        asked_at_start = log.read_text() if log.exists() else ""
+        first = await mcp("list_jobs")
+        assert first["success"] is True, first
+        assert (log.read_text() if log.exists() else "") == asked_at_start == "-un\n"
