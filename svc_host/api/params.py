@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 
-
 def _job_id(job_id: str, *, ranges: bool) -> str:
     try:
         checked = checked_job_id(job_id, ranges=ranges)
