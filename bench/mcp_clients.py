@@ -5,9 +5,12 @@
 * the TypeScript SDK's ``Client`` (``@modelcontextprotocol/sdk`` from npm, installed into a temporary directory
   outside the repository) when Node is present.
 
-A sample is one server: spawn -> opening answered (``initialize``), then either the tool called at once (``first``:
-spawn -> its answer) or called ``at`` seconds after spawn (``later``: that call alone) followed by ``warm`` calls,
-each after ``pause`` seconds (the same kind of call in a server that has long been up).
+A sample is one server: spawn -> opening answered (``initialize``); the client then asks for the tool list without
+waiting for it, as an agent host does at connect to show its model what it may call (the Python clients would
+otherwise list them themselves before their first call's answer, to check it against the tool's output schema);
+then either the tool called at once (``first``: spawn -> its answer) or called ``at`` seconds after spawn
+(``later``: that call alone, ``sent``: when it was sent) followed by ``warm`` calls, each after ``pause`` seconds
+(the same kind of call in a server that has long been up).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +30,29 @@ from mcp import Client, ClientSession, stdio_client
 from mcp.client.stdio import StdioServerParameters
 
 Call = Callable[[str], Awaitable[None]]
-Opener = Callable[[StdioServerParameters], AbstractAsyncContextManager[Call]]
 Sample = dict[str, Any]
 TS_CLIENT = Path(__file__).with_name("mcp_startup_ts.mjs")
+
+
+@dataclass
+class Opened:
+    """A client whose opening was answered at ``at`` (``time.perf_counter()``) and that asked for the tools."""
+
+    at: float
+    call: Call
+
+
+@asynccontextmanager
+async def listing(list_tools: Callable[[], Awaitable[object]]) -> AsyncIterator[None]:
+    """The tool list asked for in the background while the block runs (answered by the time it ends)."""
+    asked = asyncio.ensure_future(list_tools())
+    try:
+        yield
+    finally:
+        await asked
+
+
+Opener = Callable[[StdioServerParameters], AbstractAsyncContextManager[Opened]]
 
 
 def _check(tool: str, failed: bool, content: object) -> None:
@@ -37,39 +61,45 @@ def _check(tool: str, failed: bool, content: object) -> None:
 
 
 @asynccontextmanager
-async def client_session(params: StdioServerParameters) -> AsyncIterator[Call]:
+async def client_session(params: StdioServerParameters) -> AsyncIterator[Opened]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
+        opened = time.perf_counter()
 
         async def call(tool: str) -> None:
             result = await session.call_tool(tool, {})
             _check(tool, result.is_error, result.content)
 
-        yield call
+        async with listing(session.list_tools):
+            yield Opened(opened, call)
 
 
 @asynccontextmanager
-async def new_client(params: StdioServerParameters) -> AsyncIterator[Call]:
+async def new_client(params: StdioServerParameters) -> AsyncIterator[Opened]:
     async with Client(params) as client:
+        opened = time.perf_counter()
 
         async def call(tool: str) -> None:
             result = await client.call_tool(tool, {})
             _check(tool, result.is_error, result.content)
 
-        yield call
+        async with listing(client.list_tools):
+            yield Opened(opened, call)
 
 
 async def sample(
     opener: Opener, params: StdioServerParameters, tool: str, at: float | None, warm: int, pause: float
 ) -> Sample:
     spawned = time.perf_counter()
-    async with opener(params) as call:
-        out: Sample = {"initialize": time.perf_counter() - spawned}
+    async with opener(params) as opened:
+        call = opened.call
+        out: Sample = {"initialize": opened.at - spawned}
         if at is None:
             await call(tool)
             out["first"] = time.perf_counter() - spawned
             return out
         await asyncio.sleep(max(0.0, at - (time.perf_counter() - spawned)))
+        out["sent"] = time.perf_counter() - spawned
         out["later"] = await _timed(call, tool)
         out["warm"] = []
         for _ in range(warm):

@@ -5,11 +5,12 @@ Needs the local Slurm of the dev cluster (``scripts/devcluster up``). Runs ``pyt
 svc home:
 
 * for each client (``bench/mcp_clients.py``: Python's ``ClientSession.initialize``, the SDK's ``mcp.Client``, the
-  TypeScript SDK's ``Client`` when Node is present, and ``srunx-mcp`` side by side when it is installed), new
-  server processes (cold): spawn -> ``initialize`` (or ``server/discover``) answered; spawn -> the answer of
-  ``get_resources`` called as soon as the opening was answered (back to back); ``get_resources`` called 2 s after
-  spawn (an agent that spawns its servers at launch and calls them later) next to the same call in that server
-  once it has long been up (warm, each after the ~1 s snapshot expired), next to the idle interpreter
+  TypeScript SDK's ``Client`` when Node is present, and ``srunx-mcp`` side by side when it is installed) and each of
+  ``list_jobs`` and ``get_resources``, new server processes (cold): spawn -> ``initialize`` (or
+  ``server/discover``) answered; the client asks for the tool list without waiting for it (as agent hosts do at
+  connect); spawn -> the answer of the tool called right after (back to back); the tool called 2 s after spawn
+  (an agent that spawns its servers at launch and calls them later) next to the same call in that server once it
+  has long been up (warm, each after the ~1 s snapshot expired), next to the idle interpreter
   (``python3 -c pass``);
 * in one warm server (``mcp.Client``): ``get_resources`` (local) vs the two commands it wraps, raw ``sinfo`` and
   ``squeue`` with svc's columns run at the same time, ``list_jobs`` vs raw ``squeue --user``, and
@@ -51,7 +52,9 @@ SNAPSHOT_EXPIRED = 1.2
 
 
 def server_params(home: str) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
+    # PYTHONDONTWRITEBYTECODE left out: an installed svc has its modules compiled (pip compiles them), so only the
+    # first spawn of a run compiles a source tree's modules, not every spawn
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state", SVC_SYSTEM_CONFIG=f"{home}/etc.json")
     return StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=env, cwd=home)
 
@@ -129,34 +132,48 @@ def takers(ts_dir: Path) -> list[tuple[str, Taker]]:
     return found
 
 
+OPENING_TOOLS = ("list_jobs", "get_resources")
+"""The tools timed on cold servers: each runs its scheduler command (``squeue``; ``sinfo`` and ``squeue``)."""
+
+
 async def openings(params: StdioServerParameters, repeat: int, ts_dir: Path, srunx: tuple[str, str] | None) -> None:
     """Each client against cold servers, taken in turn so that the machine's load weighs on all of them alike."""
     clients = takers(ts_dir)
-    rows: dict[str, list[Sample]] = {name: [] for name, _ in clients}
+    rows: dict[tuple[str, str], list[Sample]] = {(name, tool): [] for name, _ in clients for tool in OPENING_TOOLS}
     theirs: list[Sample] = []
     idle = []
+    loads = [os.getloadavg()[0]]
     for _ in range(repeat):
         idle.append(await idle_interpreter())
-        for name, take in clients:
-            rows[name].append(await take(params, "get_resources", None))
-            rows[name].append(await take(params, "get_resources", LATER))
+        for tool in OPENING_TOOLS:
+            for name, take in clients:
+                rows[name, tool].append(await take(params, tool, None))
+                rows[name, tool].append(await take(params, tool, LATER))
         if srunx is not None:
             command, tool = srunx
             srunx_params = StdioServerParameters(command=command, args=[], env=dict(os.environ))
             theirs.append(await sample(client_session, srunx_params, tool, None, 0, 0))
-    print(f"svc mcp cold: spawn -> answers, medians of {repeat} servers per column (tool: get_resources)")
+        loads.append(os.getloadavg()[0])
+    print(f"svc mcp cold: spawn -> answers, medians of {repeat} servers per cell; load average {min(loads):.1f}-"
+          f"{max(loads):.1f}")  # fmt: skip
     print(f"  python3 -c pass: {ms(statistics.median(idle))}")
-    print(f"  {'client':28} {'initialize':>10} {'b2b first':>10} {'at 2 s':>9} {'warm':>9}  at 2 s / warm")
-    for name, samples in rows.items():
+    print(
+        f"  {'client':26} {'tool':14} {'initialize':>10} {'b2b first':>10} {'at 2 s':>9} {'warm':>9}  at 2 s / warm"
+        "  (sent at)"
+    )
+    for (name, tool), samples in rows.items():
         warm = statistics.median(statistics.median(s["warm"]) for s in samples if "warm" in s)
-        later = median(samples, "later")
+        later, sent = median(samples, "later"), median(samples, "sent")
         first, hello = median(samples, "first"), median(samples, "initialize")
-        print(f"  {name:28} {ms(hello):>10} {ms(first):>10} {ms(later):>9} {ms(warm):>9}  {later / warm:5.2f}x")
+        print(
+            f"  {name:26} {tool:14} {ms(hello):>10} {ms(first):>10} {ms(later):>9} {ms(warm):>9}  {later / warm:5.2f}x"
+            f"          ({ms(sent).strip()})"
+        )
     if srunx is None:
         print("  srunx-mcp: skipped (not installed; --srunx-mcp CMD names its command)")
     else:
         name = f"srunx-mcp ({srunx[1]})"
-        print(f"  {name:28} {ms(median(theirs, 'initialize')):>10} {ms(median(theirs, 'first')):>10}")
+        print(f"  {name:41} {ms(median(theirs, 'initialize')):>10} {ms(median(theirs, 'first')):>10}")
     print(f"goals: initialize < 300 ms; at 2 s ({LATER} s after spawn) <= 1.2x warm; b2b first <= srunx-mcp's")
 
 
@@ -165,7 +182,8 @@ def ms(seconds: float) -> str:
 
 
 def median(samples: list[Sample], key: str) -> float:
-    return statistics.median(s[key] for s in samples if key in s)
+    middle: float = statistics.median(s[key] for s in samples if key in s)
+    return middle
 
 
 async def main(repeat: int, calls: int, *, tools: bool, ts_dir: Path, srunx: tuple[str, str] | None) -> None:

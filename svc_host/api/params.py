@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Path
 from pydantic import BaseModel
 
+from svc_host.domain.bounds import MAX_OFFSET, MAX_ROW_ID, MAX_SAFE_INTEGER
 from svc_host.domain.jobs import MAX_JOB_ID
 from svc_host.errors import InvalidRequestError, NotFoundError
 from svc_host.slurm.arrays import array_of, checked_job_id
@@ -30,13 +31,6 @@ __all__ = [
     "error_responses",
     "sync_error_responses",
 ]
-
-MAX_SAFE_INTEGER = 2**53 - 1
-"""The largest integer a JSON client (the dashboard's JavaScript) reads exactly; far below SQLite's 2**63."""
-MAX_ROW_ID = MAX_SAFE_INTEGER
-"""Store row ids (sweep ids, history ids)."""
-MAX_OFFSET = MAX_SAFE_INTEGER
-"""Byte and row offsets."""
 
 
 def _job_id(job_id: str, *, ranges: bool) -> str:

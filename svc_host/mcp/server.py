@@ -8,8 +8,9 @@ Agents spawn ``svc mcp`` on every launch and call it later, so the opening reque
 imported (``svc_host.mcp.opening``) and everything loads in the background from spawn on: ``load`` builds the
 server and ``prepare`` opens the store and builds the plugin tables in ``svc mcp``'s loading thread
 (``svc_host.mcp.handoff``), then the Host starts (monitor, run services, plugin tasks) as soon as the server
-serves. A tool call waits for that start, whose failure (an unusable database) is the call's error; ``prepare``
-runs in a worker thread there too, so its imports and migrations never hold up the event loop.
+serves, and the local scheduler's login is asked meanwhile (what ``list_jobs`` needs, and the one answer a later
+call finds kept). A tool call waits for that start, whose failure (an unusable database) is the call's error;
+``prepare`` runs in a worker thread there too, so its imports and migrations never hold up the event loop.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from mcp_types import ToolAnnotations
 from svc_host import __version__
 from svc_host.errors import SvcError
 from svc_host.host import Host
+from svc_host.mcp.context import LOCAL
 from svc_host.mcp.opening import INSTRUCTIONS, NAME
 from svc_host.mcp.results import SpecShapedServer, failure
 from svc_host.settings.paths import SvcPaths
@@ -116,7 +118,14 @@ def _mcp_host(roots: Sequence[Path]) -> Host:
 
 async def _start(host: Host) -> None:
     await asyncio.to_thread(prepare, host)
-    await host.start()
+    await asyncio.gather(host.start(), _local_login(host))
+
+
+async def _local_login(host: Host) -> None:
+    """The local scheduler's login (``id -un``, kept by the transport), asked while the Host starts: without it the
+    first ``list_jobs`` ran one more command than the calls after it. A failure is left to the call that needs it."""
+    with contextlib.suppress(SvcError, OSError):
+        await host.transport(LOCAL).user()
 
 
 def _after_start(

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from svc_host.api.params import MAX_ROW_ID
+from svc_host.domain.bounds import MAX_ROW_ID
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from svc_host.api.params import MAX_ROW_ID
+from svc_host.domain.bounds import MAX_ROW_ID
 from svc_host.errors import InvalidRequestError, WorkflowError
 from svc_host.host import Host
 from svc_host.mcp.context import host_of, transport_name

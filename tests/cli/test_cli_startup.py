@@ -80,6 +80,16 @@ def test_jobs_over_ssh_lists_the_queue_without_importing_the_store(
         subprocess.run([*ssh, shlex.join(["rm", "-rf", "--", work_dir])], capture_output=True, timeout=120, check=False)
 
 
+@pytest.mark.cluster
+def test_jobs_on_the_local_cluster_never_imports_the_ssh_library(dev_profile: SSHProfile) -> None:
+    # an SSH profile is configured (the ssh plugin lists its transport, the rsync plugin its backend), unused here
+    ProfileStore(SvcPaths.from_env().profiles_file).create("dev", dev_profile)
+    done, loaded = svc_loading("jobs", "-t", "local", "--json")
+    assert done.returncode == 0, done.stderr
+    assert isinstance(json.loads(done.stdout), list)
+    assert "asyncssh" not in loaded
+
+
 def test_serve_with_an_unusable_database_says_so_in_one_line() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "svc_host", "serve", "--port", "0"],
