@@ -52,7 +52,7 @@ async def login(body: LoginBody, request: Request) -> Response:
     return response
 
 
-@router.get("/session")
+@router.get("/session", responses=error_responses(400, e400="the request's Host is not one this server answers to"))
 async def session(request: Request) -> dict[str, bool]:
     """``{logged_in}``: whether this request carries a live session (or the token), always 200. The dashboard asks
     once on load, so a logged-out browser shows the login view without a 401 from every page's request."""
