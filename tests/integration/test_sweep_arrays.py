@@ -133,8 +133,12 @@ async def test_cancel_mid_way_cancels_the_array_and_leaves_no_task(
         interval=0.5,
         what="no task of the array left in the queue",
     )
+
+    def record_states() -> set[str]:
+        return {record.state for record in job_records(host)}
+
     await eventually(  # the running tasks' end is seen by the monitor; the queued ones read cancelled at once
-        lambda: {record.state for record in job_records(host)},
+        record_states,
         until=lambda states: states == {"CANCELLED"},
         interval=0.5,
         what="every task's record cancelled",
