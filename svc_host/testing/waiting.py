@@ -4,6 +4,10 @@ A test that sleeps 0.1 s and then asserts that something happened fails on a mac
 with other work (a CI runner, a laptop compiling). Wait for the condition instead: :func:`eventually`
 (coroutines) or :func:`eventually_blocking` (threads, subprocesses) poll it until it holds and fail with what
 was last seen after ``DEADLINE`` seconds. Speed belongs in ``bench/``, not in a pass/fail margin.
+
+Either polls ``check`` alone (its answer holds when truthy) or, given ``until``, polls ``check`` for a value and
+returns the first one ``until`` accepts: ``eventually(get_run, until=lambda run: run["status"] == "completed")``
+then fails showing the last run seen rather than ``False``.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Collection
-from typing import TypeVar
+from typing import TypeGuard, TypeVar, overload
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.transports.base import Transport
@@ -31,20 +35,47 @@ def _failure(what: str, timeout: float, last: object) -> AssertionError:
     return AssertionError(f"{what or 'the condition'} did not hold within {timeout:g} s; last seen: {last!r}")
 
 
+def _holds(value: T | None, until: Callable[[T], object] | None) -> TypeGuard[T]:
+    """Whether an answer of ``check`` ends the wait: truthy, or (given ``until``) not ``None`` and accepted."""
+    if until is None:
+        return bool(value)
+    return value is not None and bool(until(value))
+
+
+@overload
+async def eventually(
+    check: Callable[[], Awaitable[T | None]],
+    *,
+    until: Callable[[T], object] | None = None,
+    timeout: float = DEADLINE,
+    interval: float = INTERVAL,
+    what: str = "",
+) -> T: ...
+@overload
+async def eventually(
+    check: Callable[[], T | None],
+    *,
+    until: Callable[[T], object] | None = None,
+    timeout: float = DEADLINE,
+    interval: float = INTERVAL,
+    what: str = "",
+) -> T: ...
 async def eventually(
     check: Callable[[], Awaitable[T | None] | T | None],
     *,
+    until: Callable[[T], object] | None = None,
     timeout: float = DEADLINE,
     interval: float = INTERVAL,
     what: str = "",
 ) -> T:
-    """Call ``check`` (a function or a coroutine function) until it returns something truthy, and return that;
-    raise ``AssertionError`` naming ``what`` and the last value after ``timeout`` seconds."""
+    """Call ``check`` (a function or a coroutine function) until its answer holds (is truthy, or is accepted by
+    ``until``), and return that answer; raise ``AssertionError`` naming ``what`` and the last answer after
+    ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
-        last = await value if inspect.isawaitable(value) else value
-        if last:
+        last: T | None = await value if inspect.isawaitable(value) else value
+        if _holds(last, until):
             return last
         if time.monotonic() >= deadline:
             raise _failure(what, timeout, last)
@@ -52,15 +83,23 @@ async def eventually(
 
 
 def eventually_blocking(
-    check: Callable[[], T], *, timeout: float = DEADLINE, interval: float = INTERVAL, what: str = ""
+    check: Callable[[], T | None],
+    *,
+    until: Callable[[T], object] | None = None,
+    timeout: float = DEADLINE,
+    interval: float = INTERVAL,
+    what: str = "",
 ) -> T:
-    """:func:`eventually` for code without an event loop: blocks the calling thread between looks."""
+    """:func:`eventually` for code without an event loop (threads, subprocesses, a server in another process):
+    blocks the calling thread between looks."""
     deadline = time.monotonic() + timeout
-    while not (last := check()):
+    while True:
+        last = check()
+        if _holds(last, until):
+            return last
         if time.monotonic() >= deadline:
             raise _failure(what, timeout, last)
         time.sleep(interval)
-    return last
 
 
 async def wait_for_state(

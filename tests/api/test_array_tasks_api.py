@@ -3,28 +3,18 @@ job array of the dev cluster."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
+
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 
 ARRAY_SCRIPT = (
     '#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --array=0-2%1\necho "task $SLURM_ARRAY_TASK_ID"\nsleep 300\n'
 )
-
-
-async def until(check: Callable[[], Awaitable[Any]], what: str, seconds: float = 60) -> Any:
-    """The first true answer of ``check``, asked every half second for ``seconds``."""
-    for _ in range(int(seconds * 2)):
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"never: {what}")
 
 
 async def test_an_array_task_opens_tails_explains_and_cancels(svc_api_client: httpx.AsyncClient) -> None:
@@ -39,7 +29,7 @@ async def test_an_array_task_opens_tails_explains_and_cancels(svc_api_client: ht
             rows = {row["job_id"]: row for row in (await client.get("/api/jobs")).json()}
             return rows if rows.get(first, {}).get("status") == "RUNNING" else None
 
-        rows = await until(listed, f"{first} running in GET /api/jobs")
+        rows = await eventually(listed, interval=0.5, what=f"{first} running in GET /api/jobs")
         assert rows[second]["status"] == rows[third]["status"] == "PENDING"  # %1: one task at a time
 
         job = (await client.get(f"/api/jobs/{first}")).json()
@@ -48,7 +38,7 @@ async def test_an_array_task_opens_tails_explains_and_cancels(svc_api_client: ht
         async def logged() -> str:
             return str((await client.get(f"/api/jobs/{first}/logs")).json()["stdout"])
 
-        assert (await until(logged, f"{first}'s stdout")).strip() == "task 0"
+        assert (await eventually(logged, interval=0.5, what=f"{first}'s stdout")).strip() == "task 0"
 
         why = (await client.get(f"/api/jobs/{second}/pending")).json()
         assert (why["job_id"], why["pending"]) == (second, True)
@@ -63,7 +53,7 @@ async def test_an_array_task_opens_tails_explains_and_cancels(svc_api_client: ht
             assert [answer.status_code for answer in answers] == [200, 200], [answer.text for answer in answers]
             return [answer.json()["status"] for answer in answers] == ["CANCELLED", "CANCELLED"]
 
-        await until(both_cancelled, f"{second} and {third} cancelled")
+        await eventually(both_cancelled, interval=0.5, what=f"{second} and {third} cancelled")
         assert (await client.get(f"/api/jobs/{first}")).json()["status"] == "RUNNING"
         again = await client.delete(f"/api/jobs/{array}_[1-2]")
         assert again.status_code == 422

@@ -3,31 +3,35 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
+from svc_host.testing.waiting import eventually
+
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 
 
-async def pending_answer(client: httpx.AsyncClient, job_id: int, reason: str) -> dict[str, Any]:
-    for _ in range(120):
+async def pending_answer(
+    client: httpx.AsyncClient, job_id: int, until: Callable[[dict[str, Any]], bool], what: str
+) -> dict[str, Any]:
+    """``GET /api/jobs/{job_id}/pending`` until ``until`` holds for its answer."""
+
+    async def answer() -> dict[str, Any]:
         response = await client.get(f"/api/jobs/{job_id}/pending")
         assert response.status_code == 200, response.text
-        body = dict(response.json())
-        if body["reason"] == reason:
-            return body
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"job {job_id} never got reason {reason}: {body}")
+        return dict(response.json())
+
+    return await eventually(answer, until=until, interval=0.5, what=f"job {job_id}: {what}")
 
 
 async def test_held_job_is_explained_and_a_finished_one_is_not_pending(svc_api_client: httpx.AsyncClient) -> None:
     script = "#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --hold\nsleep 60\n"
     job_id = (await svc_api_client.post("/api/jobs", json={"script_content": script, "name": "held"})).json()["job_id"]
     try:
-        body = await pending_answer(svc_api_client, job_id, "JobHeldUser")
+        body = await pending_answer(svc_api_client, job_id, lambda body: body["reason"] == "JobHeldUser", "held")
         assert body == {
             "job_id": str(job_id),
             "pending": True,
@@ -43,11 +47,7 @@ async def test_held_job_is_explained_and_a_finished_one_is_not_pending(svc_api_c
         }
     finally:
         assert (await svc_api_client.delete(f"/api/jobs/{job_id}")).status_code == 204
-    for _ in range(60):
-        body = (await svc_api_client.get(f"/api/jobs/{job_id}/pending")).json()
-        if not body["pending"]:
-            break
-        await asyncio.sleep(0.5)
+    body = await pending_answer(svc_api_client, job_id, lambda body: not body["pending"], "no longer pending")
     assert body["explanation"] == f"Job {job_id} is CANCELLED, not pending."
 
 

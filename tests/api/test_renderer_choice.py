@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -16,6 +15,7 @@ from svc_host.domain.submission import JobDefinition, RenderedScript
 from svc_host.plugin_core.records import RendererSpec
 from svc_host.rendering.sbatch import render_sbatch
 from svc_host.settings.paths import SvcPaths
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 
@@ -37,10 +37,13 @@ async def output_of(client: httpx.AsyncClient, body: dict[str, Any]) -> str:
     created = await client.post("/api/jobs", json=body)
     assert created.status_code == 201, created.text
     job_id = created.json()["job_id"]
-    for _ in range(120):
-        if (await client.get(f"/api/jobs/{job_id}")).json()["status"] in ("COMPLETED", "FAILED"):
-            break
-        await asyncio.sleep(0.5)
+
+    async def status() -> str:
+        return str((await client.get(f"/api/jobs/{job_id}")).json()["status"])
+
+    await eventually(
+        status, until=lambda status: status in ("COMPLETED", "FAILED"), interval=0.5, what=f"job {job_id}'s end"
+    )
     return str((await client.get(f"/api/jobs/{job_id}/logs")).json()["stdout"])
 
 

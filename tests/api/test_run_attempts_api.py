@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,6 +9,7 @@ import httpx
 import pytest
 
 from svc_host.host import Host
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("local_transport")]
 
@@ -31,12 +31,13 @@ async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIter
 
 
 async def finished(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
-    for _ in range(300):
-        body: dict[str, Any] = (await client.get(f"/api/workflows/runs/{run_id}")).json()
-        if body["status"] in ("completed", "failed", "cancelled"):
-            return body
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"run {run_id} did not end: {body}")
+    async def shown() -> dict[str, Any]:
+        return dict((await client.get(f"/api/workflows/runs/{run_id}")).json())
+
+    ended = ("completed", "failed", "cancelled")
+    return await eventually(
+        shown, until=lambda body: body["status"] in ended, timeout=150, interval=0.5, what=f"the end of run {run_id}"
+    )
 
 
 async def test_the_run_detail_lists_every_attempt_with_its_end_and_reason(client: httpx.AsyncClient) -> None:

@@ -4,7 +4,6 @@ cluster, a real ``svc serve`` whose scheduler fires a workflow that runs to comp
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from svc_host.host import Host
 from svc_host.testing.serve import start_serve
+from svc_host.testing.waiting import eventually_blocking
 
 FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a schedule\n"
 
@@ -109,19 +109,23 @@ def test_a_running_server_fires_a_schedule_on_the_cluster(slurm_cluster: None, t
             assert http.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"}).is_success
             created = http.post("/api/schedules", json={"name": "often", "workflow": "hello", "every": 10})
             assert created.status_code == 201, created.text
-            deadline = time.monotonic() + 60
-            run_id = None
-            while run_id is None and time.monotonic() < deadline:
-                time.sleep(0.5)
-                run_id = http.get("/api/schedules/often").json()["last_run_id"]
-            shown = http.get("/api/schedules/often").json()
-            assert run_id, f"the schedule did not fire within 60 s: {shown}\n{(tmp_path / 'serve.log').read_text()}"
+            try:
+                fired = eventually_blocking(
+                    lambda: http.get("/api/schedules/often").json(),
+                    until=lambda shown: shown["last_run_id"] is not None,
+                    interval=0.5,
+                    what="the schedule's first run",
+                )
+            except AssertionError as error:
+                raise AssertionError(f"{error}\n{(tmp_path / 'serve.log').read_text()}") from None
+            run_id = fired["last_run_id"]
             http.put("/api/schedules/often", json={"name": "often", "workflow": "hello", "every": 10, "enabled": False})
-            while time.monotonic() < deadline:
-                run = http.get(f"/api/workflows/runs/{run_id}").json()
-                if run["status"] in ("completed", "failed", "cancelled"):
-                    break
-                time.sleep(0.5)
+            run = eventually_blocking(
+                lambda: http.get(f"/api/workflows/runs/{run_id}").json(),
+                until=lambda run: run["status"] in ("completed", "failed", "cancelled"),
+                interval=0.5,
+                what=f"the end of run {run_id}",
+            )
             assert (run["status"], run["triggered_by"]) == ("completed", "schedule"), run
     finally:
         server.stop()

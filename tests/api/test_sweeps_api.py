@@ -16,6 +16,7 @@ from svc_host.store import jobs as job_repo
 from svc_host.store.tables import SweepRunRecord
 from svc_host.sweeps import cell_moves
 from svc_host.sweeps import store as repo
+from svc_host.testing.waiting import eventually
 from svc_host.workflows import run_status
 from svc_host.workflows import store as runs
 
@@ -68,12 +69,10 @@ def finished_sweep(host: Host, name: str = "old") -> int:
 
 
 async def wait_for(client: httpx.AsyncClient, sweep_id: int, done: Any, timeout: float = 60) -> dict[str, Any]:
-    for _ in range(int(timeout / 0.25)):
-        sweep: dict[str, Any] = (await client.get(f"/api/sweep_runs/{sweep_id}")).json()
-        if done(sweep):
-            return sweep
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"sweep {sweep_id} never got there: {sweep}")
+    async def shown() -> dict[str, Any]:
+        return dict((await client.get(f"/api/sweep_runs/{sweep_id}")).json())
+
+    return await eventually(shown, until=done, timeout=timeout, interval=0.25, what=f"sweep {sweep_id}'s awaited state")
 
 
 # -- without the cluster --------------------------------------------------------------------------------------
@@ -187,12 +186,16 @@ async def test_cancelling_cells_and_the_sweep(client: httpx.AsyncClient) -> None
     # uniform cells: one job array, one task running at a time. The counters count a cell whose task is still
     # being submitted as running, so wait for the array's id, recorded once sbatch answered.
     await wait_for(client, sweep_id, lambda sweep: sweep["cells_running"] == 4 and sweep["array_job_id"])
-    for _ in range(120):
-        cells = (await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json()
-        if {cell["status"] for cell in cells} == {"running"}:
-            break
-        await asyncio.sleep(0.25)
-    assert [cell["status"] for cell in cells] == ["running"] * 4
+
+    async def cells_shown() -> list[dict[str, Any]]:
+        return list((await client.get(f"/api/sweep_runs/{sweep_id}/cells")).json())
+
+    cells = await eventually(
+        cells_shown,
+        until=lambda cells: [cell["status"] for cell in cells] == ["running"] * 4,
+        interval=0.25,
+        what="4 cells running",
+    )
     first, last = cells[0]["id"], cells[3]["id"]  # by started_at: task 0 (started) and task 3 (waiting its turn)
 
     queued = await client.post(f"/api/workflows/runs/{last}/cancel")
@@ -217,12 +220,14 @@ async def test_cancelling_cells_and_the_sweep(client: httpx.AsyncClient) -> None
     assert again.json() == done  # a no-op: the first cancel_requested_at is kept
     terminal = await client.post(f"/api/workflows/runs/{first}/cancel")
     assert terminal.status_code == 422
-    for _ in range(120):  # the cancelled jobs leave Slurm (and the monitor stops watching them)
+
+    async def job_statuses() -> set[str]:  # the cancelled jobs leave Slurm (and the monitor stops watching them)
         shown = (await client.get(f"/api/workflows/runs?sweep_id={sweep_id}")).json()
-        if {status for run in shown for status in run["job_statuses"].values()} <= {"CANCELLED"}:
-            break
-        await asyncio.sleep(0.5)
-    assert {status for run in shown for status in run["job_statuses"].values()} == {"CANCELLED"}
+        return {status for run in shown for status in run["job_statuses"].values()}
+
+    await eventually(
+        job_statuses, until=lambda seen: seen == {"CANCELLED"}, interval=0.5, what="every job of the sweep cancelled"
+    )
 
 
 @pytest.mark.cluster

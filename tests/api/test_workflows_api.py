@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
 from svc_host.settings.paths import SvcPaths
+from svc_host.testing.waiting import eventually
 
 GOOD = """\
 name: pipeline
@@ -240,13 +240,21 @@ async def test_the_list_follows_files_edited_by_hand(client: httpx.AsyncClient, 
 # -- runs -----------------------------------------------------------------------------------------------------
 
 
-async def wait_run(client: httpx.AsyncClient, run_id: str, wanted: set[str]) -> dict[str, Any]:
-    for _ in range(240):
-        body = (await client.get(f"/api/workflows/runs/{run_id}")).json()
-        if body["status"] in wanted:
-            return dict(body)
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"run {run_id} never reached {wanted}: {body}")
+async def wait_run(
+    client: httpx.AsyncClient, run_id: str, wanted: set[str], until: Callable[[dict[str, Any]], bool] | None = None
+) -> dict[str, Any]:
+    """The run's detail once its status is in ``wanted`` (and ``until`` holds for it, if given)."""
+
+    async def shown() -> dict[str, Any]:
+        return dict((await client.get(f"/api/workflows/runs/{run_id}")).json())
+
+    return await eventually(
+        shown,
+        until=lambda body: body["status"] in wanted and (until is None or until(body)),
+        timeout=120,
+        interval=0.5,
+        what=f"run {run_id} reaching {sorted(wanted)}",
+    )
 
 
 @pytest.mark.cluster
@@ -292,12 +300,7 @@ async def test_run_with_a_body_and_cancel(client: httpx.AsyncClient) -> None:
     assert (cancelled.status_code, cancelled.json()) == (200, {"status": "cancelled", "run_id": run["id"]})
     shown = await wait_run(client, run["id"], {"cancelled"})
     assert shown["completed_at"] is not None
-    for _ in range(60):
-        shown = (await client.get(f"/api/workflows/runs/{run['id']}")).json()
-        if shown["job_statuses"] == {"a": "CANCELLED"}:
-            break
-        await asyncio.sleep(0.5)
-    assert shown["job_statuses"] == {"a": "CANCELLED"}
+    await wait_run(client, run["id"], {"cancelled"}, lambda body: body["job_statuses"] == {"a": "CANCELLED"})
     assert (await client.post(f"/api/workflows/runs/{run['id']}/cancel")).status_code == 422
 
 
@@ -368,11 +371,7 @@ async def test_submission_failure_is_502_with_submitted_jobs_cancelled(client: h
     [run] = (await client.get("/api/workflows/runs")).json()
     assert run["status"] == "failed"
     assert run["error"].startswith("submission of job 'b' failed")
-    for _ in range(60):
-        run = (await client.get(f"/api/workflows/runs/{run['id']}")).json()
-        if run["job_statuses"]["a"] == "CANCELLED":
-            break
-        await asyncio.sleep(0.5)
+    run = await wait_run(client, run["id"], {"failed"}, lambda body: body["job_statuses"]["a"] == "CANCELLED")
     assert run["job_statuses"] == {"a": "CANCELLED", "b": "FAILED"}
 
 

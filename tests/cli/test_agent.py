@@ -30,6 +30,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.settings.paths import SvcPaths
 from svc_host.settings.profiles import ProfileStore
 from svc_host.testing.plugin import skip_or_fail
+from svc_host.testing.waiting import eventually_blocking
 
 HEAVY = ("asyncssh", "pydantic", "sqlalchemy", "sqlmodel", "svc_host.host")
 
@@ -119,12 +120,13 @@ def agent(dev: str) -> Iterator[Place]:
 
 
 def wait_for_state(job_id: str, *states: str) -> dict[str, Any]:
-    for _ in range(240):
-        found = json.loads(svc("status", "-t", "dev", job_id, "--json").stdout)[0]
-        if found["state"] in states:
-            return dict(found)
-        time.sleep(0.5)
-    raise AssertionError(f"job {job_id} never reached {states}: {found}")
+    return eventually_blocking(
+        lambda: dict(json.loads(svc("status", "-t", "dev", job_id, "--json").stdout)[0]),
+        until=lambda found: found["state"] in states,
+        timeout=120,
+        interval=0.5,
+        what=f"job {job_id} reaching {states}",
+    )
 
 
 @pytest.mark.cluster
@@ -373,11 +375,7 @@ def test_by_default_an_ssh_command_starts_an_agent_for_the_next_one(dev: str, mo
     try:
         listed = svc("jobs", "-t", dev, "-u", "nobody", "--json", SVC_AGENT=mode)
         assert (listed.returncode, listed.stdout.strip()) == (0, "[]"), listed.stderr
-        for _ in range(600):
-            if launch.ping(place) is not None:
-                break
-            time.sleep(0.1)
-        assert launch.ping(place) is not None
+        eventually_blocking(lambda: launch.ping(place), interval=0.1, what="the agent the first command left")
         assert svc("jobs", "-t", dev, "-u", "nobody", "--json").stdout.strip() == "[]"
         assert agent_facts()["requests"] == 1
     finally:

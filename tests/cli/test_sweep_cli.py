@@ -7,10 +7,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from svc_host.testing.waiting import eventually_blocking
 
 GRID = """\
 name: grid
@@ -137,10 +138,9 @@ def test_detach_then_cancel() -> None:
     second = svc("sweep", "cancel", sweep_id)
     assert second.returncode == 0
     assert f"sweep {sweep_id} (slow) cancelled: 0 completed, 0 failed, 3 cancelled of 3 cells" in second.stdout
-    for cell in cells:  # its task was cancelled in Slurm (the one running and those waiting their turn)
-        for _ in range(20):
-            run = json.loads(svc("flow", "show", cell["id"], "--json").stdout)
-            if run["job_statuses"] == {"nap": "CANCELLED"}:
-                break
-            time.sleep(0.5)
-        assert run["job_statuses"] == {"nap": "CANCELLED"}
+
+    def cancelled_in_slurm() -> bool:  # every cell's task (the one running and those waiting their turn)
+        shown = [json.loads(svc("flow", "show", cell["id"], "--json").stdout) for cell in cells]
+        return all(run["job_statuses"] == {"nap": "CANCELLED"} for run in shown)
+
+    eventually_blocking(cancelled_in_slurm, interval=0.5, what="every cell's task cancelled in Slurm")

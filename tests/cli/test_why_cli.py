@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Callable
 
 import pytest
+
+from svc_host.testing.waiting import eventually_blocking
 
 pytestmark = pytest.mark.cluster
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -21,12 +22,15 @@ def wide_job(slurm_cluster: None, sbatch_job: Callable[..., str]) -> str:
 
 
 def test_why_names_the_down_node(svc_cli: Cli, wide_job: str) -> None:
-    for _ in range(60):
+
+    def why() -> subprocess.CompletedProcess[str]:
         result = svc_cli("why", wide_job)
         assert result.returncode == 0, result.stderr
-        if "phantom" in result.stdout:
-            break
-        time.sleep(0.5)
+        return result
+
+    result = eventually_blocking(
+        why, until=lambda result: "phantom" in result.stdout, interval=0.5, what="svc why naming the down node"
+    )
     # From one scheduling pass to the next Slurm's reason names the node ("ReqNodeNotAvail,
     # UnavailableNodes:phantom"), or not ("Nodes required for job are DOWN, ..."): then svc names it, with its
     # state from sinfo.

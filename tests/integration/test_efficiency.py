@@ -24,6 +24,7 @@ from svc_host.host import Host
 from svc_host.plugin_core.manager import create_plugin_manager
 from svc_host.store import jobs as job_repo
 from svc_host.testing.http import asgi_client, security_for_tests
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -67,15 +68,13 @@ async def rest(slurm_cluster: None) -> AsyncIterator[tuple[httpx.AsyncClient, Ho
 
 async def measured(client: httpx.AsyncClient, path: str, done: Any, timeout: float = 120) -> dict[str, Any]:
     """GET ``path`` until ``done(body)``; the monitor reads usage in the tick that sees a job end."""
-    body: dict[str, Any] = {}
-    for _ in range(int(timeout / 0.5)):
+
+    async def body() -> dict[str, Any]:
         response = await client.get(path)
         assert response.status_code == 200, response.text
-        body = response.json()
-        if done(body):
-            return body
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"{path} never got there: {body}")
+        return dict(response.json())
+
+    return await eventually(body, until=done, timeout=timeout, interval=0.5, what=f"the awaited answer of {path}")
 
 
 def svc(*args: str) -> subprocess.CompletedProcess[str]:
@@ -116,14 +115,7 @@ async def test_a_job_asking_far_more_than_it_uses_is_flagged_everywhere(
     assert response.status_code == 201, response.text
     job_id = str(response.json()["job_id"])
 
-    async def ended() -> None:
-        for _ in range(240):
-            if (await client.get(f"/api/jobs/{job_id}")).json()["status"] == "COMPLETED":
-                return
-            await asyncio.sleep(0.5)
-        raise AssertionError(f"job {job_id} did not complete")
-
-    await ended()
+    await measured(client, f"/api/jobs/{job_id}", lambda job: job["status"] == "COMPLETED")
     path = f"/api/history/efficiency/jobs/{job_id}"
     view = await measured(client, path, lambda body: body["efficiency"] is not None)
     assert (view["status"], view["name"], view["not_measured_reason"]) == ("COMPLETED", "overask", None)
@@ -246,9 +238,9 @@ async def test_usage_over_ssh_is_the_same_query_as_local(dev_host: Host) -> None
 
 async def usage_once_ended(host: Host, transport: str, job_id: str) -> dict[str, Any]:
     """``usage([job_id])`` once accounting reports the job ended (within a minute)."""
-    for _ in range(120):
-        found = await host.transport(transport).usage([job_id])
-        if job_id in found:
-            return found
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"accounting never reported job {job_id} ended")
+    return await eventually(
+        lambda: host.transport(transport).usage([job_id]),
+        until=lambda found: job_id in found,
+        interval=0.5,
+        what=f"accounting reporting job {job_id} ended",
+    )

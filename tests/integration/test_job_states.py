@@ -19,6 +19,7 @@ from svc_host.api.app import create_app
 from svc_host.host import Host
 from svc_host.plugin_core.manager import create_plugin_manager
 from svc_host.testing.http import asgi_client, security_for_tests
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -78,13 +79,17 @@ async def test_every_ending_is_reported_alike_everywhere(rest: httpx.AsyncClient
     assert await scancel.wait() == 0
 
     expected = {str(job_id): wanted.split("-")[0] for wanted, job_id in jobs.items()}
-    seen: dict[str, Any] = {}
-    for _ in range(150):  # TIMEOUT needs Slurm's own ~80 s
-        seen = {str(job_id): (await rest.get(f"/api/jobs/{job_id}")).json() for job_id in jobs.values()}
-        if all(body["status"] == expected[job_id] for job_id, body in seen.items()):
-            break
-        await asyncio.sleep(1)
-    assert {job_id: body["status"] for job_id, body in seen.items()} == expected
+
+    async def details() -> dict[str, Any]:
+        return {str(job_id): (await rest.get(f"/api/jobs/{job_id}")).json() for job_id in jobs.values()}
+
+    seen = await eventually(
+        details,
+        until=lambda seen: {job_id: body["status"] for job_id, body in seen.items()} == expected,
+        timeout=150,  # TIMEOUT needs Slurm's own ~80 s
+        interval=1,
+        what="every job's ending",
+    )
     assert seen[str(jobs["FAILED"])]["exit_code"] == 3
     assert seen[str(jobs["CANCELLED"])]["raw_state"].startswith("CANCELLED")
 

@@ -36,6 +36,7 @@ from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
 from svc_host.testing.plugin import skip_or_fail
+from svc_host.testing.waiting import eventually
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 
@@ -70,11 +71,7 @@ async def stopped(daemon: str) -> AsyncIterator[None]:
 
 
 async def until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    for _ in range(int(timeout * 2)):
-        if check():
-            return
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"not {what} after {timeout:.0f} s")
+    await eventually(check, timeout=timeout, interval=0.5, what=what)
 
 
 def states(host: Host) -> dict[str, str]:
@@ -217,12 +214,12 @@ async def test_sshd_restarted_mid_sweep_20_of_20_cells_complete_none_twice(
         assert (done.status, done.cells_completed, done.cells_failed) == ("completed", 20, 0), errors
         recorded = [record.job_id for record in dev_host.store.call(job_repo.history)]
         assert len(recorded) == len(set(recorded)) == 20
-        in_slurm: list[str] = []
-        for _ in range(60):  # accounting learns of the last jobs a moment after they end
-            in_slurm = await submitted_in(remote, started)
-            if len(in_slurm) >= len(recorded):
-                break
-            await asyncio.sleep(0.5)
+        in_slurm = await eventually(  # accounting learns of the last jobs a moment after they end
+            lambda: submitted_in(remote, started),
+            until=lambda in_slurm: len(in_slurm) >= len(recorded),
+            interval=0.5,
+            what="every cell's job in accounting",
+        )
         assert sorted(in_slurm) == sorted(recorded)  # Slurm ran each cell's job once
     finally:
         live = [record.job_id for record in dev_host.store.call(job_repo.live_jobs)]

@@ -4,7 +4,6 @@ longer than its partition allows, a dependency on a job that failed; and "would 
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import subprocess
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from svc_host.errors import NotFoundError
 from svc_host.host import Host
 from svc_host.services import jobs, pending
 from svc_host.testing.plugin import HOLDS_GPUS
+from svc_host.testing.waiting import eventually
 
 pytestmark = pytest.mark.cluster
 QOS = "svct_pendq"
@@ -80,12 +80,26 @@ async def submit(host: Host, *directives: str, command: str = "sleep 300", trans
 
 async def reason_of(host: Host, job_id: str, reason: str, *, transport: str = "local") -> dict[str, Any]:
     """The explanation once Slurm gives the job ``reason`` (it evaluates a new job within a few seconds)."""
-    for _ in range(120):
-        answer = (await pending.explain(host, transport, [job_id]))[0]
-        if answer["reason"] is not None and answer["reason"].startswith(reason):
-            return answer
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"job {job_id} never got reason {reason}: {answer}")
+    return await eventually(
+        lambda: explained(host, transport, job_id),
+        until=lambda answer: answer["reason"] is not None and answer["reason"].startswith(reason),
+        interval=0.5,
+        what=f"job {job_id}'s reason {reason}",
+    )
+
+
+async def explained(host: Host, transport: str, job_id: str) -> dict[str, Any]:
+    return dict((await pending.explain(host, transport, [job_id]))[0])
+
+
+async def running(host: Host, transport: str, job_id: str) -> None:
+    """Once the job runs (a filler holds every GPU once it runs)."""
+    await eventually(
+        lambda: explained(host, transport, job_id),
+        until=lambda answer: answer["status"] == "RUNNING",
+        interval=0.5,
+        what=f"job {job_id} running",
+    )
 
 
 async def test_hold_failed_dependency_and_not_pending(make_host: Callable[[], Host]) -> None:
@@ -165,10 +179,7 @@ async def test_qos_and_account_gpu_limits(make_host: Callable[[], Host], limits:
 async def test_resources_when_every_gpu_is_taken(make_host: Callable[[], Host]) -> None:
     host = make_host()
     filler = await submit(host, "-p gpu", "--gres=gpu:4")
-    for _ in range(120):  # it holds every GPU once it runs
-        if (await pending.explain(host, "local", [filler]))[0]["status"] == "RUNNING":
-            break
-        await asyncio.sleep(0.5)
+    await running(host, "local", filler)
     waiting = await submit(host, "-p gpu", "--gres=gpu:1")
     answer = await reason_of(host, waiting, "Resources")
     assert "partition 'gpu' has 0 of 4 GPUs free now" in answer["explanation"]
@@ -224,10 +235,7 @@ async def test_over_ssh_resources_when_every_gpu_is_taken(dev_host: Host, dev_en
     filler = await submit(dev_host, "-p gpu", f"--gres=gpu:{gpus}", transport="dev")
     waiting = None
     try:
-        for _ in range(120):  # it holds every GPU once it runs
-            if (await pending.explain(dev_host, "dev", [filler]))[0]["status"] == "RUNNING":
-                break
-            await asyncio.sleep(0.5)
+        await running(dev_host, "dev", filler)
         waiting = await submit(dev_host, "-p gpu", "--gres=gpu:1", transport="dev")
         answer = await reason_of(dev_host, waiting, "Resources", transport="dev")
         assert f"partition 'gpu' has 0 of {gpus} GPUs free now" in answer["explanation"]

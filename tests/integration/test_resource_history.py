@@ -3,17 +3,18 @@ partition, a running GPU job shows in it, and ``GET /api/resources/history`` ser
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 import httpx
 import pytest
 
 import svc_plugin_local.hooks
+from svc_host.domain.resources import ResourceSnapshot
 from svc_host.host import Host
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.sampler import ResourceSampler, SamplerSettings
 from svc_host.testing.plugin import HOLDS_GPUS
+from svc_host.testing.waiting import eventually
 
 pytestmark = [pytest.mark.cluster, HOLDS_GPUS]
 
@@ -40,13 +41,16 @@ async def test_samples_of_the_real_cluster_follow_a_gpu_job(
     assert submitted.status_code == 201, submitted.text
     job_id = submitted.json()["job_id"]
     try:
-        busy = idle
-        for _ in range(60):  # until the job runs and its GPU is counted
-            await asyncio.sleep(0.5)
-            busy = {snap.partition: snap for snap in await sampler.sample("local")}
-            if busy["gpu"].gpus_in_use > idle["gpu"].gpus_in_use:
-                break
-        assert busy["gpu"].gpus_in_use >= idle["gpu"].gpus_in_use + 1
+
+        async def sampled() -> dict[str, ResourceSnapshot]:
+            return {snap.partition: snap for snap in await sampler.sample("local")}
+
+        await eventually(
+            sampled,
+            until=lambda busy: busy["gpu"].gpus_in_use > idle["gpu"].gpus_in_use,
+            interval=0.5,
+            what="the job running and its GPU counted",
+        )
     finally:
         await svc_api_client.delete(f"/api/jobs/{job_id}")
 

@@ -17,7 +17,7 @@ import pytest
 from svc_host.domain.jobs import JobState
 from svc_host.host import Host
 from svc_host.testing.plugin import HOLDS_GPUS
-from svc_host.testing.waiting import wait_for_state
+from svc_host.testing.waiting import eventually, wait_for_state
 from svc_host.workflows.engine import WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import Attempt, RunSnapshot
@@ -49,13 +49,12 @@ async def sacct(job_id: str, field: str) -> str:
     """``field`` of a job as accounting has it, once slurmdbd has the job's record (just after the end it may
     still print a placeholder such as ``16?`` for ReqMem)."""
     argv = ["sacct", "-j", job_id, "-X", "-n", "-P", "-o", field]
-    value = ""
-    for _ in range(60):
-        value = await command(*argv)
-        if value and not value.endswith("?"):
-            break
-        await asyncio.sleep(0.5)
-    return value
+    return await eventually(
+        lambda: command(*argv),
+        until=lambda value: bool(value) and not value.endswith("?"),
+        interval=0.5,
+        what=f"{field} of job {job_id} in accounting",
+    )
 
 
 def shown(attempts: list[Attempt]) -> list[tuple[str, int, str, str | None]]:
@@ -211,11 +210,12 @@ async def test_a_node_failure_is_retried_automatically(engine: WorkflowEngine, w
     try:
         await scontrol_node("state=down", "reason=svc-test")
         await wait_for_state(engine.host.transport("local"), first, {JobState.NODE_FAIL}, timeout=60)
-        for _ in range(120):  # the engine sees the end on a monitor tick and submits the next attempt
-            now = await engine.get(snap.run.id)
-            if now.jobs[0].attempt >= 2 and now.jobs[0].job_id != first:
-                break
-            await asyncio.sleep(0.5)
+        await eventually(  # the engine sees the end on a monitor tick and submits the next attempt
+            lambda: engine.get(snap.run.id),
+            until=lambda now: now.jobs[0].attempt >= 2 and now.jobs[0].job_id != first,
+            interval=0.5,
+            what="a second attempt",
+        )
     finally:  # the dev cluster's ReturnToService=2 may have brought the node back already: then resume is refused
         await scontrol_node("state=resume", check=False)
     done = await engine.wait(snap.run.id, 150)

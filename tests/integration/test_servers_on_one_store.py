@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord, SweepRunRecord, WorkflowRunRecord
 from svc_host.testing.serve import ServeProcess, start_serve
+from svc_host.testing.waiting import eventually_blocking
 
 pytestmark = [pytest.mark.cluster, pytest.mark.usefixtures("slurm_cluster")]
 
@@ -132,12 +132,9 @@ jobs:
 
 
 def wait_for(client: httpx.Client, path: str, done: Any, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        body: dict[str, Any] = client.get(path).json()
-        if done(body) or time.monotonic() > deadline:
-            return body
-        time.sleep(0.3)
+    return eventually_blocking(
+        lambda: dict(client.get(path).json()), until=done, timeout=timeout, interval=0.3, what=f"{path}'s awaited state"
+    )
 
 
 def rows(store_url: str) -> tuple[int, int, int]:

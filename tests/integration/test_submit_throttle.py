@@ -20,6 +20,7 @@ from svc_host.plugin_core.records import RendererSpec
 from svc_host.rendering.sbatch import render_sbatch
 from svc_host.services.limits import limits_view
 from svc_host.sweeps.orchestrator import SweepOrchestrator
+from svc_host.testing.waiting import eventually
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import sweep_place
 from svc_host.workflows.submission import with_directive
@@ -120,11 +121,12 @@ async def test_a_workflow_and_a_sweep_share_a_budget_of_three(
     async with queue_samples() as samples:
         run = await engine.run(RunRequest(yaml_path=work / "eight.yaml"), triggered_by="cli")
         sweep = await orchestrator.submit(request(work / "mixed.yaml", {"i": list(range(8))}, max_parallel=8))
-        await asyncio.sleep(1)
-        waiting = [
-            orchestrator.host.submit_throttle.reason(run.run.id),
-            orchestrator.host.submit_throttle.reason(f"sweep:{sweep.id}"),
-        ]
+        reason = f"queued: MaxSubmitJobsPerUser 3 of QOS {QOS} reached (3 in queue)"
+        throttle = orchestrator.host.submit_throttle
+        await eventually(
+            lambda: reason in (throttle.reason(run.run.id), throttle.reason(f"sweep:{sweep.id}")),
+            what="the run or the sweep queued by the QOS limit",
+        )
         done_run = await engine.wait(run.run.id, timeout=240)
         done_sweep = await finish(orchestrator, sweep.id, timeout=240)
     assert refusals == []
@@ -133,8 +135,6 @@ async def test_a_workflow_and_a_sweep_share_a_budget_of_three(
     assert sorted((work / f"wf-{i}.txt").read_text() for i in range(8)) == [f"{i}\n" for i in range(8)]
     assert sorted((work / f"mixed-{i}.txt").read_text() for i in range(8)) == [f"{i}\n" for i in range(8)]
     assert max(samples) == 3, samples
-    reason = f"queued: MaxSubmitJobsPerUser 3 of QOS {QOS} reached (3 in queue)"
-    assert reason in waiting, waiting
 
 
 async def test_an_array_sweep_larger_than_the_budget_starts_as_an_array_of_three(

@@ -19,6 +19,7 @@ from svc_host.store import jobs as job_repo
 from svc_host.sweeps.cells import SweepRequest
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
+from svc_host.testing.waiting import eventually
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import snapshot
 from tests.integration.test_sweeps import counts, crash, finish, job_records, request, start, stop, workflow
@@ -111,31 +112,37 @@ async def test_cancel_mid_way_cancels_the_array_and_leaves_no_task(
     host = orchestrator.host
     sweep = await orchestrator.submit(request(workflow(work, SLOW), {"x": list(range(6))}, max_parallel=2))
     assert sweep.id is not None
-    running = sweep
-    for _ in range(100):
-        running = await orchestrator.get(sweep.id)
-        if running.array_job_id is not None and running.cells_running == 6:
-            break
-        await asyncio.sleep(0.2)
-    assert running.array_job_id is not None
-    assert len(await queued_tasks(host, running.array_job_id)) == 6
+    sweep_id = sweep.id
+    running = await eventually(
+        lambda: orchestrator.get(sweep_id),
+        until=lambda running: running.array_job_id is not None and running.cells_running == 6,
+        interval=0.2,
+        what="the array's id and 6 cells running",
+    )
+    array_job_id = running.array_job_id
+    assert array_job_id is not None
+    assert len(await queued_tasks(host, array_job_id)) == 6
     cancelled = await orchestrator.cancel(sweep.id)
     assert cancelled.status == "draining"
     done = await finish(orchestrator, sweep.id)
     assert (done.status, counts(done)) == ("cancelled", (0, 0, 0, 0, 6))
     assert len(sbatches) == 1
-    for _ in range(40):  # scancel returns before slurmctld has removed the tasks
-        left = await queued_tasks(host, running.array_job_id)
-        if not left:
-            break
-        await asyncio.sleep(0.5)
-    assert left == []
-    for _ in range(40):  # the running tasks' end is seen by the monitor; the queued ones read cancelled at once
-        states = {record.state for record in job_records(host)}
-        if states == {"CANCELLED"}:
-            break
-        await asyncio.sleep(0.5)
-    assert states == {"CANCELLED"}
+    await eventually(  # scancel returns before slurmctld has removed the tasks
+        lambda: queued_tasks(host, array_job_id),
+        until=lambda left: left == [],
+        interval=0.5,
+        what="no task of the array left in the queue",
+    )
+
+    def record_states() -> set[str]:
+        return {record.state for record in job_records(host)}
+
+    await eventually(  # the running tasks' end is seen by the monitor; the queued ones read cancelled at once
+        record_states,
+        until=lambda states: states == {"CANCELLED"},
+        interval=0.5,
+        what="every task's record cancelled",
+    )
 
 
 FAILING = """\

@@ -7,6 +7,7 @@ cancelled (only jobs this test's store knows, never anyone else's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -26,6 +27,7 @@ from svc_host.store.tables import JobRecord, SweepRunRecord
 from svc_host.sweeps.cells import SweepRequest, prepare_sweep
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.sweeps.orchestrator import SweepOrchestrator
+from svc_host.testing.waiting import eventually
 from svc_host.workflows.engine import RunChange, WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 
@@ -65,10 +67,14 @@ async def stop(orchestrator: SweepOrchestrator) -> None:
     host = orchestrator.host
     await orchestrator.close()
     await orchestrator.engine.close()
-    for _ in range(60):  # the monitor sees the last jobs end and stops by itself (never cut mid-command)
-        if not await host.store.run(job_repo.live_jobs):
-            break
-        await asyncio.sleep(0.5)
+    with contextlib.suppress(AssertionError):  # the monitor sees the last jobs end and stops by itself (never cut
+        await eventually(  # mid-command); a teardown goes on however it went
+            lambda: host.store.run(job_repo.live_jobs),
+            until=lambda live: not live,
+            timeout=30,
+            interval=0.5,
+            what="no live job left",
+        )
     loops = [task for task in host.monitor._loops.values() if not task.done()]
     if loops:
         await asyncio.wait(loops, timeout=15)
@@ -214,12 +220,13 @@ async def test_cancel_drains_and_a_second_cancel_changes_nothing(orchestrator: S
     orchestrator.host.plugins.register(events, "events")
     sweep = await orchestrator.submit(request(workflow(work, SLOW), {"x": [1, 2, 3, 4, 5]}, max_parallel=2))
     assert sweep.id is not None
-    running = sweep
-    for _ in range(100):
-        running = await orchestrator.get(sweep.id)
-        if running.cells_running == 2 and not orchestrator._driven[sweep.id].launches:
-            break
-        await asyncio.sleep(0.2)
+    sweep_id = sweep.id
+    running = await eventually(
+        lambda: orchestrator.get(sweep_id),
+        until=lambda running: running.cells_running == 2 and not orchestrator._driven[sweep_id].launches,
+        interval=0.2,
+        what="2 cells running and launched",
+    )
     job_ids = [record.job_id for record in job_records(orchestrator.host)]
     assert (running.cells_running, len(job_ids)) == (2, 2)
     cancelled = await orchestrator.cancel(sweep.id)
@@ -228,12 +235,12 @@ async def test_cancel_drains_and_a_second_cancel_changes_nothing(orchestrator: S
     assert counts(cancelled) == (0, 2, 0, 0, 3)  # pending cells drained: counted cancelled
     done = await finish(orchestrator, sweep.id)
     assert (done.status, counts(done)) == ("cancelled", (0, 0, 0, 0, 5))
-    for _ in range(60):  # running jobs are cancelled in Slurm (scancel returns before they are gone)
-        seen = await orchestrator.host.transport("local").statuses(job_ids)
-        if {status.state for status in seen.values()} == {"CANCELLED"}:
-            break
-        await asyncio.sleep(0.5)
-    assert {status.state for status in seen.values()} == {"CANCELLED"}
+    await eventually(  # running jobs are cancelled in Slurm (scancel returns before they are gone)
+        lambda: orchestrator.host.transport("local").statuses(job_ids),
+        until=lambda seen: {status.state for status in seen.values()} == {"CANCELLED"},
+        interval=0.5,
+        what="the running jobs cancelled in Slurm",
+    )
     again = await orchestrator.cancel(sweep.id)
     assert again.cancel_requested_at == done.cancel_requested_at
     assert again.status == "cancelled"

@@ -24,7 +24,7 @@ from svc_host.settings.paths import SvcPaths
 from svc_host.store import jobs as job_repo
 from svc_host.store.database import Store
 from svc_host.store.tables import JobRecord
-from svc_host.testing.waiting import wait_for_state
+from svc_host.testing.waiting import eventually, wait_for_state
 from svc_host.workflows.engine import WorkflowEngine
 from svc_host.workflows.prepare import RunRequest
 from svc_host.workflows.store import RunSnapshot
@@ -190,12 +190,12 @@ async def test_cancel_mid_run(engine: WorkflowEngine, work: Path) -> None:
     assert cancelled.run.status == "cancelled"
     assert cancelled.run.completed_at is not None
     assert statuses(cancelled)["last"] == "CANCELLED"
-    for _ in range(60):
-        shown = await engine.get(snap.run.id, refresh=True)
-        if set(statuses(shown).values()) == {"CANCELLED"}:
-            break
-        await asyncio.sleep(0.5)
-    assert set(statuses(shown).values()) == {"CANCELLED"}
+    await eventually(
+        lambda: engine.get(snap.run.id, refresh=True),
+        until=lambda shown: set(statuses(shown).values()) == {"CANCELLED"},
+        interval=0.5,
+        what="every job of the run cancelled",
+    )
     with pytest.raises(InvalidStateError, match="is already cancelled"):
         await engine.cancel(snap.run.id)
 
@@ -282,11 +282,12 @@ async def test_a_submission_failure_fails_the_run_and_cancels_what_was_submitted
     assert snap.run.status == "failed"
     assert snap.run.error is not None
     assert snap.run.error.startswith("submission of job 'b' failed")
-    for _ in range(60):
-        shown = await engine.get(snap.run.id, refresh=True)
-        if statuses(shown)["a"] == "CANCELLED":
-            break
-        await asyncio.sleep(0.5)
+    shown = await eventually(
+        lambda: engine.get(snap.run.id, refresh=True),
+        until=lambda shown: statuses(shown)["a"] == "CANCELLED",
+        interval=0.5,
+        what="job a cancelled",
+    )
     assert statuses(shown) == {"a": "CANCELLED", "b": "FAILED"}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +15,7 @@ from svc_host.host import Host
 from svc_host.plugin_core.records import SyncBackendSpec, TransportSpec
 from svc_host.settings.profiles import ProfileStore
 from svc_host.testing.fake import FakeTransport
+from svc_host.testing.waiting import eventually
 from svc_host.transports.sync_backend import InspectReport, SyncBackend, SyncResult
 
 
@@ -71,12 +71,6 @@ def host(svc_register_plugin: Any, svc_host: Host) -> Host:
     return svc_host
 
 
-async def background_closes() -> None:
-    """Let the closes of out-of-date connections, started in the background, run."""
-    for _ in range(3):
-        await asyncio.sleep(0)
-
-
 def cluster(**fields: object) -> SSHProfile:
     return SSHProfile.model_validate({"hostname": "login.example.org", "username": "ada", **fields})
 
@@ -95,8 +89,7 @@ async def test_a_profile_added_elsewhere_is_usable_at_once(host: Host, writer: P
     assert [mount.name for mount in host.transports.config.profiles["gpu"].mounts] == ["code"]
     writer.delete("gpu")
     assert host.transports.config.profiles == {}
-    await background_closes()
-    assert transport.closed  # a removed profile's connection is not kept
+    await eventually(lambda: transport.closed, what="the removed profile's connection closing")  # not kept
 
 
 async def test_only_a_changed_connection_target_reconnects(host: Host, writer: ProfileStore, tmp_path: Path) -> None:
@@ -120,9 +113,7 @@ async def test_only_a_changed_connection_target_reconnects(host: Host, writer: P
     assert fresh.profile.port == 2222
     assert host.sync_backend("gpu") is not backend
     assert host.transport("cpu") is cpu
-    await background_closes()
-    assert gpu.closed
-    assert backend.closed
+    await eventually(lambda: gpu.closed and backend.closed, what="the old connection and sync backend closing")
     assert not cpu.closed
 
 

@@ -18,7 +18,7 @@ from svc_host.runtime.transport_registry import TransportRegistry
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.testing.fake import FakeTransport, transport_plugin
-from svc_host.testing.waiting import DEADLINE
+from svc_host.testing.waiting import DEADLINE, eventually
 from svc_host.transports.base import CommandResult, SlurmTransport
 from tests.conftest import LoopClock
 
@@ -136,7 +136,7 @@ async def test_a_caller_giving_up_does_not_cancel_the_others() -> None:
     transport = SlowSqueue(delay=0.1)
     impatient = asyncio.ensure_future(transport.queue())
     patient = asyncio.ensure_future(transport.queue())
-    await asyncio.sleep(0.02)
+    await eventually(lambda: transport.calls, what="the shared squeue's start")
     impatient.cancel()
     assert await patient
     assert impatient.cancelled()
@@ -146,7 +146,7 @@ async def test_a_caller_giving_up_does_not_cancel_the_others() -> None:
 async def test_closing_the_transport_stops_a_shared_query_nobody_waits_for() -> None:
     transport = SlowSqueue(delay=30)
     gone = asyncio.ensure_future(transport.queue())
-    await asyncio.sleep(0.02)
+    await eventually(lambda: transport.calls, what="the shared squeue's start")
     gone.cancel()  # the query goes on for the callers that may join it...
     await asyncio.wait_for(transport.close(), DEADLINE)  # ...until the transport closes: nothing is left running
     assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
@@ -160,7 +160,7 @@ async def test_a_caller_still_waiting_when_the_transport_closes_gets_an_error_no
     answers with an error in svc's shape instead of being dropped as if it had been cancelled."""
     transport = SlowSqueue(delay=30)
     waiting = asyncio.ensure_future(transport.queue())
-    await asyncio.sleep(0.02)
+    await eventually(lambda: transport.calls, what="the shared squeue's start")
     await transport.close()
     with pytest.raises(TransportError, match=r"^the query was stopped: its transport closed while it ran$"):
         await waiting

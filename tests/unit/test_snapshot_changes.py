@@ -8,6 +8,7 @@ from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import RenderedScript
 from svc_host.runtime.snapshots import SchedulerSnapshots
 from svc_host.testing.fake import FakeTransport
+from svc_host.testing.waiting import eventually
 
 SCRIPT = RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e")
 
@@ -30,7 +31,7 @@ async def test_a_query_started_before_a_change_serves_no_later_reader() -> None:
     snapshots = SchedulerSnapshots(lambda name: fake, max_age=60)  # nothing expires while the test runs
     kept = await snapshots.queue("fake")
     early = asyncio.ensure_future(snapshots.queue("fake", max_age=0))  # in flight when the job is submitted
-    await asyncio.sleep(0.01)
+    await eventually(lambda: fake.calls.count("queue") == 2, what="the early query reading the queue")
     job_id = await fake.submit(SCRIPT)
     snapshots.changed("fake")
 

@@ -24,6 +24,7 @@ from svc_host.errors import ConfigError
 from svc_host.store import jobs as repo
 from svc_host.store.database import Store
 from svc_host.store.migrations import MIGRATIONS
+from svc_host.testing.waiting import DEADLINE
 from svc_host.workflows import store as runs
 
 
@@ -326,18 +327,20 @@ def test_on_sqlite_a_function_that_lost_a_race_begins_with_the_write_lock_from_t
     add(store, "1")
     runs: list[str] = []
 
-    def rename(session: Session, tag: str, rival: threading.Thread | None) -> None:
+    def rename(session: Session, tag: str, rival: threading.Thread | None, wait: float) -> None:
         runs.append(tag)
         name = session.execute(text("SELECT name FROM job WHERE job_id = '1'")).scalar_one()
         if rival is not None and not rival.is_alive() and rival.ident is None:
             rival.start()
-            rival.join(timeout=1)  # with the write lock held, the rival can only wait
+            rival.join(timeout=wait)
         session.execute(text("UPDATE job SET name = :name WHERE job_id = '1'"), {"name": f"{name}+{tag}"})
 
-    for first, second in (("a", "b"), ("c", "d")):
-        rival = threading.Thread(target=store.call, args=(rename, second, None))
-        store.call(rename, first, rival)
-        rival.join(timeout=30)
+    # first race: only a read is held, so the rival's write goes through (awaited however slow the machine);
+    # second: with the write lock held the rival can only wait, so its second is a pause it spends blocked
+    for first, second, wait in (("a", "b", DEADLINE), ("c", "d", 1.0)):
+        rival = threading.Thread(target=store.call, args=(rename, second, None, 0.0))
+        store.call(rename, first, rival, wait)
+        rival.join(timeout=DEADLINE)
     assert runs == ["a", "b", "a", "c", "d"]  # "a" ran again after "b" won; "c" held the lock, "d" waited
     assert store.call(repo.find_job, "local", "1").name == "j+b+a+c+d"
     store.close()
