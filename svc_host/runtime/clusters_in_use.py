@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from svc_host.errors import ConfigError
+from svc_host.settings.env_numbers import env_number
 
 
 @dataclass(frozen=True)
@@ -32,23 +32,9 @@ class InUseSettings:
     def from_env(cls, env: Mapping[str, str] | None) -> InUseSettings:
         env = env or {}
         return cls(
-            window=_positive(env, "SVC_CLUSTER_IN_USE_MINUTES", cls.window / 60) * 60,
-            limit=int(_positive(env, "SVC_WATCHED_CLUSTERS_MAX", cls.limit, whole=True)),
+            window=env_number(env, "SVC_CLUSTER_IN_USE_MINUTES", cls.window / 60, minimum=1) * 60,
+            limit=int(env_number(env, "SVC_WATCHED_CLUSTERS_MAX", cls.limit, minimum=1, whole=True)),
         )
-
-
-def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool = False) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw) if whole else float(raw)
-    except ValueError:
-        kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{name} must be {kind} of at least 1, not {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be at least 1, not {raw!r}")
-    return value
 
 
 class ClustersInUse:

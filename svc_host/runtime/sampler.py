@@ -20,9 +20,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from svc_host.domain.resources import ResourceSnapshot
-from svc_host.errors import ConfigError, SvcError
+from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.transport_registry import TransportRegistry
+from svc_host.settings.env_numbers import env_number
 from svc_host.store import resource_samples as repo
 from svc_host.store.database import Store
 from svc_host.store.tables import ResourceSample
@@ -46,22 +47,9 @@ class SamplerSettings:
     def from_env(cls, env: Mapping[str, str] | None) -> SamplerSettings:
         env = env or {}
         return cls(
-            interval=_number(env, "SVC_RESOURCE_SAMPLE_SECONDS", cls.interval, minimum=0),
-            keep_days=_number(env, "SVC_RESOURCE_HISTORY_DAYS", cls.keep_days, minimum=0.01),
+            interval=env_number(env, "SVC_RESOURCE_SAMPLE_SECONDS", cls.interval, minimum=0),
+            keep_days=env_number(env, "SVC_RESOURCE_HISTORY_DAYS", cls.keep_days, minimum=0.01),
         )
-
-
-def _number(env: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum:g}, not {raw!r}")
-    return value
 
 
 class ResourceSampler:

@@ -132,7 +132,7 @@ def test_settings_come_from_the_environment_and_bad_values_are_refused() -> None
         SamplerSettings(interval=15, keep_days=2)
     )
     assert SamplerSettings.from_env(None) == SamplerSettings()
-    with pytest.raises(ConfigError, match="SVC_RESOURCE_SAMPLE_SECONDS must be a number, not 'often'"):
+    with pytest.raises(ConfigError, match="SVC_RESOURCE_SAMPLE_SECONDS must be a number of at least 0, not 'often'"):
         SamplerSettings.from_env({"SVC_RESOURCE_SAMPLE_SECONDS": "often"})
 
 
