@@ -14,7 +14,7 @@ from svc_host.domain.usage import JobUsage
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.argv import DELIMITER, SACCT_USAGE_FIELDS
 from svc_host.slurm.states import normalize_state
-from svc_host.slurm.values import gpus_in_tres, parse_duration
+from svc_host.slurm.values import NO_LIMIT, gpus_in_tres, limit_seconds
 
 _UNITS: Final = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<unit>[KMGTP]?)(?P<per>[nc]?)", re.IGNORECASE)
@@ -69,8 +69,8 @@ def _tres_value(tres: str, key: str) -> str | None:
 
 
 def _time_limit(text: str) -> int | None:
-    seconds = parse_duration(text)
-    return None if seconds == NO_LIMIT_SECONDS else seconds
+    seconds = limit_seconds(text)
+    return NO_LIMIT if seconds == NO_LIMIT_SECONDS else seconds
 
 
 def parse_sacct_usage(stdout: str) -> dict[str, JobUsage]:

@@ -72,8 +72,22 @@ def format_time_limit(text: str) -> str | None:
     return None if seconds is None else spell_time_limit(seconds)
 
 
+NO_LIMIT: Final = 0
+"""A time limit of no limit, in seconds, as Slurm itself takes it (``--time=0``): UNLIMITED and INFINITE read as it."""
+
+
+def limit_seconds(text: str) -> int | None:
+    """A time limit in seconds: ``UNLIMITED``/``INFINITE`` as :data:`NO_LIMIT`; ``None`` when unset or unknown."""
+    if text.strip().upper() in _UNLIMITED:
+        return NO_LIMIT
+    return parse_duration(text)
+
+
 def spell_time_limit(seconds: int) -> str:
-    """Seconds as Slurm spells a time limit: ``[D-]HH:MM:SS`` (``90061`` is ``1-01:01:01``)."""
+    """Seconds as Slurm spells a time limit: ``[D-]HH:MM:SS`` (``90061`` is ``1-01:01:01``), ``UNLIMITED`` for
+    :data:`NO_LIMIT`."""
+    if seconds == NO_LIMIT:
+        return "UNLIMITED"
     days, rest = divmod(seconds, 86400)
     clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
     return f"{days}-{clock}" if days else clock

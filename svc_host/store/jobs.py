@@ -13,7 +13,7 @@ from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.times import as_utc
 from svc_host.domain.usage import JobUsage
-from svc_host.slurm.values import parse_duration
+from svc_host.slurm.values import limit_seconds
 from svc_host.store import day_stats
 from svc_host.store.tables import JobRecord, JobTransition
 
@@ -147,7 +147,7 @@ def apply_statuses(
         record.partition = status.partition or record.partition
         record.nodes = status.nodes or record.nodes
         record.node_list = status.node_list or record.node_list
-        limit = parse_duration(status.time_limit) if status.time_limit else None  # the queue's, until accounting's
+        limit = limit_seconds(status.time_limit) if status.time_limit else None  # the queue's, until accounting's
         record.time_limit_seconds = record.time_limit_seconds if limit is None else limit
         record.gpus = status.gpus if status.gpus is not None else record.gpus
         record.stdout_path = record.stdout_path or status.stdout_path

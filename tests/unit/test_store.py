@@ -209,6 +209,21 @@ def test_the_queues_time_limit_stays_when_accounting_has_none_to_give(store: Sto
     assert store.call(repo.find_job, "local", "2").time_limit_seconds == 600  # accounting's, when it has one
 
 
+def test_a_job_without_a_limit_reads_unlimited_once_it_ended(store: Store) -> None:
+    """An UNLIMITED job (squeue's word while it runs) is stored as Slurm's 0, so the ended job's detail still says
+    UNLIMITED instead of an unknown limit ("—" on the job page)."""
+    from svc_host.services.jobs import status_of
+
+    add(store, "1")
+    running = JobStatus(job_id="1", state=JobState.RUNNING, raw_state="RUNNING", time_limit="UNLIMITED")
+    store.call(repo.apply_statuses, "local", {"1": running})
+    done = JobStatus(job_id="1", state=JobState.COMPLETED, raw_state="COMPLETED", exit_code=0)
+    store.call(repo.apply_statuses, "local", {"1": done})
+    record = store.call(repo.find_job, "local", "1")
+    assert record.time_limit_seconds == 0
+    assert status_of(record).time_limit == "UNLIMITED"
+
+
 def test_history_is_newest_first_and_filters(store: Store) -> None:
     for job_id, source in (("1", "cli"), ("2", "web"), ("3", "mcp")):
         add(store, job_id, source=source)

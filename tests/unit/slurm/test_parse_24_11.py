@@ -236,7 +236,7 @@ def test_usage_of_ended_jobs() -> None:
     assert timeout.cpu_seconds == pytest.approx(0.001)
     assert found["30_0"].max_rss_bytes == 3268 * 1024
     assert found["20"].max_rss_bytes is None  # too short for a sample
-    assert found["20"].time_limit_seconds is None  # 24.11 records "no limit" as 365 days: read as none
+    assert found["20"].time_limit_seconds == 0  # 24.11 records "no limit" as 365 days: read as no limit
 
 
 def test_pending_inputs_live_jobs_and_priorities() -> None:

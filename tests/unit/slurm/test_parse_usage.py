@@ -37,7 +37,7 @@ def test_the_peak_is_the_largest_step_and_cpu_time_the_allocations_sum() -> None
     usage = parse_sacct_usage(RECORDED)["17323"]
     assert usage.max_rss_bytes == 32960 * KIB  # step 0, above .batch (1100K) and step 1 (820K)
     assert usage.cpu_seconds == pytest.approx(0.300)
-    assert (usage.cpus, usage.mem_bytes, usage.time_limit_seconds) == (2, GIB, None)  # UNLIMITED
+    assert (usage.cpus, usage.mem_bytes, usage.time_limit_seconds) == (2, GIB, 0)  # UNLIMITED: no limit
 
 
 def test_gpus_array_tasks_failures_and_jobs_without_steps() -> None:
@@ -62,7 +62,7 @@ def test_the_year_backfill_gives_a_job_without_a_limit_is_no_limit() -> None:
     for recorded in ("UNLIMITED", "365-00:00:00"):
         line = f"9|COMPLETED|1|billing=1,cpu=1,mem=1000M,node=1|1000M|{recorded}|1|00:00.010||\n"
         usage = parse_sacct_usage(line)["9"]
-        assert usage.time_limit_seconds is None
+        assert usage.time_limit_seconds == 0  # no limit, as Slurm takes --time=0
         assert job_efficiency(usage, state="COMPLETED")["flagged"] is False
     line = "9|COMPLETED|1|billing=1,cpu=1,mem=1000M,node=1|1000M|364-00:00:00|1|00:00.010||\n"
     assert job_efficiency(parse_sacct_usage(line)["9"], state="COMPLETED")["suggestions"] == [

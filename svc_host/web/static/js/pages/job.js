@@ -113,7 +113,7 @@ export async function render(root, params, query) {
       ['GPUs', `${job.gpus ?? 0}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`],
       r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
       r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
-      ['Time limit', h('span', { id: 'job-time-limit' }, job.time_limit || r.time_limit || '—')],
+      ['Time limit', h('span', { id: 'job-time-limit' }, limitText(job.time_limit || r.time_limit))],
       ['Elapsed', h('span', { id: 'job-elapsed' }, elapsedText())],
       ['Node list', h('span', { id: 'job-node-list' }, job.node_list || '—')],
       ['Started', h('span', { id: 'job-started' }, fmtTime(job.started_at))],
@@ -290,4 +290,10 @@ function logViewer(jobId, where, initial) {
       drawStatus();
     },
   };
+}
+
+/** A time limit as Slurm spells it (`1-02:00:00`), "unlimited" for none, "—" when unknown. */
+function limitText(limit) {
+  if (!limit) return '—';
+  return limit === 'UNLIMITED' ? 'unlimited' : limit;
 }
