@@ -228,6 +228,14 @@ async def test_a_job_that_ended_between_two_looks_gets_its_times_from_accounting
     assert row["elapsed_seconds"] >= 2
 
 
+async def test_an_ended_job_without_a_time_limit_says_unlimited(svc_api_client: httpx.AsyncClient) -> None:
+    """The dev cluster's debug partition has no MaxTime: a job that asks for none runs UNLIMITED, and its detail
+    says so after it ended too (it said nothing: the store kept "no limit" as unknown)."""
+    body = await submit(svc_api_client, "sleep 1", name="no-limit")
+    done = await wait_for(svc_api_client, body["job_id"], {"COMPLETED"}, lambda job: job["time_limit"])
+    assert done["time_limit"] == "UNLIMITED", done
+
+
 async def test_the_detail_names_who_cancelled_a_job_its_time_limit_and_its_node(
     svc_api_client: httpx.AsyncClient,
 ) -> None:
