@@ -85,9 +85,10 @@ def test_an_invalid_field_shows_the_api_detail_next_to_the_form(page: Page) -> N
     page.fill("textarea[name=command]", "true")
     page.fill("input[name=time_limit]", "two hours")
     page.click("#submit-job")
-    error = page.wait_for_selector(".submit-form .alert-error:visible")
-    assert "time_limit" in error.inner_text()
-    assert "4:00:00" in error.inner_text()  # the API's own words on the expected shape
+    # the API's own check, in words, under the field it is about
+    error = page.locator(".submit-form .field:has(input[name=time_limit]) .field-error")
+    error.wait_for()
+    assert "4:00:00" in error.inner_text()
     assert page.url.endswith("/submit")  # nothing was submitted
 
 
