@@ -135,7 +135,7 @@ class SecurityMiddleware:
         dashboard's pages and the docs does not (they hold no data)."""
         path: str = scope["path"]
         if _is_api(path) or scope["method"] not in SAFE_METHODS:
-            if path in PUBLIC_API_PATHS or await self._authenticated(headers, sessions):
+            if path in PUBLIC_API_PATHS or await authenticated(self.security, headers, sessions):
                 return None
             return _refuse(
                 401,
@@ -147,9 +147,6 @@ class SecurityMiddleware:
         if scope["method"] == "GET" and (LOGIN_QUERY in query or TOKEN_QUERY in query):
             return await _login_link(scope, headers, query, sessions)
         return None
-
-    async def _authenticated(self, headers: Headers, sessions: WebSessions) -> bool:
-        return await authenticated(self.security, headers, sessions)
 
     async def _bounded_body(self, scope: Scope, headers: Headers, receive: Receive) -> tuple[Response | None, Receive]:
         """Refuse a body over the limit before any route reads it (413), by its length or as it arrives."""
