@@ -14,14 +14,10 @@ from svc_host.domain.usage import JobUsage
 from svc_host.errors import SlurmParseError
 from svc_host.slurm.argv import DELIMITER, SACCT_USAGE_FIELDS
 from svc_host.slurm.states import normalize_state
-from svc_host.slurm.values import NO_LIMIT, gpus_in_tres, limit_seconds
+from svc_host.slurm.values import gpus_in_tres, limit_seconds
 
 _UNITS: Final = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<unit>[KMGTP]?)(?P<per>[nc]?)", re.IGNORECASE)
-NO_LIMIT_SECONDS: Final = 365 * 86400
-"""What accounting may record as the time limit of a job that has none: when the partition's MaxTime is
-UNLIMITED and backfill (rather than the main scheduler) starts the job, Slurm gives it 365 days (``YEAR_MINUTES``);
-a job started by the main scheduler keeps ``UNLIMITED``. Both mean the job asked for no limit."""
 _CPU_TIME = re.compile(r"(?:(?P<days>\d+)-)?(?:(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d+)?)")
 
 
@@ -66,11 +62,6 @@ def _tres_value(tres: str, key: str) -> str | None:
         if name == key:
             return value
     return None
-
-
-def _time_limit(text: str) -> int | None:
-    seconds = limit_seconds(text)
-    return NO_LIMIT if seconds == NO_LIMIT_SECONDS else seconds
 
 
 def parse_sacct_usage(stdout: str) -> dict[str, JobUsage]:
@@ -125,7 +116,7 @@ def _usage(job_id: str, row: dict[str, str], peak: int | None, gpu_util: float |
             cpus=cpus,
             mem_bytes=mem,
             gpus=gpus_in_tres(row["AllocTRES"]) if row["AllocTRES"].strip() else None,
-            time_limit_seconds=_time_limit(row["Timelimit"]),
+            time_limit_seconds=limit_seconds(row["Timelimit"]),
             elapsed_seconds=elapsed,
             cpu_seconds=parse_cpu_time(row["TotalCPU"]),
             max_rss_bytes=peak,

@@ -74,13 +74,19 @@ def format_time_limit(text: str) -> str | None:
 
 NO_LIMIT: Final = 0
 """A time limit of no limit, in seconds, as Slurm itself takes it (``--time=0``): UNLIMITED and INFINITE read as it."""
+NO_LIMIT_SECONDS: Final = 365 * 86400
+"""What accounting may record as the time limit of a job that has none: when the partition's MaxTime is
+UNLIMITED and backfill (rather than the main scheduler) starts the job, Slurm gives it 365 days (``YEAR_MINUTES``);
+a job started by the main scheduler keeps ``UNLIMITED``. Both mean the job asked for no limit."""
 
 
 def limit_seconds(text: str) -> int | None:
-    """A time limit in seconds: ``UNLIMITED``/``INFINITE`` as :data:`NO_LIMIT`; ``None`` when unset or unknown."""
+    """A time limit in seconds: ``UNLIMITED``, ``INFINITE`` and :data:`NO_LIMIT_SECONDS` as :data:`NO_LIMIT`;
+    ``None`` when unset or unknown."""
     if text.strip().upper() in _UNLIMITED:
         return NO_LIMIT
-    return parse_duration(text)
+    seconds = parse_duration(text)
+    return NO_LIMIT if seconds == NO_LIMIT_SECONDS else seconds
 
 
 def spell_time_limit(seconds: int) -> str:

@@ -222,6 +222,10 @@ def test_a_job_without_a_limit_reads_unlimited_once_it_ended(store: Store) -> No
     record = store.call(repo.find_job, "local", "1")
     assert record.time_limit_seconds == 0
     assert status_of(record).time_limit == "UNLIMITED"
+    add(store, "2")  # started by backfill: Slurm's 365 days for "no limit" (seen in the stress check)
+    backfilled = running.model_copy(update={"job_id": "2", "time_limit": "365-00:00:00"})
+    store.call(repo.apply_statuses, "local", {"2": backfilled})
+    assert status_of(store.call(repo.find_job, "local", "2")).time_limit == "UNLIMITED"
 
 
 def test_history_is_newest_first_and_filters(store: Store) -> None:
