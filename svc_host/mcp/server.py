@@ -9,8 +9,10 @@ imported (``svc_host.mcp.opening``) and everything loads in the background from 
 server and ``prepare`` opens the store and builds the plugin tables in ``svc mcp``'s loading thread
 (``svc_host.mcp.handoff``), then the Host starts (monitor, run services, plugin tasks) as soon as the server
 serves, and the local scheduler's login is asked meanwhile (what ``list_jobs`` needs, and the one answer a later
-call finds kept). A tool call waits for that start, whose failure (an unusable database) is the call's error;
-``prepare`` runs in a worker thread there too, so its imports and migrations never hold up the event loop.
+call finds kept). A tool call waits for that start, whose failure (an unusable database) is the call's error,
+unless its ``ToolSpec`` says it asks only the scheduler (``waits_for_start=False``: ``list_jobs``,
+``get_resources``): that one is answered as soon as the server serves, while the store still loads. ``prepare``
+runs in a worker thread there too, so its imports and migrations never hold up the event loop.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def create_server(host: Host | None = None, *, roots: Sequence[Path] = ()) -> Sp
     for spec in host.plugins.mcp_tools().values():
         try:
             server.add_tool(
-                _after_start(spec.function, start),
+                _after_start(spec.function, start) if spec.waits_for_start else spec.function,
                 name=spec.name,
                 description=spec.description,
                 annotations=ToolAnnotations(
@@ -117,8 +119,11 @@ def _mcp_host(roots: Sequence[Path]) -> Host:
 
 
 async def _start(host: Host) -> None:
-    await asyncio.to_thread(prepare, host)
-    await asyncio.gather(host.start(), _local_login(host))
+    async def prepared_start() -> None:
+        await asyncio.to_thread(prepare, host)
+        await host.start()
+
+    await asyncio.gather(prepared_start(), _local_login(host))
 
 
 async def _local_login(host: Host) -> None:

@@ -257,6 +257,7 @@ TOOLS = [
             "every other client of this server."
         ),
         read_only=True,
+        waits_for_start=False,  # the scheduler only: answered while the store loads
     ),
     ToolSpec(
         name="get_job_status",
@@ -299,5 +300,6 @@ TOOLS = [
             "client of this server."
         ),
         read_only=True,
+        waits_for_start=False,  # the scheduler only: answered while the store loads
     ),
 ]

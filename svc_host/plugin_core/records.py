@@ -94,13 +94,19 @@ def takes_keyword(function: Callable[..., Any], name: str) -> bool:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One MCP tool. ``function`` is an async function whose typed parameters become the tool's schema."""
+    """One MCP tool. ``function`` is an async function whose typed parameters become the tool's schema.
+
+    ``waits_for_start``: a call waits until the server's host has started (its store opened and migrated, the
+    monitor and run services running). ``False`` is for a tool that only asks the scheduler through
+    ``tool_host(ctx).transport(name)``: ``svc mcp`` then answers it as soon as the MCP SDK has loaded, while the
+    store still loads (an agent's first ``list_jobs`` right after spawn)."""
 
     name: str
     function: Callable[..., Awaitable[dict[str, Any]]]
     description: str
     read_only: bool = False
     destructive: bool = False
+    waits_for_start: bool = True
 
     def __post_init__(self) -> None:
         if not re.match(r"^[a-z][a-z0-9_]{0,63}$", self.name):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from svc_host.domain.efficiency import Totals, job_efficiency
 from svc_host.domain.jobs import JobState
 from svc_host.errors import NotFoundError
-from svc_host.store.day_stats import usage_of
+from svc_host.store.stored_usage import usage_of
 
 if TYPE_CHECKING:
     from svc_host.runtime.ports import Ports

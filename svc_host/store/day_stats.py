@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 
 from svc_host.domain.efficiency import Totals
 from svc_host.domain.jobs import JobState
-from svc_host.domain.usage import JobUsage
+from svc_host.store.stored_usage import usage_of
 from svc_host.store.tables import JobDayStats, JobRecord
 
 COLUMNS: Final = (
@@ -49,23 +49,6 @@ _UPSERT: Final = text(
 def day_of(moment: datetime) -> str:
     aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     return aware.date().isoformat()
-
-
-def usage_of(record: JobRecord) -> JobUsage | None:
-    """The usage stored with a job, ``None`` until accounting gave it."""
-    if record.usage_at is None:
-        return None
-    return JobUsage(
-        job_id=record.job_id,
-        cpus=record.alloc_cpus,
-        mem_bytes=record.mem_bytes,
-        gpus=record.gpus,
-        time_limit_seconds=record.time_limit_seconds,
-        elapsed_seconds=record.elapsed_seconds,
-        cpu_seconds=record.cpu_time_ms / 1000 if record.cpu_time_ms is not None else None,
-        max_rss_bytes=record.max_rss_bytes,
-        gpu_util_percent=record.gpu_util_percent,
-    )
 
 
 def contribution(record: JobRecord) -> tuple[Key, tuple[int, ...]]:

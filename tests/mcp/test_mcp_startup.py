@@ -36,9 +36,10 @@ async def test_an_unusable_database_is_a_tool_error_not_a_dead_server(
     async with mcp_factory() as mcp:
         assert "submit_job" in {tool.name for tool in await mcp("__list__")}
         for _ in range(2):  # the failed start is not retried into a crash: every call says the same
-            result = await mcp("list_jobs")
+            result = await mcp("get_job_status", job_id="1")
             assert result["success"] is False
             assert result["error"].startswith("SVC_DATABASE_URL is not a database URL")
+        assert (await mcp("list_jobs"))["success"] is True  # it asks only the scheduler: the queue is still shown
 
 
 async def test_the_store_is_opened_from_spawn_on_before_the_client_says_anything(svc_home: dict[str, str]) -> None:
@@ -107,6 +108,26 @@ async def test_serving_the_local_cluster_never_imports_the_ssh_library(
     errors = (await stderr.read()).decode()
     assert process.returncode == 0, errors
     assert "ASYNCSSH IMPORTED False" in errors.splitlines(), errors
+
+
+BUILD_AND_REPORT = """
+import sys
+from svc_host.mcp.server import load
+load()
+print(sorted(name for name in ("sqlalchemy", "sqlmodel") if name in sys.modules))
+"""
+
+
+async def test_the_server_is_built_without_the_orm(svc_home: dict[str, str]) -> None:
+    # the server serves once it is built; the ORM (about 0.4 s of CPU to import) loads after, while list_jobs and
+    # get_resources, which need no store, are answered: a tool module that imports the store at its top loses that
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", BUILD_AND_REPORT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=svc_home,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, stderr.decode()
+    assert stdout.decode().strip() == "[]"
 
 
 @pytest.mark.cluster
