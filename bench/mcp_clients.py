@@ -3,7 +3,10 @@
 * Python's ``ClientSession.initialize`` (the ``initialize`` handshake, as TypeScript SDK 1.x clients open too);
 * the SDK's newer ``mcp.Client`` (``server/discover``, falling back to ``initialize``);
 * the TypeScript SDK's ``Client`` (``@modelcontextprotocol/sdk`` from npm, installed into a temporary directory
-  outside the repository) when Node is present.
+  outside the repository) when Node is present;
+* no SDK at all (``raw_jsonrpc``): JSON-RPC lines written to the server's stdin and read from its stdout, so what
+  is left is the server's own time (a client SDK's first call may do work of its own, such as compiling the
+  tool's output schema).
 
 A sample is one server: spawn -> opening answered (``initialize``); the client then asks for the tool list without
 waiting for it, as an agent host does at connect to show its model what it may call (the Python clients would
@@ -112,6 +115,55 @@ async def _timed(call: Call, tool: str) -> float:
     started = time.perf_counter()
     await call(tool)
     return time.perf_counter() - started
+
+
+@asynccontextmanager
+async def raw_jsonrpc(params: StdioServerParameters) -> AsyncIterator[Opened]:
+    process = await asyncio.create_subprocess_exec(
+        params.command, *params.args, env=params.env, cwd=params.cwd, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
+    assert stdout is not None
+    answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
+    ids = iter(range(1, 1 << 30))
+
+    async def read() -> None:
+        async for line in stdout:
+            message = json.loads(line)
+            waiting = answers.pop(message.get("id", -1), None)
+            if waiting is not None:
+                waiting.set_result(message)
+
+    def send(method: str, params: dict[str, Any] | None = None) -> asyncio.Future[dict[str, Any]]:
+        request_id = next(ids)
+        answers[request_id] = asyncio.get_running_loop().create_future()
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        stdin.write(json.dumps(message).encode() + b"\n")
+        return answers[request_id]
+
+    reader = asyncio.ensure_future(read())
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench-raw", "version": "1"},
+        }
+        await send("initialize", hello)
+        opened = time.perf_counter()
+        stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+        async def call(tool: str) -> None:
+            answer = await send("tools/call", {"name": tool, "arguments": {}})
+            _check(tool, "error" in answer or answer["result"].get("isError", False), answer)
+
+        async with listing(lambda: send("tools/list")):
+            yield Opened(opened, call)
+    finally:
+        stdin.close()
+        await process.wait()
+        reader.cancel()
 
 
 def typescript_sdk(directory: Path) -> str | None:

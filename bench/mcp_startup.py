@@ -5,7 +5,8 @@ Needs the local Slurm of the dev cluster (``scripts/devcluster up``). Runs ``pyt
 svc home:
 
 * for each client (``bench/mcp_clients.py``: Python's ``ClientSession.initialize``, the SDK's ``mcp.Client``, the
-  TypeScript SDK's ``Client`` when Node is present, and ``srunx-mcp`` side by side when it is installed) and each of
+  TypeScript SDK's ``Client`` when Node is present, a client without any SDK that shows the server's own time, and
+  ``srunx-mcp`` side by side when it is installed) and each of
   ``list_jobs`` and ``get_resources``, new server processes (cold): spawn -> ``initialize`` (or
   ``server/discover``) answered; the client asks for the tool list without waiting for it (as agent hosts do at
   connect); spawn -> the answer of the tool called right after (back to back); the tool called 2 s after spawn
@@ -43,7 +44,7 @@ from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp_clients import Sample, client_session, new_client, sample, typescript_sample, typescript_sdk
+from mcp_clients import Sample, client_session, new_client, raw_jsonrpc, sample, typescript_sample, typescript_sdk
 
 from svc_host.slurm.argv import sinfo_argv, squeue_argv
 
@@ -118,6 +119,7 @@ def takers(ts_dir: Path) -> list[tuple[str, Taker]]:
             lambda p, tool, at: sample(client_session, p, tool, at, WARM_CALLS, SNAPSHOT_EXPIRED),
         ),
         ("mcp.Client (discover)", lambda p, tool, at: sample(new_client, p, tool, at, WARM_CALLS, SNAPSHOT_EXPIRED)),
+        ("no SDK (raw JSON-RPC)", lambda p, tool, at: sample(raw_jsonrpc, p, tool, at, WARM_CALLS, SNAPSHOT_EXPIRED)),
     ]
     ts_version = typescript_sdk(ts_dir)
     if ts_version is None:
