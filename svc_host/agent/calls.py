@@ -92,7 +92,7 @@ async def submit(
             renderer=fields.get("renderer"),
         )
     except ValidationError as exc:
-        from svc_host.errors import describe_validation
+        from svc_host.domain.validation_words import describe_validation
 
         raise click.UsageError(describe_validation(exc.errors())) from None
     await warm(host, transport)

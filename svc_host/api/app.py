@@ -24,7 +24,8 @@ from svc_host.api.params import ErrorBody
 from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
 from svc_host.api.sessions import WebSessions
-from svc_host.errors import SvcError, describe_validation, field_problems
+from svc_host.domain.validation_words import describe_validation, field_problems
+from svc_host.errors import SvcError
 from svc_host.host import Host
 from svc_host.settings.warnings import config_warnings
 

@@ -22,7 +22,7 @@ def _store() -> ProfileStore:
 
 def _usage_error(exc: ValidationError) -> click.ClickException:
     from svc_host.cli.config import InputError
-    from svc_host.errors import describe_validation_error
+    from svc_host.domain.validation_words import describe_validation_error
 
     return InputError(describe_validation_error(exc))
 

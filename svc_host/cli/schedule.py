@@ -110,7 +110,8 @@ def add(
 
     from svc_host.cli.flow import template_args
     from svc_host.domain.times import utc_now
-    from svc_host.errors import NotFoundError, describe_validation
+    from svc_host.domain.validation_words import describe_validation
+    from svc_host.errors import NotFoundError
     from svc_host.schedules import manage
     from svc_host.schedules.model import ScheduleSpec
     from svc_host.settings.paths import SvcPaths

@@ -7,7 +7,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from svc_host.errors import worded_pattern
+from svc_host.domain.validation_words import worded_pattern
 
 PROFILE_NAME_PATTERN = worded_pattern(
     r"^[a-z0-9][a-z0-9_.-]{0,63}$", "1-64 lowercase letters, digits, '.', '-' or '_', starting with a letter or digit"

@@ -15,7 +15,8 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
-from svc_host.errors import SvcError, describe_validation
+from svc_host.domain.validation_words import describe_validation
+from svc_host.errors import SvcError
 
 if TYPE_CHECKING:
     from anyio import AsyncFile

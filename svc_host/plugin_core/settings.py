@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from svc_host.errors import ConfigError, describe_validation
+from svc_host.domain.validation_words import describe_validation
+from svc_host.errors import ConfigError
 
 if TYPE_CHECKING:
     from svc_host.domain.submission import JobDefinition, RenderedScript

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from svc_host.errors import worded_pattern
+from svc_host.domain.validation_words import worded_pattern
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 MIN_INTERVAL_SECONDS = 10

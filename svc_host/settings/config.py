@@ -30,7 +30,8 @@ from pydantic_settings.sources.utils import parse_env_vars
 
 from svc_host.domain.profiles import check_exclude_patterns
 from svc_host.domain.submission import Environment, Resources
-from svc_host.errors import ConfigError, ConflictError, describe_validation_error, field_problems
+from svc_host.domain.validation_words import describe_validation_error, field_problems
+from svc_host.errors import ConfigError, ConflictError
 from svc_host.settings import trust
 from svc_host.settings.file_memo import FileMemo, signature
 from svc_host.settings.files import (

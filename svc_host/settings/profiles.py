@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host.domain.profiles import PROFILE_NAME_PATTERN, HostConfig, Mount, SSHProfile
-from svc_host.errors import ConfigError, ConflictError, NotFoundError, describe_validation_error
+from svc_host.domain.validation_words import describe_validation_error
+from svc_host.errors import ConfigError, ConflictError, NotFoundError
 from svc_host.settings.files import locked, read_json_object, write_json_atomic
 from svc_host.settings.secrets import keep_redacted_values
 

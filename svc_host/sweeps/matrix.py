@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
-from svc_host.errors import InvalidRequestError, describe_validation, field_problems
+from svc_host.domain.validation_words import describe_validation, field_problems
+from svc_host.errors import InvalidRequestError
 from svc_host.workflows.source import nesting_problem
 from svc_host.workflows.templating import python_problems
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from svc_host.domain.profiles import MOUNT_NAME_PATTERN
 from svc_host.domain.submission import Environment, Resources
-from svc_host.errors import worded_pattern
+from svc_host.domain.validation_words import worded_pattern
 from svc_host.workflows.retries import Escalate, OnInterruption, RetryPolicy
 
 JOB_NAME_PATTERN = worded_pattern(r"^[A-Za-z0-9_-]{1,64}$", "1-64 letters, digits, '-' or '_'")

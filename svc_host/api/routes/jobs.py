@@ -15,7 +15,8 @@ from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
-from svc_host.errors import ConfigError, InvalidRequestError, describe_validation
+from svc_host.domain.validation_words import describe_validation
+from svc_host.errors import ConfigError, InvalidRequestError
 from svc_host.host import Host
 from svc_host.services import jobs
 from svc_host.services.jobs import MAX_TAIL_LINES
