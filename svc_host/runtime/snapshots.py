@@ -25,6 +25,7 @@ from svc_host.transports.base import SlurmTransport, Transport
 from svc_host.transports.site_limits import LIMITS_MAX_AGE, read_site_limits
 
 if TYPE_CHECKING:
+    from svc_host.slurm.identity import ClusterIdentity
     from svc_host.slurm.limits import SiteLimits
 
 V = TypeVar("V")
@@ -34,6 +35,9 @@ Key = tuple[Hashable, ...]
 
 MAX_AGE = 1.0
 """Seconds a list answer may be old by default."""
+IDENTITY_MAX_AGE = 24 * 3600.0
+"""Seconds the answer to "which cluster is this" is kept: a cluster is renamed or moved to another controller
+rarely, and a profile whose connection settings change forgets it with its other answers."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +66,10 @@ class Snapshot(Generic[V]):
     def _forget_failure(self, key: str, built: asyncio.Future[Any]) -> None:
         if built.cancelled() or built.exception() is not None:
             self._derived.pop(key, None)
+
+
+_KEPT_ACROSS_CHANGES = frozenset({"limits", "identity"})
+"""Answers a submit or a cancel does not change (``SchedulerSnapshots.changed`` leaves them)."""
 
 
 class SchedulerSnapshots:
@@ -144,13 +152,27 @@ class SchedulerSnapshots:
         """The transport's queue changed through this process (a submit, a cancel): answers taken, and queries
         started, before now serve nobody after it, so a client sees its own change in the next list."""
         self._generations[transport] = self._generations.get(transport, 0) + 1
-        for key in [key for key in self._latest if key[1] == transport and key[0] != "limits"]:
+        for key in [key for key in self._latest if key[1] == transport and key[0] not in _KEPT_ACROSS_CHANGES]:
             del self._latest[key]
 
     async def limits(self, transport: str, *, max_age: float = LIMITS_MAX_AGE) -> Snapshot[SiteLimits | None]:
         """The job-count limits of the transport's user (``transports.site_limits``), kept ``max_age`` seconds: a
         change of the queue (``changed``) leaves them."""
         return await self._get(("limits", transport), lambda: read_site_limits(self.transport(transport)), max_age)
+
+    async def identity(self, transport: str) -> Snapshot[ClusterIdentity | None]:
+        """Which Slurm cluster the transport reaches (``scontrol show config``), kept :data:`IDENTITY_MAX_AGE`
+        seconds; ``None`` for a transport that cannot run Slurm's tools."""
+        return await self._get(("identity", transport), lambda: self._identity(transport), IDENTITY_MAX_AGE)
+
+    async def _identity(self, name: str) -> ClusterIdentity | None:
+        from svc_host.slurm.identity import parse_identity
+        from svc_host.slurm.limits import config_argv
+
+        transport = self.transport(name)
+        if not isinstance(transport, SlurmTransport):
+            return None
+        return parse_identity(await transport.check(config_argv()))
 
     def kept(self, key: Hashable, make: Callable[[], W]) -> W:
         """What a reader keeps from one answer to the next (the encoded rows of a queue), made on first use."""

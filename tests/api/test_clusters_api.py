@@ -162,3 +162,12 @@ async def test_a_node_in_two_partitions_counts_once_in_the_cluster_total(
     assert sum(p["gpus_available"] for p in partitions) == 6  # what the Overview added up before
     total = (await svc_api_client.get("/api/resources/total?transport=lab24")).json()
     assert (total["partition"], total["gpus_available"], total["total_gpus"]) == ("all", 3, 4)
+
+
+async def test_a_transport_without_slurms_tools_cannot_say_which_cluster_it_is(
+    svc_api_client: httpx.AsyncClient, svc_register_plugin: Callable[..., None]
+) -> None:
+    svc_register_plugin(transport_plugin(FakeTransport("lab24")), "fake-lab24")
+    answer = await svc_api_client.get("/api/resources/cluster?transport=lab24")
+    assert answer.status_code == 200
+    assert answer.json() == {"transport": "lab24", "name": None, "controllers": None, "port": None, "key": None}

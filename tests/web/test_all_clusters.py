@@ -3,7 +3,8 @@
 and one that does not answer (``gone``):
 
 - the Overview's "All clusters" shows a block per cluster with that cluster's true numbers (each node counted
-  once, GPUs per type), and ``gone``'s failure on its own block;
+  once, GPUs per type), and ``gone``'s failure on its own block; ``local`` and ``lab22`` reach one Slurm cluster,
+  which the totals count once and ``lab22``'s block says;
 - the example site plugin's ``site`` transport, not configured, is not offered; ``/api/plugins`` says why;
 - History takes a cluster, and its statistics count that cluster's jobs only;
 - a job on the non-default cluster is watched: its changes and its cluster's GPU samples arrive as events;
@@ -64,6 +65,15 @@ def test_all_clusters_shows_each_clusters_true_numbers(page: Page, svc_server: S
     expect(gone.locator(".cluster-block-error")).to_contain_text("Does not answer", timeout=60_000)
     # the dev clusters are shared (other tests' jobs come and go): the page and the API must agree at one moment
     eventually_blocking(lambda: numbers_agree(page, svc_server), timeout=120, what="the blocks show the API's numbers")
+    # local and lab22 are this machine's 22.05 cluster, reached two ways: one cluster, counted once
+    expect(page.locator(".cluster-block[data-cluster='lab22'] .cluster-block-same")).to_have_text(
+        "the same Slurm cluster as local (svcdev): counted once above"
+    )
+    expect(page.locator(".cluster-block[data-cluster='local'] .cluster-block-same")).to_be_hidden()
+    clusters = page.locator(".stat", has=page.locator(".stat-label", has_text="Clusters"))
+    expect(clusters.locator(".stat-value")).to_have_text("3")
+    expect(clusters.locator(".stat-hint")).to_have_text("1 not answering · 4 profiles")
+    eventually_blocking(lambda: totals_agree(page, svc_server), timeout=120, what="the totals count each cluster once")
     assert page.locator(".cluster-block[data-cluster='lab24'] .gpu-types").inner_text().startswith("a100: ")
     assert page.locator(".cluster-block[data-cluster='local'] .gpu-types").count() == 0  # untyped: no type line
     expect(page.locator("#cluster-switch")).to_have_value("*")
@@ -95,6 +105,23 @@ def numbers_agree(page: Page, server: Server) -> bool:
         if shown != truth:
             return False
     return True
+
+
+def totals_agree(page: Page, server: Server) -> bool:
+    """The GPUs free on top are the 22.05 cluster's (once, though two profiles reach it) plus lab24's, read again
+    now (the page reloaded)."""
+    from playwright.sync_api import expect
+
+    page.reload()
+    page.wait_for_selector(".page[data-ready=true]")
+    for name in ("local", "lab22", "lab24"):
+        expect(page.locator(f".cluster-block[data-cluster='{name}'] .gauge-detail")).to_contain_text(
+            "free", timeout=60_000
+        )
+    totals = [server.api("GET", "/api/resources/total", params={"transport": name}) for name in ("local", "lab24")]
+    truth = f"{sum(t['gpus_available'] for t in totals)} / {sum(t['total_gpus'] for t in totals)}"
+    gpus = page.locator(".stat", has=page.locator(".stat-label", has_text="GPUs free")).locator(".stat-value")
+    return gpus.inner_text() == truth
 
 
 def test_an_unconfigured_plugin_transport_is_not_offered(page: Page, svc_server: Server, profiles: None) -> None:

@@ -1,6 +1,7 @@
 """``GET /api/resources``: GPU and node availability per partition (one sinfo + one squeue per refresh of the
 shared snapshot, whatever the number of clients); ``GET /api/resources/total``: the same of the whole cluster;
-``GET /api/resources/history``: GPU use per partition over time, as the server's sampler stored it."""
+``GET /api/resources/cluster``: which Slurm cluster a transport reaches; ``GET /api/resources/history``: GPU use
+per partition over time, as the server's sampler stored it."""
 
 from __future__ import annotations
 
@@ -57,6 +58,24 @@ async def resources_total(host: HostDep, transport: ClusterDep) -> Response:
 
     body = await found.derive("GET /api/resources/total", encode)
     return Response(body, media_type="application/json", headers=snapshot_headers(found))
+
+
+@router.get("/resources/cluster", responses=error_responses(404, 502, 503))
+async def resources_cluster(host: HostDep, transport: ClusterDep) -> dict[str, Any]:
+    """Which Slurm cluster the transport reaches, as ``scontrol show config`` names it: ``{transport, name,
+    controllers, port, key}`` (``key`` compares two answers: profiles with one key reach one cluster); every field
+    but ``transport`` is null for a transport that cannot tell. Asked once and kept for a day (a profile whose
+    connection settings change asks again)."""
+    identity = (await host.transports.snapshots.identity(transport)).value
+    if identity is None:
+        return {"transport": transport, "name": None, "controllers": None, "port": None, "key": None}
+    return {
+        "transport": transport,
+        "name": identity.name,
+        "controllers": list(identity.controllers),
+        "port": identity.port,
+        "key": identity.key,
+    }
 
 
 @router.get("/resources/history")

@@ -1,7 +1,9 @@
 // The Overview's "All clusters" view: one block per usable cluster, side by side, each with its GPUs (the whole
 // cluster, each node counted once, and per GPU type) and its queue (running / pending). Each block asks its own
 // cluster (GET /api/resources/total and GET /api/jobs with ?transport=<name>), so a cluster that does not answer
-// shows its error on its own block while the others draw.
+// shows its error on its own block while the others draw. Two profiles can reach one Slurm cluster (two login
+// nodes, `local` on a login node): GET /api/resources/cluster names the cluster each one reaches, the totals
+// count such a cluster once, and its later blocks say whose cluster they show.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge } from '../ui.js';
@@ -17,14 +19,20 @@ export function queueCounts(queue) {
 
 /** `{element, loadGpus(), loadQueue(), state}` for one cluster; `onChange()` after each load (for the totals). */
 function clusterBlock(name, onChange) {
-  const state = { whole: null, queue: null, gpuError: null, queueError: null };
+  const state = { whole: null, queue: null, gpuError: null, queueError: null, identity: null };
   const gpus = h('div', { class: 'cluster-block-gpus' }, h('div', { class: 'loading' }, 'Asking the scheduler…'));
   const queue = h('div', { class: 'cluster-block-queue muted' }, 'Reading the queue…');
+  const same = h('div', { class: 'cluster-block-same muted' });
   const link = `/?cluster=${encodeURIComponent(name)}`;
   const element = h('section', { class: 'cluster-block', dataset: { cluster: name }, 'aria-label': `Cluster ${name}` },
     h('div', { class: 'cluster-block-head' },
       h('a', { class: 'cluster-block-name', href: link, title: `Show only ${name} in this tab` }, name)),
-    gpus, queue);
+    same, gpus, queue);
+
+  /** Say that this block shows the Slurm cluster `first` shows too (null: it is a cluster of its own). */
+  function sameAs(first) {
+    replace(same, first ? `the same Slurm cluster as ${first} (${state.identity.name}): counted once above` : null);
+  }
 
   function drawGpus() {
     if (state.gpuError) {
@@ -52,6 +60,12 @@ function clusterBlock(name, onChange) {
       h('a', { class: 'queue-count', href: `/jobs?status=PENDING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
   }
 
+  async function loadIdentity() {
+    // which cluster this is, asked once: it does not change while the page is open; unknown, it counts on its own
+    state.identity = await api('/api/resources/cluster', { query: { transport: name } }).catch(() => null);
+    onChange();
+  }
+
   async function loadGpus() {
     try {
       state.whole = await api('/api/resources/total', { query: { transport: name } });
@@ -77,7 +91,19 @@ function clusterBlock(name, onChange) {
     onChange();
   }
 
-  return { element, loadGpus, loadQueue, state };
+  return { element, loadGpus, loadQueue, loadIdentity, sameAs, state, name };
+}
+
+/** The blocks grouped by the Slurm cluster they reach, in their order; a block whose cluster is unknown is a
+ * group of its own. */
+export function sameClusters(blocks) {
+  const groups = new Map();
+  blocks.forEach((b, i) => {
+    const key = b.state.identity?.key || `block ${i}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(b);
+  });
+  return [...groups.values()];
 }
 
 /** The "All clusters" overview of `names`: totals on top, a block per cluster. Returns `{element, load(), onEvents(events)}`. */
@@ -85,16 +111,24 @@ export function allClusters(names) {
   const stats = h('div', { class: 'stats' });
   let blocks = [];
   function drawTotals() {
-    const answered = blocks.filter((b) => b.state.whole);
-    const queued = blocks.filter((b) => b.state.queue);
+    // each Slurm cluster once, however many profiles reach it: its first block that answered speaks for it
+    const groups = sameClusters(blocks);
+    for (const group of groups) group.forEach((b, i) => b.sameAs(i ? group[0].name : null));
+    const answered = groups.map((g) => g.find((b) => b.state.whole)).filter(Boolean);
+    const queued = groups.map((g) => g.filter((b) => b.state.queue)).filter((g) => g.length);
     const sum = (list, f) => list.reduce((acc, b) => acc + f(b), 0);
-    const counts = queued.map((b) => queueCounts(b.state.queue));
+    // a job seen through two profiles of one cluster is one job: its ids are merged per cluster
+    const counts = queued.map((g) => queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]));
+    const shared = blocks.length - groups.length;
     replace(stats,
-      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `on ${queued.length} of ${blocks.length} clusters` }),
+      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `on ${queued.length} of ${groups.length} clusters` }),
       statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', { tone: 'warn' }),
       statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
-        { tone: 'ok', hint: `${answered.length} of ${blocks.length} clusters answer` }),
-      statCard('Clusters', String(blocks.length), { hint: blocks.length - answered.length ? `${blocks.length - answered.length} not answering` : 'all answer' }));
+        { tone: 'ok', hint: `${answered.length} of ${groups.length} clusters answer` }),
+      statCard('Clusters', String(groups.length), {
+        hint: [groups.length - answered.length ? `${groups.length - answered.length} not answering` : 'all answer',
+          shared ? `${blocks.length} profiles` : null].filter(Boolean).join(' · '),
+      }));
   }
   const ordered = [...names].sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y))); // as the pill
   blocks = ordered.map((name) => clusterBlock(name, drawTotals));
@@ -104,7 +138,7 @@ export function allClusters(names) {
   const byName = new Map(blocks.map((b) => [b.element.dataset.cluster, b]));
   return {
     element,
-    load: () => Promise.all(blocks.flatMap((b) => [b.loadGpus(), b.loadQueue()])),
+    load: () => Promise.all(blocks.flatMap((b) => [b.loadIdentity(), b.loadGpus(), b.loadQueue()])),
     /** Live events: a job's change re-reads its cluster's queue, a sample its cluster's GPUs. */
     onEvents(events) {
       const resync = events.some((e) => e.type === 'resync');
