@@ -17,7 +17,8 @@ export function queueCounts(queue) {
   };
 }
 
-/** `{element, loadGpus(), loadQueue(), state}` for one cluster; `onChange()` after each load (for the totals). */
+/** `{element, loadGpus(), loadQueue(), loadIdentity(), sameAs(first), state, name}` for one cluster; `onChange()`
+ * after each load (for the totals). */
 function clusterBlock(name, onChange) {
   const state = { whole: null, queue: null, gpuError: null, queueError: null, identity: null };
   const gpus = h('div', { class: 'cluster-block-gpus' }, h('div', { class: 'loading' }, 'Asking the scheduler…'));
@@ -96,7 +97,7 @@ function clusterBlock(name, onChange) {
 
 /** The blocks grouped by the Slurm cluster they reach, in their order; a block whose cluster is unknown is a
  * group of its own. */
-export function sameClusters(blocks) {
+function sameClusters(blocks) {
   const groups = new Map();
   blocks.forEach((b, i) => {
     const key = b.state.identity?.key || `block ${i}`;
