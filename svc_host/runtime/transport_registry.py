@@ -115,7 +115,8 @@ class TransportRegistry:
 
     def _adopt(self, config: HostConfig) -> None:
         old, self._config = self._config, config
-        changed = [name for name in self._instances if connection_changed(old, config, name)]
+        # a copy taken at once (``svc mcp`` may read the profiles in its loading thread while a tool makes a transport)
+        changed = [name for name in list(self._instances) if connection_changed(old, config, name)]
         for name in changed:
             log.info("SSH profile %r changed; its connection is closed and made again on next use", name)
             self.close_later(self._instances.pop(name).close())
