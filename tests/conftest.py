@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 
 from svc_host.domain.profiles import SSHProfile
+from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.testing.plugin import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,3 +220,12 @@ def sbatch_job() -> Iterator[Callable[..., str]]:
     yield submit
     if submitted:
         subprocess.run(["scancel", *submitted], timeout=60, check=False)
+
+
+@pytest.fixture
+def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
+    """A ``FakeTransport`` called ``fake``, registered as a transport plugin of the test's host (a test module may
+    define its own ``fake`` instead)."""
+    transport = FakeTransport("fake")
+    svc_register_plugin(transport_plugin(transport))
+    return transport

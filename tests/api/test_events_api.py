@@ -4,7 +4,7 @@ nobody, and twenty open streams cost the scheduler what one costs (the streams o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from functools import partial
 
@@ -17,20 +17,13 @@ from svc_host.domain.submission import RenderedScript
 from svc_host.host import Host
 from svc_host.plugin_core.records import Event
 from svc_host.store import jobs as job_repo
-from svc_host.testing.fake import FakeTransport, transport_plugin
+from svc_host.testing.fake import FakeTransport
 from svc_host.testing.http import TEST_API_TOKEN, security_for_tests
 from svc_host.testing.live_server import live_server
 from svc_host.testing.sse import SseMessage, sse_messages
 from svc_host.testing.waiting import DEADLINE, eventually
 
 AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
-
-
-@pytest.fixture
-def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
-    transport = FakeTransport("fake")
-    svc_register_plugin(transport_plugin(transport))
-    return transport
 
 
 @pytest.fixture

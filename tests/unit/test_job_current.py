@@ -3,22 +3,11 @@ store's read of it; a job that ended costs no scheduler command; both answer wit
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pytest
-
 from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.host import Host
 from svc_host.services import jobs
-from svc_host.testing.fake import FakeTransport, transport_plugin
-
-
-@pytest.fixture
-def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
-    transport = FakeTransport("fake")
-    svc_register_plugin(transport_plugin(transport))
-    return transport
+from svc_host.testing.fake import FakeTransport
 
 
 async def submitted(svc_host: Host) -> str:

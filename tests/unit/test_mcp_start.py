@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from mcp import Client
@@ -13,14 +13,7 @@ from mcp import Client
 from svc_host.domain.submission import RenderedScript
 from svc_host.host import Host
 from svc_host.mcp import server as mcp_server
-from svc_host.testing.fake import FakeTransport, transport_plugin
-
-
-@pytest.fixture
-def fake(svc_register_plugin: Callable[..., None]) -> FakeTransport:
-    transport = FakeTransport("fake")
-    svc_register_plugin(transport_plugin(transport))
-    return transport
+from svc_host.testing.fake import FakeTransport
 
 
 @pytest.fixture

@@ -67,27 +67,26 @@ function clusterBlock(name, onChange) {
     onChange();
   }
 
-  async function loadGpus() {
+  /** Read `path` of this cluster into `state[key]`, or its failure into `state[errorKey]`. */
+  async function read(path, key, errorKey) {
     try {
-      state.whole = await api('/api/resources/total', { query: { transport: name } });
-      state.gpuError = null;
+      state[key] = await api(path, { query: { transport: name } });
+      state[errorKey] = null;
     } catch (err) {
-      state.whole = null;
-      state.gpuError = errorText(err);
+      state[key] = null;
+      state[errorKey] = errorText(err);
     }
+  }
+
+  async function loadGpus() {
+    await read('/api/resources/total', 'whole', 'gpuError');
     drawGpus();
     if (state.queueError) drawQueue();
     onChange();
   }
 
   async function loadQueue() {
-    try {
-      state.queue = await api('/api/jobs', { query: { transport: name } });
-      state.queueError = null;
-    } catch (err) {
-      state.queue = null;
-      state.queueError = errorText(err);
-    }
+    await read('/api/jobs', 'queue', 'queueError');
     drawQueue();
     onChange();
   }
