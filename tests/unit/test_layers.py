@@ -36,6 +36,7 @@ FLOORS: dict[str, int] = {
     "workflows": 8,
     "sweeps": 9,
     "services": 10,
+    "sessions": 10,
     "schedules": 11,
     # assembly
     "host": 12,
