@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 import os
 import sys
@@ -18,10 +19,14 @@ import pluggy
 
 from svc_host.errors import PluginError
 from svc_host.plugin_core.hook_calls import ENTRY_POINT_GROUP, PluginHooks, PluginInfo
+from svc_host.plugin_core.identity import PROJECT
 
 log = logging.getLogger(__name__)
 
 BUILTIN_MODULES: tuple[str, ...] = ("svc_host.rendering.hooks", "svc_host.api.hooks", "svc_host.mcp.hooks")
+
+HOOKIMPL_MARK = f"{PROJECT}_impl"
+"""The attribute pluggy's ``HookimplMarker`` sets on a function it marks."""
 
 
 def _api_refusal(module: object) -> str | None:
@@ -95,7 +100,7 @@ class PluginManager(PluginHooks):
         where = f"entry point {entry_point.value!r}" if entry_point is not None else info.name
         try:
             module = _hashable(load())
-            refusal = _api_refusal(module)
+            refusal = _api_refusal(module) or self._hookless_refusal(module)
             if refusal is None:
                 self._pm.register(module, name=info.name)
         except Exception as exc:  # noqa: BLE001 - any import-time failure of third-party code is reported
@@ -108,6 +113,14 @@ class PluginManager(PluginHooks):
         info.delivers = sorted(str(key) for key in getattr(module, "SVC_DELIVERS", ()))
         self._infos[info.name] = info
         self._tables.clear()
+
+    def _hookless_refusal(self, plugin: object) -> str | None:
+        """Why a plugin with no hook implementation is not loaded, or None. pluggy accepts such a plugin silently,
+        and then it does nothing at all: a missing ``@hookimpl`` or hooks pluggy cannot see (a ``__getattr__``
+        proxy, a property) would otherwise only show as a feature that is not there."""
+        if any(self._pm.parse_hookimpl_opts(plugin, name) is not None for name in dir(plugin)):
+            return None
+        return "implements no svc hook (no function marked with svc_host.plugin's @hookimpl)"
 
     def _report(self, info: PluginInfo, *, key: str) -> None:
         message = f"plugin {info.name} from {info.distribution} {info.version} failed to load: {info.error}"
@@ -160,16 +173,28 @@ class PluginManager(PluginHooks):
 
 class _Identified:
     """An unhashable plugin object (a ``SimpleNamespace`` in a test) seen through an identity-hashed proxy:
-    pluggy keeps the plugins of a subset call in a set."""
+    pluggy keeps the plugins of a subset call in a set.
+
+    The target's hook implementations are copied onto the proxy itself, since pluggy 1.7 finds hooks with
+    ``inspect.getattr_static`` (which never reaches ``__getattr__``) and earlier versions with ``getattr``; other
+    attributes (``SVC_PLUGIN_API``, ``SVC_DELIVERS``) are read through to the target.
+    """
 
     def __init__(self, target: object) -> None:
         self._target = target
+        for name in dir(target):
+            value = getattr(target, name, None)
+            if inspect.isroutine(value) and hasattr(value, HOOKIMPL_MARK):
+                self.__dict__[name] = value
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
 
     def __dir__(self) -> list[str]:
         return dir(self._target)
+
+    def __repr__(self) -> str:
+        return repr(self._target)
 
 
 def _hashable(plugin: object) -> object:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
@@ -14,6 +14,9 @@ from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import TransportSpec
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk, Transport
+
+if TYPE_CHECKING:
+    from svc_host.domain.profiles import HostConfig
 
 
 class FakeTransport(Transport):
@@ -104,7 +107,20 @@ class FakeTransport(Transport):
         return summarize(self.nodes, running, now=datetime.now(UTC), partition=partition)
 
 
-def transport_plugin(transport: Transport) -> SimpleNamespace:
+class TransportPlugin:
+    """A plugin providing one transport under its name (``svc_transports``). A plain class with a marked method,
+    not a namespace of lambdas: every pluggy in svc's range finds the hook on it as it is (pluggy 1.7 looks
+    hooks up statically), and it is hashable, so it is registered as itself."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    @hookimpl
+    def svc_transports(self, config: HostConfig) -> list[TransportSpec]:
+        return [TransportSpec(self.transport.name, lambda: self.transport)]
+
+
+def transport_plugin(transport: Transport) -> TransportPlugin:
     """A plugin providing ``transport`` under its name (``svc_transports``), to register into a test's plugin
     manager: ``svc_register_plugin(transport_plugin(FakeTransport("fake")))``."""
-    return SimpleNamespace(svc_transports=hookimpl(lambda config: [TransportSpec(transport.name, lambda: transport)]))
+    return TransportPlugin(transport)

@@ -73,7 +73,8 @@ def test_an_unknown_name_says_where_the_api_is_listed() -> None:
 )
 def test_a_plugin_outside_its_declared_api_range_is_refused_with_one_line(declared: str, loads: bool) -> None:
     manager = PluginManager()
-    manager.register(SimpleNamespace(SVC_PLUGIN_API=declared), "ranged", distribution="svc-ranged", version="1.2")
+    plugin = SimpleNamespace(SVC_PLUGIN_API=declared, svc_event=api.hookimpl(lambda event: None))
+    manager.register(plugin, "ranged", distribution="svc-ranged", version="1.2")
     (info,) = [info for info in manager.plugins() if info.name == "ranged"]
     if loads:
         assert info.status == "ok", info.error
