@@ -396,6 +396,36 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         backfill_cluster_day_stats,
         "DROP TABLE IF EXISTS job_day_stats",
     ),
+    # 15: interactive sessions (svc_host/sessions): one row per session job, keyed like jobs by cluster and id; the
+    # open ones are read by state on every watch tick
+    (
+        """CREATE TABLE IF NOT EXISTS interactive_session (
+            cluster VARCHAR NOT NULL,
+            job_id VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            fields VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            end_reason VARCHAR,
+            end_detail VARCHAR,
+            session_dir VARCHAR NOT NULL,
+            node_host VARCHAR,
+            node_port INTEGER,
+            created_at TIMESTAMP NOT NULL,
+            started_at TIMESTAMP,
+            ready_at TIMESTAMP,
+            ended_at TIMESTAMP,
+            time_limit_seconds INTEGER,
+            start_timeout_seconds INTEGER NOT NULL,
+            idle_minutes INTEGER,
+            last_activity TIMESTAMP,
+            idle_warned_at TIMESTAMP,
+            stop_requested_at TIMESTAMP,
+            updated_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (cluster, job_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS ix_interactive_session_state ON interactive_session (state)",
+    ),
 )
 
 

@@ -278,6 +278,49 @@ class ScheduleRecord(SQLModel, table=True):
     updated_at: datetime
 
 
+class InteractiveSessionRecord(SQLModel, table=True):
+    """An interactive session (``svc_host.sessions``): a Slurm job running a web app, keyed like jobs by
+    ``(cluster, job_id)``, with its state as svc's watch last decided it and why it ended.
+
+    The session's secret is not here: it lives in the session's directory on the cluster (0600, the file the node
+    guard reads), and svc reads it through the transport when it needs it (``svc_host.sessions.secrets``), so no
+    copy of a live secret sits in a database a backup or a shared PostgreSQL may expose."""
+
+    __tablename__ = "interactive_session"
+
+    cluster: str = Field(primary_key=True)
+    """The transport the job runs on."""
+    job_id: str = Field(primary_key=True)
+    kind: str
+    fields: str = "{}"
+    """The kind's form as given, validated, as JSON (no secret ever: kinds' fields hold none)."""
+    source: str
+    """Who started it: ``web``, ``mcp`` or ``cli``."""
+    state: str = Field(index=True)
+    """``queued``, ``starting``, ``ready`` or ``ended``."""
+    end_reason: str | None = None
+    end_detail: str | None = None
+    """Words about the end (an app's stderr tail, bounded), or ``None``."""
+    session_dir: str
+    """The session's directory on the cluster (absolute)."""
+    node_host: str | None = None
+    node_port: int | None = None
+    """Where the node guard listens, from ``endpoint.json`` once the job wrote it."""
+    created_at: datetime
+    started_at: datetime | None = None
+    ready_at: datetime | None = None
+    ended_at: datetime | None = None
+    time_limit_seconds: int | None = None
+    start_timeout_seconds: int
+    idle_minutes: int | None = None
+    last_activity: datetime | None = None
+    """The last proxied request or busy kernel seen (the idle clock starts at ready)."""
+    idle_warned_at: datetime | None = None
+    stop_requested_at: datetime | None = None
+    """When someone asked to stop it: the job's end is then ``stopped``, whatever state Slurm gives it."""
+    updated_at: datetime
+
+
 def _integers_are_64_bit(*models: type[SQLModel]) -> None:
     """Bind every integer column as BIGINT: what the migrations create on PostgreSQL (SQLite's integers are 64-bit
     anyway), so a value past 2**31 is never cast to a 32-bit INTEGER on the way in."""
@@ -296,4 +339,5 @@ _integers_are_64_bit(
     SweepRunRecord,
     ResourceSample,
     ScheduleRecord,
+    InteractiveSessionRecord,
 )
