@@ -33,6 +33,7 @@ from svc_host.transports.overrides import adapt_overrides
 if TYPE_CHECKING:
     from svc_host.domain.submission import RenderedScript
     from svc_host.domain.usage import JobUsage
+    from svc_host.transports.streams import ByteReader, ByteWriter
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,13 @@ class Transport(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most transports hold nothing
         """Release connections; the transport may be used again afterwards (it reconnects)."""
+
+    async def open_tcp(self, host: str, port: int) -> tuple[ByteReader, ByteWriter]:
+        """A TCP connection to ``host:port`` as the cluster sees it (a compute node's port, reached from the login
+        node over SSH), as a reader and a writer like asyncio's streams; the session proxy's way in. Added in
+        plugin API 1.1. A transport that cannot open connections raises ``TransportError``, as does one that
+        cannot reach the target (naming it)."""
+        raise TransportError(f"transport {self.name!r} cannot open connections (to {host}:{port})")
 
 
 class SlurmTransport(Transport):
