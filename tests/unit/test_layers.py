@@ -36,7 +36,7 @@ FLOORS: dict[str, int] = {
     "workflows": 8,
     "sweeps": 9,
     "services": 10,
-    "sessions": 10,
+    "sessions": 11,  # above services: a session's job goes through the one submit service
     "schedules": 11,
     # assembly
     "host": 12,
