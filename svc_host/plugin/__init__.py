@@ -28,6 +28,8 @@ _WHERE: dict[str, str] = {
     "TaskSpec": "svc_host.plugin_core.records",
     "HealthReport": "svc_host.plugin_core.records",
     "Event": "svc_host.plugin_core.records",
+    "SessionKindSpec": "svc_host.plugin_core.records",
+    "AppLaunch": "svc_host.plugin_core.records",
     # the running host, as hooks, tools, routes and commands see it
     "PluginHost": "svc_host.plugin_core.view",
     "JobRecordView": "svc_host.plugin_core.view",
@@ -97,6 +99,7 @@ __all__ = [
     "API_VERSION",
     "DELETED_PATHS_CAP",
     "REDACTED",
+    "AppLaunch",
     "CommandError",
     "CommandResult",
     "ConfigError",
@@ -121,6 +124,7 @@ __all__ = [
     "RendererSpec",
     "Resources",
     "SSHProfile",
+    "SessionKindSpec",
     "SlurmTransport",
     "StaleUnknownReason",
     "SvcConfig",
@@ -202,9 +206,11 @@ if TYPE_CHECKING:
     from svc_host.mcp.context import tool_host
     from svc_host.mcp.results import tool_result
     from svc_host.plugin_core.records import (
+        AppLaunch,
         Event,
         HealthReport,
         RendererSpec,
+        SessionKindSpec,
         SyncBackendSpec,
         TaskSpec,
         ToolSpec,

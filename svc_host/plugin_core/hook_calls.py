@@ -5,8 +5,8 @@ Application code goes through the typed methods of ``PluginHooks`` (``pm.transpo
 Those methods call the hooks through pluggy (``pm.hook.<name>``), once per implementing plugin via pluggy's subset
 hook callers: pluggy matches the arguments (an implementation may take fewer than the spec), runs wrappers and traces
 the call, and a failure or a wrong record is still pinned on the plugin that caused it. Name tables (renderers, sync
-backends, MCP tools; transports per host config) are built once and cached: a duplicate name fails when the host
-starts.
+backends, MCP tools, session kinds; transports per host config) are built once and cached: a duplicate name fails
+when the host starts.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from svc_host.plugin_core.records import (
     Event,
     HealthReport,
     RendererSpec,
+    SessionKindSpec,
     SyncBackendSpec,
     TaskSpec,
     ToolSpec,
@@ -155,13 +156,15 @@ class PluginHooks:
         return self._tables[hook_name]
 
     def build_tables(self) -> None:
-        """Build the renderer, sync backend and MCP tool tables now; a duplicate name raises ``PluginError``.
+        """Build the renderer, sync backend, MCP tool and session kind tables now; a duplicate name raises
+        ``PluginError``.
 
         ``Host.start()`` calls this so that a conflict stops a server at start, not its first submit.
         """
         self._cached_table("renderer", "svc_renderers", RendererSpec)
         self._cached_table("sync backend", "svc_sync_backends", SyncBackendSpec)
         self._cached_table("MCP tool", "svc_mcp_tools", ToolSpec)
+        self._cached_table("session kind", "svc_session_kinds", SessionKindSpec)
 
     def _describe(self, plugin_name: str) -> str:
         info = self._infos.get(plugin_name)
@@ -207,6 +210,17 @@ class PluginHooks:
 
     def renderer(self, name: str = "default") -> RendererSpec:
         spec: RendererSpec = self._pick("renderer", self._cached_table("renderer", "svc_renderers", RendererSpec), name)
+        return spec
+
+    def session_kinds(self) -> dict[str, SessionKindSpec]:
+        """Every kind of interactive session on offer, by name; a duplicate name raises ``PluginError``."""
+        table = self._cached_table("session kind", "svc_session_kinds", SessionKindSpec)
+        return {n: rec for n, (_, rec) in table.items()}
+
+    def session_kind(self, name: str) -> SessionKindSpec:
+        """One kind by name; an unknown name lists the kinds on offer and who provides them."""
+        table = self._cached_table("session kind", "svc_session_kinds", SessionKindSpec)
+        spec: SessionKindSpec = self._pick("session kind", table, name)
         return spec
 
     def mcp_tools(self) -> dict[str, ToolSpec]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from svc_host.domain.submission import JobDefinition, RenderedScript
     from svc_host.settings.config import SvcConfig
     from svc_host.transports.base import Transport
@@ -146,3 +148,104 @@ class Event:
     name: str
     payload: Mapping[str, Any]
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class AppLaunch:
+    """How a session's web app is started on the node: what a ``SessionKindSpec.launch`` returns.
+
+    ``argv`` runs with no shell. ``env`` is added to the app's environment. ``path`` lists directories put in
+    front of the job's ``PATH`` (a virtual environment's ``bin``). ``setup`` is shell lines the batch script runs
+    before the app (a site's ``module load cuda``): plugin text only, never a user's field.
+
+    Strings of ``argv`` and ``env`` values may hold these placeholders, replaced on the node when the app starts:
+    ``{port}`` (the app's own port on 127.0.0.1), ``{base_path}`` (the URL path the session is served under,
+    such as ``/s/lab24/1234/``, ending in ``/``), ``{session_dir}`` (the session's directory on the cluster) and
+    ``{secret}`` (the session's secret: in ``env`` values only, since any user of the node can read a command line).
+    A literal brace in the kind's own text is written twice (``{{`` and ``}}``), as in ``str.format``; nothing is
+    ever evaluated. See ``SessionKindSpec`` for how user text is kept from becoming a placeholder.
+    """
+
+    argv: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+    setup: Sequence[str] = ()
+    path: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.argv, str) or not self.argv or not all(isinstance(word, str) for word in self.argv):
+            raise ValueError("AppLaunch.argv must be a non-empty list of strings (no shell runs it)")
+        bad = [name for name in self.env if not _ENV_NAME.match(name)]
+        if bad:
+            raise ValueError(f"AppLaunch.env names must be shell identifiers: {', '.join(map(repr, bad))}")
+        texts = [*self.argv, *self.env.values(), *self.setup, *self.path]
+        if any(not isinstance(text, str) or "\0" in text for text in texts):
+            raise ValueError("AppLaunch strings must be text without NUL")
+        if any("\n" in line or "\r" in line for line in self.path):
+            raise ValueError("AppLaunch.path entries may not contain line breaks")
+
+
+@dataclass(frozen=True)
+class SessionKindSpec:
+    """A kind of interactive session (JupyterLab, TensorBoard...): a web app a Slurm job runs, reached through svc.
+
+    ``fields`` is the pydantic model of the kind's form: a start request's ``fields`` object is validated with it,
+    and the dashboard draws the form from its JSON schema. ``launch(fields)`` returns the ``AppLaunch`` of one
+    session. Paths are relative to the session's base path: ``ready_path`` is what svc GETs through its way in
+    (2xx or 3xx means ready; ``""`` is the root), ``open_path`` what "Open" opens, ``busy_path`` (optional) a
+    JSON list of objects with ``execution_state`` (Jupyter's ``api/kernels``): a busy one keeps the session from
+    idling. ``start_timeout``: seconds from the job's start to ready before svc ends the session.
+    ``idle_minutes``: the default idle timeout (``None``: off).
+
+    **User text never becomes a placeholder.** ``launch`` is given the validated fields with every ``{`` and ``}``
+    of user text doubled, so a field value ``{secret}`` reaches the node as ``{{secret}}`` and the app as the
+    literal ``{secret}``. Insert field values into ``argv``/``env`` as they are (join, prefix, never slice), write
+    your own literal braces twice, and the only placeholders are the ones you wrote. svc refuses a launch whose
+    text is not of that form (a lone brace, an unknown placeholder, ``{secret}`` in ``argv``) with a
+    ``PluginError`` naming the kind. Nothing in a launch is given to a shell but ``setup``.
+
+    Example::
+
+        class Fields(BaseModel):
+            logdir: str
+
+        SessionKindSpec(
+            name="tensorboard",
+            description="TensorBoard on a log directory",
+            fields=Fields,
+            launch=lambda f: AppLaunch(argv=["tensorboard", "--logdir", f.logdir, "--port", "{port}"]),
+        )
+    """
+
+    name: str
+    description: str
+    fields: type[BaseModel]
+    launch: Callable[[Any], AppLaunch]
+    ready_path: str = ""
+    open_path: str = ""
+    start_timeout: float = 300.0
+    idle_minutes: int | None = None
+    busy_path: str | None = None
+
+    def __post_init__(self) -> None:
+        from pydantic import BaseModel
+
+        _check_name("session kind", self.name)
+        if not (isinstance(self.fields, type) and issubclass(self.fields, BaseModel)):
+            raise ValueError(f"session kind {self.name!r}: fields must be a pydantic model class")
+        paths = {"ready_path": self.ready_path, "open_path": self.open_path, "busy_path": self.busy_path}
+        for what, path in paths.items():
+            if path is not None and not _RELATIVE_URL_PATH.match(path):
+                raise ValueError(
+                    f"session kind {self.name!r}: {what} {path!r} must be a URL path relative to the session "
+                    "(no leading '/', no '..', no scheme, no '?' or '#')"
+                )
+        if not self.start_timeout > 0:
+            raise ValueError(f"session kind {self.name!r}: start_timeout must be more than 0 seconds")
+        if self.idle_minutes is not None and self.idle_minutes < 1:
+            raise ValueError(f"session kind {self.name!r}: idle_minutes must be 1 or more, or None for off")
+
+
+_RELATIVE_URL_PATH = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9._~!$&'()*+,;=@%/-]*$")

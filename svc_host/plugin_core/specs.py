@@ -7,8 +7,8 @@ Plugins implement these with ``svc_host.hookimpl`` and register a module in the 
     mysite = "svc_mysite.hooks"
 
 Collect hooks (``svc_transports``, ``svc_sync_backends``, ``svc_renderers``, ``svc_api_routers``,
-``svc_mcp_tools``, ``svc_cli_commands``, ``svc_background_tasks``) return a list of records from every plugin;
-``svc_settings`` declares the model of the plugin's own configuration section;
+``svc_mcp_tools``, ``svc_cli_commands``, ``svc_background_tasks``, ``svc_session_kinds``) return a list of records
+from every plugin; ``svc_settings`` declares the model of the plugin's own configuration section;
 the host merges them and refuses duplicate names, naming every provider. ``svc_event`` is a broadcast: every
 implementation sees every event. ``svc_health`` answers ``svc plugins`` and ``GET /api/plugins``.
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         Event,
         HealthReport,
         RendererSpec,
+        SessionKindSpec,
         SyncBackendSpec,
         TaskSpec,
         ToolSpec,
@@ -88,6 +89,35 @@ def svc_renderers() -> Sequence[RendererSpec]:
         @hookimpl
         def svc_renderers():
             return [RendererSpec(name="site", render=render_site_script)]
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def svc_session_kinds() -> Sequence[SessionKindSpec]:
+    """Offer kinds of interactive sessions: web apps (JupyterLab, TensorBoard...) a Slurm job runs, reached through
+    svc's way in; the built-in kinds come this way too.
+
+    Called once, when the host builds its name tables (at start, or on first use). Return ``SessionKindSpec``
+    records; names must be unique across all plugins. ``launch(fields)`` must be pure: it is given the request's
+    validated fields (user text with its braces doubled) and returns an ``AppLaunch`` whose argv and env may use
+    the placeholders ``{port}``, ``{base_path}``, ``{session_dir}`` and, in env values only, ``{secret}``.
+
+    Example::
+
+        class Fields(BaseModel):
+            logdir: str
+
+        @hookimpl
+        def svc_session_kinds():
+            return [
+                SessionKindSpec(
+                    name="tensorboard",
+                    description="TensorBoard on a log directory",
+                    fields=Fields,
+                    launch=lambda f: AppLaunch(argv=["tensorboard", "--logdir", f.logdir, "--port", "{port}"]),
+                )
+            ]
     """
     raise NotImplementedError
 
