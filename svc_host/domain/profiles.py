@@ -108,7 +108,9 @@ def check_remote(remote: str) -> None:
 
     A mirror deletes what is not in the local directory, so the remote root may not be the login directory
     (``~``, ``.``; ``$HOME`` is not expanded and is refused as a first component), ``/``, ``/home`` or a
-    home directory ``/home/<user>``, nor climb with ``..``. Other characters are data (never expanded).
+    home directory ``/home/<user>`` or ``/root``, nor climb with ``..``; nor may it be a ``.ssh`` directory or lie
+    in one (a sync would write the user's keys). The check is lexical: the cluster is not asked where a symlink
+    leads. Other characters are data (never expanded).
     Raises ``ValueError`` (pydantic reports it as a validation error naming ``remote``).
     """
     path = remote.strip()
@@ -129,6 +131,10 @@ def check_remote(remote: str) -> None:
     if root.startswith("/") and parts[0] == "home" and len(parts) <= 2:
         what = "the directory of all homes" if len(parts) == 1 else "a home directory"
         raise ValueError(f"remote path {remote!r} is {what}; choose a project directory below it")
+    if root.startswith("/") and parts == ["root"]:
+        raise ValueError(f"remote path {remote!r} is a home directory; choose a project directory below it")
+    if ".ssh" in parts:
+        raise ValueError(f"remote path {remote!r} is in or below .ssh, where your keys are; choose a project directory")
 
 
 def cluster_root(remote: str) -> str:

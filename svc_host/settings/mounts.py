@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from svc_host.domain.profiles import Mount, SSHProfile, cluster_root
 from svc_host.errors import InvalidRequestError, NotFoundError, SvcError
+from svc_host.settings.paths import SvcPaths
 
 MAX_READ_BYTES = 1024 * 1024
 """``GET /api/files/read`` refuses files larger than this (1 MB) with 413."""
@@ -145,6 +146,31 @@ def _relative(path: str, start: str) -> str:
         common += 1
     parts = [".."] * (len(base) - common) + target[common:]
     return "/".join(parts) or "."
+
+
+# -- what no mount may reach --------------------------------------------------------------------------------
+
+
+def guarded_paths(paths: SvcPaths, home: str | None = None) -> tuple[str, ...]:
+    """The local places a mount's root may not be, be inside of, or hold: svc's state directory (the token file,
+    the store), its config directory (profiles, secrets) and the user's SSH keys (``~/.ssh``).
+
+    A browser session may add mounts and read files under them; a root that reached these would hand the
+    session the permanent API token or the user's keys, which outlive the session."""
+    home = home if home is not None else os.path.expanduser("~")
+    places = (paths.state_dir, paths.user_config_dir, paths.api_token_file, os.path.join(home, ".ssh"))
+    return tuple(os.path.realpath(place) for place in places)
+
+
+def refuse_guarded_root(mount: Mount, guarded: tuple[str, ...]) -> None:
+    """``PathForbiddenError`` when ``mount.local`` (every symlink resolved) is one of ``guarded``, lies inside one,
+    or contains one: a mount of ``~`` would hold ``~/.ssh`` as much as a mount of ``~/.ssh`` itself."""
+    root = os.path.realpath(os.path.expanduser(mount.local))
+    if any(is_inside(place, root) or is_inside(root, place) for place in guarded):
+        raise PathForbiddenError(
+            f"the local directory of mount {mount.name!r} is, holds or lies inside svc's state or config directory "
+            "or ~/.ssh; mount a project directory instead"
+        )
 
 
 # -- the local boundary -------------------------------------------------------------------------------------

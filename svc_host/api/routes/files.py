@@ -19,7 +19,15 @@ from svc_host.api.params import error_responses, sync_error_responses
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
 from svc_host.host import Host
-from svc_host.settings.mounts import clean_relative, find_mount, list_directory, read_file
+from svc_host.settings.mounts import (
+    PathForbiddenError,
+    clean_relative,
+    find_mount,
+    guarded_paths,
+    list_directory,
+    read_file,
+    refuse_guarded_root,
+)
 from svc_host.settings.profiles import ProfileStore
 
 router = APIRouter(prefix="/api/files", tags=["files"])
@@ -60,11 +68,19 @@ def _configured_profile(host: Host) -> tuple[str, SSHProfile]:
 
 
 def _browsable_mount(host: Host, name: str) -> Mount:
-    """Browse and read answer 404 (not 503) when the server has no profile."""
+    """Browse and read answer 404 (not 503) when the server has no profile, 403 for a mount of a guarded place
+    (a mount added before the refusal, or through the profiles API)."""
     found = _server_profile(host)
     if found is None:
         raise NotFoundError(f"Mount '{name}' not found: {NO_PROFILE}")
-    return find_mount(host.transports.config.profiles, found[0], name)
+    return _unguarded(host, find_mount(host.transports.config.profiles, found[0], name))
+
+
+def _unguarded(host: Host, mount: Mount) -> Mount:
+    """``mount``, unless its local root reaches svc's state or config directory or ``~/.ssh`` (403): a browser
+    session must not read the API token or the user's keys through it, nor have them synced to the cluster."""
+    refuse_guarded_root(mount, guarded_paths(host.paths))
+    return mount
 
 
 def scrub(message: str, placeholders: dict[str, str]) -> str:
@@ -134,9 +150,14 @@ def _add_mount(store: ProfileStore, profile_name: str, profile: SSHProfile, moun
 
 @router.post("/mounts", responses=error_responses(409, 422, 503))
 async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
-    """Add a mount to the server's profile (the one SVC_SSH_HOSTNAME defines too): 409 name taken, 422 invalid,
-    503 no profile."""
+    """Add a mount to the server's profile (the one SVC_SSH_HOSTNAME defines too): 409 name taken, 422 invalid
+    (a local directory that is, holds or lies in svc's state or config directory or ~/.ssh too), 503 no profile."""
     profile_name, profile = _configured_profile(host)
+    if all(mount.name != body.name for mount in profile.mounts):  # a taken name is a 409 first
+        try:
+            _unguarded(host, body)
+        except PathForbiddenError as exc:
+            raise ConfigError(str(exc)) from None
     created = await run_in_threadpool(_add_mount, host.profiles, profile_name, profile, body)
     await host.reload_profiles()
     return created.model_dump(mode="json")
@@ -198,7 +219,7 @@ async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, Any]:
     ``remedy`` names the flag that overrides a refusal), 503 no profile. ``dry_run`` changes nothing and answers
     ``{status: "dry_run", mount, files_transferred, transferred_paths, ...}``: what the sync would send."""
     profile_name, profile = _configured_profile(host)
-    mount = find_mount(host.transports.config.profiles, profile_name, body.mount)
+    mount = _unguarded(host, find_mount(host.transports.config.profiles, profile_name, body.mount))
     try:
         result = await host.sync_backend(profile_name).sync(
             mount, dry_run=body.dry_run, adopt=body.adopt, force=body.force
