@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -19,13 +18,18 @@ transport_option = click.option(
     "--transport", "-t", default="local", show_default=True, help="Transport (SSH profile name or 'local')."
 )
 
-_JOB_ID = re.compile(r"\d+(_\d+)?")
-
 
 def check_job_id(job_id: str) -> None:
-    """A ``click.BadParameter`` unless ``job_id`` is a job id (digits, or ``<id>_<index>`` for an array task)."""
-    if not _JOB_ID.fullmatch(job_id):
-        raise click.BadParameter(f"{job_id!r} is not a job id (digits, or <id>_<index> for an array task)")
+    """A ``click.BadParameter`` unless ``job_id`` is a job id (``123``, or ``123_4`` for an array task) spelled as Slurm
+    prints it: :func:`svc_host.slurm.arrays.checked_job_id`, the check every interface makes."""
+    from svc_host.slurm.arrays import MisspelledJobId, checked_job_id
+
+    try:
+        checked_job_id(job_id)
+    except MisspelledJobId as exc:
+        raise click.BadParameter(str(exc)) from None
+    except ValueError:
+        raise click.BadParameter(f"{job_id!r} is not a job id (digits, or <id>_<index> for an array task)") from None
 
 
 def with_host(work: Callable[[Host], Awaitable[T]]) -> T:

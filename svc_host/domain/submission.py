@@ -83,6 +83,9 @@ class Resources(BaseModel):
 
 
 _MEMORY = re.compile(r"^\d+[KMGT]?B?$", re.IGNORECASE)
+_JOB = r"[1-9][0-9]*(_(0|[1-9][0-9]*))?"
+_DEPENDENCY = rf"^(after(ok|any|notok)?:{_JOB}(:{_JOB})*)(,after(ok|any|notok)?:{_JOB}(:{_JOB})*)*$"
+"""Job ids in ASCII digits without leading zeros (a pydantic pattern's ``\\d`` takes any script's digits)."""
 _TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^UNLIMITED$|^INFINITE$")
 _PARTITION = re.compile(r"^[A-Za-z0-9_.-]+$")
 _GPU_TYPE = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -148,7 +151,7 @@ class JobDefinition(BaseModel):
     log_dir: str = "logs"
     dependency: str | None = Field(
         default=None,
-        pattern=r"^(after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)(,after(ok|any|notok)?:\d+(_\d+)?(:\d+(_\d+)?)*)*$",
+        pattern=_DEPENDENCY,
     )
     """A Slurm ``--dependency`` value such as ``afterok:12:13``; set by the workflow engine."""
     renderer: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")

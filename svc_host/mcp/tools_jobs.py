@@ -25,21 +25,28 @@ from svc_host.mcp.results import tool_result
 from svc_host.plugin_core.records import ToolSpec
 from svc_host.services import jobs
 from svc_host.services.jobs import MAX_TAIL_LINES, last_lines
+from svc_host.slurm import arrays
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
 
-JOB_ID = re.compile(r"^(\d{1,10})(_\d{1,10})?$")
 PARTITION = re.compile(r"^[A-Za-z0-9_.-]{1,256}$")
 
 
 def checked_job_id(job_id: str) -> str:
+    """``job_id`` (surrounding spaces removed) once :func:`svc_host.slurm.arrays.checked_job_id`, the check every
+    interface makes, takes it and it is not 0 (Slurm numbers jobs from 1); else ``{success: false, error}``."""
     job_id = job_id.strip()
-    match = JOB_ID.match(job_id)
-    if match is None or not 0 < int(match.group(1)) <= MAX_JOB_ID:
+    try:
+        checked = arrays.checked_job_id(job_id)
+    except arrays.MisspelledJobId as exc:
+        raise InvalidRequestError(f"job_id: {exc}") from None
+    except ValueError:
+        checked = None
+    if checked is None or int(arrays.array_of(checked) or checked) == 0:
         shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
         raise InvalidRequestError(
             f"job_id must be digits or '<id>_<index>' for an array task (job ids are 1 to {MAX_JOB_ID}), got {shown!r}"
         )
-    return job_id
+    return checked
 
 
 def _partition(partition: str | None) -> str | None:

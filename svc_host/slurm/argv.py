@@ -8,8 +8,9 @@ split with ``maxsplit`` so the last column keeps the rest of the line.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
+
+from svc_host.slurm import arrays
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,11 +78,11 @@ DELIMITER: Final = "|"
 SACCT_START: Final = "2000-01-01"
 """Far enough back for any job: sacct filters on this window even when given job ids."""
 
-_JOB_ID = re.compile(r"\d+(?:_(?:\d+|\[[\d,%-]+\])|\+\d+)?")
-
 
 def checked_ids(job_ids: Sequence[str]) -> list[str]:
-    """``job_ids`` as a list, each a Slurm job id (``123``, ``123_4``, ``123+0``); a ``ValueError`` names a bad one."""
+    """``job_ids`` as a list, each a Slurm job id (``123``, ``123_4``, ``123_[4-9%2]``, ``123+0``) spelled as Slurm
+    prints it (:func:`~svc_host.slurm.arrays.is_slurm_id`: ASCII digits, no leading zero); a ``ValueError`` names a bad
+    one."""
     if isinstance(job_ids, str):
         msg = f"job_ids must be a sequence of ids, not the string {job_ids!r}"
         raise TypeError(msg)
@@ -90,8 +91,11 @@ def checked_ids(job_ids: Sequence[str]) -> list[str]:
         msg = "no job ids given: pass at least one, such as '123' or '123_4'"
         raise ValueError(msg)
     for job_id in ids:
-        if not _JOB_ID.fullmatch(job_id):
-            msg = f"invalid Slurm job id {job_id!r}: expected digits, such as '123', '123_4' or '123+0'"
+        if not arrays.is_slurm_id(job_id):
+            msg = (
+                f"invalid Slurm job id {job_id!r}: expected digits 0-9 without a leading zero, such as '123', '123_4' "
+                "or '123+0'"
+            )
             raise ValueError(msg)
     return ids
 

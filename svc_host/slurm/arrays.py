@@ -13,11 +13,18 @@ import re
 
 from svc_host.domain.jobs import MAX_JOB_ID
 
-_TASK = re.compile(r"(?P<array>\d+)_(?P<task>\d+)")
-_RANGE = re.compile(r"(?P<array>\d+)_\[(?P<items>[\d,-]+)(?:%(?P<throttle>\d+))?\]")
-_ITEM = re.compile(r"(?P<first>\d+)(?:-(?P<last>\d+))?")
-_TYPED = re.compile(r"(?P<array>\d{1,10})(?:_(?P<task>\d{1,10}))?")
-_TYPED_RANGE = re.compile(r"(?P<array>\d{1,10})_\[(?P<items>[\d,-]{1,200})\]")
+# Job ids are ASCII digits (``[0-9]``, never ``\d``, which also takes other scripts' digits: ``٨٨٦``, which
+# Python's int() reads as 886) without leading zeros (Slurm reads ``0886`` as job 886, which svc's store keys as
+# ``886``): one spelling per job, so the id svc stores, the id on Slurm's command line and the id Slurm prints agree.
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_TASK = re.compile(rf"(?P<array>{_NUMBER})_(?P<task>{_NUMBER})")
+_RANGE = re.compile(rf"(?P<array>{_NUMBER})_\[(?P<items>[0-9,-]+)(?:%(?P<throttle>[0-9]+))?\]")
+_HET = re.compile(rf"(?P<job>{_NUMBER})\+(?P<offset>{_NUMBER})")
+_ITEM = re.compile(rf"(?P<first>{_NUMBER})(?:-(?P<last>{_NUMBER}))?")
+_TYPED = re.compile(r"(?P<array>[0-9]{1,20})(?:_(?P<task>[0-9]{1,20}))?")
+_TYPED_RANGE = re.compile(r"(?P<array>[0-9]{1,20})_\[(?P<items>[0-9,-]{1,200})\]")
+_LEADING_ZEROS = re.compile(r"(?<![0-9])0+(?=[0-9])")
+_PLAIN = re.compile(_NUMBER)
 
 
 def array_flag(count: int, max_parallel: int) -> str:
@@ -62,22 +69,61 @@ def task_ids(job_id: str) -> list[str]:
     ]
 
 
+class MisspelledJobId(ValueError):
+    """A job id with digits other than 0-9 or a leading zero: Slurm would read another id than svc stores, or none;
+    the message says how to write it."""
+
+
 def checked_job_id(job_id: str, *, ranges: bool = False) -> str:
     """``job_id`` as typed, once it is a job id (``123``), an array task (``123_4``) or, with ``ranges``, tasks of one
     array (``123_[1-3,7]``, what ``scancel`` takes); ids run from 0 (which Slurm never gives) to :data:`MAX_JOB_ID`.
+    The one check of a job id every interface (REST, MCP, the CLI) makes: digits are 0-9 and no number has a leading
+    zero, so an id has the one spelling Slurm prints and svc stores.
 
     Raises:
+        MisspelledJobId: digits other than 0-9 (Arabic-Indic ``٨٨٦``, fullwidth or superscript ones) or a leading
+            zero (``0886``).
         ValueError: anything else, with the forms that are accepted.
     """
+    shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
+    if any(char.isdigit() and not char.isascii() for char in job_id):
+        raise MisspelledJobId(
+            f"job id {shown!r} has digits other than 0-9: write it in ASCII digits, as Slurm prints it"
+        )
     match = _TYPED.fullmatch(job_id) or (_TYPED_RANGE.fullmatch(job_id) if ranges else None)
     if match is None or int(match["array"]) > MAX_JOB_ID:
-        shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
         forms = "a non-negative integer, or <id>_<index> for an array task"
         forms += ", or <id>_[a-b] for tasks of an array" if ranges else ""
         raise ValueError(f"job id must be {forms} (ids up to {MAX_JOB_ID}), got {shown!r}")
+    if _LEADING_ZEROS.search(job_id):
+        respelled = _LEADING_ZEROS.sub("", job_id)
+        raise MisspelledJobId(f"job id {shown!r} has a leading zero: write it as Slurm prints it, {respelled!r}")
     if "[" in job_id:
         _bounds(job_id, match["items"])
     return job_id
+
+
+def is_slurm_id(job_id: str) -> bool:
+    """Whether ``job_id`` is an id in a form Slurm prints and takes, spelled as it prints it: a job (``123``), an array
+    task (``123_4``), tasks of an array (``123_[4-9%2]``) or a component of a heterogeneous job (``123+1``)."""
+    return any(form.fullmatch(job_id) for form in (_PLAIN, _TASK, _HET)) or (
+        _RANGE.fullmatch(job_id) is not None and not _LEADING_ZEROS.search(job_id)
+    )
+
+
+def answers(asked: str, answered: str) -> bool:
+    """Whether a record Slurm printed as ``answered`` is about the job ``asked``: the same id; the range of tasks that
+    holds task ``asked`` (``123_[4-9]`` for ``123_4``: tasks not started yet, or cancelled before they started); or,
+    for an array's (a heterogeneous job's) own id, one of its tasks (components): ``123_4``, ``123_[5-9]``, ``123+1``.
+    Anything else is another job, whatever Slurm answered."""
+    return answered == asked or in_range(answered, asked) or owner_of(answered) == asked
+
+
+def owner_of(job_id: str) -> str | None:
+    """The job a task, a range of tasks or a component belongs to (``123_4``, ``123_[5-9]``, ``123+1`` -> ``123``);
+    None for a plain id."""
+    het = _HET.fullmatch(job_id)
+    return het["job"] if het is not None else array_of(job_id)
 
 
 def in_range(range_id: str, job_id: str) -> bool:

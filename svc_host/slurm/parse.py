@@ -38,7 +38,7 @@ from svc_host.slurm.values import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-_SBATCH = re.compile(r"(?P<id>\d+)(?:;\S+)?")
+_SBATCH = re.compile(r"(?P<id>[1-9][0-9]*)(?:;\S+)?")
 _NO_TASK: Final = "4294967294"
 """Slurm's NO_VAL as an ``ArrayTaskId``: 24.11's ``scontrol show job`` prints it for an array's own record once no
 task is left pending (the tasks that never started), and expands ``%a`` in its output paths with it."""
@@ -287,7 +287,7 @@ def _scontrol_job_id(fields: Mapping[str, str]) -> str:
     if array_job and task == _NO_TASK:
         return array_job  # as sacct names the tasks that never started: the array's own id
     if array_job and task:
-        return f"{array_job}_{task}" if task.isdigit() else f"{array_job}_[{task}]"
+        return f"{array_job}_{task}" if task.isascii() and task.isdigit() else f"{array_job}_[{task}]"
     het_job, offset = fields.get("HetJobId"), fields.get("HetJobOffset")
     if het_job and offset:
         return f"{het_job}+{offset}"

@@ -24,8 +24,8 @@ from svc_host.concurrency.single_flight import SingleFlight
 from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.slurm import answers, arrays, parse, tags
 from svc_host.slurm import argv as slurm_argv
-from svc_host.slurm import arrays, parse, tags
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.slurm.usage import parse_sacct_usage
 from svc_host.transports.overrides import adapt_overrides
@@ -333,15 +333,18 @@ class SlurmTransport(Transport):
         return parse.parse_squeue(result.stdout)
 
     async def _finished_jobs(self, ids: list[str]) -> list[JobStatus]:
-        """Final states from accounting; without it (disabled, or slurmdbd down) from slurmctld's memory
-        (``scontrol``, with exit codes that squeue lacks). A job neither knows stays unknown, never failed."""
+        """Final states of ``ids`` from accounting; without it (disabled, or slurmdbd down) from slurmctld's memory
+        (``scontrol``, with exit codes that squeue lacks). A job neither knows stays unknown, never failed.
+
+        scontrol is asked for every job at once (one command for the monitor's whole batch), so its answer lists
+        other jobs, other users' too: only the records about ``ids`` are kept (``answers.records_about``)."""
         result = await self.query(slurm_argv.sacct_argv(ids))
         if result.exit_code == 0:
-            return parse.parse_sacct(result.stdout)
+            return answers.records_about(ids, parse.parse_sacct(result.stdout))
         log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
         shown = await self.query(slurm_argv.scontrol_show_job_argv())
         if shown.exit_code == 0:
-            return parse.parse_scontrol_jobs(shown.stdout)
+            return answers.records_about(ids, parse.parse_scontrol_jobs(shown.stdout))
         return []
 
     async def _never_started(self, job_id: str) -> JobStatus | None:
@@ -351,10 +354,8 @@ class SlurmTransport(Transport):
         if array is None:
             return None
         records = await self._finished_jobs([array])
-        held = [job for job in records if arrays.in_range(job.job_id, job_id)] or [
-            job for job in records if job.job_id == array
-        ]
-        return held[0].model_copy(update={"job_id": job_id}) if held else None
+        held = answers.record_for(job_id, records) or next((job for job in records if job.job_id == array), None)
+        return held.model_copy(update={"job_id": job_id}) if held is not None else None
 
     async def usage(self, job_ids: Sequence[str]) -> dict[str, JobUsage]:
         ids = list(dict.fromkeys(job_ids))
@@ -364,20 +365,21 @@ class SlurmTransport(Transport):
         if result.exit_code != 0:
             log.warning("sacct failed on %s (exit %s): %s", self.name, result.exit_code, result.stderr.strip()[-300:])
             return {}
-        return parse_sacct_usage(result.stdout)
+        found = parse_sacct_usage(result.stdout)
+        return {job_id: found[job_id] for job_id in ids if job_id in found}
 
     async def describe(self, job_id: str) -> JobStatus | None:
+        """The job ``job_id`` as scontrol, else accounting, else an array's records know it; every answer is
+        filtered to the id asked (``answers.record_for``), so a listing that holds other jobs (scontrol's fallback
+        while slurmdbd is down) is "not found" (``None``), never another job."""
         result = await self.query(slurm_argv.scontrol_show_job_argv(job_id))
         if result.exit_code != 0:
             # an unknown id is "Invalid job id" on stderr; a task of a known array "Job 123_4 not found" on stdout
             if "invalid job id" in result.stderr.lower() or result.stdout.strip() == f"Job {job_id} not found":
-                finished = await self._finished_jobs([job_id])
-                if finished:
-                    return finished[0]
-                return await self._never_started(job_id)
+                finished = answers.record_for(job_id, await self._finished_jobs([job_id]))
+                return finished if finished is not None else await self._never_started(job_id)
             raise TransportError("scontrol failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr)
-        jobs = parse.parse_scontrol_jobs(result.stdout)
-        return jobs[0] if jobs else None
+        return answers.record_for(job_id, parse.parse_scontrol_jobs(result.stdout))
 
     async def cancel(self, job_ids: Sequence[str]) -> None:
         if job_ids:
