@@ -139,8 +139,9 @@ async def test_mcp_job_tools_answer_the_job_asked_or_refuse_the_id(
 
         async def call(tool: str, job_id: str) -> dict[str, Any]:
             result = await client.call_tool(tool, {"job_id": job_id, "transport": "fake"})
-            assert result.structured_content is not None, (tool, job_id, result)
-            return result.structured_content
+            content: dict[str, Any] | None = result.structured_content
+            assert content is not None, (tool, job_id, result)
+            return content
 
         for job_id in drawn():
             asked = job_id.strip()  # MCP takes an id with spaces around it
