@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from svc_host.runtime.sampler import ResourceSampler
     from svc_host.runtime.throttle import SubmitThrottle
     from svc_host.schedules.scheduler import Scheduler
+    from svc_host.sessions.watch import SessionWatch
     from svc_host.settings.config import SvcConfig
     from svc_host.store.database import Store
     from svc_host.sweeps.orchestrator import SweepOrchestrator
@@ -72,6 +73,7 @@ class Host:
         self._engine: WorkflowEngine | None = None
         self._orchestrator: SweepOrchestrator | None = None
         self._scheduler: Scheduler | None = None
+        self._session_watch: SessionWatch | None = None
         self.plugin_tasks = PluginTasks()
         self.clusters_in_use = ClustersInUse(InUseSettings.from_env(self._env))
         """The clusters REST requests looked at lately (marked by the API's cluster parameter)."""
@@ -265,6 +267,7 @@ class Host:
         if self.source == "web":  # the resource history and schedules: once per server, not per MCP session
             self.resource_sampler.start()
             await self._start_scheduler()
+            await self._start_session_watch()
 
     async def _start_scheduler(self) -> None:
         from svc_host.schedules.launch import HostLauncher
@@ -273,7 +276,16 @@ class Host:
         self._scheduler = Scheduler(self.store, HostLauncher(self), tick_seconds=tick_seconds(self._env))
         await self._scheduler.start()
 
+    async def _start_session_watch(self) -> None:
+        from svc_host.sessions.watch import SessionWatch
+
+        self._session_watch = SessionWatch(self)
+        await self._session_watch.start()
+
     async def close(self) -> None:
+        if self._session_watch is not None:
+            await self._session_watch.close()
+            self._session_watch = None
         if self._scheduler is not None:  # first: it fires through the services closed below
             await self._scheduler.close()
             self._scheduler = None

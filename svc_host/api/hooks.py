@@ -16,6 +16,7 @@ def svc_api_routers() -> list[Any]:
         events,
         files,
         history,
+        interactive,
         jobs,
         limits,
         pending,
@@ -43,6 +44,7 @@ def svc_api_routers() -> list[Any]:
         workflows.router,
         sweeps.router,
         schedules.router,
+        interactive.router,
         events.router,
         dashboard.router,
         web.router,  # last: the dashboard answers every other page path

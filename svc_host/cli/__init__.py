@@ -29,6 +29,7 @@ COMMANDS = {
     "flow": "svc_host.cli.flow:flow",
     "sweep": "svc_host.cli.sweep:sweep",
     "schedule": "svc_host.cli.schedule:schedule",
+    "session": "svc_host.cli.session:session",
     "sync": "svc_host.cli.sync:sync",
     "inspect": "svc_host.cli.sync:inspect",
     "files": "svc_host.cli.sync:files",

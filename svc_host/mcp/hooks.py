@@ -14,6 +14,7 @@ def svc_mcp_tools() -> list[ToolSpec]:
         tools_jobs,
         tools_limits,
         tools_pending,
+        tools_sessions,
         tools_sync,
         tools_wait,
         tools_workflows,
@@ -28,4 +29,5 @@ def svc_mcp_tools() -> list[ToolSpec]:
         *tools_limits.TOOLS,
         *tools_wait.TOOLS,
         *tools_efficiency.TOOLS,
+        *tools_sessions.TOOLS,
     ]

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import CursorResult, update
 from sqlmodel import Session, col, select
 
-from svc_host.store.tables import InteractiveSessionRecord
+from svc_host.store.tables import InteractiveSessionRecord, JobRecord
 
 ENDED = "ended"
 LIST_LIMIT = 500
@@ -120,3 +120,17 @@ def note_activity(session: Session, activity: Mapping[tuple[str, str], datetime]
             )
             .values(last_activity=moment)
         )
+
+
+def open_with_jobs(session: Session) -> list[tuple[InteractiveSessionRecord, JobRecord | None]]:
+    """Every open session with its job's latest row (the monitor's word on its state), in one transaction."""
+    pairs = []
+    for row in open_sessions(session):
+        job = session.exec(
+            select(JobRecord)
+            .where(JobRecord.transport == row.cluster, JobRecord.job_id == row.job_id)
+            .order_by(col(JobRecord.id).desc())
+            .limit(1)
+        ).first()
+        pairs.append((row, job))
+    return pairs

@@ -1,0 +1,118 @@
+"""``svc session start|list|stop``: interactive sessions (a Slurm job running a web app) from a terminal.
+
+In ``start``, ``-t`` is the time limit, as sbatch's ``-t`` (the issue's ``svc session start jupyter -G 1 -t 2:00``),
+so the cluster is ``--transport`` there; ``list`` and ``stop`` take ``-t/--transport`` like every other command.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from svc_host.cli.options import check_job_id, json_option, transport_option, with_host
+from svc_host.cli.output import print_json, print_table
+
+if TYPE_CHECKING:
+    from svc_host.host import Host
+
+
+@click.group()
+def session() -> None:
+    """Interactive sessions: JupyterLab, TensorBoard or any web app on a compute node."""
+
+
+def _fields(pairs: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.UsageError(f"--field expects KEY=VALUE, got {pair!r}")
+        found[key] = value
+    return found
+
+
+@session.command()
+@click.argument("kind")
+@click.option("--gpus", "-G", metavar="[TYPE:]N", help="GPUs: -G 1 or -G a100:1.")
+@click.option("--time", "-t", "time_limit", help="Time limit as sbatch reads it: 2:00:00 is two hours.")
+@click.option("--partition", "-p", help="Partition to run in.")
+@click.option("--field", "field_pairs", multiple=True, metavar="KEY=VALUE", help="A field of the kind's form.")
+@click.option("--transport", default="local", show_default=True, help="Transport (SSH profile name or 'local').")
+@json_option
+def start(
+    kind: str,
+    gpus: str | None,
+    time_limit: str | None,
+    partition: str | None,
+    field_pairs: tuple[str, ...],
+    transport: str,
+    as_json: bool,
+) -> None:
+    """Start a session of KIND and print its job id (then `svc session list` shows its state)."""
+    from pydantic import ValidationError
+
+    from svc_host.domain.validation_words import describe_validation
+    from svc_host.sessions.request import SessionRequest
+
+    try:
+        request = SessionRequest(
+            kind=kind, fields=_fields(field_pairs), gpus=gpus, time_limit=time_limit, partition=partition
+        )
+    except ValidationError as exc:
+        raise click.UsageError(describe_validation(exc.errors())) from None
+
+    async def work(host: Host) -> dict[str, Any]:
+        from svc_host.sessions import manage
+
+        return manage.views(host, [await manage.start(host, request, transport=transport, source="cli")])[0]
+
+    view = with_host(work)
+    if as_json:
+        print_json(view)
+    else:
+        click.echo(view["job_id"])
+
+
+@session.command(name="list")
+@click.option("--transport", "-t", help="Only this cluster's sessions (default: every cluster's).")
+@json_option
+def list_sessions(transport: str | None, as_json: bool) -> None:
+    """List sessions, newest first."""
+
+    async def work(host: Host) -> list[dict[str, Any]]:
+        from svc_host.sessions import manage
+
+        return manage.views(host, await manage.listed(host, transport))
+
+    views = with_host(work)
+    if as_json:
+        print_json(views)
+        return
+    rows = [
+        [
+            view["job_id"],
+            view["cluster"],
+            view["kind"],
+            view["state"] if view["state"] != "ended" else f"ended: {view['end_reason']}",
+            view["time_left_seconds"],
+        ]
+        for view in views
+    ]
+    print_table(["id", "cluster", "kind", "state", "time left (s)"], rows)
+
+
+@session.command()
+@click.argument("job_id")
+@transport_option
+def stop(job_id: str, transport: str) -> None:
+    """Stop a session (its job is cancelled)."""
+    check_job_id(job_id)
+
+    async def work(host: Host) -> None:
+        from svc_host.sessions import manage
+
+        await manage.stop(host, transport, job_id)
+
+    with_host(work)
+    click.echo(f"stopping session {job_id}")

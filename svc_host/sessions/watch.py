@@ -1,0 +1,309 @@
+"""The watch: one tick moves every open session, of every cluster, one step along queued -> starting -> ready ->
+ended, and announces each move once (``session.status_changed`` through ``Ports.emit``).
+
+A tick reads the open sessions with their jobs' states in one store transaction (the monitor tracks the jobs,
+as any job: the watch asks the scheduler nothing itself). For a running job it reads ``endpoint.json`` from the
+session's directory through the transport until the node guard has written it, then GETs the kind's
+``ready_path`` through the way in (the proxy's connection, the session's secret) until the app answers. It ends a
+session when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited`` with the
+tail of the job's stderr when the guard wrote ``exit.json``, else ``job_ended``), when the app did not answer
+within the kind's start timeout after the job started (``start_timeout``: the job is cancelled), and when a
+session with an idle timeout carried no traffic (and, with a ``busy_path``, ran no busy kernel) for that long
+(``idle_timeout``: a ``session.idle_warning`` event first, 5 minutes before or at 80 % of it, whichever is later).
+
+Everything the watch knows is in the store, so a restarted ``svc serve`` simply resumes. Moves are
+compare-and-set on the state: two servers on one store announce each move once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from svc_host.domain.jobs import JobState
+from svc_host.domain.times import as_utc
+from svc_host.errors import SvcError
+from svc_host.plugin_core.records import Event
+from svc_host.runtime.ports import Ports
+from svc_host.sessions import files, probe, secrets, traffic
+
+if TYPE_CHECKING:
+    from svc_host.plugin_core.records import SessionKindSpec
+    from svc_host.store.tables import InteractiveSessionRecord, JobRecord
+
+log = logging.getLogger(__name__)
+
+STATUS_CHANGED = "session.status_changed"
+IDLE_WARNING = "session.idle_warning"
+TAIL_BYTES = 2000
+"""The most of the job's stderr kept as an ended session's ``end_detail``."""
+ENDED_BY_STATE = {"TIMEOUT": "time_limit", "NODE_FAIL": "node_failure"}
+
+
+def base_path(cluster: str, job_id: str) -> str:
+    """The URL path a session is served under (the node guard substitutes the same for ``{base_path}``)."""
+    return f"/s/{cluster}/{job_id}/"
+
+
+def idle_warning_after(idle_minutes: int) -> timedelta:
+    """When an idle session is warned: 5 minutes before its end, or at 80 % of a shorter timeout."""
+    return timedelta(minutes=max(idle_minutes - 5, idle_minutes * 0.8))
+
+
+class SessionWatch:
+    """Ticks every ``interval`` seconds while the process runs (``svc serve``); ``tick`` is one pass."""
+
+    def __init__(self, ports: Ports, *, interval: float = 2.0) -> None:
+        self.ports = ports
+        self.interval = interval
+        self._task: asyncio.Task[None] | None = None
+        self._watching = contextlib.ExitStack()
+        self._watched: set[str] = set()
+
+    async def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="session watch")
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._watching.close()
+        self._watching = contextlib.ExitStack()
+        self._watched.clear()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # one bad tick must not end the watch
+                log.exception("session watch tick failed")
+            await asyncio.sleep(self.interval)
+
+    async def tick(self, now: datetime | None = None) -> None:
+        """Move every open session one step (``now``: the time the tick decides at)."""
+        from svc_host.store import sessions as repo
+
+        seen = traffic.take()
+        if seen:
+            await self.ports.store.run(repo.note_activity, seen)
+        pairs = await self.ports.store.run(repo.open_with_jobs)
+        self._keep_monitor_quick({row.cluster for row, _ in pairs if row.state in ("queued", "starting")})
+        try:
+            offered = self.ports.plugins.session_kinds()
+        except SvcError:
+            offered = {}
+        for row, job in pairs:
+            if job is None:
+                continue
+            try:
+                await self._step(row, job, offered.get(row.kind), now or datetime.now(UTC))
+            except SvcError as exc:  # a cluster out of reach: the next tick tries again
+                log.info("session %s on %s: %s", row.job_id, row.cluster, exc)
+
+    def _keep_monitor_quick(self, clusters: set[str]) -> None:
+        """While a session waits to start, the monitor ticks every second on its cluster (as for a waiter), so
+        the job's start is seen at once; afterwards the monitor's own pace is enough."""
+        if clusters == self._watched:
+            return
+        self._watching.close()
+        self._watching = contextlib.ExitStack()
+        for cluster in sorted(clusters):
+            self._watching.enter_context(self.ports.monitor.watch(cluster))
+        self._watched = set(clusters)
+
+    async def _step(
+        self, row: InteractiveSessionRecord, job: JobRecord, spec: SessionKindSpec | None, now: datetime
+    ) -> None:
+        state = JobState(job.state)
+        transport = self.ports.transport(row.cluster)
+        if state.is_terminal:
+            await self._end(row, *(await self._why_ended(row, job)), now=now)
+        elif state is JobState.RUNNING and isinstance(transport, files.SessionFiles):
+            changes = await self._running(row, job, transport, now)
+            if row.state in ("queued", "starting"):
+                await self._starting(row, job, spec, transport, changes, now)
+                return
+            await self._move(row, changes, now)
+            if row.state == "ready" and row.idle_minutes and spec is not None:
+                await self._idle(row, spec, now)
+
+    async def _running(
+        self, row: InteractiveSessionRecord, job: JobRecord, transport: files.SessionFiles, now: datetime
+    ) -> dict[str, Any]:
+        """What a running job tells of its session: when it started, its time limit, where the guard listens."""
+        changes: dict[str, Any] = {}
+        if row.started_at is None:
+            changes["started_at"] = as_utc(job.started_at) or now
+        if job.time_limit_seconds is not None and row.time_limit_seconds != job.time_limit_seconds:
+            changes["time_limit_seconds"] = job.time_limit_seconds
+        if row.node_host is None:
+            endpoint = _endpoint_of(await files.read_json(transport, f"{row.session_dir}/endpoint.json"), row.job_id)
+            if endpoint is not None:
+                changes["node_host"], changes["node_port"] = endpoint
+        return changes
+
+    async def _starting(
+        self,
+        row: InteractiveSessionRecord,
+        job: JobRecord,
+        spec: SessionKindSpec | None,
+        transport: files.SessionFiles,
+        changes: dict[str, Any],
+        now: datetime,
+    ) -> None:
+        """Ready once the app answers; ended ``start_timeout`` (its job cancelled) when it did not in time."""
+        host: str | None = changes.get("node_host", row.node_host)
+        port: int | None = changes.get("node_port", row.node_port)
+        started = changes.get("started_at") or as_utc(row.started_at) or now
+        if host is not None and port is not None and spec is not None and await self._answers(row, spec, host, port):
+            changes.update(state="ready", ready_at=now, last_activity=now)
+        elif now - started > timedelta(seconds=row.start_timeout_seconds):
+            await self._cancel(row)
+            detail = await self._stderr_tail(transport, job)
+            await self._end(row, "start_timeout", detail, now=now, extra=changes)
+            return
+        else:
+            changes["state"] = "starting"
+        await self._move(row, changes, now)
+
+    async def _answers(self, row: InteractiveSessionRecord, spec: SessionKindSpec, host: str, port: int) -> bool:
+        answer = await self._get(row, spec, host, port, spec.ready_path)
+        return answer is not None and answer.ok
+
+    async def _get(
+        self, row: InteractiveSessionRecord, spec: SessionKindSpec, host: str, port: int, path: str
+    ) -> probe.Answer | None:
+        transport = self.ports.transport(row.cluster)
+        if not isinstance(transport, files.SessionFiles):
+            return None
+        secret = await secrets.secret_of(transport, row.cluster, row.job_id, row.session_dir)
+        extra = {"Authorization": f"token {secret}"} if spec.name == "jupyter" else {}
+        return await probe.get(
+            self.ports.transport(row.cluster),
+            host,
+            port,
+            base_path(row.cluster, row.job_id) + path,
+            secret=secret,
+            extra_headers=extra,
+        )
+
+    async def _idle(self, row: InteractiveSessionRecord, spec: SessionKindSpec, now: datetime) -> None:
+        from svc_host.store import sessions as repo
+
+        assert row.idle_minutes is not None  # noqa: S101 - the caller checked
+        last = as_utc(row.last_activity) or as_utc(row.ready_at) or now
+        if await self._busy(row, spec):
+            await self.ports.store.run(repo.note_activity, {(row.cluster, row.job_id): now})
+            return
+        idle_for = now - last
+        if idle_for >= timedelta(minutes=row.idle_minutes):
+            await self._cancel(row)
+            await self._end(row, "idle_timeout", f"no traffic for {row.idle_minutes} minutes", now=now)
+        elif row.idle_warned_at is None and idle_for >= idle_warning_after(row.idle_minutes):
+            if await self.ports.store.run(
+                repo.move, row.cluster, row.job_id, expected="ready", changes={"idle_warned_at": now}, now=now
+            ):
+                left = timedelta(minutes=row.idle_minutes) - idle_for
+                self.ports.emit(
+                    Event(
+                        name=IDLE_WARNING,
+                        payload={
+                            "transport": row.cluster,
+                            "job_id": row.job_id,
+                            "kind": row.kind,
+                            "idle_minutes": row.idle_minutes,
+                            "ends_in_seconds": max(0, round(left.total_seconds())),
+                        },
+                    )
+                )
+        elif (warned := as_utc(row.idle_warned_at)) is not None and last > warned:
+            await self.ports.store.run(
+                repo.move, row.cluster, row.job_id, expected="ready", changes={"idle_warned_at": None}, now=now
+            )
+
+    async def _busy(self, row: InteractiveSessionRecord, spec: SessionKindSpec) -> bool:
+        if spec.busy_path is None or row.node_host is None or row.node_port is None:
+            return False
+        return probe.busy(await self._get(row, spec, row.node_host, row.node_port, spec.busy_path))
+
+    async def _why_ended(self, row: InteractiveSessionRecord, job: JobRecord) -> tuple[str, str | None]:
+        if row.stop_requested_at is not None:
+            return "stopped", None
+        raw = job.raw_state.split()[0] if job.raw_state else job.state
+        if raw in ENDED_BY_STATE:
+            return ENDED_BY_STATE[raw], None
+        transport = self.ports.transport(row.cluster)
+        if isinstance(transport, files.SessionFiles):
+            exited = await files.read_json(transport, f"{row.session_dir}/exit.json")
+            if exited is not None:
+                code = exited.get("code")
+                tail = await self._stderr_tail(transport, job)
+                return "app_exited", "\n".join(part for part in (f"exit code {code}", tail) if part)
+        return "job_ended", f"the job ended {job.raw_state or job.state}"
+
+    async def _stderr_tail(self, transport: files.SessionFiles, job: JobRecord) -> str | None:
+        if not job.stderr_path:
+            return None
+        head = await transport.read_bytes(job.stderr_path, 0, 0)
+        if head is None:
+            return None
+        found = await transport.read_bytes(job.stderr_path, max(0, head[1] - TAIL_BYTES), TAIL_BYTES)
+        text = found[0].decode(errors="replace").strip() if found else ""
+        return text or None
+
+    async def _cancel(self, row: InteractiveSessionRecord) -> None:
+        await self.ports.transport(row.cluster).cancel([row.job_id])
+        self.ports.monitor.poke(row.cluster)
+
+    async def _move(self, row: InteractiveSessionRecord, changes: dict[str, Any], now: datetime) -> None:
+        from svc_host.store import sessions as repo
+
+        if not changes:
+            return
+        moved = await self.ports.store.run(
+            repo.move, row.cluster, row.job_id, expected=row.state, changes=changes, now=now
+        )
+        if moved and changes.get("state", row.state) != row.state:
+            self._announce(row, changes)
+
+    async def _end(
+        self,
+        row: InteractiveSessionRecord,
+        reason: str,
+        detail: str | None,
+        *,
+        now: datetime,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        changes = {**(extra or {}), "state": "ended", "end_reason": reason, "end_detail": detail, "ended_at": now}
+        if detail is not None:
+            changes["end_detail"] = detail[-TAIL_BYTES:]
+        await self._move(row, changes, now)
+        secrets.forget(row.cluster, row.job_id)
+
+    def _announce(self, row: InteractiveSessionRecord, changes: dict[str, Any]) -> None:
+        payload = {
+            "transport": row.cluster,
+            "job_id": row.job_id,
+            "kind": row.kind,
+            "from": row.state,
+            "to": changes["state"],
+            "end_reason": changes.get("end_reason"),
+        }
+        self.ports.emit(Event(name=STATUS_CHANGED, payload=payload))
+
+
+def _endpoint_of(found: dict[str, Any] | None, job_id: str) -> tuple[str, int] | None:
+    """``(host, port)`` from the guard's ``endpoint.json`` when it is whole and about this job."""
+    if found is None or str(found.get("job_id", job_id)) != job_id:
+        return None
+    host, port = found.get("host"), found.get("port")
+    if not isinstance(host, str) or not host or not isinstance(port, int) or not 0 < port < 65536:
+        return None
+    return host, port
