@@ -1,0 +1,136 @@
+"""The reviewer's N10 on the real cluster: with ``sacct`` failing (as while slurmdbd is down), an id slurmctld does
+not hold (never given, or aged out past ``MinJobAge``) was answered with the first job of ``scontrol show job``'s
+whole listing, another job of the same user here: ``GET /api/jobs/{id}`` showed it, ``DELETE`` answered for it and
+MCP's ``get_job_logs`` read its stdout. Now every face answers "not found", or the job asked for.
+
+No shared daemon is stopped: the transport's profile puts a ``sacct`` that fails first on the cluster's ``PATH``
+(the way tests/integration/test_ssh_transport.py wraps ``sbatch``), over SSH, so the test runs on Slurm 22.05 and,
+with ``SVC_TEST_SLURM=24.11``, on lab24 (``SLURM24_TESTS`` in the Makefile).
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+
+from svc_host.domain.jobs import JobState
+from svc_host.domain.profiles import SSHProfile
+from svc_host.domain.submission import JobDefinition
+from svc_host.rendering.sbatch import render_sbatch
+from svc_host.slurm.argv import scontrol_show_job_argv
+from svc_host.slurm.parse import parse_scontrol_jobs
+from svc_host.testing.fake import transport_plugin
+from svc_host.testing.waiting import wait_for_state
+from svc_plugin_ssh.transport import SSHTransport
+
+pytestmark = pytest.mark.cluster
+
+BROKEN = "nosacct"
+NEVER_GIVEN = "4000000000"
+"""Past Slurm's largest job id (``MaxJobId``, 67043328 at most): slurmctld never holds it, as an aged-out job."""
+FAILING_SACCT = """#!/bin/sh
+echo "sacct: error: Problem talking to the database: Connection refused" >&2
+exit 1
+"""
+
+
+@pytest.fixture
+def failing_sacct(dev_profile: SSHProfile, cluster_path: Callable[[str], Path]) -> Iterator[SSHProfile]:
+    """The dev profile with a ``sacct`` that always fails first on its ``PATH`` (in the cluster's /tmp)."""
+    remote = f"/tmp/svc-nosacct-{uuid.uuid4().hex}"
+    directory = cluster_path(remote)
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    wrapper = directory / "sacct"
+    wrapper.write_text(FAILING_SACCT)
+    wrapper.chmod(0o755)
+    yield dev_profile.model_copy(update={"env_vars": {"PATH": f"{remote}:/usr/local/bin:/usr/bin:/bin"}})
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+async def healthy(dev_profile: SSHProfile) -> AsyncIterator[SSHTransport]:
+    transport = SSHTransport("dev", dev_profile)
+    yield transport
+    await transport.close()
+
+
+@pytest.fixture
+async def broken(failing_sacct: SSHProfile, svc_register_plugin: Callable[..., None]) -> SSHTransport:
+    """The cluster through the failing ``sacct``, offered to the test's host as transport ``nosacct`` (the host
+    closes it)."""
+    transport = SSHTransport(BROKEN, failing_sacct)
+    svc_register_plugin(transport_plugin(transport))
+    return transport
+
+
+@pytest.fixture
+async def two_jobs(healthy: SSHTransport) -> AsyncIterator[tuple[str, str]]:
+    """A job that ended (its stdout names it) and a held one of the same user, cancelled afterwards."""
+    job_dir = f"svc-n10-{uuid.uuid4().hex[:8]}"
+    ended = await healthy.submit(
+        render_sbatch(JobDefinition(name="asked", command='echo "output of $SLURM_JOB_ID"', log_dir=job_dir))
+    )
+    held = await healthy.submit(render_sbatch(JobDefinition(name="other", command="sleep 600", log_dir=job_dir)))
+    try:
+        await healthy.hold([held])
+        await wait_for_state(healthy, ended, {JobState.COMPLETED})
+        yield ended, held
+    finally:
+        await healthy.cancel([held])
+        await healthy.run(["rm", "-rf", "--", job_dir])
+
+
+async def test_with_sacct_failing_the_job_routes_answer_the_job_asked_or_not_found(
+    two_jobs: tuple[str, str],
+    broken: SSHTransport,
+    healthy: SSHTransport,
+    svc_api_client: httpx.AsyncClient,
+    svc_mcp_client: Callable[[], AbstractAsyncContextManager[Client]],
+) -> None:
+    ended, held = two_jobs
+    assert (await broken.run(["sacct", "--version"])).exit_code == 1  # the fault is in place
+    listing = [job.job_id for job in parse_scontrol_jobs(await broken.check(scontrol_show_job_argv()))]
+    assert held in listing  # what the old describe picked from: other jobs, ours among them
+    where = {"transport": BROKEN}
+
+    unknown = await svc_api_client.get(f"/api/jobs/{NEVER_GIVEN}", params=where)
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json() == {"detail": f"job {NEVER_GIVEN} not found on transport '{BROKEN}'"}
+    logs = await svc_api_client.get(f"/api/jobs/{NEVER_GIVEN}/logs", params=where)
+    assert logs.status_code == 404, logs.text
+    cancelled = await svc_api_client.delete(f"/api/jobs/{NEVER_GIVEN}", params=where)
+    assert cancelled.status_code == 404, cancelled.text
+    assert (await healthy.statuses([held]))[held].state is JobState.PENDING  # nobody else's job was touched
+
+    asked = await svc_api_client.get(f"/api/jobs/{ended}", params=where)
+    assert asked.status_code == 200, asked.text
+    assert (asked.json()["job_id"], asked.json()["status"], asked.json()["name"]) == (int(ended), "COMPLETED", "asked")
+    output = await svc_api_client.get(f"/api/jobs/{ended}/logs", params=where)
+    assert output.json()["stdout"] == f"output of {ended}\n"
+
+    for spelled in (f"0{ended}", "".join("٠١٢٣٤٥٦٧٨٩"[int(digit)] for digit in ended)):
+        refused = await svc_api_client.get(f"/api/jobs/{spelled}", params=where)
+        assert refused.status_code == 400, refused.text
+
+    async with svc_mcp_client() as client:
+        for tool in ("get_job_logs", "get_job_status", "cancel_job"):
+            result = await client.call_tool(tool, {"job_id": NEVER_GIVEN, "transport": BROKEN})
+            assert result.structured_content == {
+                "success": False,
+                "error": f"job {NEVER_GIVEN} not found on transport '{BROKEN}'",
+            }, tool
+        result = await client.call_tool("get_job_logs", {"job_id": ended, "transport": BROKEN})
+        assert result.structured_content is not None
+        assert (result.structured_content["job_id"], result.structured_content["stdout"]) == (
+            ended,
+            f"output of {ended}\n",
+        )
+    assert (await healthy.statuses([held]))[held].state is JobState.PENDING
