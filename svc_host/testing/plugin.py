@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import warnings
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,14 +41,25 @@ HOLDS_GPUS = pytest.mark.xdist_group("svc-gpus")
 ``pytest -n N --dist loadgroup`` (a count taken beside another test's GPU job is off by that job)."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-asyncio's own pytest_configure reads its settings
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
+    if not config.pluginmanager.hasplugin("asyncio"):
+        return
     # A plugin author's project may have no pytest configuration at all; svc's contract suites and fixtures are
-    # async, so unless the project chose a pytest-asyncio mode, use "auto" (async tests and fixtures just run).
-    chosen = config.getoption("asyncio_mode", None) is not None or "asyncio_mode" in config.inicfg
-    if config.pluginmanager.hasplugin("asyncio") and not chosen:
-        config.option.asyncio_mode = "auto"
+    # async, so unless the project chose a pytest-asyncio mode, use "auto" (async tests and fixtures just run),
+    # and give async fixtures a loop per test unless it chose otherwise (pytest-asyncio warns when that is unset,
+    # and pytest 9.2 turns a warning at configure time into an error under -W error).
+    with warnings.catch_warnings():
+        # config.inicfg is the one way to tell a value set in the project's configuration (or -o) from a default;
+        # it warns from pytest 9.2 on and goes in pytest 10, beyond svc's range
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ini = config.inicfg
+        if config.getoption("asyncio_mode", None) is None and "asyncio_mode" not in ini:
+            config.option.asyncio_mode = "auto"
+        if "asyncio_default_fixture_loop_scope" not in ini:
+            ini["asyncio_default_fixture_loop_scope"] = "function"
 
 
 def in_ci() -> bool:
