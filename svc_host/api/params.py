@@ -4,7 +4,9 @@ Every integer a client sends is bounded where it is declared (``Query``/``Path``
 so the OpenAPI shows the range and an out-of-range value is a 422 before any route runs: nothing a client
 sends can overflow SQLite's 64-bit integers, a file offset or a JavaScript number. A job id is the exception:
 ``{job_id}`` is a string (``123``, ``123_4`` for an array task, ``123_[1-3]`` for tasks of an array where a route
-takes several), checked by :data:`JobId`/:data:`JobIds` so that a bad one is a 400 as the spec says of a negative id.
+takes several), checked by :data:`JobId`/:data:`JobIds` so that a bad one is a 400 as the spec says of a negative id;
+the check (:func:`~svc_host.slurm.arrays.checked_job_id`) is the one MCP and the CLI make, and takes one spelling
+per job (digits 0-9, no leading zero), the one Slurm prints and the store keys.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def _job_id(job_id: str, *, ranges: bool) -> str:
 def _one_job(
     job_id: str = Path(
         max_length=64,
-        description="A Slurm job id (`123`) or an array task (`123_4`). Anything else is 400; id 0 is 404.",
+        description="A Slurm job id (`123`) or an array task (`123_4`), in digits 0-9 without a leading zero. Anything "
+        "else is 400; id 0 is 404.",
         examples=["123", "123_4"],
     ),
 ) -> str:
@@ -57,7 +60,7 @@ def _jobs(
     job_id: str = Path(
         max_length=64,
         description="A Slurm job id (`123`: a whole array too), an array task (`123_4`) or tasks of an array "
-        "(`123_[1-3,7]`). Anything else is 400; id 0 is 404.",
+        "(`123_[1-3,7]`), in digits 0-9 without a leading zero. Anything else is 400; id 0 is 404.",
         examples=["123", "123_4", "123_[1-3]"],
     ),
 ) -> str:

@@ -191,6 +191,16 @@ async def test_describe_with_accounting_down_is_not_found_never_the_first_job_li
     assert await transport.statuses(["12345"]) == {}
 
 
+@pytest.mark.parametrize("version", sorted(WHOLE_CLUSTER))
+async def test_statuses_store_each_answer_under_its_own_id_only(version: str) -> None:
+    """What the monitor stores: ``statuses`` of a batch with sacct failing keys each job by its own id."""
+    listing = [job.job_id for job in parse_scontrol_jobs(WHOLE_CLUSTER[version].read_text())]
+    asked = [listing[3], "12345", listing[-1], f"{listing[0]}_99"]
+    found = await accounting_down(version).statuses(asked)
+    assert sorted(found) == sorted([listing[3], listing[-1]])
+    assert all(job.job_id == job_id for job_id, job in found.items())
+
+
 async def test_describe_with_accounting_down_still_finds_the_job_asked_in_the_listing() -> None:
     transport = accounting_down("22.05")
     found = await transport.describe("9")
