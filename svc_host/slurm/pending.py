@@ -126,7 +126,7 @@ def _dependency(job: PendingJob, reason: str, _: Context) -> Explanation:
 
 
 def _never(job: PendingJob, reason: str, _: Context) -> Explanation:
-    failed = re.findall(r"(\w+):(\d+(?:_\d+)?)\(failed\)", job.dependency)
+    failed = re.findall(r"(\w+):([0-9]+(?:_[0-9]+)?)\(failed\)", job.dependency)
     what = ", ".join(f"{kind} on job {other}" for kind, other in failed) or job.dependency
     return Explanation(
         reason=reason,
