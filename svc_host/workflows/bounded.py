@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from dataclasses import dataclass
 from typing import Any
 
 MAX_FIELD_CHARS = 1_000_000
@@ -22,11 +25,36 @@ MAX_INDENT = 32
 """The largest ``tojson(indent=...)``."""
 
 _HTML_SAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "'": "\\u0027"}  # what Jinja's tojson escapes
-_spent: contextvars.ContextVar[list[int]] = contextvars.ContextVar("svc_template_spent")
 
 
 class Refused(Exception):
     """A template uses something workflow templates may not, or builds too much."""
+
+
+@dataclass
+class Meter:
+    """The work one render may do: ``limit`` characters built in all (refused with ``over``), and the thread
+    CPU time (``time.thread_time``) it may run to (refused with ``cpu_over``). The caller reads ``built``
+    afterwards: renders of one workflow draw on one budget."""
+
+    limit: int = MAX_RENDER_CHARS
+    over: str = f"the template builds more than {MAX_RENDER_CHARS} characters while it renders"
+    cpu_deadline: float = math.inf
+    cpu_over: str = "the template needs too much CPU time"
+    built: int = 0
+
+    def charge(self, size: int) -> None:
+        self.built += size
+        if self.built > self.limit:
+            raise Refused(self.over)
+        self.check_cpu()
+
+    def check_cpu(self) -> None:
+        if time.thread_time() > self.cpu_deadline:
+            raise Refused(self.cpu_over)
+
+
+_meter: contextvars.ContextVar[Meter] = contextvars.ContextVar("svc_template_meter")
 
 
 def bounded(size: int, what: str) -> None:
@@ -41,26 +69,27 @@ def _check(size: int, what: str) -> None:
 
 
 def _charge(size: int) -> None:
-    spent = _spent.get(None)
-    if spent is not None:
-        spent[0] += size
-        if spent[0] > MAX_RENDER_CHARS:
-            raise Refused(f"the template builds more than {MAX_RENDER_CHARS} characters while it renders")
+    meter = _meter.get(None)
+    if meter is not None:
+        meter.charge(size)
 
 
-def render_bounded(pieces: Iterable[str]) -> str:
-    """Join a template's output (``Template.generate``), stopping as soon as it passes ``MAX_FIELD_CHARS``."""
-    token = _spent.set([0])
+def render_bounded(pieces: Iterable[str], meter: Meter | None = None) -> str:
+    """Join a template's output (``Template.generate``), stopping as soon as it passes ``MAX_FIELD_CHARS`` or
+    ``meter`` (a fresh one by default) is spent."""
+    meter = meter or Meter()
+    token = _meter.set(meter)
     try:
         out: list[str] = []
         size = 0
         for piece in pieces:
             size += len(piece)
             _check(size, "the template")
+            meter.check_cpu()
             out.append(piece)
         return "".join(out)
     finally:
-        _spent.reset(token)
+        _meter.reset(token)
 
 
 def bounded_join(parts: Iterable[Any]) -> str:
@@ -127,6 +156,20 @@ def charged(function: Callable[[str], str]) -> Callable[[str], str]:
         text = function(bounded_text(value))
         bounded(len(text), function.__name__.removeprefix("do_"))
         return text
+
+    return bounded_filter
+
+
+def metered(function: Callable[..., Any], *, after_environment: bool = False) -> Callable[..., Any]:
+    """A filter that reads all of its input (``max``, ``trim``...): the input's size counts against the render
+    before the filter runs, so many of them over a big argument cannot add up to minutes of work.
+    ``after_environment``: the filter is Jinja's ``pass_environment`` kind (its input is the second argument)."""
+    position = 1 if after_environment else 0
+
+    def bounded_filter(*args: Any, **kwargs: Any) -> Any:
+        value = args[position]
+        _charge(len(value) if isinstance(value, Sized) else 1)
+        return function(*args, **kwargs)
 
     return bounded_filter
 
