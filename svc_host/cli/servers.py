@@ -128,8 +128,8 @@ def login_link(url: str) -> None:
     "roots",
     multiple=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A directory the workflow tools may read and write files in (repeatable). The working directory "
-    "counts only when its project config is trusted (svc config trust) or it is given here.",
+    help="Another directory the workflow tools may read and write files in (repeatable), besides the working "
+    "directory, the workflows directory and the mounts' local directories.",
 )
 def mcp(log_level: str, roots: tuple[Path, ...]) -> None:
     """Serve the MCP tools over stdio (for AI agents)."""

@@ -1,10 +1,11 @@
 """MCP tools for workflows: create_workflow, validate_workflow, run_workflow, wait_workflow_run, steer_sweep,
 list_workflows, get_workflow.
 
-Paths are confined to the allowed roots (the workflows directory, the local directories of the profiles'
-mounts, ``svc mcp --root`` directories, the server's working directory only when it is a trusted project; see
-``svc_host.workflows.files``; symlinks resolved): anything else is ``Path '<path>' is outside allowed
-directories``.
+Paths are confined to the allowed roots (the server's working directory, the workflows directory, the local
+directories of the profiles' mounts, ``svc mcp --root`` directories; see ``svc_host.workflows.files``; symlinks
+resolved): anything else is ``Path '<path>' is outside allowed directories``. The argument errors the spec
+defines (a ``mount`` without an SSH transport or not in its profile, ``python:`` values in ``args``, a bad
+``sweep``, a document that is no workflow) depend on no file, so they are answered before any path is checked.
 
 ``run_workflow`` waits at most ``wait_seconds`` (default 60) for the run to end, sending MCP progress
 notifications (jobs finished / total) while it waits, then returns the run id and the results so far
@@ -34,12 +35,14 @@ from svc_host.host import Host
 from svc_host.mcp.context import host_of, transport_name
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_core.records import ToolSpec
+from svc_host.settings.mounts import cluster_paths
 from svc_host.sweeps.matrix import parse_sweep
 from svc_host.workflows.dag import raw_jobs
 from svc_host.workflows.files import allowed_roots, confine, read_text, scan, write_workflow_file
 from svc_host.workflows.load import check_document, check_workflow
 from svc_host.workflows.plan import FINAL, RUN_COMPLETED
-from svc_host.workflows.source import YamlSyntaxError, dump, parse
+from svc_host.workflows.source import YamlSyntaxError, dump, nesting_problem, parse
+from svc_host.workflows.templating import python_problems
 
 if TYPE_CHECKING:  # the ORM and the run services are imported by the tools that use them, not at server start
     from svc_host.store.tables import SweepRunRecord
@@ -68,8 +71,6 @@ async def create_workflow(
     args: dict[str, Any] | None = None,
     default_project: str | None = None,
 ) -> dict[str, Any]:
-    host = host_of(ctx)
-    path = confine(output_path, _roots(host))
     document: dict[str, Any] = {"name": name}
     if args:
         document["args"] = args
@@ -79,6 +80,7 @@ async def create_workflow(
     workflow, problems = await asyncio.to_thread(check_document, document)
     if problems or workflow is None:
         raise WorkflowError(problems)
+    path = confine(output_path, _roots(host_of(ctx)))
     text = await asyncio.to_thread(dump, document)
     await asyncio.to_thread(write_workflow_file, path, text)
     names = [job.name for job in workflow.jobs]
@@ -152,6 +154,7 @@ async def run_workflow(
             )
         spec = parse_sweep(sweep)
     host = host_of(ctx)
+    _check_run_arguments(host, transport_name(transport), mount, args)
     path, text = await _read(host, yaml_path)
     request = RunRequest(
         yaml_path=path,
@@ -173,6 +176,22 @@ async def run_workflow(
     run_id = await engine.create(prepared, triggered_by="mcp")
     await engine.launch(run_id)
     return await _wait_run(ctx, host, run_id, wait)
+
+
+def _check_run_arguments(host: Host, transport: str, mount: str | None, args: dict[str, Any] | None) -> None:
+    """The spec's errors of ``run_workflow``'s own arguments, before the file is looked for: ``mount`` without an
+    SSH transport (``mount requires an SSH transport; ...``) or not in the transport's profile, an unknown
+    transport when a mount is given, ``python:`` values in ``args``. ``prepare`` checks them again with the
+    file's ``default_project`` and args."""
+    if args is not None:
+        problem = nesting_problem(args, "args")
+        problems = [problem] if problem is not None else python_problems("args", args)
+        if problems:
+            raise WorkflowError(problems)
+    if mount is not None:
+        host.transport(transport)
+        profiles = host.transports.config.profiles
+        cluster_paths(profiles, host.transports.spec(transport), mount, work_dir=None, log_dir=".")
 
 
 def _wait_limit(wait_seconds: float) -> float:

@@ -268,16 +268,6 @@ def trust_project(paths: SvcPaths, directory: Path) -> Path:
     return path
 
 
-def is_trusted_project(paths: SvcPaths, directory: Path) -> bool:
-    """Whether ``directory`` holds a project config the user trusted with its current content."""
-    path = project_config_file(directory)
-    try:
-        raw = read_config_bytes(path)
-    except ConfigError:
-        return False
-    return raw is not None and trust.is_trusted(paths, path, raw)
-
-
 def untrust_project(paths: SvcPaths, directory: Path) -> list[str]:
     """Stop trusting the project files of ``directory``; the files that were trusted."""
     return trust.forget(paths, directory, PROJECT_CONFIG_CANDIDATES)

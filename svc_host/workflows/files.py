@@ -4,11 +4,13 @@
   relative to the project directory, i.e. where svc was started), else ``$XDG_STATE_HOME/svc/workflows``.
   A workflow there is ``<name>.yaml`` (or ``.yml``), ``name`` being letters, digits, ``-`` and ``_``;
   no request can name a path, so none can read or write outside it.
-* MCP tools take paths. They are confined to :func:`allowed_roots`: the workflows directory, the local
-  directories of the SSH profiles' mounts, the directories given with ``svc mcp --root``, and the MCP
-  server's working directory only when it is a trusted project (its ``.svc.json`` trusted with its current
-  content): an agent started inside a cloned repository cannot write there by default. Every symlink is
-  resolved before the check.
+* MCP tools take paths. They are confined to :func:`allowed_roots`: the MCP server's working directory (the
+  project an agent was started in: the spec's ``list_workflows(directory=".")`` and a file beside the agent
+  work with no flag), the workflows directory, the local directories of the SSH profiles' mounts and the
+  directories given with ``svc mcp --root``. Every symlink is resolved before the check. The working
+  directory is not gated on trusting its project config: that trust decides what the directory's
+  ``.svc.json`` may *change* (``svc_host.settings.config``), while a file an agent asks for is no more than
+  what ``submit_job`` already reaches as the same user.
 
 Files are at most 1 MB and written atomically (a reader sees the old file or the new one).
 """
@@ -23,7 +25,6 @@ from pathlib import Path
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.settings.config import is_trusted_project
 from svc_host.settings.files import write_atomic, write_temp
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
@@ -155,9 +156,7 @@ class WorkflowDirectory:
 
 def allowed_roots(paths: SvcPaths, profiles: Mapping[str, SSHProfile]) -> list[Path]:
     """The directories MCP tools may read and write workflow files in (symlinks resolved; see the module)."""
-    roots = [workflows_dir(paths), *paths.extra_roots]
-    if is_trusted_project(paths, paths.project_dir):
-        roots.append(paths.project_dir)
+    roots = [paths.project_dir, workflows_dir(paths), *paths.extra_roots]
     roots += [Path(mount.local).expanduser() for profile in profiles.values() for mount in profile.mounts]
     resolved: list[Path] = []
     for root in roots:

@@ -36,16 +36,15 @@ def write_profiles(svc_home: dict[str, str]) -> Callable[[dict[str, Any]], None]
 def mcp_factory(svc_home: dict[str, str]) -> Callable[[], Any]:
     """``async with mcp_factory() as mcp:`` starts ``svc mcp`` over real stdio with the fresh home.
 
-    The working directory is given as ``--root`` (the tests write workflow files there) unless ``root_work``
-    is false. (A context manager inside the test, not a yield fixture: the client's task group must be
-    entered and left in the same task.)
+    No ``--root``: the working directory, where the tests write workflow files, is a root as it is for an agent.
+    (A context manager inside the test, not a yield fixture: the client's task group must be entered and left in
+    the same task.)
     """
 
     @asynccontextmanager
-    async def start(*, root_work: bool = True) -> AsyncIterator[Callable[..., Any]]:
-        roots = ["--root", svc_home["SVC_WORK"]] if root_work else []
+    async def start() -> AsyncIterator[Callable[..., Any]]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "svc_host", "mcp", *roots], env=svc_home, cwd=svc_home["SVC_WORK"]
+            command=sys.executable, args=["-m", "svc_host", "mcp"], env=svc_home, cwd=svc_home["SVC_WORK"]
         )
         async with Client(params) as client:
 

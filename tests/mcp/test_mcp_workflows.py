@@ -11,9 +11,6 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from svc_host.settings.config import trust_project
-from svc_host.settings.paths import SvcPaths
-
 JOBS = [
     {"name": "prep", "command": "echo {{ word }} > prep.out"},
     {"name": "train", "command": ["bash", "-c", "test -f prep.out"], "depends_on": ["prep"], "retry": 1},
@@ -168,26 +165,6 @@ async def test_paths_are_confined(mcp_factory: Callable[[], Any], svc_home: dict
         assert replaced["success"] is False
         assert "is not a workflow file (no 'name' and 'jobs'); not replacing it" in replaced["error"]
         assert (work / "notes.yaml").read_text() == "just: notes\n"
-
-
-async def test_the_working_directory_is_confined_until_trusted(
-    mcp_factory: Callable[..., Any], svc_home: dict[str, str]
-) -> None:
-    """An agent started inside a cloned repository may not write workflow files there, until the user trusts
-    the directory's project config (or starts ``svc mcp --root`` with it)."""
-    work = Path(svc_home["SVC_WORK"])
-    (work / "wf.yaml").write_text("name: wf\njobs: [{name: a, command: x}]\n")
-    refused = {"success": False, "error": "Path 'wf.yaml' is outside allowed directories"}
-    async with mcp_factory(root_work=False) as mcp:
-        assert await mcp("validate_workflow", yaml_path="wf.yaml") == refused
-        created = await mcp("create_workflow", name="n", jobs=JOBS[:1], output_path="new.yaml", args={"word": 1})
-        assert created == {"success": False, "error": "Path 'new.yaml' is outside allowed directories"}
-        assert not (work / "new.yaml").exists()
-        (work / ".svc.json").write_text("{}")
-        trust_project(SvcPaths.from_env(project_dir=work), work)
-        assert (await mcp("validate_workflow", yaml_path="wf.yaml"))["valid"] is True
-        (work / ".svc.json").write_text('{"log_dir": "moved"}')
-        assert await mcp("validate_workflow", yaml_path="wf.yaml") == refused
 
 
 async def test_run_errors_have_the_spec_messages(

@@ -12,7 +12,6 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConflictError, NotFoundError, WorkflowError
-from svc_host.settings.config import trust_project
 from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.files import (
@@ -109,28 +108,28 @@ def test_confinement_resolves_symlinks(tmp_path: Path) -> None:
         confine("x", [root], what="Script path", base=tmp_path)
 
 
-def test_the_working_directory_is_a_root_only_when_trusted_or_given(
+def test_the_working_directory_is_a_root_trusted_or_not(
     svc_paths: SvcPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The directory ``svc mcp`` starts in is a root with no flag and whatever its project config: trust decides
+    what that config changes, not which files an agent may name."""
     monkeypatch.delenv("SVC_WORKFLOWS_DIR", raising=False)
     project = svc_paths.project_dir.resolve()
     mounted = tmp_path / "mounted"
     mounted.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     profiles = {"gpu": SSHProfile(hostname="h", mounts=[Mount(name="m", local=str(mounted), remote="p")])}
-    base = [svc_paths.workflows_dir.resolve(), mounted.resolve()]
-    assert allowed_roots(svc_paths, profiles) == base  # a cloned repository is not writable by default
+    expected = [project, svc_paths.workflows_dir.resolve(), mounted.resolve()]
+    assert allowed_roots(svc_paths, profiles) == expected
+    assert confine("flows/w.yaml", allowed_roots(svc_paths, profiles), base=project) == project / "flows" / "w.yaml"
+    (project / ".svc.json").write_text('{"log_dir": "logs"}')  # present and untrusted: still a root
+    assert allowed_roots(svc_paths, profiles) == expected
     with pytest.raises(PathForbiddenError, match="outside allowed directories"):
-        confine("flows/w.yaml", allowed_roots(svc_paths, profiles), base=project)
+        confine(str(elsewhere / "w.yaml"), allowed_roots(svc_paths, profiles), base=project)
 
-    (project / ".svc.json").write_text('{"log_dir": "logs"}')
-    assert project not in allowed_roots(svc_paths, profiles)  # present but not trusted
-    trust_project(svc_paths, project)
-    assert project in allowed_roots(svc_paths, profiles)
-    (project / ".svc.json").write_text('{"log_dir": "elsewhere"}')
-    assert project not in allowed_roots(svc_paths, profiles)  # changed since it was trusted
-
-    given = replace(svc_paths, extra_roots=(project,))
-    assert allowed_roots(given, profiles) == [base[0], project, mounted.resolve()]
+    given = replace(svc_paths, extra_roots=(elsewhere.resolve(),))
+    assert allowed_roots(given, profiles) == [project, expected[1], elsewhere.resolve(), mounted.resolve()]
 
 
 def test_only_workflow_files_are_replaced(tmp_path: Path) -> None:
