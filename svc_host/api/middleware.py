@@ -42,15 +42,11 @@ def session_id(headers: Headers) -> str | None:
     return cookie_parser(headers.get("cookie", "")).get(cookie_name(headers.get("host")))
 
 
-def client_of(scope: Scope) -> str:
-    """Who is asking, for the failed-login limit: the peer address (the client's, behind a trusted proxy)."""
-    client = scope.get("client")
-    return str(client[0]) if client else "unknown"
-
-
 def too_many_failures(seconds: int) -> Response:
     return _refuse(
-        429, f"too many failed logins from this address; try again in {seconds} s", **{"Retry-After": str(seconds)}
+        429,
+        f"wrong token or login code, after too many failed logins; try again in {seconds} s",
+        **{"Retry-After": str(seconds)},
     )
 
 
@@ -177,16 +173,16 @@ class SecurityMiddleware:
 
 async def _login_link(scope: Scope, headers: Headers, query: QueryParams, sessions: WebSessions) -> Response:
     """``GET /page?login_code=C``: exchange the one-time code for a session and send the browser to the same
-    page of this server without it. A link with the token itself (``?token=``, before codes) logs nobody in:
-    it lands on the login view, and the token leaves the address bar."""
-    client = client_of(scope)
-    wait = sessions.limit.retry_after(client)
-    if wait is not None:
-        return too_many_failures(wait)
+    page of this server without it (a live code always does; a wrong one is 429 past the failure limit). A link
+    with the token itself (``?token=``, before codes) logs nobody in: it lands on the login view, and the token
+    leaves the address bar."""
     valid = await sessions.redeem(query.get(LOGIN_QUERY))
     rest: list[tuple[str, Any]] = [(k, v) for k, v in query.multi_items() if k not in {LOGIN_QUERY, TOKEN_QUERY}]
     if not valid:
-        sessions.limit.failed(client)
+        wait = sessions.limit.retry_after()
+        sessions.limit.failed()
+        if wait is not None:
+            return too_many_failures(wait)
         rest.append(("login", "failed"))
     location = same_origin_path(scope["path"]) + (f"?{urlencode(rest)}" if rest else "")
     response = RedirectResponse(location, status_code=303, headers={"Cache-Control": "no-store"})

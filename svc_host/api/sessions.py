@@ -1,4 +1,4 @@
-"""The dashboard's logins: a session id in a cookie bound to the port, one-time login codes, a limit on failures.
+"""The dashboard's logins: a session id in a cookie bound to the port, one-time login codes, a brake on failures.
 
 The browser never holds the API token. Logging in (the form's token, or a login link's one-time code) opens a
 session: a random id the browser keeps in the HttpOnly cookie ``svc_session_<port>``, and the server keeps as a
@@ -39,7 +39,6 @@ FAILURE_WINDOW = 60.0
 SESSION_RECHECK = 5.0
 """Seconds a session the store confirmed is trusted before the store is asked again."""
 _MAX_SECRET_LENGTH = 128
-_MAX_CLIENTS = 4096
 _MAX_CONFIRMED = 4096
 
 
@@ -51,31 +50,33 @@ def cookie_name(host_header: str | None) -> str:
 
 @dataclass
 class FailureLimit:
-    """At most ``failures`` failed logins per client in ``window`` seconds; then every attempt waits."""
+    """At most ``failures`` failed logins in ``window`` seconds, whoever sent them; past that a wrong token or code
+    is answered 429 (with ``Retry-After``) instead of 401.
+
+    It counts the server's failures, not a client's: on one machine every user is 127.0.0.1, and an address a
+    client writes itself (``X-Forwarded-For``) proves nothing, so a count per address either lets a neighbour lock
+    the owner out or lets anyone dodge it. It never refuses the right token or a live login code: guessing is
+    defeated by their length (a generated token is 256 random bits, a code 128), and the limit only tells a client
+    that keeps failing to back off.
+    """
 
     failures: int = MAX_FAILURES
     window: float = FAILURE_WINDOW
     clock: Callable[[], float] = time.monotonic
-    _seen: dict[str, deque[float]] = field(default_factory=dict)
+    _recent: deque[float] = field(default_factory=deque)
 
-    def retry_after(self, client: str) -> int | None:
-        """Seconds until ``client`` may try again, or None when it may now."""
-        recent = self._recent(client)
-        if len(recent) < self.failures:
+    def retry_after(self) -> int | None:
+        """Seconds until a wrong attempt is answered 401 again, or None when it is now."""
+        while self._recent and self._recent[0] <= self.clock() - self.window:
+            self._recent.popleft()
+        if len(self._recent) < self.failures:
             return None
-        return max(1, math.ceil(recent[0] + self.window - self.clock()))
+        return max(1, math.ceil(self._recent[0] + self.window - self.clock()))
 
-    def failed(self, client: str) -> None:
-        self._recent(client).append(self.clock())
-        if len(self._seen) > _MAX_CLIENTS:  # bounded memory: forget clients whose failures aged out, else the oldest
-            for name in [name for name in self._seen if not self._recent(name)] or [next(iter(self._seen))]:
-                del self._seen[name]
-
-    def _recent(self, client: str) -> deque[float]:
-        recent = self._seen.setdefault(client, deque())
-        while recent and recent[0] <= self.clock() - self.window:
-            recent.popleft()
-        return recent
+    def failed(self) -> None:
+        self._recent.append(self.clock())
+        while len(self._recent) > self.failures:  # bounded memory: the oldest beyond the limit decide nothing
+            self._recent.popleft()
 
 
 @dataclass
@@ -90,6 +91,8 @@ class WebSessions:
     """Session key -> (when the store confirmed it, when it expires), both by ``clock``."""
     _logouts: int = 0
     """Logouts so far: a confirmation that overlapped one is not kept (it may have read the session before)."""
+    _watchers: dict[str, set[Callable[[], None]]] = field(default_factory=dict)
+    """Session key -> what to call when this server logs it out (the session's open event streams end)."""
 
     async def open(self, cookie: str) -> str:
         """A new session for the cookie named ``cookie``; returns its id (the cookie's value)."""
@@ -128,6 +131,24 @@ class WebSessions:
             self._confirmed.pop(key, None)
             await self.store().run(web_secrets.drop, key)
             self._logouts += 1
+            for ended in self._watchers.pop(key, set()):
+                ended()
+
+    def on_close(self, session_id: str, cookie: str, ended: Callable[[], None]) -> Callable[[], None]:
+        """Call ``ended`` when this server logs the session out; returns the undo. An event stream opened with the
+        session ends at its logout, not at its next read (a logout elsewhere, or the end of the session's
+        lifetime, is noticed by asking ``valid`` again)."""
+        key = self._key("session", session_id, cookie)
+        self._watchers.setdefault(key, set()).add(ended)
+
+        def undo() -> None:
+            watchers = self._watchers.get(key)
+            if watchers is not None:
+                watchers.discard(ended)
+                if not watchers:
+                    del self._watchers[key]
+
+        return undo
 
     def new_code(self) -> str:
         """A one-time login code, good for one exchange within ``CODE_LIFETIME`` (blocking: the store is written)."""

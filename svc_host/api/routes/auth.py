@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 from svc_host.api.middleware import (
     authenticated,
     clear_session_cookie,
-    client_of,
     session_id,
     set_session_cookie,
     too_many_failures,
@@ -29,23 +28,23 @@ class LoginBody(BaseModel):
     "/login",
     status_code=204,
     responses=error_responses(
-        401, 429, e401="wrong token", e429="too many failed logins from this address; see Retry-After"
+        401, 429, e401="wrong token", e429="wrong token, after too many failed logins; see Retry-After"
     ),
 )
 async def login(body: LoginBody, request: Request) -> Response:
     """Exchange the token for a session: an HttpOnly, SameSite=Strict cookie holding a random session id (the
-    token itself never goes to the browser, and the body is never echoed)."""
+    token itself never goes to the browser, and the body is never echoed). The right token always logs in; a
+    wrong one is 429 instead of 401 once the server saw too many failures (``FailureLimit``)."""
     security: ServerSecurity = request.app.state.security
     sessions: WebSessions | None = request.app.state.sessions
     response = Response(status_code=204)
     if sessions is None:
         return response
-    client = client_of(request.scope)
-    wait = sessions.limit.retry_after(client)
-    if wait is not None:
-        return too_many_failures(wait)
     if not security.token_valid(body.token):
-        sessions.limit.failed(client)
+        wait = sessions.limit.retry_after()
+        sessions.limit.failed()
+        if wait is not None:
+            return too_many_failures(wait)
         raise AuthenticationError("wrong token: use the one `svc serve` printed (or SVC_API_TOKEN)")
     new_session = await sessions.open(cookie_name(request.headers.get("host")))
     set_session_cookie(response, new_session, request.headers, secure=request.url.scheme == "https")
