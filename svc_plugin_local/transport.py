@@ -17,6 +17,8 @@ from svc_host.plugin import (
 )
 
 DEFAULT_TIMEOUT = 60.0
+CONNECT_TIMEOUT = 20.0
+"""Seconds ``open_tcp`` waits for a TCP handshake (a node that drops packets would otherwise take minutes)."""
 HIDDEN_NAMES_VARIABLE = "SVC_SECRET_ENV"
 """Names (``NAME``) or prefixes (``PREFIX_*``), comma-separated, that jobs must not inherit beside svc's own."""
 
@@ -96,6 +98,15 @@ class LocalTransport(SlurmTransport):
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:
         return await asyncio.to_thread(_read_slice, path, offset, limit)
+
+    async def open_tcp(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A plain TCP connection from this machine: the cluster's nodes are reachable from here."""
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT)
+        except TimeoutError as exc:
+            raise TransportError(f"{host}:{port} did not answer within {CONNECT_TIMEOUT:.0f} s") from exc
+        except OSError as exc:
+            raise TransportError(f"cannot connect to {host}:{port} on transport {self.name!r}: {exc}") from exc
 
     async def make_dir(self, path: str) -> None:
         """``mkdir -p`` in this process (the cluster is this machine): no process started for each submission."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
-from asyncssh.constants import OPEN_REQUEST_SESSION_FAILED
+from asyncssh.constants import OPEN_ADMINISTRATIVELY_PROHIBITED, OPEN_REQUEST_SESSION_FAILED
 
 from svc_host.plugin import (
     CommandResult,
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 60.0
 CHANNEL_RETRY_DELAY = 1.0
 """Pause before a command whose channel the sshd refused is tried once more."""
+CONNECTION_CLOSED = "SSH connection closed"
+"""asyncssh's reason for a channel refused because the connection is already closed (not by the login node)."""
+TCP_OPEN_TIMEOUT = 20.0
+"""Seconds ``open_tcp`` waits for the login node to reach the target (a node that drops packets takes minutes)."""
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +170,37 @@ class SSHTransport(SlurmTransport):
                     ) from exc
         raise AssertionError("unreachable")
 
+    async def open_tcp(self, host: str, port: int) -> tuple[asyncssh.SSHReader[bytes], asyncssh.SSHWriter[bytes]]:
+        """A direct-tcpip channel on the held connection: the login node connects to ``host:port`` (a compute
+        node's port, reachable from there when it is not from here) and the channel carries the bytes.
+
+        Such a channel takes none of the ``max_channels`` slots: OpenSSH's MaxSessions counts shells, commands and
+        subsystems only, so proxied connections (a notebook holds several WebSockets) never make commands wait.
+        A dropped connection is opened again once; a target the login node cannot reach is a ``TransportError``
+        naming the login node and the target."""
+        for attempt in (1, 2):
+            conn = await self.connection()
+            try:
+                reader, writer = await asyncio.wait_for(conn.open_connection(host, port), TCP_OPEN_TIMEOUT)
+                return reader, writer
+            except asyncssh.ChannelOpenError as exc:
+                if exc.reason == CONNECTION_CLOSED and attempt == 1:  # closed under us, the channel never left
+                    await self._drop(conn)
+                    continue
+                raise TransportError(tcp_refused(self.name, self.profile, host, port, exc)) from exc
+            except TimeoutError as exc:
+                raise TransportError(
+                    f"the login node of {self.name!r} ({_login_label(self.profile)}) could not reach {host}:{port} "
+                    f"within {TCP_OPEN_TIMEOUT:.0f} s"
+                ) from exc
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, OSError) as exc:
+                await self._drop(conn)
+                if attempt == 2:
+                    raise TransportError(
+                        f"connection to {self.name!r} lost opening a channel to {host}:{port}: {exc}"
+                    ) from exc
+        raise AssertionError("unreachable")
+
     async def _sftp_client(self, conn: asyncssh.SSHClientConnection) -> asyncssh.SFTPClient | None:
         """The SFTP client of ``conn``, started once (concurrent readers wait for it), holding one of the
         connection's channels; ``None`` when the sshd refused the subsystem, remembered for this connection."""
@@ -261,6 +296,24 @@ def channel_refused(name: str, profile: SSHProfile, what: str, exc: asyncssh.Cha
         f"the sshd of {name!r} refused a new session for {what} ({exc.reason}): its MaxSessions is probably below "
         f"the profile's max_channels ({profile.max_channels}); lower max_channels"
     )
+
+
+def tcp_refused(name: str, profile: SSHProfile, host: str, port: int, exc: asyncssh.ChannelOpenError) -> str:
+    """Why the login node did not open a connection to ``host:port``: nothing listens there, the node is down, or
+    its sshd forbids forwarding."""
+    hint = (
+        ": its sshd forbids TCP forwarding (AllowTcpForwarding no); ask the cluster's admins"
+        if exc.code == OPEN_ADMINISTRATIVELY_PROHIBITED
+        else ""
+    )
+    return (
+        f"the login node of {name!r} ({_login_label(profile)}) could not open a connection to {host}:{port} "
+        f"({exc.reason}){hint}"
+    )
+
+
+def _login_label(profile: SSHProfile) -> str:
+    return profile.ssh_host or f"{profile.hostname}:{profile.port}"
 
 
 def _bytes(value: Any) -> bytes:
