@@ -1,0 +1,138 @@
+"""Getting into a session from the browser: one-time entry codes and the signed cookie they become.
+
+The dashboard API (or ``svc session open``'s link) mints a code for one session; the sessions' origin trades it,
+once and within a minute, for an HttpOnly cookie scoped to that session's path. The cookie's value is an expiry
+and an HMAC over (cluster, job id, expiry) with a key kept in the state directory, so a cookie outlives a restart
+of ``svc serve`` and a cookie for one session opens no other.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import hmac
+import logging
+import os
+import re
+import secrets
+import stat
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from svc_host.errors import ConfigError
+
+CODE_LIFETIME = 60.0
+KEY_FILE = "session-proxy-key"
+KEY_BYTES = 32
+
+
+@dataclass
+class EntryCodes:
+    """Codes kept in this process's memory: random, good for ``lifetime`` seconds, each redeemed once."""
+
+    lifetime: float = CODE_LIFETIME
+    clock: Callable[[], float] = time.monotonic
+    _codes: dict[str, tuple[str, str, float]] = field(default_factory=dict)
+
+    def mint(self, cluster: str, job_id: str) -> str:
+        now = self.clock()
+        self._codes = {code: held for code, held in self._codes.items() if held[2] > now}
+        code = secrets.token_urlsafe(24)
+        self._codes[code] = (cluster, job_id, now + self.lifetime)
+        return code
+
+    def redeem(self, code: str | None) -> tuple[str, str] | None:
+        """The (cluster, job id) a live code was minted for, forgetting the code; None for anything else."""
+        held = self._codes.pop(code, None) if code else None
+        if held is None or held[2] <= self.clock():
+            return None
+        return held[0], held[1]
+
+
+def cookie_name(cluster: str, job_id: str) -> str:
+    return f"svc_s_{cluster}_{job_id}"
+
+
+def cookie_path(cluster: str, job_id: str) -> str:
+    return f"/s/{cluster}/{job_id}/"
+
+
+@dataclass(frozen=True)
+class CookieSigner:
+    """Signs and checks session cookies: ``<expiry>.<HMAC-SHA256(key, cluster NUL job NUL expiry)>``."""
+
+    key: bytes = field(repr=False)
+
+    def _mac(self, cluster: str, job_id: str, expires: int) -> str:
+        message = f"{cluster}\0{job_id}\0{expires}".encode()
+        digest = hmac.new(self.key, message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def sign(self, cluster: str, job_id: str, expires: int) -> str:
+        return f"{expires}.{self._mac(cluster, job_id, expires)}"
+
+    def expiry(self, value: str | None, cluster: str, job_id: str, now: float) -> int | None:
+        """The expiry of a valid, unexpired cookie of this session; None otherwise."""
+        if not value:
+            return None
+        expires, _, mac = value.partition(".")
+        if not expires.isdigit() or int(expires) <= now:
+            return None
+        if not hmac.compare_digest(mac.encode(), self._mac(cluster, job_id, int(expires)).encode()):
+            return None
+        return int(expires)
+
+
+def load_or_create_key(path: Path) -> bytes:
+    """The signing key at ``path``, created (32 random bytes, hex, mode 0600) when missing; two servers starting
+    at once agree on one (published with a hard link, as the API token file is)."""
+    if not path.exists():
+        _publish(path, secrets.token_hex(KEY_BYTES))
+    try:
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(0o600)
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the session proxy key {path}: {exc.strerror}") from None
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) < KEY_BYTES:
+        raise ConfigError(f"the session proxy key in {path} is damaged; delete the file (open sessions ask again)")
+    return key
+
+
+def _publish(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the session proxy key {path}: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+class RedactEntryCodeFilter(logging.Filter):
+    """Keeps entry codes out of uvicorn's access log (``GET /s/lab/12/lab?svc_code=...``)."""
+
+    _code = re.compile(r"([?&]svc_code=)[^&\s]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, str) and "svc_code=" in arg for arg in args):
+            record.args = tuple(self._code.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in args)
+        return True
