@@ -113,6 +113,10 @@ class SecurityMiddleware:
             refusal = self._check_origin(scope, headers)
             if refusal is not None:
                 return refusal
+        elif _is_api(scope["path"]) and bearer_token(headers.get("authorization")) is None:
+            refusal = self._check_reading_origin(scope, headers)
+            if refusal is not None:
+                return refusal
         return await self._check_token(scope, headers, self.sessions) if self.sessions is not None else None
 
     def _check_origin(self, scope: Scope, headers: Headers) -> Response | None:
@@ -124,6 +128,17 @@ class SecurityMiddleware:
             return _refuse(403, f"cross-origin request refused: Origin {origin!r} is not this server's")
         if headers.get("sec-fetch-site") == "cross-site":
             return _refuse(403, "cross-site request refused")
+        return None
+
+    def _check_reading_origin(self, scope: Scope, headers: Headers) -> Response | None:
+        """Reading the API with the browser's login (its cookie) is for this server's own pages too: a page of
+        another origin, such as an interactive session's on the next port (same site, so the cookie goes along),
+        must not read the user's jobs with it. A page's fetch names its origin; a script or image load says only
+        that it is not same-origin (``Sec-Fetch-Site``)."""
+        if headers.get("origin") is not None:
+            return self._check_origin(scope, headers)
+        if headers.get("sec-fetch-site") in {"same-site", "cross-site"}:
+            return _refuse(403, "request from another origin refused: the API answers this server's own pages")
         return None
 
     async def _check_token(self, scope: Scope, headers: Headers, sessions: WebSessions) -> Response | None:

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    import socket
+
+    import uvicorn
+    from fastapi import FastAPI
+
+    from svc_host.api.security import ServerSecurity
     from svc_host.mcp.server import Loaded
+    from svc_host.settings.paths import SvcPaths
 
 
 @click.command()
@@ -32,6 +39,13 @@ if TYPE_CHECKING:
     help="Another origin (https://name[:port]) allowed to change state (also SVC_ALLOWED_ORIGINS=a,b).",
 )
 @click.option("--no-auth", is_flag=True, help="Serve without a token: loopback only, with a warning.")
+@click.option(
+    "--sessions-port",
+    type=click.IntRange(0, 65535),
+    envvar="SVC_SESSIONS_PORT",
+    help="Port of the interactive sessions' own origin (default: --port + 1, skipped with a warning when busy; "
+    "0: no sessions). Also SVC_SESSIONS_PORT.",
+)
 def serve(
     host: str,
     port: int,
@@ -39,15 +53,16 @@ def serve(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     no_auth: bool,
+    sessions_port: int | None,
 ) -> None:
     """Run the dashboard and the REST API (OpenAPI docs at /docs).
 
     Every API request needs a token: SVC_API_TOKEN, or one generated and kept 0600 in the state directory.
-    On a terminal, svc serve prints a login link with a one-time code (good for 10 minutes).
+    On a terminal, svc serve prints a login link with a one-time code (good for 10 minutes). Interactive sessions
+    are served on a second port, an origin of their own (--sessions-port).
     """
     import asyncio
     import logging
-    import socket
 
     import uvicorn
 
@@ -79,8 +94,87 @@ def serve(
                 click.echo("\n".join(lines), err=True)
 
     logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level)
-    Server(config).run()
+    servers: list[tuple[uvicorn.Server, socket.socket | None]] = [
+        (Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)), None)
+    ]
+    chosen = sessions_port is not None
+    sessions_port = (port + 1 if port else 0) if sessions_port is None else sessions_port
+    listening = bound(host, sessions_port) if sessions_port else None
+    if listening is not None:
+        origin = sessions_server(app, security, paths, host=host, port=sessions_port, log_level=log_level)
+        servers.append((origin, listening))
+    elif sessions_port and chosen:
+        raise click.ClickException(f"cannot listen on {host}:{sessions_port} for sessions: the port is in use")
+    elif sessions_port:
+        click.echo(
+            f"svc serve: warning: port {sessions_port} is in use: interactive sessions are off "
+            "(choose their port with --sessions-port)",
+            err=True,
+        )
+    asyncio.run(serve_together(servers))
+
+
+def bound(host: str, port: int) -> socket.socket | None:
+    """A socket bound to ``host:port`` for a server to listen on, or None when the address is taken."""
+    import socket
+
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def sessions_server(
+    app: FastAPI, security: ServerSecurity, paths: SvcPaths, *, host: str, port: int, log_level: str
+) -> uvicorn.Server:
+    """The sessions' origin on its own port, in the dashboard's process (it reaches the sessions through the
+    dashboard's Host). The dashboard's API finds it as ``app.state.sessions_origin`` (to mint entry codes) and
+    ``app.state.sessions_port``; the origin asks ``app.state.resolve_session(cluster, job_id)`` for a session's
+    target and tells ``app.state.note_session_traffic(cluster, job_id)`` of its traffic, when they are set."""
+    import logging
+
+    import uvicorn
+
+    from svc_host.sessions.entry import KEY_FILE, RedactEntryCodeFilter, load_or_create_key
+    from svc_host.sessions.origin import SessionsOrigin
+    from svc_host.sessions.target import SessionTarget
+
+    async def resolve(cluster: str, job_id: str) -> SessionTarget | None:
+        found = getattr(app.state, "resolve_session", None)
+        return await found(cluster, job_id) if found is not None else None
+
+    def note(cluster: str, job_id: str) -> None:
+        noted = getattr(app.state, "note_session_traffic", None)
+        if noted is not None:
+            noted(cluster, job_id)
+
+    origin = SessionsOrigin(
+        resolve, key=load_or_create_key(paths.state_dir / KEY_FILE), host_allowed=security.host_allowed, on_traffic=note
+    )
+    app.state.sessions_origin = origin
+    app.state.sessions_port = port
+    logging.getLogger("uvicorn.access").addFilter(RedactEntryCodeFilter())
+    config = uvicorn.Config(
+        origin, host=host, port=port, log_level=log_level, ws="wsproto", server_header=False, date_header=False
+    )  # the apps' own Server and Date headers go through
+    return uvicorn.Server(config)
+
+
+async def serve_together(servers: list[tuple[uvicorn.Server, socket.socket | None]]) -> None:
+    """Run the servers (each on its socket, or binding its own) in one event loop until one stops (Ctrl-C reaches
+    the last one started), then stop them all."""
+    import asyncio
+
+    tasks = [asyncio.create_task(server.serve([sock] if sock else None)) for server, sock in servers]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for server, _ in servers:
+        server.should_exit = True
+    await asyncio.gather(*tasks)
 
 
 @click.command("login-link")
