@@ -230,20 +230,33 @@ async def logs(
     stderr_offset: int = 0,
     limit: int = LOG_CHUNK_LIMIT,
     job_name: str | None = None,
-    log_dir: str = "logs",
+    log_dir: str | None = None,
     tail: bool = False,
 ) -> JobLogs:
     """Both logs of a job from byte offsets, using the paths recorded at submit (or the scheduler's).
 
-    With ``tail`` the offsets are ignored and each log is read from ``limit`` bytes before its end.
+    With ``job_name`` (the MCP spec's "helps locate log files") a job whose paths neither svc nor the scheduler
+    knows, even one the scheduler has forgotten, is looked for where svc writes logs: ``<log_dir>/<name>-<id>.out``
+    and ``.err``, ``log_dir`` being the configured one unless given; ``NotFoundError`` when the job is unknown and
+    neither file is there. With ``tail`` the offsets are ignored and each log is read from ``limit`` bytes before
+    its end.
     """
-    view = await status(host, transport, job_id)
-    stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
+    try:
+        view = await status(host, transport, job_id)
+    except NotFoundError:
+        if not job_name:
+            raise
+        forgotten = True
+        stdout_path = stderr_path = None
+    else:
+        forgotten = False
+        stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
     if not stdout_path and job_name:
         from svc_host.domain.submission import JobDefinition  # its models: not for commands that submit nothing
 
         stem = JobDefinition(name=job_name, command="true").file_stem
-        stdout_path, stderr_path = f"{log_dir}/{stem}-{job_id}.out", f"{log_dir}/{stem}-{job_id}.err"
+        folder = log_dir or host.config().log_dir
+        stdout_path, stderr_path = f"{folder}/{stem}-{job_id}.out", f"{folder}/{stem}-{job_id}.err"
     target = host.transport(transport)
 
     async def read(path: str, offset: int) -> LogChunk:
@@ -258,6 +271,11 @@ async def logs(
     err = None
     if stderr_path and stderr_path != stdout_path:
         err = await read(stderr_path, stderr_offset)
+    if forgotten and not any(chunk is not None and chunk.exists for chunk in (out, err)):
+        raise NotFoundError(
+            f"job {job_id} not found on transport {transport!r}, and no log of a job named {job_name!r} at "
+            f"{stdout_path} or {stderr_path}"
+        )
     return JobLogs(stdout=out, stderr=err)
 
 
