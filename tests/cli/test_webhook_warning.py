@@ -37,6 +37,21 @@ def test_a_webhook_without_the_chat_plugin_is_a_warning(tmp_path: Path) -> None:
     assert "chat" in result.stdout  # listed, as disabled
 
 
+def test_a_webhook_only_in_chat_webhook_url_is_a_warning_too(tmp_path: Path) -> None:
+    """The chat plugin reads ``CHAT_WEBHOOK_URL`` when no config layer sets the webhook: unset it, and the variable is
+    as silently ignored as the key would be."""
+    env = isolated_env(tmp_path, token="unused-token-0123456789abcdef") | {
+        "SVC_DISABLE_PLUGINS": "chat",
+        "CHAT_WEBHOOK_URL": "https://chat.example/hook/SECRET",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "svc_host", "plugins"], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert WARNING.replace("notifications.chat_webhook_url", "CHAT_WEBHOOK_URL") in result.stderr.splitlines()
+    assert "SECRET" not in result.stderr + result.stdout
+
+
 @pytest.mark.parametrize(("webhook", "disabled"), [("https://chat.example/hook", ""), (None, "chat")])
 def test_no_warning_when_something_delivers_or_nothing_is_asked(
     tmp_path: Path, webhook: str | None, disabled: str
