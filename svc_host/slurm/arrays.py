@@ -4,7 +4,8 @@ An array ``123`` submitted with ``--array=0-9%2`` has one id per task, ``123_4``
 ``--array``), sacct and scancel take and print for a task. Tasks not started yet are also printed as one
 range: squeue without ``--array`` and sacct show ``123_[5-9%2]`` (``%2``: at most two at once), or a list
 such as ``123_[1,3,5-7]``. :func:`task_ids` reads every form back into task ids; :func:`checked_job_id` checks
-the id a person or a client typed, :func:`in_range` whether a task belongs to a range.
+the id a person or a client typed (:func:`is_slurm_id` an id on a Slurm command line), :func:`in_range` whether a
+task belongs to a range and :func:`answers` whether a record Slurm printed is about the id asked.
 """
 
 from __future__ import annotations
