@@ -17,6 +17,7 @@ from svc_host.domain.times import as_utc
 from svc_host.errors import InvalidStateError, NotFoundError, TransportError
 from svc_host.plugin_core.settings import render_job
 from svc_host.runtime.ports import Ports
+from svc_host.services.foreign_logs import check_log_owner
 from svc_host.slurm import arrays
 from svc_host.slurm.values import spell_time_limit
 from svc_host.transports.base import LOG_CHUNK_LIMIT, LogChunk
@@ -239,8 +240,9 @@ async def logs(
     knows, even one the scheduler has forgotten, is looked for where svc writes logs: ``<log_dir>/<name>-<id>.out``
     and ``.err``, ``log_dir`` being the configured one unless given; ``NotFoundError`` when the job is unknown and
     neither file is there. With ``tail`` the offsets are ignored and each log is read from ``limit`` bytes before
-    its end.
+    its end. The logs of a job svc did not submit are read only from files its user owns (``foreign_logs``).
     """
+    foreign: JobStatus | None = None
     try:
         view = await status(host, transport, job_id)
     except NotFoundError:
@@ -251,6 +253,7 @@ async def logs(
     else:
         forgotten = False
         stdout_path, stderr_path = view.status.stdout_path, view.status.stderr_path
+        foreign = view.status if view.record is None and stdout_path else None
     if not stdout_path and job_name:
         from svc_host.domain.submission import JobDefinition  # its models: not for commands that submit nothing
 
@@ -260,6 +263,8 @@ async def logs(
     target = host.transport(transport)
 
     async def read(path: str, offset: int) -> LogChunk:
+        if foreign is not None and not await check_log_owner(target, path, job_id, foreign.user):
+            return LogChunk(path=path, content="", offset=offset, next_offset=offset, size=None)
         if tail:
             probe = await target.read_log(path, offset=0, limit=1)
             if probe.size is None:
