@@ -104,6 +104,12 @@ class NotFoundError(SvcError):
     """The named job, profile, mount, workflow or run does not exist."""
 
 
+class UnknownTransportError(PluginError, NotFoundError):
+    """No transport of that name is on offer (``PluginHost.transport``, ``Host.transport``). A ``NotFoundError``,
+    as for any profile that does not exist (REST 404, the spec's "resource not found ... profile"), and still a
+    ``PluginError`` (the plugins offer the names), so code that caught it as one goes on working."""
+
+
 class ConflictError(SvcError):
     """Something with that name already exists."""
 

@@ -46,6 +46,7 @@ async def status(host: Host, cwd: Path, *, transport: str, job_ids: list[str]) -
     from svc_host.errors import NotFoundError
     from svc_host.services import jobs as job_service
 
+    host.transport(transport)  # an unknown transport is an error, not a set of unknown jobs
     found = {}
     for job_id in job_ids:
         try:

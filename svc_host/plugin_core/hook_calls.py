@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
-from svc_host.errors import PluginError
+from svc_host.errors import PluginError, UnknownTransportError
 from svc_host.plugin_core import specs as hookspecs
 from svc_host.plugin_core.records import (
     Event,
@@ -172,11 +172,13 @@ class PluginHooks:
             return plugin_name
         return f"{plugin_name} ({info.distribution} {info.version})"
 
-    def _pick(self, kind: str, table: dict[str, tuple[str, Any]], name: str) -> Any:
+    def _pick(
+        self, kind: str, table: dict[str, tuple[str, Any]], name: str, unknown: type[PluginError] = PluginError
+    ) -> Any:
         if name in table:
             return table[name][1]
         choices = ", ".join(f"{n} (from {self._describe(p)})" for n, (p, _) in sorted(table.items())) or "none"
-        raise PluginError(f"unknown {kind} {name!r}; choose one of: {choices}")
+        raise unknown(f"unknown {kind} {name!r}; choose one of: {choices}")
 
     # -- typed access to the hooks -------------------------------------------------------------------
 
@@ -189,10 +191,10 @@ class PluginHooks:
         return {name: rec for name, (_, rec) in table.items()}
 
     def transport_spec(self, name: str, config: Any) -> TransportSpec:
-        """One transport by name; an unknown name lists the choices and who provides them."""
-        spec: TransportSpec = self._pick(
-            "transport", self._name_table("transport", "svc_transports", TransportSpec, config=config), name
-        )
+        """One transport by name; an unknown name (``UnknownTransportError``) lists the choices and who provides
+        them."""
+        table = self._name_table("transport", "svc_transports", TransportSpec, config=config)
+        spec: TransportSpec = self._pick("transport", table, name, UnknownTransportError)
         return spec
 
     def sync_backends(self) -> dict[str, SyncBackendSpec]:

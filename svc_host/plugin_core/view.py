@@ -55,7 +55,8 @@ class PluginHost(Protocol):
         """The section ``plugins.<name>`` of this process's configuration as ``model`` (``ConfigError`` if invalid)."""
 
     def transport(self, name: str | None = None) -> Transport:
-        """A transport by name (``None`` or ``local``: this machine's Slurm); ``NotFoundError`` for an unknown one."""
+        """A transport by name (``None`` or ``local``: this machine's Slurm); an unknown one raises ``NotFoundError``
+        (REST 404, its message listing the choices; it is also a ``PluginError``)."""
 
     async def find_job(self, transport: str, job_id: str) -> JobRecordView | None:
         """The latest record of job ``job_id`` on ``transport``, or ``None`` if svc did not submit it."""
