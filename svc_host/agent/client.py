@@ -112,6 +112,15 @@ def _remove_stale(place: Place) -> None:
         os.close(fd)
 
 
+class _AgentClickException(click.ClickException):
+    """A click error the agent's command raised, with the exit code it had there."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        # click declares exit_code per class (a ClassVar from click 8.5); this one differs per instance
+        vars(self)["exit_code"] = exit_code
+
+
 def _raise(error: Any, name: str, place: Place, *, started: bool) -> NoReturn:
     """Raise the command's own error from the agent's answer; any other failure of a call that ``started``
     (got ``go``) and has side effects has an unknown outcome."""
@@ -120,9 +129,7 @@ def _raise(error: Any, name: str, place: Place, *, started: bool) -> NoReturn:
     if kind == "usage":
         raise click.UsageError(message)
     if kind == "click":
-        failure = click.ClickException(message)
-        failure.exit_code = int(error.get("exit_code", 1))
-        raise failure
+        raise _AgentClickException(message, int(error.get("exit_code", 1)))
     if kind == "svc":
         raise SvcError(message)
     if started:
