@@ -245,9 +245,13 @@ def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[Con
 
 
 def _project_layer(paths: SvcPaths) -> ConfigLayer | None:
-    """The working directory's project file as a layer: its content when trusted, else an ignored layer."""
+    """The working directory's project file as a layer: its content when trusted, else an ignored layer (also when
+    it cannot be read as a config file: a cloned repository decides what it is, and must not stop a command)."""
     path = project_config_file(paths.project_dir)
-    raw = read_config_bytes(path)
+    try:
+        raw = read_config_bytes(path)
+    except ConfigError as exc:  # a FIFO, a directory, /dev/zero, over 1 MiB: no content was ever trusted as that
+        return ConfigLayer("project", str(path), {}, ignored=trust.announce_unreadable(path, str(exc)))
     if raw is None:
         return None
     if not trust.is_trusted(paths, path, raw):

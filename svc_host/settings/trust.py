@@ -78,3 +78,13 @@ def announce_ignored(path: Path, data: bytes) -> str:
         _announced.add(key)
         log.warning("%s", reason)
     return reason
+
+
+def announce_unreadable(path: Path, problem: str) -> str:
+    """Log, once per process and problem, that the project file ``path`` is skipped as unreadable; return it."""
+    reason = f"ignoring project config {path}: {problem.removeprefix(f'{path}: ')}"
+    key = (trust_key(path), digest(problem.encode()))
+    if key not in _announced:
+        _announced.add(key)
+        log.warning("%s", reason)
+    return reason
