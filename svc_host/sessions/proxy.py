@@ -132,9 +132,11 @@ class SessionProxy:
         self, request: h11.Request, receive: Receive, *, with_body: bool
     ) -> tuple[Upstream, h11.Response]:
         """Send the request (head and body) and read the response head. A kept connection that turns out closed is
-        replaced by a new one once (only requests without a body use kept connections, so nothing is lost)."""
-        for _ in (1, 2):
-            upstream, kept = await self._checkout(allow_kept=not with_body)
+        replaced by a new one once (only requests without a body use kept connections, so nothing is lost), and
+        the others kept beside it are let go: they went stale together (the app restarted, the SSH connection
+        dropped)."""
+        for attempt in (1, 2):
+            upstream, kept = await self._checkout(allow_kept=not with_body and attempt == 1)
             try:
                 await upstream.send(request)
                 if with_body:
@@ -149,6 +151,7 @@ class SessionProxy:
                 upstream.close()
                 if not kept:
                     raise Unreachable(str(exc) or "the app closed the connection") from exc
+                await self.close()
         raise AssertionError("unreachable")
 
     async def _checkout(self, *, allow_kept: bool) -> tuple[Upstream, bool]:

@@ -4,8 +4,9 @@ wsproto, frame by frame.
 The handshake toward the app carries the browser's sub-protocols (Jupyter's kernel channel asks for
 ``v1.kernel.websocket.jupyter.org``) and the secret; the browser is accepted with the sub-protocol the app chose.
 Text and binary messages, close codes and reasons go through; the app's pings are answered here (the browser's
-are answered by the ASGI server). When the app's side breaks without a close frame the browser's is closed with
-1011 (the app went away) or 1012 (the connection to it broke: try again), never left hanging.
+are answered by the ASGI server). When the app's side ends without a close frame the browser's is closed with
+1011 (the app, or the connection to it, went away: an SSH channel simply ends when its connection drops) or 1012
+(the connection raised an error: try again), never left hanging; a page reconnects to a new channel.
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ async def _app_to_browser(send: Send, app: AppSide, on_traffic: Callable[[], Non
             return
         if event is None or (isinstance(event, CloseConnection) and event.code == ABNORMAL):
             # wsproto reports an end without a close frame as 1006, which no frame may carry
-            await _close_browser(send, APP_WENT_AWAY, "the session's app went away")
+            await _close_browser(send, APP_WENT_AWAY, "the session's app, or svc's connection to it, went away")
             return
         if isinstance(event, TextMessage | BytesMessage):
             parts.append(event.data)

@@ -122,12 +122,16 @@ def make_app(state: AppState) -> Starlette:
             else:
                 await websocket.send_bytes(b"echo:" + message["bytes"])
 
+    async def ws_refused(websocket: WebSocket) -> None:
+        await websocket.close(code=1008)  # before accepting: the handshake is answered 403
+
     routes: list[Any] = [
         Route(f"/s/{CLUSTER}/{APP}/hello", secret_required(hello)),
         Route(f"/s/{CLUSTER}/{APP}/echo", secret_required(echo), methods=["POST"]),
         Route(f"/s/{CLUSTER}/{APP}/stream", secret_required(stream)),
         Route(f"/s/{CLUSTER}/{APP}/release", secret_required(release)),
         WebSocketRoute(f"/s/{CLUSTER}/{APP}/ws", ws),
+        WebSocketRoute(f"/s/{CLUSTER}/{APP}/ws-refused", ws_refused),
     ]
     return Starlette(routes=routes)
 
@@ -194,6 +198,8 @@ class Way:
     base: str
     origin: SessionsOrigin
     ports: dict[str, int]
+    transport: LocalTransport | SSHTransport
+    loop: asyncio.AbstractEventLoop
 
     def entry(self, job_id: str, path: str = "") -> str:
         return f"{self.base}/s/{CLUSTER}/{job_id}/{path}?svc_code={self.origin.mint_code(CLUSTER, job_id)}"
@@ -210,7 +216,7 @@ def dead_port() -> int:
 def way(request: pytest.FixtureRequest, app_port: int) -> Iterator[Way]:
     profile: SSHProfile | None = request.getfixturevalue("dev_profile") if request.param == "ssh" else None
     ports = {APP: app_port, DEAD: dead_port()}
-    made: list[SessionsOrigin] = []
+    made: list[tuple[SessionsOrigin, LocalTransport | SSHTransport, asyncio.AbstractEventLoop]] = []
 
     async def main(sock: socket.socket, stop: threading.Event) -> None:
         transport = LocalTransport() if profile is None else SSHTransport("dev", profile)
@@ -227,7 +233,7 @@ def way(request: pytest.FixtureRequest, app_port: int) -> Iterator[Way]:
             )
 
         origin = SessionsOrigin(resolve, key=b"k" * 32, host_allowed=ServerSecurity(token=None).host_allowed)
-        made.append(origin)
+        made.append((origin, transport, asyncio.get_running_loop()))
         config = uvicorn.Config(origin, log_level="warning", ws="wsproto", server_header=False, date_header=False)
         try:
             await serve_until(uvicorn.Server(config), sock, stop)
@@ -235,7 +241,7 @@ def way(request: pytest.FixtureRequest, app_port: int) -> Iterator[Way]:
             await transport.close()
 
     with served_in_thread(main) as port:
-        yield Way(f"http://127.0.0.1:{port}", made[0], ports)
+        yield Way(f"http://127.0.0.1:{port}", made[0][0], ports, made[0][1], made[0][2])
 
 
 @pytest.fixture
@@ -521,3 +527,47 @@ async def test_a_browser_leaving_closes_the_apps_websocket(browser: httpx.AsyncC
         finally:
             client.close()
     assert closes == [4002]
+
+
+async def test_an_apps_refusal_of_a_websocket_reaches_the_browser(browser: httpx.AsyncClient, way: Way) -> None:
+    await entered(browser, way)
+    client = WsClient(way.base)
+    try:
+        refused = await client.connect(
+            f"/s/{CLUSTER}/{APP}/ws-refused", cookie=session_cookie(browser, APP), subprotocols=[JUPYTER]
+        )
+        assert refused == 403
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("way", [pytest.param("ssh", marks=pytest.mark.cluster)], indirect=True)
+async def test_a_dropped_ssh_connection_closes_websockets_with_1012_and_the_next_ones_reconnect(
+    browser: httpx.AsyncClient, way: Way
+) -> None:
+    """The network drops svc's SSH connection mid-session: the browser's WebSocket is closed (1012: try again), not
+    left hanging, and the page's next WebSocket and request go through a new connection."""
+    assert isinstance(way.transport, SSHTransport)
+    await entered(browser, way)
+    path, cookie = f"/s/{CLUSTER}/{APP}/ws", session_cookie(browser, APP)
+    client = WsClient(way.base)
+    try:
+        assert await client.connect(path, cookie=cookie, subprotocols=[JUPYTER]) == JUPYTER
+        await client.send(TextMessage(data="before"))
+        assert await client.message() == "echo:before"
+        conn = asyncio.run_coroutine_threadsafe(way.transport.connection(), way.loop).result(DEADLINE)
+        way.loop.call_soon_threadsafe(conn.abort)
+        closed = await client.message()
+        assert isinstance(closed, CloseConnection)
+        assert closed.code in (1011, 1012)
+        assert "went away" in (closed.reason or "") or "broke" in (closed.reason or "")
+    finally:
+        client.close()
+    again = WsClient(way.base)
+    try:
+        assert await again.connect(path, cookie=cookie, subprotocols=[JUPYTER]) == JUPYTER
+        await again.send(TextMessage(data="after"))
+        assert await again.message() == "echo:after"
+    finally:
+        again.close()
+    assert (await browser.get(f"{way.base}/s/{CLUSTER}/{APP}/hello")).json()["secret_seen"] == SECRET
