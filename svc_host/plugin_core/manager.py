@@ -30,16 +30,26 @@ HOOKIMPL_MARK = f"{PROJECT}_impl"
 
 
 def _api_refusal(module: object) -> str | None:
-    """Why a plugin that declares the plugin API range it supports (``SVC_PLUGIN_API``) is not loaded, or None."""
+    """Why a plugin whose module declares the plugin API range it supports (``SVC_PLUGIN_API``) is not loaded."""
     wanted = getattr(module, "SVC_PLUGIN_API", None)
-    if wanted is None:
-        return None
+    return None if wanted is None else _range_refusal(str(wanted))
+
+
+def declared_range(entry_point: EntryPoint) -> str | None:
+    """The plugin API range an entry point declares in brackets after its module, read from the distribution's
+    metadata without importing anything: ``example = "example_plugin.hooks [>=1.0,<2]"``. Python ignores the
+    brackets when it loads the entry point (they are its "extras" field)."""
+    _, bracket, rest = entry_point.value.partition("[")
+    return rest.rstrip().removesuffix("]").strip() or None if bracket else None
+
+
+def _range_refusal(wanted: str) -> str | None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from svc_host.plugin_core.identity import API_VERSION
 
     try:
-        supported = SpecifierSet(str(wanted))
+        supported = SpecifierSet(wanted)
     except InvalidSpecifier:
         return f"SVC_PLUGIN_API {wanted!r} is not a version range (write e.g. '>=1.0,<2')"
     if API_VERSION not in supported:
@@ -98,6 +108,12 @@ class PluginManager(PluginHooks):
             self._infos[info.name] = info
             return
         where = f"entry point {entry_point.value!r}" if entry_point is not None else info.name
+        declared = declared_range(entry_point) if entry_point is not None else None
+        refusal = _range_refusal(declared) if declared is not None else None
+        if refusal is not None:  # refused from its metadata: the module is never imported
+            info.status, info.error = "failed", f"{where}: {refusal}"
+            self._report(info, key=info.name)
+            return
         try:
             module = _hashable(load())
             refusal = _api_refusal(module) or self._hookless_refusal(module)
