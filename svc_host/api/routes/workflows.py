@@ -11,6 +11,7 @@ is 202 with the Sweep run (its cells are launched in the background; see ``/api/
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Query, Response
@@ -34,6 +35,7 @@ from svc_host.workflows.source import YamlSyntaxError, dump, parse
 from svc_host.workflows.summaries import summary
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
+log = logging.getLogger(__name__)
 
 
 def _directory(host: Host) -> WorkflowDirectory:
@@ -84,8 +86,9 @@ class RunBody(BaseModel):
 async def list_workflows(host: HostDep, reads: SharedReadsDep) -> Response:
     """Every workflow file: ``{name, workflow_name, job_count, job_names, valid, errors?}`` by name.
 
-    A file that cannot be read or loaded (too large, unreadable, a YAML bomb) is listed with ``valid: false``
-    and its problem in ``errors``; it never fails the listing."""
+    A file that cannot be read or loaded (too large, unreadable, a YAML bomb, a template past its limits) is
+    listed with ``valid: false`` and its problem in ``errors``; it never fails the listing, not even when
+    checking it fails in a way svc did not foresee (that is logged, and the entry says so)."""
 
     def scan() -> list[dict[str, Any]]:
         directory = _directory(host)
@@ -96,18 +99,25 @@ async def list_workflows(host: HostDep, reads: SharedReadsDep) -> Response:
             except NotFoundError:
                 continue  # deleted meanwhile
             except (SvcError, OSError) as exc:
-                found.append(
-                    {"name": name, "workflow_name": None, "job_count": 0, "job_names": [], "valid": False,
-                     "errors": [str(exc) if isinstance(exc, SvcError) else f"cannot read the file: {exc.strerror}"]}
-                )  # fmt: skip
+                problem = str(exc) if isinstance(exc, SvcError) else f"cannot read the file: {exc.strerror}"
+                found.append(_broken(name, problem))
                 continue
-            found.append(summary(name, text))
+            try:
+                found.append(summary(name, text))
+            except Exception:  # one file's unforeseen failure must not hide every other workflow
+                log.exception("checking workflow file %r failed", name)
+                found.append(_broken(name, "the file could not be checked: an internal error (logged by the server)"))
         return found
 
     async def read() -> bytes:
         return encode_json(await asyncio.to_thread(scan))
 
     return json_body(await reads.run(("GET /api/workflows",), read))
+
+
+def _broken(name: str, problem: str) -> dict[str, Any]:
+    """The listing's entry of a file that could not be read or checked."""
+    return {"name": name, "workflow_name": None, "job_count": 0, "job_names": [], "valid": False, "errors": [problem]}
 
 
 @router.post("/validate", responses=error_responses(422))
