@@ -10,6 +10,8 @@ as the median (and p95) of ``--rounds`` sequential round trips on kept connectio
 - HTTP proxied over SSH: the origin reaching the app through the ``ssh`` transport (the dev cluster's profile);
 - WebSocket round trip (a 100-byte text message and its echo), direct and proxied (local).
 
+The app and the origin run as processes of their own (as a node's app and ``svc serve`` do), the client here.
+
 Run from the repository root: ``python bench/session_proxy.py`` (the SSH rows need ``scripts/devcluster up``).
 """
 
@@ -22,11 +24,9 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import h11
 import httpx
@@ -42,12 +42,14 @@ from wsproto.events import Request as WsRequest
 
 from svc_host.api.security import ServerSecurity
 from svc_host.domain.profiles import SSHProfile
+from svc_host.sessions.entry import CookieSigner, cookie_name
 from svc_host.sessions.origin import SessionsOrigin
 from svc_host.sessions.target import SessionTarget
 from svc_plugin_local.transport import LocalTransport
 from svc_plugin_ssh.transport import SSHTransport
 
 ROOT = Path(__file__).resolve().parent.parent
+KEY = b"bench-key-" * 4
 SECRET = "bench-secret-0123456789"  # noqa: S105 - the stand-in app's, not a real one
 BASE = "/s/lab/1"
 
@@ -65,63 +67,49 @@ def make_app() -> Starlette:
     return Starlette(routes=[Route(f"{BASE}/ping", ping), WebSocketRoute(f"{BASE}/ws", echo)])
 
 
-def bound() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets TCP_NODELAY then
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_app(port: int) -> None:
+    """The stand-in app, as its own process (a node's app is not a thread of svc)."""
+    uvicorn.run(make_app(), host="127.0.0.1", port=port, log_level="warning", ws="wsproto", lifespan="off")
+
+
+def serve_origin(port: int, app_port: int, via: str) -> None:
+    """The sessions' origin as ``svc serve`` runs it (its own process), reaching the app through ``via``."""
+    profile = dev_profile() if via == "ssh" else None
+    transport = LocalTransport() if profile is None else SSHTransport("dev", profile)
+
+    async def resolve(cluster: str, job_id: str) -> SessionTarget | None:
+        return SessionTarget(lambda: transport.open_tcp("127.0.0.1", app_port), SECRET, {}, f"app:{app_port}")
+
+    origin = SessionsOrigin(resolve, key=KEY, host_allowed=ServerSecurity(token=None).host_allowed)
+    uvicorn.run(origin, host="127.0.0.1", port=port, log_level="warning", ws="wsproto", server_header=False)
 
 
 @contextlib.contextmanager
-def in_thread(main: Callable[[socket.socket, threading.Event], Any]) -> Iterator[int]:
-    sock = bound()
-    port = int(sock.getsockname()[1])
-    stop = threading.Event()
-    thread = threading.Thread(target=lambda: asyncio.run(main(sock, stop)), daemon=True)
-    thread.start()
-    for _ in range(600):
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            break
-        time.sleep(0.05)
+def process(*args: str) -> Iterator[int]:
+    """``python bench/session_proxy.py *args --port P`` until the block ends; yields P once it answers."""
+    port = free_port()
+    child = subprocess.Popen([sys.executable, __file__, *args, "--port", str(port)])
     try:
+        for _ in range(1200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            assert child.poll() is None, f"{args} exited"
+            time.sleep(0.05)
         yield port
     finally:
-        stop.set()
-        thread.join(30)
+        child.terminate()
+        child.wait(30)
 
 
-async def serve(app: Any, sock: socket.socket, stop: threading.Event, **options: Any) -> None:
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="wsproto", **options))
-    task = asyncio.create_task(server.serve([sock]))
-    await asyncio.wait({task, asyncio.ensure_future(asyncio.to_thread(stop.wait))}, return_when="FIRST_COMPLETED")
-    server.should_exit = True
-    await task
-
-
-def app_server() -> contextlib.AbstractContextManager[int]:
-    return in_thread(lambda sock, stop: serve(make_app(), sock, stop, lifespan="off"))
-
-
-@contextlib.contextmanager
-def origin_server(app_port: int, transport_of: Callable[[], Any]) -> Iterator[tuple[int, SessionsOrigin]]:
-    """The sessions' origin reaching the app through ``transport_of()``'s ``open_tcp``: its port and itself."""
-    origins: list[SessionsOrigin] = []
-
-    async def main(sock: socket.socket, stop: threading.Event) -> None:
-        transport = transport_of()
-
-        async def resolve(cluster: str, job_id: str) -> SessionTarget | None:
-            return SessionTarget(lambda: transport.open_tcp("127.0.0.1", app_port), SECRET, {}, f"app:{app_port}")
-
-        origin = SessionsOrigin(resolve, key=b"b" * 32, host_allowed=ServerSecurity(token=None).host_allowed)
-        origins.append(origin)
-        try:
-            await serve(origin, sock, stop, server_header=False, date_header=False)
-        finally:
-            await transport.close()
-
-    with in_thread(main) as port:
-        yield port, origins[0]
+def entry_cookies() -> dict[str, str]:
+    """The session's cookie, signed with the origin's key (what trading an entry code gives a browser)."""
+    return {cookie_name("lab", "1"): CookieSigner(KEY).sign("lab", "1", int(time.time()) + 3600)}
 
 
 def timed(rounds: int, once: Callable[[], object]) -> list[float]:
@@ -142,12 +130,6 @@ def http_times(url: str, rounds: int, cookies: dict[str, str] | None = None) -> 
             assert client.get(url).text == "pong"
 
         return timed(rounds, once)
-
-
-def entry_cookies(origin_port: int, origin: SessionsOrigin) -> dict[str, str]:
-    with httpx.Client() as client:
-        client.get(f"http://127.0.0.1:{origin_port}{BASE}/?svc_code={origin.mint_code('lab', '1')}")
-        return dict(client.cookies)
 
 
 class WsClient:
@@ -235,38 +217,38 @@ def line(label: str, times: list[float], base: list[float] | None = None) -> str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=500)
-    rounds = parser.parse_args().rounds
-    # The app, the origin and the client are threads of this one process (svc serve and a browser are not): with
-    # the default 5 ms GIL switch interval a thread woken by the network waits up to 5 ms for another that is busy
-    # (seen as 5-8 ms medians over SSH, the time spent outside the proxy). A short interval removes that artefact.
-    sys.setswitchinterval(0.0002)
+    parser.add_argument("--serve", choices=["app", "local", "ssh"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--app-port", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.serve == "app":
+        serve_app(options.port)
+        return
+    if options.serve:
+        serve_origin(options.port, options.app_port, options.serve)
+        return
+    rounds = options.rounds
     profile = dev_profile()
-    with app_server() as app_port:
+    cookies = entry_cookies()
+    cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    with process("--serve", "app") as app_port:
         direct = http_times(f"http://127.0.0.1:{app_port}{BASE}/ping", rounds)
         print(line("HTTP GET direct", direct))
-        with origin_server(app_port, LocalTransport) as (origin_port, origin):
-            cookies = entry_cookies(origin_port, origin)
+        with process("--serve", "local", "--app-port", str(app_port)) as origin_port:
             proxied = http_times(f"http://127.0.0.1:{origin_port}{BASE}/ping", rounds, cookies)
             print(line("HTTP GET proxied (local transport)", proxied, direct))
             ws_direct = WsClient(app_port, f"{BASE}/ws")
             ws_times = timed(rounds, lambda: ws_direct.round_trip("x" * 100))
             print(line("WebSocket round trip direct", ws_times))
-            cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
             ws_proxied = WsClient(origin_port, f"{BASE}/ws", cookie)
-            print(
-                line(
-                    "WebSocket round trip proxied (local)",
-                    timed(rounds, lambda: ws_proxied.round_trip("x" * 100)),
-                    ws_times,
-                )
-            )
+            proxied_ws = timed(rounds, lambda: ws_proxied.round_trip("x" * 100))
+            print(line("WebSocket round trip proxied (local)", proxied_ws, ws_times))
         if profile is None:
             print("dev cluster not up: no SSH rows (scripts/devcluster up)")
             return
         floor = ssh_floor(profile, app_port, rounds)
         print(line("HTTP GET over SSH, no proxy (the floor)", floor))
-        with origin_server(app_port, lambda: SSHTransport("dev", profile)) as (origin_port, origin):
-            cookies = entry_cookies(origin_port, origin)
+        with process("--serve", "ssh", "--app-port", str(app_port)) as origin_port:
             proxied_ssh = http_times(f"http://127.0.0.1:{origin_port}{BASE}/ping", rounds, cookies)
             print(line("HTTP GET proxied over SSH", proxied_ssh, floor).replace("over direct", "over the floor"))
 
