@@ -13,7 +13,7 @@ export function showLogin(message = null) {
   document.body.classList.add('logged-out');
   setTitle('Log in');
   const error = h('div', { class: 'alert alert-error', role: 'alert', hidden: !message }, message || '');
-  const input = h('input', { type: 'password', id: 'login-token', name: 'token', autocomplete: 'current-password', required: true, placeholder: 'paste the token', spellcheck: 'false' });
+  const input = h('input', { type: 'password', id: 'login-token', name: 'token', autocomplete: 'off', required: true, placeholder: 'paste the token', spellcheck: 'false' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Log in');
   const form = h('form', {
     class: 'login-form',
