@@ -32,7 +32,9 @@ class RunningGuard:
 
     @property
     def port(self) -> int:
-        return int(self.endpoint()["port"])
+        port = self.endpoint()["port"]
+        assert isinstance(port, int)
+        return port
 
     def endpoint(self) -> dict[str, object]:
         found: dict[str, object] = eventually_blocking(
