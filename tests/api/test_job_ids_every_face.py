@@ -24,7 +24,10 @@ from mcp import Client
 
 from svc_host.cli import cli
 from svc_host.cli.options import check_job_id
-from svc_host.domain.jobs import MAX_JOB_ID, JobState, JobStatus
+from svc_host.domain.jobs import MAX_JOB_ID, JobState
+from svc_host.domain.submission import JobDefinition
+from svc_host.host import Host
+from svc_host.services import jobs
 from svc_host.testing.fake import FakeTransport
 
 CANONICAL = re.compile(r"(?P<array>0|[1-9][0-9]*)(?:_(?:0|[1-9][0-9]*))?")
@@ -36,7 +39,8 @@ SCRIPTS = [
     "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19",
 ]
 SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
-MINE, OTHER = "886", "887"
+MINE, OTHER = "1000", "1001"
+"""The ids the fake transport gives the two jobs the tests submit."""
 
 
 def in_script(number: int, digits: str) -> str:
@@ -53,7 +57,9 @@ def spelled(number: int, pick: int) -> str:
     return text[:where] + in_script(int(text[where]), scripts[1 + pick % (len(scripts) - 1)]) + text[where + 1 :]
 
 
-numbers = st.one_of(st.sampled_from([0, 1, 886, 887, MAX_JOB_ID]), st.integers(0, 10**6), st.integers(0, 10**40))
+numbers = st.one_of(
+    st.sampled_from([0, 1, int(MINE), int(OTHER), MAX_JOB_ID]), st.integers(0, 10**6), st.integers(0, 10**40)
+)
 job_ids = st.one_of(
     numbers.map(str),
     st.builds(lambda n, t: f"{n}_{t}", numbers, st.integers(0, 10**4)),
@@ -76,7 +82,8 @@ def drawn(count: int = 300) -> list[str]:
         found.append(job_id)
 
     collect()
-    return [*dict.fromkeys([MINE, f"0{MINE}", in_script(886, SCRIPTS[1]), in_script(886, SUPERSCRIPTS), *found])]
+    mine = int(MINE)
+    return [*dict.fromkeys([MINE, f"0{MINE}", in_script(mine, SCRIPTS[1]), in_script(mine, SUPERSCRIPTS), *found])]
 
 
 def canonical_array(job_id: str) -> int | None:
@@ -86,14 +93,14 @@ def canonical_array(job_id: str) -> int | None:
 
 
 @pytest.fixture
-def two_jobs(fake: FakeTransport) -> FakeTransport:
-    """886 (ours) and 887 (another job), both running, each with its own stdout."""
-    for job_id in (MINE, OTHER):
-        path = f"/logs/{job_id}.out"
-        fake.jobs[job_id] = JobStatus(
-            job_id=job_id, state=JobState.RUNNING, raw_state="RUNNING", name=f"job-{job_id}", stdout_path=path
-        )
-        fake.write_log(path, f"output of {job_id}\n".encode())
+async def two_jobs(fake: FakeTransport, svc_host: Host) -> FakeTransport:
+    """Two jobs svc submitted (``MINE`` and ``OTHER``), both running, each with its own stdout."""
+    for name in ("mine", "other"):
+        record = await jobs.submit(svc_host, JobDefinition(name=name, command="true"), transport="fake", source="cli")
+        fake.set_state(record.job_id, JobState.RUNNING)
+        assert record.stdout_path is not None
+        fake.write_log(record.stdout_path, f"output of {record.job_id}\n".encode())
+    assert sorted(fake.jobs) == [MINE, OTHER]
     return fake
 
 
