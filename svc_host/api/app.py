@@ -96,6 +96,8 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    _validation_as_error_body(schema)
+    _middleware_refusals(schema)
     if security.auth_required:
         schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         schemas.setdefault("ErrorBody", ErrorBody.model_json_schema())
@@ -114,3 +116,43 @@ def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]
                 operation.setdefault("responses", {}).setdefault("401", unauthorized)
     app.openapi_schema = schema
     return schema
+
+
+MIDDLEWARE_REFUSALS = {
+    "400": "a `Host` this server does not answer to (every route), or invalid input",
+    "403": "a request from another origin: a state change, or a read with the browser's login",
+}
+"""What ``SecurityMiddleware`` answers on every ``/api`` route before the route runs (docs/security.md)."""
+
+
+def _middleware_refusals(schema: dict[str, Any]) -> None:
+    """Declare the security middleware's answers (``MIDDLEWARE_REFUSALS``, and 413 for a body over the limit) on
+    every ``/api`` operation, so a client reading the OpenAPI sees every status a route can answer."""
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for path, operations in schema.get("paths", {}).items():
+        if not path.startswith("/api/"):
+            continue
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            refusals = dict(MIDDLEWARE_REFUSALS)
+            if "requestBody" in operation:
+                refusals["413"] = "request body larger than the limit (SVC_MAX_BODY_BYTES)"
+            for status, meaning in refusals.items():
+                responses.setdefault(status, {"description": meaning, "content": body})
+
+
+def _validation_as_error_body(schema: dict[str, Any]) -> None:
+    """Declare FastAPI's 422 as what ``validation_error`` answers, ``ErrorBody`` (``{detail: string, errors}``),
+    not FastAPI's own ``HTTPValidationError`` (``detail`` a list), which no route ever sends."""
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas.setdefault("ErrorBody", ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}"))
+    for definition in schemas["ErrorBody"].pop("$defs", {}).items():
+        schemas.setdefault(*definition)
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            refused = operation.get("responses", {}).get("422")
+            if refused is not None and "HTTPValidationError" in str(refused.get("content", "")):
+                refused["content"] = body

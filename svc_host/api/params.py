@@ -73,10 +73,19 @@ JobIds = Annotated[str, Depends(_jobs)]
 """``{job_id}`` of a route that can act on several tasks of an array (cancel): also ``123_[1-3]``."""
 
 
+class FieldProblem(BaseModel):
+    """One field's problem in words (``field`` a dotted path, ``""`` for the request as a whole)."""
+
+    field: str
+    message: str
+
+
 class ErrorBody(BaseModel):
-    """Every error body: ``{detail}``."""
+    """Every error body: ``{detail}``, with ``errors`` when the request was checked field by field (every 422 of
+    FastAPI's own validation, and svc's checks that name fields)."""
 
     detail: str
+    errors: list[FieldProblem] | None = None
 
 
 class SyncErrorBody(ErrorBody):

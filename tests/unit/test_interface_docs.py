@@ -10,10 +10,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 
 from svc_host.api.app import create_app
+from svc_host.api.params import ErrorBody
 from svc_host.host import Host
 from svc_host.mcp.server import create_server
 from svc_host.plugin_core.manager import PluginManager
@@ -182,3 +184,128 @@ def test_every_api_route_declares_a_4xx_with_the_error_body(svc_plugins: PluginM
         if code[0] in "45" and code not in ("401", "422") and code not in declared_errors(operation)
     ]
     assert not bodiless, f"errors declared without the {{detail}} body: {bodiless}"
+
+
+# -- documented statuses per route ----------------------------------------------------------------------------
+
+METHODS = "GET|POST|PUT|PATCH|DELETE"
+ROUTE = re.compile(rf"`((?:(?:{METHODS})\|)*(?:{METHODS}))? ?(/api/[^`\s?]*)[^`]*`")
+LONE_METHODS = re.compile(rf"`({METHODS})` (?:and|or) `({METHODS}) (/api/[^`\s?]*)")
+STATUS = re.compile(r"(?<![\w.,/#=+-])([45]\d\d)(?![\w,.]\d)(?! (?:MB|MiB|KiB|ms|s|bytes|days|lines)\b)")
+
+
+def doc_blocks(text: str) -> list[str]:
+    """The doc's paragraphs and list items, each on one line: a status and a route in one of them are a claim
+    about that route."""
+    return [" ".join(block.split()) for block in re.split(r"\n\s*\n|\n(?=\s*[-*] )|\n(?=#)", text)]
+
+
+def route_claims(text: str) -> list[tuple[str, list[tuple[str, str]], list[int]]]:
+    """(block, [(method or "", path)], [4xx/5xx statuses]) for each paragraph or list item naming both."""
+    claims = []
+    for block in doc_blocks(text):
+        named = [(method, path.rstrip(".,")) for method, path in ROUTE.findall(block)]
+        named += [(first, path) for first, _, path in LONE_METHODS.findall(block)]
+        routes = [(method, path) for joined, path in named for method in (joined.split("|") if joined else [""])]
+        statuses = [int(code) for code in STATUS.findall(block)]
+        if routes and statuses:
+            claims.append((block, routes, statuses))
+    return claims
+
+
+def openapi_operation(paths: dict[str, Any], method: str, path: str) -> list[dict[str, Any]]:
+    """The operations a documented ``METHOD /api/...`` names (every method of the path when none is given); a
+    literal path before a templated one (``/api/jobs/test`` is not ``/api/jobs/{job_id}``)."""
+    if path in paths:
+        matched = path
+    else:
+        candidates = [
+            known for known in paths if re.fullmatch(re.sub(r"\\\{[^}]+\\\}", r"[^/]+", re.escape(known)), path)
+        ]
+        if not candidates:
+            return []
+        matched = min(candidates, key=lambda known: known.count("{"))
+    operations = paths[matched]
+    if method:
+        return [operations[method.lower()]] if method.lower() in operations else []
+    return list(operations.values())
+
+
+def test_every_status_the_doc_gives_a_route_is_one_the_route_declares(
+    svc_plugins: PluginManager, svc_host: Host
+) -> None:
+    """A status docs/interfaces.md gives in a paragraph or list item naming routes must be one those routes declare
+    in the OpenAPI (401, FastAPI's 422 and the security middleware's 400 and 403 included); a route the doc names
+    must exist with that method."""
+    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    claims = route_claims(doc())
+    assert len(claims) > 20, "the doc's status claims are no longer found: the test would check nothing"
+    wrong = []
+    for block, routes, statuses in claims:
+        declared: set[int] = set()
+        for method, path in routes:
+            operations = openapi_operation(paths, method, path)
+            if not operations:
+                wrong.append(f"no such route: {method} {path}  <- {block}")
+            for operation in operations:
+                declared |= {int(code) for code in operation["responses"]}
+        wrong += [f"{status} is not declared by {routes}  <- {block}" for status in statuses if status not in declared]
+    assert not wrong, "\n".join(wrong)
+
+
+# -- the error shape ------------------------------------------------------------------------------------------
+
+
+async def test_every_422_is_declared_with_the_body_it_answers(
+    svc_plugins: PluginManager, svc_host: Host, svc_api_client: httpx.AsyncClient
+) -> None:
+    """The doc's "every error body is `{detail}`" in the OpenAPI too: FastAPI's own validation 422 is declared as
+    ``ErrorBody`` (``{detail: string, errors}``, what svc answers), never FastAPI's ``HTTPValidationError``."""
+    schema = create_app(svc_host, security=security_for_tests()).openapi()
+    assert "HTTPValidationError" not in str(schema)
+    other = [
+        f"{method.upper()} {path}"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if "422" in operation["responses"] and "ErrorBody" not in str(operation["responses"]["422"])
+    ]
+    assert not other, f"422 declared with another body: {other}"
+    declared = schema["components"]["schemas"]["ErrorBody"]
+    answer = await svc_api_client.get("/api/resources/history", params={"hours": 0})
+    assert answer.status_code == 422
+    body = answer.json()
+    assert set(body) <= set(declared["properties"]), body
+    assert set(declared["required"]) <= set(body)
+    checked = ErrorBody.model_validate(body)
+    assert isinstance(body["detail"], str)
+    assert checked.errors is not None
+    assert checked.errors[0].field == "hours", body
+
+
+# -- statuses the doc gives to requests it describes ----------------------------------------------------------
+
+PROBES = [
+    ("/api/jobs/4294967296", "negative or past the bound"),
+    ("/api/jobs/-1", "negative or past the bound"),
+    ("/api/jobs/0", "job 0, which Slurm never assigns"),
+    ("/api/jobs/0886", "like any bad id"),
+    ("/api/sweep_runs/9007199254740993", "A sweep id in the path past that bound"),
+]
+"""A request and the words that describe it in docs/interfaces.md: the status in that doc sentence must be the
+one the API answers (no cluster is asked: each is refused before)."""
+
+
+def sentence_with(words: str) -> str:
+    text = " ".join(doc().split())
+    found = [sentence for sentence in re.split(r"(?<=[.;:])\s+", text) if words in sentence]
+    assert len(found) == 1, f"docs/interfaces.md has {len(found)} sentences with {words!r}"
+    return found[0]
+
+
+@pytest.mark.parametrize(("path", "words"), PROBES)
+async def test_the_doc_gives_a_request_the_status_it_gets(
+    svc_plugins: PluginManager, svc_api_client: httpx.AsyncClient, path: str, words: str
+) -> None:
+    answer = await svc_api_client.get(path)
+    stated = {int(code) for code in STATUS.findall(sentence_with(words))}
+    assert stated == {answer.status_code}, f"{path} answers {answer.status_code} {answer.json()}; the doc says {stated}"
