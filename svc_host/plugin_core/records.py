@@ -159,11 +159,14 @@ class AppLaunch:
 
     ``argv`` runs with no shell. ``env`` is added to the app's environment. ``path`` lists directories put in
     front of the job's ``PATH`` (a virtual environment's ``bin``). ``setup`` is shell lines the batch script runs
-    before the app (a site's ``module load cuda``): plugin text only, never a user's field.
+    before the app (a site's ``module load cuda``): plugin text only, never a user's field. ``strip_base_path``:
+    the app serves at ``/`` and is given each request with the session's base path cut from its target (an app
+    that takes a base path, as JupyterLab does, leaves it ``False``).
 
     Strings of ``argv`` and ``env`` values may hold these placeholders, replaced on the node when the app starts:
     ``{port}`` (the app's own port on 127.0.0.1), ``{base_path}`` (the URL path the session is served under,
-    such as ``/s/lab24/1234/``, ending in ``/``), ``{session_dir}`` (the session's directory on the cluster) and
+    such as ``/s/lab24/1234/``, ending in ``/``), ``{base_prefix}`` (the same without its last ``/``),
+    ``{session_dir}`` (the session's directory on the cluster) and
     ``{secret}`` (the session's secret: in ``env`` values only, since any user of the node can read a command line).
     A literal brace in the kind's own text is written twice (``{{`` and ``}}``), as in ``str.format``; nothing is
     ever evaluated. See ``SessionKindSpec`` for how user text is kept from becoming a placeholder.
@@ -173,6 +176,7 @@ class AppLaunch:
     env: Mapping[str, str] = field(default_factory=dict)
     setup: Sequence[str] = ()
     path: Sequence[str] = ()
+    strip_base_path: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.argv, str) or not self.argv or not all(isinstance(word, str) for word in self.argv):

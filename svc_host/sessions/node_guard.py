@@ -7,8 +7,9 @@ the cluster can reach any port of the node; the app listens on 127.0.0.1 and thi
 1. bind ``0.0.0.0:0`` (the public port), pick a free port on 127.0.0.1 for the app, write ``endpoint.json``
    (``{"host", "port", "job_id"}``) atomically in the session directory: svc reads it to know where to connect;
 2. start the app from ``app.json`` with no shell, its placeholders replaced (``substitute``: ``{port}``,
-   ``{base_path}``, ``{session_dir}``, and ``{secret}`` in env values only; ``{{``/``}}`` are literal braces;
-   nothing is evaluated);
+   ``{base_path}``, ``{base_prefix}`` (the base path without its last ``/``), ``{session_dir}``, and ``{secret}``
+   in env values only; ``{{``/``}}`` are literal braces; nothing is evaluated). With ``strip_base_path`` the
+   session's base path is cut from each request's target, for an app that serves at ``/``;
 3. for every request on every connection, read its head (bounded size and time) and require the header
    ``X-Svc-Session-Secret`` to equal the secret (``hmac.compare_digest``): without it the answer is ``403`` and
    the connection closes before anything reaches the app; with it the header is removed and the request goes to
@@ -38,7 +39,6 @@ FIRST_HEAD_SECONDS = 30.0
 """A new connection must send its first request head within this time."""
 NEXT_HEAD_SECONDS = 600.0
 """An authenticated keep-alive connection may wait this long between requests."""
-PLACEHOLDERS = ("port", "base_path", "session_dir", "secret")
 CHUNK = 64 * 1024
 
 
@@ -180,7 +180,12 @@ class Guard:
 
     def command(self) -> tuple[list[str], dict[str, str]]:
         """The app's argv and environment with the placeholders replaced (the secret only in the environment)."""
-        values = {"port": str(self.app_port), "base_path": self.base_path, "session_dir": str(self.session_dir)}
+        values = {
+            "port": str(self.app_port),
+            "base_path": self.base_path,
+            "base_prefix": self.base_path.rstrip("/"),
+            "session_dir": str(self.session_dir),
+        }
         argv = [substitute(word, values) for word in self.app["argv"]]
         values["secret"] = self.secret
         env = dict(os.environ)
@@ -235,7 +240,7 @@ class Guard:
                         await self.refuse(client_writer, "502 Bad Gateway", app)
                         return
                     app = (app_writer, asyncio.ensure_future(pipe(app_reader, client_writer)))
-                app[0].write(without_secret(head))
+                app[0].write(self.for_app(head))
                 if wants_upgrade(fields):  # a WebSocket: from here on the bytes are not HTTP requests
                     await pipe(client_reader, app[0])
                     break
@@ -255,6 +260,20 @@ class Guard:
             await asyncio.wait([app[1]], timeout=NEXT_HEAD_SECONDS)
             app[0].close()
         client_writer.close()
+
+    def for_app(self, head: bytes) -> bytes:
+        """The head as the app gets it: without the secret, and at ``/`` for an app that serves there."""
+        head = without_secret(head)
+        prefix = self.base_path.rstrip("/").encode()
+        if not (self.app.get("strip_base_path") and prefix):
+            return head
+        start = head.find(b" ") + 1
+        target = head[start:]
+        if target.startswith(prefix + b"/"):
+            target = target[len(prefix) :]
+        elif target.startswith((prefix + b" ", prefix + b"?")):
+            target = b"/" + target[len(prefix) :]
+        return head[:start] + target
 
     async def next_request(
         self, reader: asyncio.StreamReader, timeout: float

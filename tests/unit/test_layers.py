@@ -57,6 +57,7 @@ PLUGIN_TREES = [
     "svc_plugin_local",
     "svc_plugin_ssh",
     "svc_plugin_rsync",
+    "svc_plugin_sessions",
     *(str(path.relative_to(REPO)) for path in sorted((REPO / "plugins").glob("*/svc_*"))),
 ]
 

@@ -51,10 +51,18 @@ class RunningGuard:
         return log.read_text(errors="replace") if log.exists() else ""
 
 
-def start_guard(session_dir: Path, argv: Sequence[str], env: dict[str, str] | None = None) -> RunningGuard:
+def start_guard(
+    session_dir: Path, argv: Sequence[str], env: dict[str, str] | None = None, *, strip_base_path: bool = False
+) -> RunningGuard:
     session_dir.mkdir(parents=True, exist_ok=True)
     (session_dir / "secret").write_text(SECRET + "\n")
-    app = {"argv": list(argv), "env": env or {}, "path": ["/opt/site/bin"], "base_path": "/s/local/{job_id}/"}
+    app = {
+        "argv": list(argv),
+        "env": env or {},
+        "path": ["/opt/site/bin"],
+        "base_path": "/s/local/{job_id}/",
+        "strip_base_path": strip_base_path,
+    }
     (session_dir / "app.json").write_text(json.dumps(app))
     environment = {**os.environ, "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "node7"}
     with (session_dir / "guard.err").open("wb") as err:
@@ -150,6 +158,26 @@ def test_http_server_behind_the_guard_serves_a_file(tmp_path: Path, guards: list
     assert got.startswith(b"HTTP/1.0 200 OK\r\n")
     assert got.endswith(b"\r\n\r\nserved by http.server\n")
     assert exchange(guard.port, request("/page.txt", secret=None)).startswith(b"HTTP/1.1 403")
+
+
+@pytest.mark.parametrize(
+    ("target", "app_sees"),
+    [
+        ("/s/local/4242/page.txt", "/page.txt"),
+        ("/s/local/4242/", "/"),
+        ("/s/local/4242", "/"),
+        ("/s/local/4242?x=1", "/?x=1"),
+        ("/s/local/42420/page.txt", "/s/local/42420/page.txt"),
+        ("/elsewhere", "/elsewhere"),
+    ],
+)
+def test_an_app_at_the_root_gets_targets_without_the_session_path(
+    tmp_path: Path, guards: list[RunningGuard], target: str, app_sees: str
+) -> None:
+    guard = start_guard(tmp_path / "session", [PYTHON3, str(ECHO_APP), "{port}"], strip_base_path=True)
+    guards.append(guard)
+    got = answered(guard, target)
+    assert got.split(b"\r\n\r\n", 1)[1].startswith(f"GET {app_sees} HTTP/1.1\r\n".encode())
 
 
 def read_answer(conn: socket.socket) -> bytes:

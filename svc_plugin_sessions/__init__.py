@@ -1,0 +1,1 @@
+"""svc's built-in kinds of interactive session: JupyterLab, TensorBoard and a command of your own."""
