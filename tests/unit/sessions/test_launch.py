@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -19,9 +21,21 @@ from svc_host.plugin_core.manager import PluginManager
 from svc_host.sessions import launch, node_guard
 from svc_host.testing.waiting import eventually_blocking
 from svc_plugin_sessions import kinds
-from tests.unit.sessions.test_node_guard import ECHO_APP, PYTHON3, exchange, request
 
 SESSION_DIR = "/home/ada/.svc/sessions/0123abcd"
+ECHO_APP = Path(__file__).with_name("echo_app.py")
+PYTHON3 = shutil.which("python3") or "python3"
+
+
+def app_info(port: int, secret: str) -> bytes:
+    """``GET /info`` through the guard with the secret: the echo app's argv and environment, as JSON."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(f"GET /info HTTP/1.1\r\nHost: n\r\nX-Svc-Session-Secret: {secret}\r\n\r\n".encode())
+        conn.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := conn.recv(65536):
+            received += chunk
+    return received
 
 
 class Note(BaseModel):
@@ -100,7 +114,7 @@ def test_user_text_reaches_the_app_literally_and_never_receives_the_secret(tmp_p
             lambda: json.loads(p.read_text()) if (p := tmp_path / "endpoint.json").exists() else None
         )
         got = eventually_blocking(
-            lambda: exchange(endpoint["port"], request("/info", secret=prepared.secret)),
+            lambda: app_info(endpoint["port"], prepared.secret),
             until=lambda got: got.startswith(b"HTTP/1.1 200"),
         )
     finally:
@@ -137,7 +151,7 @@ def test_a_kind_whose_launch_fails_is_named() -> None:
     spec = SessionKindSpec(name="broken", description="", fields=Note, launch=broken)
     with pytest.raises(PluginError, match=r"session kind 'broken' failed to launch: KeyError: 'venv'"):
         launch.prepare(spec, Note(note=""), resources=Resources(), session_dir=SESSION_DIR, cluster="c")
-    spec = SessionKindSpec(name="wrong", description="", fields=Note, launch=lambda _: ["jupyter"])
+    spec = SessionKindSpec(name="wrong", description="", fields=Note, launch=lambda _: ["jupyter"])  # type: ignore[arg-type,return-value]
     with pytest.raises(PluginError, match=r"session kind 'wrong': launch returned list, expected AppLaunch"):
         launch.prepare(spec, Note(note=""), resources=Resources(), session_dir=SESSION_DIR, cluster="c")
 
