@@ -1,18 +1,19 @@
 """Everything the site adds to svc: its settings, the ``site`` transport, the ``site`` renderer, an MCP tool, a REST
-route and ``svc site``. Hook implementations only; heavy imports stay inside the functions."""
+route, ``svc site`` and the ``site-jupyter`` session kind. Hook implementations only; heavy imports stay inside the
+functions."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svc_host.plugin import RendererSpec, ToolSpec, TransportSpec, hookimpl
+from svc_host.plugin import RendererSpec, SessionKindSpec, ToolSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
     from svc_host.plugin import JobDefinition, PluginHost, RenderedScript, SlurmTransport, SvcConfig
 
-SVC_PLUGIN_API = ">=1.0,<2"
+SVC_PLUGIN_API = ">=1.1,<2"
 """The plugin API versions this plugin is written against: svc refuses to load it outside them, saying so."""
 
 
@@ -59,6 +60,13 @@ def render_for_site(definition: JobDefinition, *, config: SvcConfig) -> Rendered
 @hookimpl
 def svc_renderers() -> list[RendererSpec]:
     return [RendererSpec(name="site", render=render_for_site, description="default script + site account/QOS")]
+
+
+@hookimpl
+def svc_session_kinds() -> list[SessionKindSpec]:
+    from svc_example_site.sessions import SITE_JUPYTER
+
+    return [SITE_JUPYTER]
 
 
 @hookimpl
