@@ -309,3 +309,103 @@ async def test_the_doc_gives_a_request_the_status_it_gets(
     answer = await svc_api_client.get(path)
     stated = {int(code) for code in STATUS.findall(sentence_with(words))}
     assert stated == {answer.status_code}, f"{path} answers {answer.status_code} {answer.json()}; the doc says {stated}"
+
+
+# -- quoted messages ------------------------------------------------------------------------------------------
+
+MESSAGE_WORDS = re.compile(r"\b(not|no|cannot|must|should|unknown|invalid|refused|failed|requires|expected)\b")
+NOT_A_MESSAGE = re.compile(r"^(svc |GET |POST |PUT |DELETE |PATCH |\{|\[|sbatch|squeue|sacct|scontrol|env |[\w.]+\()")
+
+
+def quoted_messages() -> list[str]:
+    """Every message docs/interfaces.md quotes (in backticks, four words or more, worded like an error)."""
+    quotes = re.findall(r"`([^`]*)`", " ".join(doc().split()))
+    return [q for q in quotes if len(q.split()) >= 4 and MESSAGE_WORDS.search(q) and not NOT_A_MESSAGE.match(q)]
+
+
+def code_strings() -> list[str]:
+    """Every string literal of the code, an f-string's fields as ``\\x00``."""
+    found = []
+    for root in CODE:
+        for path in root.rglob("*.py"):
+            if "tests" in path.relative_to(root).parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.JoinedStr):
+                    found.append("".join(str(v.value) if isinstance(v, ast.Constant) else "\x00" for v in node.values))
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) >= 8:
+                    found.append(node.value)
+    return found
+
+
+VALUE = re.compile(r"<[\w ]+>|\.\.\.|\bN\b|'[^']*'|\"[^\"]*\"|\d+|(?<=choose one of: ).*$")
+"""What a quoted message shows as an example value: a placeholder, ``...``, a quoted value, a number, the list of
+choices."""
+
+
+def unwrapped(quoted: str) -> str:
+    """The message in a CLI's ``error: `` line or a REST ``404 {"detail": ...}`` body."""
+    return re.sub(r'^\d{3} \{"detail": "(.*)"\}$', r"\1", re.sub(r"^(error|warning): ", "", quoted))
+
+
+def says(real: str, quoted: str) -> bool:
+    """Whether the real message is the quoted one, or begins with it, the quote's example values standing for
+    any."""
+    parts = VALUE.split(unwrapped(quoted))
+    pattern = ".+?".join(re.escape(part) for part in parts)
+    return re.match(pattern, real, flags=re.DOTALL) is not None
+
+
+def in_code(quoted: str, literals: list[str]) -> bool:
+    """The quote's words, its example values left out, appear in this order in one literal of the code (an
+    f-string with its fields, a template, a message's beginning)."""
+    pieces = [piece.strip() for piece in VALUE.split(unwrapped(quoted)) if piece.strip()]
+    for literal in literals:
+        at = 0
+        for piece in pieces:
+            at = literal.find(piece, at)
+            if at < 0:
+                break
+            at += len(piece)
+        else:
+            return True
+    return False
+
+
+async def produced(host: Host) -> dict[str, str]:
+    """The real messages of the quotes no single literal of the code holds (composed from several), made now."""
+    from svc_plugin_chat.settings import ChatConfig
+
+    from svc_host.errors import ConfigError
+    from svc_host.plugin_core.settings import plugin_settings, renderer_named
+    from svc_host.schedules.model import ScheduleSpec
+    from svc_host.settings.config import SvcConfig
+
+    found: dict[str, str] = {}
+    async with Client(create_server(host)) as client:
+        for tool, arguments in (
+            ("submit_job", {"nodes": [1]}),
+            ("run_workflow", {"yaml_path": "x.yaml", "dryrun": True}),
+            ("sync_files", {"transport": "local", "mount": "x"}),
+        ):
+            answer: Any = (await client.call_tool(tool, arguments)).structured_content
+            found[tool] = answer["error"]
+    with pytest.raises(ConfigError) as refused:
+        plugin_settings(SvcConfig.model_validate({"plugins": {"chat": {"retry_seconds": 0}}}), "chat", ChatConfig)
+    found["plugin settings"] = str(refused.value)
+    with pytest.raises(ValueError, match="invalid cron") as cron:
+        ScheduleSpec.model_validate({"name": "n", "workflow": "w", "cron": "0 25 * * *"})
+    found["cron"] = re.findall(r"Value error, (.*?) \[type=", str(cron.value))[0]
+    with pytest.raises(ConfigError) as renderer:
+        renderer_named(host.plugins, "nope", where="job 'train'")
+    found["renderer"] = str(renderer.value)
+    return found
+
+
+async def test_every_quoted_message_is_the_real_one(svc_plugins: PluginManager, svc_host: Host) -> None:
+    quotes = quoted_messages()
+    assert len(quotes) > 10, "the doc's quoted messages are no longer found: the test would check nothing"
+    literals = code_strings()
+    real = await produced(svc_host)
+    wrong = [q for q in quotes if not in_code(q, literals) and not any(says(m, q) for m in real.values())]
+    assert not wrong, f"quoted in docs/interfaces.md, said by nothing in svc: {wrong}"
