@@ -255,7 +255,8 @@ def _scanned(text: str) -> int:
         prefixes = prefixes + 1 if value in _PREFIXES and kind in ("operator", "name") else 0
         if nesting + prefixes > MAX_TEMPLATE_NESTING:
             raise Refused(
-                f"nested more than {MAX_TEMPLATE_NESTING} levels (brackets and {{% if %}} blocks){_at(text, line)}"
+                f"nested more than {MAX_TEMPLATE_NESTING} levels (brackets, {{% if %}} blocks, not/-/+ in a row)"
+                f"{_at(text, line)}"
             )
         block_name = kind == "block_begin"
     return tokens
@@ -286,7 +287,7 @@ def _check_tree(tree: nodes.Template, text: str) -> None:
             raise Refused(f"filter {node.name!r} is not allowed; use one of: {', '.join(sorted(FILTERS))}")
         if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
             raise Refused(f"attribute {node.attr!r} is not allowed")
-        stack += [(child, depth + 1) for child in node.iter_child_nodes()]
+        stack += reversed([(child, depth + 1) for child in node.iter_child_nodes()])  # in the order written
 
 
 def _at(text: str, line: int) -> str:
