@@ -253,6 +253,38 @@ def test_every_status_the_doc_gives_a_route_is_one_the_route_declares(
     assert not wrong, "\n".join(wrong)
 
 
+DEFAULT = re.compile(
+    rf"`(?:(?:{METHODS}) /api/[^`?]*)?\??(\w+)(?:=[^`]*)?`\**\s*\((?:[^()]*?, )?default:? `?([\w.-]+)`?"
+)
+"""A parameter and the default the doc gives it: ``limit`` (default 100), ``GET /api/x?hours=N`` (default 24)."""
+
+
+def test_every_default_the_doc_gives_a_route_parameter_is_its_openapi_default(
+    svc_plugins: PluginManager, svc_host: Host
+) -> None:
+    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    checked, wrong = 0, []
+    for block in doc_blocks(doc()):
+        operations = [
+            operation
+            for joined, path in ROUTE.findall(block)
+            for method in (joined.split("|") if joined else [""])
+            for operation in openapi_operation(paths, method, path.rstrip(".,"))
+        ]
+        defaults = {
+            parameter["name"]: parameter.get("schema", {}).get("default")
+            for operation in operations
+            for parameter in operation.get("parameters", [])
+        }
+        for name, stated in DEFAULT.findall(block):
+            if name in defaults:
+                checked += 1
+                if str(defaults[name]) != stated:
+                    wrong.append(f"{name}: the doc says default {stated}, the OpenAPI {defaults[name]}  <- {block}")
+    assert checked >= 3, "the doc's parameter defaults are no longer found: the test would check nothing"
+    assert not wrong, "\n".join(wrong)
+
+
 # -- the error shape ------------------------------------------------------------------------------------------
 
 
