@@ -17,6 +17,7 @@ Files are at most 1 MB and written atomically (a reader sees the old file or the
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -30,6 +31,7 @@ from svc_host.settings.mounts import FileTooLargeError, PathForbiddenError
 from svc_host.settings.paths import SvcPaths
 from svc_host.workflows.load import MAX_WORKFLOW_BYTES
 
+log = logging.getLogger(__name__)
 NAME_PATTERN = r"^[A-Za-z0-9_-]{1,100}$"
 EXTENSIONS = (".yaml", ".yml")
 RESERVED_NAMES = frozenset({"runs", "validate", "upload", "create"})
@@ -212,9 +214,11 @@ def summarize(path: Path) -> Summary | None:
 
     try:
         if path.stat().st_size > MAX_WORKFLOW_BYTES:
+            log.debug("not listed: %s is over %d bytes", path, MAX_WORKFLOW_BYTES)
             return None
         parsed = parse(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, YamlSyntaxError):
+    except (OSError, YamlSyntaxError) as exc:
+        log.debug("not listed: %s: %s", path, exc)
         return None
     data = parsed.data
     if not isinstance(data, dict) or "name" not in data or "jobs" not in data:
@@ -226,7 +230,8 @@ def summarize(path: Path) -> Summary | None:
 
 def scan(directory: Path, roots: list[Path], *, limit: int = 10_000) -> list[Summary]:
     """Workflow files under ``directory`` (hidden directories, node_modules, .venv, __pycache__ skipped;
-    symlinked directories not followed; files whose real path leaves the roots skipped)."""
+    symlinked directories not followed; files whose real path leaves the roots skipped). A file that cannot be
+    read is left out and logged: the spec's entries have no field for an error."""
     found: list[Summary] = []
     seen = 0
     for current, dirs, files in os.walk(directory, followlinks=False):
@@ -240,7 +245,11 @@ def scan(directory: Path, roots: list[Path], *, limit: int = 10_000) -> list[Sum
             path = Path(current) / filename
             if not _inside(path.resolve(), roots):
                 continue
-            summary = summarize(path)
+            try:
+                summary = summarize(path)
+            except Exception:  # one file's unforeseen failure must not hide every other workflow
+                log.exception("not listed: reading workflow file %s failed", path)
+                continue
             if summary is not None:
                 found.append(summary)
     return found
