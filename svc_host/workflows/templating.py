@@ -218,7 +218,7 @@ def render_value(text: str, args: Mapping[str, Any], budget: RenderBudget | None
     except SyntaxError as exc:  # Python's compiler, on the code Jinja generated
         raise ValueError(f"template refused: too complex to compile ({exc.msg})") from None
     except MemoryError:
-        raise ValueError("template refused: too big to compile") from None
+        raise ValueError("template refused: out of memory while compiling or rendering it") from None
     except (ArithmeticError, TypeError, ValueError, LookupError, OverflowError) as exc:
         raise ValueError(f"template error: {type(exc).__name__}: {exc}") from None
 
