@@ -9,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,12 @@ class RunningGuard:
 
 
 def start_guard(
-    session_dir: Path, argv: Sequence[str], env: dict[str, str] | None = None, *, strip_base_path: bool = False
+    session_dir: Path,
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    *,
+    strip_base_path: bool = False,
+    python: str = PYTHON3,
 ) -> RunningGuard:
     session_dir.mkdir(parents=True, exist_ok=True)
     (session_dir / "secret").write_text(SECRET + "\n")
@@ -67,7 +73,7 @@ def start_guard(
     environment = {**os.environ, "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "node7"}
     with (session_dir / "guard.err").open("wb") as err:
         process = subprocess.Popen(
-            [PYTHON3, str(GUARD), str(session_dir / "app.json")], cwd=session_dir, env=environment, stderr=err
+            [python, str(GUARD), str(session_dir / "app.json")], cwd=session_dir, env=environment, stderr=err
         )
     return RunningGuard(process, session_dir)
 
@@ -331,9 +337,30 @@ def test_substitute_refuses_anything_but_known_placeholders_and_doubled_braces(t
         node_guard.substitute(text, {"port": "1"})
 
 
+def oldest_python() -> str | None:
+    """A Python 3.8 beside the one running the tests (pyenv's versions), the oldest a cluster node may have."""
+    found = sorted(Path(sys.executable).resolve().parents[2].glob("3.8*/bin/python3.8"))
+    return str(found[0]) if found else None
+
+
+def test_the_guard_serves_under_python_3_8(tmp_path: Path, guards: list[RunningGuard]) -> None:
+    python = oldest_python()
+    if python is None:
+        pytest.skip("no Python 3.8 on this machine (pyenv install 3.8)")
+    argv = [python, str(ECHO_APP), "{port}", "{base_path}"]
+    guard = start_guard(tmp_path / "session", argv, {"APP_SECRET": "{secret}"}, strip_base_path=True, python=python)
+    guards.append(guard)
+    info = json.loads(answered(guard, "/s/local/4242/info").split(b"\r\n\r\n", 1)[1])
+    assert info["argv"][1:] == ["/s/local/4242/"]
+    assert info["secret"] == SECRET
+    assert exchange(guard.port, request("/s/local/4242/info", secret=None)).startswith(b"HTTP/1.1 403")
+    guard.process.send_signal(signal.SIGTERM)
+    assert guard.process.wait(timeout=60) == 0
+    assert (guard.session_dir / "terminated").exists()
+
+
 def test_the_guard_is_python_3_8_and_stdlib_only() -> None:
     import ast
-    import sys
 
     tree = ast.parse(GUARD.read_text(), feature_version=(3, 8))
     imported = {
