@@ -39,6 +39,11 @@ def list_form(job: JobStatus, command: list[str] | None, depends_on: list[str] |
     }
 
 
+def of_user(jobs: Sequence[JobStatus], login: str) -> list[JobStatus]:
+    """The jobs of ``login`` ("my jobs" on a queue shared with other users), in the queue's order."""
+    return [job for job in jobs if job.user == login]
+
+
 class JobListEncoder:
     """Encodes one transport's queue again and again (``encode``), keeping only the last answer's bytes."""
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
-from svc_host.api.job_list import JobListEncoder, list_form
+from svc_host.api.job_list import JobListEncoder, list_form, of_user
 from svc_host.api.params import MAX_OFFSET, JobId, JobIds, error_responses
 from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
 from svc_host.domain.validation_words import describe_validation
-from svc_host.errors import ConfigError, InvalidRequestError
+from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError
 from svc_host.host import Host
 from svc_host.services import jobs
 from svc_host.services.jobs import MAX_TAIL_LINES
@@ -96,23 +96,60 @@ class JobListItem(BaseModel):
     elapsed_time: str
 
 
-@router.get("", response_model=list[JobListItem], responses={**error_responses(502, 503), **SNAPSHOT_RESPONSE})
-async def list_jobs(host: HostDep, transport: ClusterDep) -> Response:
-    """Every job in the cluster's queue, with the command for jobs svc submitted and the upstream job names of
-    workflow jobs. The queue is a snapshot at most about a second old, shared by every client;
-    ``X-Svc-Snapshot-Age`` says how old."""
-    queue = await host.transports.snapshots.queue(transport)
+USER_HEADER = "X-Svc-User"
+"""With ``?user=me``: the login whose jobs the answer lists (an SSH profile's user, ``local``'s: the server's)."""
 
-    encoder = host.transports.snapshots.kept(("GET /api/jobs", transport), JobListEncoder)
+_LIST_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **error_responses(502, 503),
+    200: {
+        "headers": {
+            **SNAPSHOT_RESPONSE[200]["headers"],
+            USER_HEADER: {
+                "description": "With `?user=me`: the login on the cluster whose jobs are listed, e.g. `svcdev`.",
+                "schema": {"type": "string"},
+            },
+        }
+    },
+}
+
+
+@router.get("", response_model=list[JobListItem], responses=_LIST_RESPONSES)
+async def list_jobs(
+    host: HostDep,
+    transport: ClusterDep,
+    user: Literal["me", "all"] = Query(
+        "all",
+        description="`all`: every job in the queue, every user's (the spec's answer); `me`: only the jobs of the "
+        "login svc uses on this cluster (an SSH profile's user, `local`'s: the server's), named by `X-Svc-User`.",
+    ),
+) -> Response:
+    """Every job in the cluster's queue (``?user=me``: the login's own), with the command for jobs svc submitted
+    and the upstream job names of workflow jobs. The queue is a snapshot at most about a second old, shared by
+    every client; ``X-Svc-Snapshot-Age`` says how old."""
+    login = await _login(host, transport) if user == "me" else None
+    queue = await host.transports.snapshots.queue(transport)
+    key = "GET /api/jobs" if login is None else f"GET /api/jobs?user={login}"
+    encoder = host.transports.snapshots.kept((key, transport), JobListEncoder)
 
     async def encode(jobs: list[JobStatus]) -> bytes:
         # Jobs in the queue are the ones svc still tracks as live.
         commands = await host.store.run(job_repo.live_commands, transport)
         upstream = await host.store.run(run_repo.upstream_names, transport, list(commands))
-        return encoder.encode(jobs, commands, upstream)
+        return encoder.encode(jobs if login is None else of_user(jobs, login), commands, upstream)
 
-    body = await queue.derive("GET /api/jobs", encode)
-    return Response(body, media_type="application/json", headers=snapshot_headers(queue))
+    body = await queue.derive(key, encode)
+    headers = snapshot_headers(queue)
+    if login is not None:
+        headers[USER_HEADER] = login
+    return Response(body, media_type="application/json", headers=headers)
+
+
+async def _login(host: Host, transport: str) -> str:
+    """The login the cluster runs this server's jobs under (asked once per transport)."""
+    login = await host.transport(transport).user()
+    if login is None:
+        raise NotConfiguredError(f"cluster {transport!r} cannot tell which login is yours: ask for ?user=all")
+    return login
 
 
 @router.post("", status_code=201, responses=error_responses(422, 500, 502, 503))
