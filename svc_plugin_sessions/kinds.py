@@ -53,7 +53,9 @@ def jupyter(fields: JupyterFields) -> AppLaunch:
     ]
     if fields.work_dir:
         argv.append(f"--ServerApp.root_dir={fields.work_dir}")
-    return AppLaunch(argv=argv, env={"JUPYTER_TOKEN": "{secret}"}, path=fields.bin_path())
+    # Jupyter writes its token into its runtime files (jpserver-*.json, *-open.html): kept in the 0700 session dir
+    env = {"JUPYTER_TOKEN": "{secret}", "JUPYTER_RUNTIME_DIR": "{session_dir}/jupyter-runtime"}
+    return AppLaunch(argv=argv, env=env, path=fields.bin_path())
 
 
 class TensorBoardFields(PythonEnvironment):
@@ -64,7 +66,9 @@ class TensorBoardFields(PythonEnvironment):
 
 def tensorboard(fields: TensorBoardFields) -> AppLaunch:
     argv = ["tensorboard", "--logdir", fields.logdir, "--host", "127.0.0.1", "--port", "{port}"]
-    return AppLaunch(argv=[*argv, "--path_prefix", "{base_prefix}"], path=fields.bin_path())
+    # --load_fast=false: the fast loader opens a second data-server port of its own, behind no secret
+    argv += ["--path_prefix", "{base_prefix}", "--load_fast=false"]
+    return AppLaunch(argv=argv, path=fields.bin_path())
 
 
 class CommandFields(BaseModel):
@@ -108,6 +112,7 @@ BUILT_IN = [
         ready_path="api/status",
         open_path="lab",
         busy_path="api/kernels",
+        proxy_headers={"Authorization": "token {secret}"},  # Jupyter's own check of JUPYTER_TOKEN
     ),
     SessionKindSpec(
         name="tensorboard",

@@ -27,6 +27,7 @@ from svc_host.api.sessions import WebSessions
 from svc_host.domain.validation_words import describe_validation, field_problems
 from svc_host.errors import SvcError
 from svc_host.host import Host
+from svc_host.sessions import reach
 from svc_host.settings.warnings import config_warnings
 
 log = logging.getLogger("svc.api")
@@ -67,6 +68,8 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
     app.state.host = host
     app.state.security = security
     app.state.sessions = None if security.token is None else WebSessions(lambda: host.store, security.token)
+    app.state.resolve_session = reach.resolver(host)  # the sessions' origin (svc serve's second port) asks these
+    app.state.note_session_traffic = reach.note
     app.add_middleware(SecurityMiddleware, security=security, sessions=app.state.sessions)
 
     @app.exception_handler(SvcError)

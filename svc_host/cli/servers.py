@@ -91,6 +91,9 @@ def serve(
                 lines = startup_lines(
                     security, bind_host=host, port=port, token_file=paths.api_token_file, login_code=code
                 )
+                if getattr(app.state, "sessions_port", None):
+                    where = f"{host}:{app.state.sessions_port}"
+                    lines.append(f"Interactive sessions: their own origin on {where} (links from the dashboard).")
                 click.echo("\n".join(lines), err=True)
 
     logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())

@@ -201,7 +201,9 @@ class SessionKindSpec:
     (2xx or 3xx means ready; ``""`` is the root), ``open_path`` what "Open" opens, ``busy_path`` (optional) a
     JSON list of objects with ``execution_state`` (Jupyter's ``api/kernels``): a busy one keeps the session from
     idling. ``start_timeout``: seconds from the job's start to ready before svc ends the session.
-    ``idle_minutes``: the default idle timeout (``None``: off).
+    ``idle_minutes``: the default idle timeout (``None``: off). ``proxy_headers``: headers svc's way in adds to
+    every request it sends the app (its probes included), replacing any the browser sent; a value may hold
+    ``{secret}`` (Jupyter's ``{"Authorization": "token {secret}"}``), never shown to the browser.
 
     **User text never becomes a placeholder.** ``launch`` is given the validated fields with every ``{`` and ``}``
     of user text doubled, so a field value ``{secret}`` reaches the node as ``{{secret}}`` and the app as the
@@ -232,6 +234,7 @@ class SessionKindSpec:
     start_timeout: float = 300.0
     idle_minutes: int | None = None
     busy_path: str | None = None
+    proxy_headers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from pydantic import BaseModel
@@ -250,6 +253,14 @@ class SessionKindSpec:
             raise ValueError(f"session kind {self.name!r}: start_timeout must be more than 0 seconds")
         if self.idle_minutes is not None and self.idle_minutes < 1:
             raise ValueError(f"session kind {self.name!r}: idle_minutes must be 1 or more, or None for off")
+        for header, value in self.proxy_headers.items():
+            if not _HEADER_NAME.match(header) or not isinstance(value, str) or not _HEADER_VALUE.match(value):
+                raise ValueError(
+                    f"session kind {self.name!r}: proxy_headers {header!r} must be a header name with a value on "
+                    "one line (printable text; {secret} is the one placeholder)"
+                )
 
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[\x20-\x7e]*$")
 _RELATIVE_URL_PATH = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.(?:/|$))[A-Za-z0-9._~!$&'()*+,;=@%/-]*$")

@@ -87,7 +87,7 @@ async def start(ports: Ports, request: SessionRequest, *, transport: str, source
     session_dir = f"{base.rstrip('/')}/{SESSIONS_DIR}/{uuid.uuid4().hex}"
     from svc_host.sessions import launch
 
-    prepared = launch.prepare(spec, fields, resources=resources, session_dir=session_dir, config=ports.config())
+    prepared = launch.prepare(spec, fields, resources=resources, session_dir=session_dir, cluster=transport)
     await files.make_private_dir(target, session_dir)
     try:
         for name, text in prepared.files.items():

@@ -28,7 +28,7 @@ from svc_host.domain.times import as_utc
 from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.ports import Ports
-from svc_host.sessions import files, probe, secrets, traffic
+from svc_host.sessions import files, probe, reach, secrets, traffic
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.records import SessionKindSpec
@@ -183,14 +183,13 @@ class SessionWatch:
         if not isinstance(transport, files.SessionFiles):
             return None
         secret = await secrets.secret_of(transport, row.cluster, row.job_id, row.session_dir)
-        extra = {"Authorization": f"token {secret}"} if spec.name == "jupyter" else {}
         return await probe.get(
             self.ports.transport(row.cluster),
             host,
             port,
             base_path(row.cluster, row.job_id) + path,
             secret=secret,
-            extra_headers=extra,
+            extra_headers=reach.kind_headers(spec, secret),
         )
 
     async def _idle(self, row: InteractiveSessionRecord, spec: SessionKindSpec, now: datetime) -> None:

@@ -36,7 +36,11 @@ def site_jupyter(fields: SiteJupyterFields) -> AppLaunch:
         argv.append(f"--ServerApp.root_dir={fields.work_dir}")
     # where the node has no module system (the dev cluster), the job's own PATH is used
     setup = [f"if type module >/dev/null 2>&1; then module load {MODULES}; fi"]
-    return AppLaunch(argv=argv, env={"JUPYTER_TOKEN": "{secret}"}, setup=setup)
+    return AppLaunch(
+        argv=argv,
+        env={"JUPYTER_TOKEN": "{secret}", "JUPYTER_RUNTIME_DIR": "{session_dir}/jupyter-runtime"},
+        setup=setup,
+    )
 
 
 SITE_JUPYTER = SessionKindSpec(
@@ -47,5 +51,6 @@ SITE_JUPYTER = SessionKindSpec(
     ready_path="api/status",
     open_path="lab",
     busy_path="api/kernels",
+    proxy_headers={"Authorization": "token {secret}"},  # Jupyter's own check of JUPYTER_TOKEN
     idle_minutes=120,
 )

@@ -32,7 +32,8 @@ def test_the_site_modules_are_loaded_before_jupyterlab(svc_installed_plugins: An
     assert "--port={port}" in app.argv
     assert "--ServerApp.base_url={base_path}" in app.argv
     assert app.argv[-1] == "--ServerApp.root_dir=/scratch/ada"
-    assert app.env == {"JUPYTER_TOKEN": "{secret}"}  # the secret in the environment, never on the command line
+    # the secret in the environment, never on the command line; Jupyter's runtime files in the session's dir
+    assert app.env == {"JUPYTER_TOKEN": "{secret}", "JUPYTER_RUNTIME_DIR": "{session_dir}/jupyter-runtime"}
     assert not any("{secret}" in word for word in app.argv)
 
 

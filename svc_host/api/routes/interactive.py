@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from svc_host.api.cluster import ClusterDep, named_cluster
 from svc_host.api.deps import HostDep
 from svc_host.api.params import JobId, error_responses
 from svc_host.domain.profiles import PROFILE_NAME_PATTERN
-from svc_host.sessions import manage
+from svc_host.errors import ConflictError, NotConfiguredError
+from svc_host.sessions import manage, reach
 from svc_host.sessions.request import SessionRequest
 
 router = APIRouter(tags=["sessions"])
@@ -80,3 +81,25 @@ async def stop_session(host: HostDep, job_id: JobId, transport: ClusterDep) -> R
     """Stop a session (its job is cancelled; it ends ``stopped``): 204; unknown 404; already ended 422."""
     await manage.stop(host, transport, job_id)
     return Response(status_code=204)
+
+
+@router.post("/api/sessions/{job_id}/link", responses=error_responses(400, 404, 409, 503))
+async def session_link(request: Request, host: HostDep, job_id: JobId, transport: ClusterDep) -> dict[str, str]:
+    """A one-time link that opens a ready session in one browser within a minute, on the sessions' own origin
+    (this server's name, the sessions port): ``{"url": ...}``. Not ready (queued, starting, ended): 409; the
+    sessions port is off: 503; unknown: 404."""
+    row = await manage.detail(host, transport, job_id)
+    origin = getattr(request.app.state, "sessions_origin", None)
+    port = getattr(request.app.state, "sessions_port", None)
+    if origin is None or not port:
+        raise NotConfiguredError(
+            "interactive sessions are off on this server: it serves no sessions port "
+            "(start svc serve with --sessions-port, or free the port after --port)"
+        )
+    if row.state != reach.READY:
+        why = f" ({row.end_reason})" if row.end_reason else ""
+        raise ConflictError(f"session {job_id} on {transport!r} is {row.state}{why}: only a ready session opens")
+    spec = manage.kinds(host).get(row.kind)
+    server = reach.server_address(request.url.hostname or "127.0.0.1", port, request.url.scheme)
+    code = origin.mint_code(transport, job_id)
+    return {"url": reach.entry_url(server, transport, job_id, spec.open_path if spec else "", code)}

@@ -185,7 +185,7 @@ def test_jupyter_is_told_its_port_base_url_and_token_and_finds_the_venv() -> Non
         "--ServerApp.allow_remote_access=True",
         "--ServerApp.root_dir=/scratch/ada",
     ]
-    assert app.env == {"JUPYTER_TOKEN": "{secret}"}
+    assert app.env == {"JUPYTER_TOKEN": "{secret}", "JUPYTER_RUNTIME_DIR": "{session_dir}/jupyter-runtime"}
     assert app.path == ["/home/ada/envs/{{lab}}/bin"]  # the guard makes it /home/ada/envs/{lab}/bin
     assert node_guard.substitute(app.path[0], {}) == "/home/ada/envs/{lab}/bin"
 
@@ -202,6 +202,7 @@ def test_tensorboard_serves_under_the_session_prefix() -> None:
         "{port}",
         "--path_prefix",
         "{base_prefix}",
+        "--load_fast=false",
     ]
     assert "{secret}" not in " ".join(app.argv)
 
