@@ -285,6 +285,27 @@ def test_every_default_the_doc_gives_a_route_parameter_is_its_openapi_default(
     assert not wrong, "\n".join(wrong)
 
 
+QUERY = re.compile(rf"`((?:(?:{METHODS})\|)*(?:{METHODS}))? ?(/api/[^`\s?]*)\?([^`\s]*)`")
+"""A route written with its query: ``GET /api/jobs?user=me|all``."""
+
+
+def test_every_query_parameter_the_doc_writes_is_one_the_route_takes(
+    svc_plugins: PluginManager, svc_host: Host
+) -> None:
+    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    checked, wrong = 0, []
+    for joined, path, query in QUERY.findall(doc()):
+        for method in joined.split("|") if joined else [""]:
+            operations = openapi_operation(paths, method, path.rstrip(".,"))
+            for name in re.findall(r"(?:^|&)(\w+)=", query):
+                checked += 1
+                taken = [{parameter["name"] for parameter in op.get("parameters", [])} for op in operations]
+                if not operations or not any(name in names for names in taken):
+                    wrong.append(f"{method} {path} takes no ?{name}=")
+    assert checked >= 5, "the doc's query parameters are no longer found: the test would check nothing"
+    assert not wrong, wrong
+
+
 # -- the error shape ------------------------------------------------------------------------------------------
 
 
