@@ -6,14 +6,11 @@ delete the file (or set ``SVC_API_TOKEN``) to change it.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
-import stat
-import tempfile
 from pathlib import Path
 
 from svc_host.errors import ConfigError
+from svc_host.settings.files import publish_once, read_private_text
 
 MIN_TOKEN_LENGTH = 16
 
@@ -25,32 +22,8 @@ def load_or_create_token(path: Path) -> str:
     fails when another process got there first, and then that process's token is read.
     """
     if not path.exists():
-        _publish(path, secrets.token_urlsafe(32))
-    try:
-        if stat.S_IMODE(path.stat().st_mode) & 0o077:
-            path.chmod(0o600)  # a copied or restored file must not stay readable by others
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the API token file {path}: {exc.strerror}") from None
+        publish_once(path, secrets.token_urlsafe(32), what="the API token file")
+    token = read_private_text(path, what="the API token file")
     if len(token) < MIN_TOKEN_LENGTH:
         raise ConfigError(f"the API token in {path} is shorter than {MIN_TOKEN_LENGTH} characters; delete the file")
     return token
-
-
-def _publish(path: Path, token: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the API token file {path}: {exc.strerror}") from None
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(token + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)

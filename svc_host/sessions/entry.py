@@ -9,21 +9,18 @@ of ``svc serve`` and a cookie for one session opens no other.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import hmac
 import logging
-import os
 import re
 import secrets
-import stat
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from svc_host.errors import ConfigError
+from svc_host.settings.files import publish_once, read_private_text
 
 CODE_LIFETIME = 60.0
 KEY_FILE = "session-proxy-key"
@@ -90,40 +87,16 @@ class CookieSigner:
 def load_or_create_key(path: Path) -> bytes:
     """The signing key at ``path``, created (32 random bytes, hex, mode 0600) when missing; two servers starting
     at once agree on one (published with a hard link, as the API token file is)."""
+    what = "the session proxy key"
     if not path.exists():
-        _publish(path, secrets.token_hex(KEY_BYTES))
+        publish_once(path, secrets.token_hex(KEY_BYTES), what=what)
     try:
-        if stat.S_IMODE(path.stat().st_mode) & 0o077:
-            path.chmod(0o600)
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the session proxy key {path}: {exc.strerror}") from None
-    try:
-        key = bytes.fromhex(text)
+        key = bytes.fromhex(read_private_text(path, what=what))
     except ValueError:
         key = b""
     if len(key) < KEY_BYTES:
         raise ConfigError(f"the session proxy key in {path} is damaged; delete the file (open sessions ask again)")
     return key
-
-
-def _publish(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the session proxy key {path}: {exc.strerror}") from None
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
 
 
 class RedactEntryCodeFilter(logging.Filter):

@@ -42,6 +42,32 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
         raise
 
 
+def publish_once(path: Path, text: str, *, what: str) -> None:
+    """Create ``path`` holding ``text`` (mode 0600, synced) unless it exists. Two processes starting at once agree on
+    one content: the file is published with a hard link, which fails when another process got there first, and the
+    caller then reads that process's file. ``what`` names the file in a ``ConfigError``."""
+    try:
+        tmp = write_temp(path.parent, (text + "\n").encode(), prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ConfigError(f"cannot create {what} {path}: {exc.strerror}") from None
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_private_text(path: Path, *, what: str) -> str:
+    """The stripped text of a file only its owner may read; a copied or restored file readable by others is made
+    0600 first. ``what`` names the file in a ``ConfigError``."""
+    try:
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(0o600)
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
 def json_bytes(value: Any) -> bytes:
     """Pretty JSON with a trailing newline, as svc writes its files."""
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
