@@ -4,8 +4,9 @@ ended, and announces each move once (``session.status_changed`` through ``Ports.
 A tick reads the open sessions with their jobs' states in one store transaction (the monitor tracks the jobs,
 as any job: the watch asks the scheduler nothing itself). For a running job it reads ``endpoint.json`` from the
 session's directory through the transport until the node guard has written it, then GETs the kind's
-``ready_path`` through the way in (the proxy's connection, the session's secret) until the app answers. It ends a
-session when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited`` with the
+``ready_path`` through the way in (the proxy's connection, the session's secret) until the app answers. The pure
+``domain.sessions.next_state`` decides each move from those facts; the watch gathers them and applies its answer.
+A session ends when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited`` with the
 tail of the job's stderr when the guard wrote ``exit.json``, else ``job_ended``), when the app did not answer
 within the kind's start timeout after the job started (``start_timeout``: the job is cancelled), and when a
 session with an idle timeout carried no traffic (and, with a ``busy_path``, ran no busy kernel) for that long
@@ -24,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.jobs import JobState
+from svc_host.domain.sessions import EndReason, SessionFacts, SessionState, next_state
 from svc_host.domain.times import as_utc
 from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
@@ -40,7 +42,6 @@ STATUS_CHANGED = "session.status_changed"
 IDLE_WARNING = "session.idle_warning"
 TAIL_BYTES = 2000
 """The most of the job's stderr kept as an ended session's ``end_detail``."""
-ENDED_BY_STATE = {"TIMEOUT": "time_limit", "NODE_FAIL": "node_failure"}
 
 
 def base_path(cluster: str, job_id: str) -> str:
@@ -120,18 +121,52 @@ class SessionWatch:
     async def _step(
         self, row: InteractiveSessionRecord, job: JobRecord, spec: SessionKindSpec | None, now: datetime
     ) -> None:
+        """Gather what the job, the guard's files and the app say, let ``next_state`` decide, and apply it."""
         state = JobState(job.state)
         transport = self.ports.transport(row.cluster)
-        if state.is_terminal:
-            await self._end(row, *(await self._why_ended(row, job)), now=now)
-        elif state is JobState.RUNNING and isinstance(transport, files.SessionFiles):
-            changes = await self._running(row, job, transport, now)
-            if row.state in ("queued", "starting"):
-                await self._starting(row, job, spec, transport, changes, now)
-                return
-            await self._move(row, changes, now)
-            if row.state == "ready" and row.idle_minutes and spec is not None:
-                await self._idle(row, spec, now)
+        if not isinstance(transport, files.SessionFiles):
+            return
+        changes = await self._running(row, job, transport, now) if state is JobState.RUNNING else {}
+        host: str | None = changes.get("node_host", row.node_host)
+        port: int | None = changes.get("node_port", row.node_port)
+        current = SessionState(row.state)
+        answered = (
+            state is JobState.RUNNING
+            and current is not SessionState.READY
+            and host is not None
+            and port is not None
+            and spec is not None
+            and await self._answers(row, spec, host, port)
+        )
+        exit_code = await self._exit_code(row, transport) if state.is_terminal else None
+        idle = current is SessionState.READY and state is JobState.RUNNING and await self._idle_over(row, spec, now)
+        started = changes.get("started_at") or as_utc(row.started_at)
+        facts = SessionFacts(
+            state=current,
+            job_state=state,
+            now=now,
+            started_at=started,
+            start_timeout=row.start_timeout_seconds,
+            endpoint_known=host is not None,
+            app_answered=answered,
+            app_exit_code=exit_code,
+            ended_by_svc=EndReason.STOPPED
+            if row.stop_requested_at is not None
+            else (EndReason.IDLE_TIMEOUT if idle else None),
+        )
+        move = next_state(facts)
+        if move.cancel_job:
+            await self._cancel(row)
+        if move.state is SessionState.ENDED:
+            assert move.end_reason is not None  # noqa: S101 - next_state gives every end its reason
+            detail = await self._detail(row, job, transport, move.end_reason, exit_code)
+            await self._end(row, move.end_reason, detail, now=now, extra=changes)
+            return
+        if move.state is not current:
+            changes["state"] = move.state.value
+            if move.state is SessionState.READY:
+                changes.update(ready_at=now, last_activity=now)
+        await self._move(row, changes, now)
 
     async def _running(
         self, row: InteractiveSessionRecord, job: JobRecord, transport: files.SessionFiles, now: datetime
@@ -148,29 +183,31 @@ class SessionWatch:
                 changes["node_host"], changes["node_port"] = endpoint
         return changes
 
-    async def _starting(
+    async def _exit_code(self, row: InteractiveSessionRecord, transport: files.SessionFiles) -> int | None:
+        """The app's exit code from the guard's ``exit.json`` (read once the job ended), or None."""
+        exited = await files.read_json(transport, f"{row.session_dir}/exit.json")
+        code = exited.get("code") if exited is not None else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    async def _detail(
         self,
         row: InteractiveSessionRecord,
         job: JobRecord,
-        spec: SessionKindSpec | None,
         transport: files.SessionFiles,
-        changes: dict[str, Any],
-        now: datetime,
-    ) -> None:
-        """Ready once the app answers; ended ``start_timeout`` (its job cancelled) when it did not in time."""
-        host: str | None = changes.get("node_host", row.node_host)
-        port: int | None = changes.get("node_port", row.node_port)
-        started = changes.get("started_at") or as_utc(row.started_at) or now
-        if host is not None and port is not None and spec is not None and await self._answers(row, spec, host, port):
-            changes.update(state="ready", ready_at=now, last_activity=now)
-        elif now - started > timedelta(seconds=row.start_timeout_seconds):
-            await self._cancel(row)
-            detail = await self._stderr_tail(transport, job)
-            await self._end(row, "start_timeout", detail, now=now, extra=changes)
-            return
-        else:
-            changes["state"] = "starting"
-        await self._move(row, changes, now)
+        reason: EndReason,
+        exit_code: int | None,
+    ) -> str | None:
+        """The words an ended session keeps: the app's exit code and stderr tail, the job's end, the idle time."""
+        if reason is EndReason.APP_EXITED:
+            tail = await self._stderr_tail(transport, job)
+            return "\n".join(part for part in (f"exit code {exit_code}", tail) if part)
+        if reason is EndReason.START_TIMEOUT:
+            return await self._stderr_tail(transport, job)
+        if reason is EndReason.JOB_ENDED:
+            return f"the job ended {job.raw_state or job.state}"
+        if reason is EndReason.IDLE_TIMEOUT:
+            return f"no traffic for {row.idle_minutes} minutes"
+        return None
 
     async def _answers(self, row: InteractiveSessionRecord, spec: SessionKindSpec, host: str, port: int) -> bool:
         answer = await self._get(row, spec, host, port, spec.ready_path)
@@ -192,19 +229,21 @@ class SessionWatch:
             extra_headers=reach.kind_headers(spec, secret),
         )
 
-    async def _idle(self, row: InteractiveSessionRecord, spec: SessionKindSpec, now: datetime) -> None:
+    async def _idle_over(self, row: InteractiveSessionRecord, spec: SessionKindSpec | None, now: datetime) -> bool:
+        """Whether a ready session's idle timeout has run out (no traffic, no busy kernel for its idle minutes);
+        announces ``session.idle_warning`` once on the way, and takes it back when traffic came after it."""
         from svc_host.store import sessions as repo
 
-        assert row.idle_minutes is not None  # noqa: S101 - the caller checked
+        if not row.idle_minutes or spec is None:
+            return False
         last = as_utc(row.last_activity) or as_utc(row.ready_at) or now
         if await self._busy(row, spec):
             await self.ports.store.run(repo.note_activity, {(row.cluster, row.job_id): now})
-            return
+            return False
         idle_for = now - last
         if idle_for >= timedelta(minutes=row.idle_minutes):
-            await self._cancel(row)
-            await self._end(row, "idle_timeout", f"no traffic for {row.idle_minutes} minutes", now=now)
-        elif row.idle_warned_at is None and idle_for >= idle_warning_after(row.idle_minutes):
+            return True
+        if row.idle_warned_at is None and idle_for >= idle_warning_after(row.idle_minutes):
             if await self.ports.store.run(
                 repo.move, row.cluster, row.job_id, expected="ready", changes={"idle_warned_at": now}, now=now
             ):
@@ -225,26 +264,12 @@ class SessionWatch:
             await self.ports.store.run(
                 repo.move, row.cluster, row.job_id, expected="ready", changes={"idle_warned_at": None}, now=now
             )
+        return False
 
     async def _busy(self, row: InteractiveSessionRecord, spec: SessionKindSpec) -> bool:
         if spec.busy_path is None or row.node_host is None or row.node_port is None:
             return False
         return probe.busy(await self._get(row, spec, row.node_host, row.node_port, spec.busy_path))
-
-    async def _why_ended(self, row: InteractiveSessionRecord, job: JobRecord) -> tuple[str, str | None]:
-        if row.stop_requested_at is not None:
-            return "stopped", None
-        raw = job.raw_state.split()[0] if job.raw_state else job.state
-        if raw in ENDED_BY_STATE:
-            return ENDED_BY_STATE[raw], None
-        transport = self.ports.transport(row.cluster)
-        if isinstance(transport, files.SessionFiles):
-            exited = await files.read_json(transport, f"{row.session_dir}/exit.json")
-            if exited is not None:
-                code = exited.get("code")
-                tail = await self._stderr_tail(transport, job)
-                return "app_exited", "\n".join(part for part in (f"exit code {code}", tail) if part)
-        return "job_ended", f"the job ended {job.raw_state or job.state}"
 
     async def _stderr_tail(self, transport: files.SessionFiles, job: JobRecord) -> str | None:
         if not job.stderr_path:
@@ -274,13 +299,13 @@ class SessionWatch:
     async def _end(
         self,
         row: InteractiveSessionRecord,
-        reason: str,
+        reason: EndReason,
         detail: str | None,
         *,
         now: datetime,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        changes = {**(extra or {}), "state": "ended", "end_reason": reason, "end_detail": detail, "ended_at": now}
+        changes = {**(extra or {}), "state": "ended", "end_reason": reason.value, "end_detail": detail, "ended_at": now}
         if detail is not None:
             changes["end_detail"] = detail[-TAIL_BYTES:]
         await self._move(row, changes, now)
