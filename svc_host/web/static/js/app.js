@@ -3,7 +3,7 @@ import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { showLogin } from './login.js';
-import { ALL_CLUSTERS, chooseCluster, clusterLabel, clusters, onClusterChange, shownCluster, tabCluster } from './cluster.js';
+import { ALL_CLUSTERS, chooseCluster, clusters, onClusterChange, pillLabel, shownCluster, tabCluster } from './cluster.js';
 import { icon } from './icons.js';
 
 const NAV = [
@@ -100,7 +100,7 @@ async function drawClusterPill() {
     onChange: () => { chooseCluster(select.value || null); renderCurrent(); },
   },
   h('option', { value: '' }, `${known.defaultName} · server default`),
-  names.map((name) => h('option', { value: name }, clusterLabel(name))));
+  names.map((name) => h('option', { value: name }, pillLabel(name))));
   select.value = chosen || '';
   const tone = serverState.answers === null ? 'unknown' : serverState.answers ? 'ok' : 'bad';
   replace(pill, h('span', { class: ['dot', `dot-${tone}`], 'aria-hidden': 'true' }), select);
@@ -157,11 +157,10 @@ async function followServer() {
   }
 }
 
-/** A link or Back went to another cluster's page: the pill follows. */
+/** A link or Back went to another cluster's page, or into or out of a job's page: the pill follows. */
 function followNavigation() {
   onNavigate(() => {
-    const select = document.getElementById('cluster-switch');
-    if (select) select.value = tabCluster() || '';
+    if (document.getElementById('cluster-switch')) drawClusterPill();
     shownCluster().then((shown) => { if (shown !== serverState.cluster) checkServer(); }).catch(() => null);
   });
 }

@@ -6,6 +6,9 @@
 // every cluster side by side; pages about one cluster show the server's default meanwhile.
 // Only usable clusters are offered: a plugin's transport that is not configured yet is left out (Settings, via
 // /api/plugins, says why).
+// A job page (`/jobs/<id>?cluster=<name>`) is bound to its job's cluster: a job is (cluster, id), so its URL is
+// never read on another cluster. Its cluster is not the tab's choice (the tab's own comes back on the next page),
+// the pill says "lab24 · this job's cluster", and choosing another cluster there goes to that cluster's Jobs.
 import { api } from './api.js';
 
 const KEY = 'svc-cluster';
@@ -26,29 +29,52 @@ function store(name) {
   } catch { /* storage disabled: the URL still carries the cluster */ }
 }
 
-/** The cluster this tab chose (`?cluster=`, else the tab's last choice); null: it follows the server's default. */
+/** The cluster this tab shows (`?cluster=`: on a job page its job's, else the tab's last choice); null: it follows
+ * the server's default. */
 export function tabCluster() {
   return new URLSearchParams(location.search).get('cluster') || stored() || null;
 }
 
-/** Before each page draws: a URL naming a cluster makes it the tab's; a URL naming none gets the tab's. */
+/** Whether the page on screen is one job's (`/jobs/<id>`): bound to the cluster its URL names. */
+function onJobPage() {
+  return /^\/jobs\/[^/]+\/?$/.test(location.pathname);
+}
+
+/** The cluster the page on screen is bound to (a job page's: its job's), null on every other page. */
+export function boundCluster() {
+  return onJobPage() ? new URLSearchParams(location.search).get('cluster') : null;
+}
+
+/** Before each page draws: a URL naming a cluster makes it the tab's (a job page's names its job's cluster, which
+ * stays the page's own); a URL naming none gets the tab's. */
 export function keepClusterInUrl() {
   const params = new URLSearchParams(location.search);
   const named = params.get('cluster');
-  if (named) { store(named); return; }
+  if (named) { if (!onJobPage()) store(named); return; }
   const kept = stored();
   if (!kept) return;
   params.set('cluster', kept);
   history.replaceState(history.state, '', `${location.pathname}?${params}`);
 }
 
-/** Choose the tab's cluster (null: follow the server's default) and put it in the URL; the caller redraws. */
+/** A job page found its job on `name` (the URL may have named none, or "All clusters"): the URL names it, and the
+ * page is bound to it; the pill follows. */
+export function bindJobCluster(name) {
+  const params = new URLSearchParams(location.search);
+  if (params.get('cluster') === name) return;
+  params.set('cluster', name);
+  history.replaceState(history.state, '', `${location.pathname}?${params}`);
+  for (const listener of listeners) listener();
+}
+
+/** Choose the tab's cluster (null: follow the server's default) and put it in the URL; the caller redraws. On a job
+ * page the choice leads to the chosen cluster's Jobs: that job's id means another job there, or none. */
 export function chooseCluster(name) {
   store(name);
-  const params = new URLSearchParams(location.search);
+  const params = onJobPage() ? new URLSearchParams() : new URLSearchParams(location.search);
   if (name) params.set('cluster', name); else params.delete('cluster');
   const qs = params.toString();
-  history.pushState(history.state, '', location.pathname + (qs ? `?${qs}` : ''));
+  history.pushState(history.state, '', (onJobPage() ? '/jobs' : location.pathname) + (qs ? `?${qs}` : ''));
   for (const listener of listeners) listener();
 }
 
@@ -125,4 +151,9 @@ function follow() {
 export function clusterLabel(name) {
   if (name === ALL_CLUSTERS) return 'All clusters';
   return name === 'local' ? "local · this machine's Slurm" : name;
+}
+
+/** A choice of the pill: a job page's own cluster says so. */
+export function pillLabel(name) {
+  return name === boundCluster() ? `${name} · this job's cluster` : clusterLabel(name);
 }

@@ -5,7 +5,7 @@ import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
 import { pendingBox } from '../components/pending.js';
-import { clusterQuery } from '../cluster.js';
+import { bindJobCluster, clusterQuery } from '../cluster.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
 /** The states of a job that ended in failure (the run page opens these on their stderr). */
@@ -33,6 +33,7 @@ export async function render(root, params, query) {
     throw err;
   }
   where.transport = job.transport; // pinned: a later change of the server's default does not move this page
+  bindJobCluster(job.transport); // the URL and the pill name the job's cluster, whatever the tab's choice
   setTitle(`Job ${jobId} on ${job.transport}`);
 
   const head = h('div', { class: 'job-head' });
