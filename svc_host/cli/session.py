@@ -1,4 +1,4 @@
-"""``svc session start|list|stop``: interactive sessions (a Slurm job running a web app) from a terminal.
+"""``svc session start|list|open|stop``: interactive sessions (a Slurm job running a web app) from a terminal.
 
 In ``start``, ``-t`` is the time limit, as sbatch's ``-t`` (the issue's ``svc session start jupyter -G 1 -t 2:00``),
 so the cluster is ``--transport`` there; ``list`` and ``stop`` take ``-t/--transport`` like every other command.
@@ -39,6 +39,8 @@ def _fields(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--partition", "-p", help="Partition to run in.")
 @click.option("--field", "field_pairs", multiple=True, metavar="KEY=VALUE", help="A field of the kind's form.")
 @click.option("--transport", default="local", show_default=True, help="Transport (SSH profile name or 'local').")
+@click.option("--open", "then_open", is_flag=True, help="Wait until it is ready, then open it (as `svc session open`).")
+@click.option("--no-browser", is_flag=True, help="With --open: print the link, do not start a browser.")
 @json_option
 def start(
     kind: str,
@@ -47,9 +49,12 @@ def start(
     partition: str | None,
     field_pairs: tuple[str, ...],
     transport: str,
+    then_open: bool,
+    no_browser: bool,
     as_json: bool,
 ) -> None:
-    """Start a session of KIND and print its job id (then `svc session list` shows its state)."""
+    """Start a session of KIND and print its job id (then `svc session list` shows its state, `svc session open`
+    opens it); with --open, wait until it is ready and open it here."""
     from pydantic import ValidationError
 
     from svc_host.domain.validation_words import describe_validation
@@ -70,8 +75,27 @@ def start(
     view = with_host(work)
     if as_json:
         print_json(view)
+    elif then_open:
+        click.echo(f"session {view['job_id']} on {transport!r} started", err=True)
     else:
         click.echo(view["job_id"])
+    if then_open:
+        from svc_host.cli.session_open import run_open
+
+        run_open(transport, view["job_id"], browser=not no_browser)
+
+
+@session.command(name="open")
+@click.argument("job_id")
+@transport_option
+@click.option("--no-browser", is_flag=True, help="Print the link, do not start a browser.")
+def open_session(job_id: str, transport: str, no_browser: bool) -> None:
+    """Open a session in the browser without svc serve: wait until it is ready, serve it on 127.0.0.1 through
+    this process's connection to the cluster, print a one-time link (and open it), serve until Ctrl-C."""
+    from svc_host.cli.session_open import run_open
+
+    check_job_id(job_id)
+    run_open(transport, job_id, browser=not no_browser)
 
 
 @session.command(name="list")

@@ -105,7 +105,7 @@ async def start(ports: Ports, request: SessionRequest, *, transport: str, source
             fields=fields.model_dump_json(),
             source=source,
             session_dir=session_dir,
-            start_timeout_seconds=max(1, round(spec.start_timeout)),
+            start_timeout_seconds=request.start_timeout or max(1, round(spec.start_timeout)),
             time_limit_seconds=limit_seconds(resources.time_limit) if resources.time_limit else None,
             idle_minutes=spec.idle_minutes,
         )

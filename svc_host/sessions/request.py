@@ -31,6 +31,13 @@ class SessionRequest(BaseModel):
     partition: str | None = Field(default=None, max_length=256)
     cpus: int | None = Field(default=None, ge=1, le=4096, description="CPUs for the app (cpus-per-task).")
     memory: str | None = Field(default=None, max_length=64, description="Memory per node, e.g. 16G.")
+    start_timeout: int | None = Field(
+        default=None,
+        ge=5,
+        le=86_400,
+        description="Seconds from the job's start for the app to answer before the session is ended "
+        "(default: the kind's).",
+    )
 
     @field_validator("kind")
     @classmethod

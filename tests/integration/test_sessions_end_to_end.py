@@ -1,0 +1,445 @@
+"""Interactive sessions end to end, as a user meets them: a real ``svc serve`` (its API, its session watch and its
+sessions' origin on a second port) starts sessions on the real dev clusters, through the ``local`` transport
+(Slurm 22.05 on this machine) and over SSH (the dev profile: 22.05, and lab24's 24.11 with SVC_TEST_SLURM=24.11).
+A browser's requests go through the sessions' origin with the one-time link the API mints; nothing is faked.
+
+Covered: a command's app serves a file and stops; an app that exits ends ``app_exited`` with its stderr; an app
+that never answers ends ``start_timeout`` with its job cancelled; a stop while starting; JupyterLab runs a cell
+over its kernel's WebSocket; TensorBoard shows a scalar a job wrote; ``svc session start --open`` without
+``svc serve``; the MCP tools and the CLI refuse bad input in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import (
+    AcceptConnection,
+    CloseConnection,
+    Message,
+    Ping,
+    RejectConnection,
+    TextMessage,
+)
+from wsproto.events import Request as WsRequest
+
+from svc_host.domain.profiles import SSHProfile
+from svc_host.testing.serve import ServeProcess, free_port, isolated_env, start_serve
+from svc_host.testing.waiting import DEADLINE, eventually_blocking
+
+pytestmark = pytest.mark.cluster
+
+TOKEN = "sessions-e2e-token-0123456789abcdef"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+READY_WAIT = 240.0
+"""Seconds for a session to be ready: a job start, then the app's own start (JupyterLab: tens of seconds on a
+2-core machine under load), then the watch's next tick."""
+CLUSTERS = [
+    pytest.param("local", marks=pytest.mark.local_slurm, id="local"),
+    pytest.param("dev", id="ssh"),
+]
+
+
+@dataclass
+class Served:
+    """A running ``svc serve`` whose sessions run on ``cluster``; ``env`` is its environment (its home, store)."""
+
+    server: ServeProcess
+    cluster: str
+    sessions_port: int
+    env: dict[str, str]
+    apps: str
+
+    @property
+    def base(self) -> str:
+        return self.server.base
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, headers=AUTH, timeout=120)
+
+
+def add_profile(env: dict[str, str], profile: SSHProfile) -> None:
+    """``svc profile add dev ...`` as a user runs it, in ``env``'s home."""
+    command = [
+        sys.executable, "-m", "svc_host", "profile", "add", "dev", "--hostname", profile.hostname,
+        "--username", profile.username, "--key", profile.key_filename, "--port", str(profile.port),
+        "--known-hosts", profile.known_hosts,
+    ]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def cluster_env(root: Path, cluster: str, request: pytest.FixtureRequest) -> tuple[dict[str, str], str]:
+    """An isolated home for svc under ``root`` (with the dev profile when ``cluster`` is ``dev``), and where the
+    dev apps are on that cluster."""
+    env = isolated_env(root, token=TOKEN)
+    env["SVC_AGENT"] = "off"
+    if cluster == "local":
+        request.getfixturevalue("slurm_cluster")
+        return env, os.environ.get("SVC_DEV_APPS", "/opt/svc-apps")
+    dev_env: dict[str, str] = request.getfixturevalue("dev_env")
+    add_profile(env, request.getfixturevalue("dev_profile"))
+    return env, dev_env.get("SVC_DEV_APPS", "/opt/svc-apps")
+
+
+@pytest.fixture(scope="module", params=CLUSTERS)
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    cluster: str = request.param
+    env, apps = cluster_env(tmp_path_factory.mktemp(f"serve-{cluster}"), cluster, request)
+    sessions_port = free_port()
+    server = start_serve("--sessions-port", str(sessions_port), env=env, base_env=env, log_level="warning")
+    found = Served(server, cluster, sessions_port, env, apps)
+    try:
+        yield found
+    finally:
+        with found.api() as api:  # nothing left running on the cluster
+            for view in api.get("/api/sessions", params={"transport": cluster}).json():
+                if view["state"] != "ended":
+                    api.delete(f"/api/sessions/{view['job_id']}", params={"transport": cluster})
+        err = server.stop()
+        assert "Traceback" not in err, err
+
+
+def start(served: Served, kind: str, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    with served.api() as api:
+        answer = api.post(
+            "/api/sessions",
+            json={"kind": kind, "fields": fields, "transport": served.cluster, "time_limit": "10", **extra},
+        )
+    assert answer.status_code == 201, answer.text
+    view: dict[str, Any] = answer.json()
+    assert view["state"] == "queued"
+    return view
+
+
+def session(served: Served, job_id: str) -> dict[str, Any]:
+    with served.api() as api:
+        answer = api.get(f"/api/sessions/{job_id}", params={"transport": served.cluster})
+    assert answer.status_code == 200, answer.text
+    view: dict[str, Any] = answer.json()
+    return view
+
+
+def wait_session(served: Served, job_id: str, state: str, timeout: float = DEADLINE) -> dict[str, Any]:
+    """The session once in ``state``, and every state it was seen in on the way (``seen``)."""
+    seen: list[str] = []
+
+    def look() -> dict[str, Any]:
+        view = session(served, job_id)
+        if not seen or seen[-1] != view["state"]:
+            seen.append(view["state"])
+        return view
+
+    view = eventually_blocking(look, until=lambda v: v["state"] in (state, "ended"), timeout=timeout, what=state)
+    assert view["state"] == state, view
+    return {**view, "seen": seen}
+
+
+def stop(served: Served, job_id: str) -> None:
+    with served.api() as api:
+        answer = api.delete(f"/api/sessions/{job_id}", params={"transport": served.cluster})
+    assert answer.status_code == 204, answer.text
+
+
+def job_state(served: Served, job_id: str) -> str:
+    with served.api() as api:
+        answer = api.get(f"/api/jobs/{job_id}", params={"transport": served.cluster})
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["status"])
+
+
+def link(served: Served, job_id: str) -> httpx.Response:
+    with served.api() as api:
+        return api.post(f"/api/sessions/{job_id}/link", params={"transport": served.cluster})
+
+
+def entered(served: Served, job_id: str) -> tuple[httpx.Client, str]:
+    """A browser that followed a fresh link into the session (its cookie set), and the session's base URL."""
+    answer = link(served, job_id)
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["url"]
+    base = f"http://127.0.0.1:{served.sessions_port}/s/{served.cluster}/{job_id}/"
+    assert url.startswith(base), url
+    browser = httpx.Client(timeout=120)
+    landing = browser.get(url)
+    assert landing.status_code == 303, landing.text
+    assert "svc_code" not in landing.headers["location"]
+    return browser, base
+
+
+def serving_command(mark: str) -> str:
+    """A command session's app: Python's http.server in the session's directory, serving a file with ``mark``."""
+    return f'echo {shlex.quote(mark)} > page.txt && exec python3 -m http.server "$SVC_SESSION_PORT" --bind 127.0.0.1'
+
+
+def test_a_command_session_serves_a_file_through_the_sessions_origin_and_stops(served: Served) -> None:
+    mark = f"served-{uuid.uuid4().hex}"
+    job_id = start(served, "command", {"command": serving_command(mark)})["job_id"]
+    early = link(served, job_id)
+    if session(served, job_id)["state"] != "ready":  # before ready, a link is refused in words
+        assert early.status_code == 409, early.text
+        assert "only a ready session opens" in early.json()["detail"]
+    ready = wait_session(served, job_id, "ready", READY_WAIT)
+    assert set(ready["seen"]) <= {"queued", "starting", "ready"}, ready["seen"]
+    assert ready["node"]
+    assert ready["started_at"] <= ready["ready_at"]
+
+    browser, base = entered(served, job_id)
+    with contextlib.closing(browser):
+        page = browser.get(f"{base}page.txt")
+        assert page.status_code == 200, page.text
+        assert page.text == f"{mark}\n"
+        assert browser.get(f"{base}secret").status_code == 200  # the app's own directory; the proxy adds nothing
+        stranger = httpx.get(f"{base}page.txt", timeout=60)  # no cookie: not let in
+        assert stranger.status_code == 401
+        assert "svc session open" in stranger.text
+
+    stop(served, job_id)
+    ended = wait_session(served, job_id, "ended")
+    assert ended["end_reason"] == "stopped"
+    eventually_blocking(lambda: job_state(served, job_id) == "CANCELLED", what="the job cancelled")
+    gone = link(served, job_id)
+    assert gone.status_code == 409
+    assert "ended (stopped)" in gone.json()["detail"]
+
+
+def test_an_app_that_exits_ends_the_session_with_its_stderr(served: Served) -> None:
+    job_id = start(served, "command", {"command": "sh -c 'echo boom >&2; exit 3'"})["job_id"]
+    ended = wait_session(served, job_id, "ended", READY_WAIT)
+    assert ended["end_reason"] == "app_exited", ended
+    assert "exit code 3" in ended["end_detail"]
+    assert "boom" in ended["end_detail"]
+
+
+def test_an_app_that_never_answers_ends_at_its_start_timeout_and_its_job_is_cancelled(served: Served) -> None:
+    job_id = start(served, "command", {"command": "echo loading >&2; exec sleep 600"}, start_timeout=15)["job_id"]
+    wait_session(served, job_id, "starting", READY_WAIT)
+    ended = wait_session(served, job_id, "ended", 15 + DEADLINE)
+    assert ended["end_reason"] == "start_timeout", ended
+    assert "loading" in (ended["end_detail"] or "")
+    eventually_blocking(lambda: job_state(served, job_id) == "CANCELLED", what="the job cancelled")
+
+
+def test_a_session_stopped_while_starting_ends_stopped(served: Served) -> None:
+    job_id = start(served, "command", {"command": "exec sleep 600"})["job_id"]
+    wait_session(served, job_id, "starting", READY_WAIT)
+    stop(served, job_id)
+    ended = wait_session(served, job_id, "ended")
+    assert ended["end_reason"] == "stopped"
+    eventually_blocking(lambda: job_state(served, job_id) == "CANCELLED", what="the job cancelled")
+    with served.api() as api:
+        again = api.delete(f"/api/sessions/{job_id}", params={"transport": served.cluster})
+    assert again.status_code == 422
+    assert "already ended" in again.json()["detail"]
+
+
+class WebSocket:
+    """A small blocking WebSocket client (wsproto over a socket): what a browser's page does, cookie included."""
+
+    def __init__(self, url: str, cookie: str) -> None:
+        parts = urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=120)
+        self.ws = WSConnection(ConnectionType.CLIENT)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        host = f"{parts.hostname}:{parts.port}"
+        self.sock.sendall(
+            self.ws.send(WsRequest(host=host, target=target, extra_headers=[(b"cookie", cookie.encode())]))
+        )
+        self.pending: list[str] = []
+        for event in self._events():
+            if isinstance(event, AcceptConnection):
+                return
+            if isinstance(event, RejectConnection):
+                raise AssertionError(f"WebSocket refused: {event.status_code}")
+
+    def _events(self) -> Iterator[Any]:
+        while True:
+            data = self.sock.recv(65536)
+            self.ws.receive_data(data or None)
+            yield from self.ws.events()
+            if not data:
+                return
+
+    def send(self, text: str) -> None:
+        self.sock.sendall(self.ws.send(Message(data=text)))
+
+    def messages(self) -> Iterator[str]:
+        buffered = ""
+        for event in self._events():
+            if isinstance(event, TextMessage):
+                buffered += event.data
+                if event.message_finished:
+                    yield buffered
+                    buffered = ""
+            elif isinstance(event, Ping):
+                self.sock.sendall(self.ws.send(event.response()))
+            elif isinstance(event, CloseConnection):
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def execute_request(code: str) -> tuple[str, str]:
+    msg_id = uuid.uuid4().hex
+    message = {
+        "header": {
+            "msg_id": msg_id,
+            "msg_type": "execute_request",
+            "username": "svc-test",
+            "session": uuid.uuid4().hex,
+            "version": "5.3",
+            "date": datetime.now(UTC).isoformat(),
+        },
+        "parent_header": {},
+        "metadata": {},
+        "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False},
+        "channel": "shell",
+        "buffers": [],
+    }
+    return msg_id, json.dumps(message)
+
+
+def test_jupyterlab_runs_a_cell_over_its_kernels_websocket(served: Served) -> None:
+    job_id = start(served, "jupyter", {"venv": served.apps})["job_id"]
+    wait_session(served, job_id, "ready", READY_WAIT)
+    browser, base = entered(served, job_id)
+    with contextlib.closing(browser):
+        assert urlsplit(str(browser.get(link(served, job_id).json()["url"]).headers["location"])).path.endswith("/lab")
+        lab = browser.get(f"{base}lab")
+        assert lab.status_code == 200, lab.text[:500]
+        kernel = browser.post(f"{base}api/kernels", json={"name": "python3"})
+        assert kernel.status_code == 201, kernel.text
+        cookie = "; ".join(f"{name}={value}" for name, value in browser.cookies.items())
+    ws_base = base.replace("http://", "ws://")
+    socket_ = WebSocket(f"{ws_base}api/kernels/{kernel.json()['id']}/channels", cookie)
+    try:
+        msg_id, text = execute_request("print(6*7)")
+        socket_.send(text)
+        for raw in socket_.messages():
+            reply = json.loads(raw)
+            if reply.get("parent_header", {}).get("msg_id") == msg_id and reply["msg_type"] == "stream":
+                assert reply["content"]["text"] == "42\n"
+                break
+        else:
+            raise AssertionError("the kernel's channel closed before the cell's output")
+    finally:
+        socket_.close()
+    stop(served, job_id)
+    assert wait_session(served, job_id, "ended")["end_reason"] == "stopped"
+
+
+SCALAR_WRITER = """
+import sys, time
+from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+writer = EventFileWriter(sys.argv[1])
+for step in range(3):
+    value = summary_pb2.Summary.Value(tag="svc_e2e_loss", simple_value=1.0 / (step + 1))
+    writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+writer.close()
+"""
+
+
+def test_tensorboard_shows_a_scalar_a_job_wrote(served: Served) -> None:
+    logdir = f"/tmp/svc-e2e-tb-{uuid.uuid4().hex}/run1"
+    python = f"{served.apps}/bin/python"
+    script = f"#!/bin/bash\n{shlex.quote(python)} -c {shlex.quote(SCALAR_WRITER)} {shlex.quote(logdir)}\n"
+    with served.api() as api:
+        body: dict[str, Any] = {"script_content": script, "transport": served.cluster}
+        if served.cluster != "local":
+            body["work_dir"] = "svc-e2e-tb"
+        job = api.post("/api/jobs", json=body)
+    assert job.status_code == 201, job.text
+    writer = job.json()["job_id"]
+    eventually_blocking(
+        lambda: job_state(served, writer), until=lambda s: s not in ("PENDING", "RUNNING"), timeout=READY_WAIT
+    )
+    assert job_state(served, writer) == "COMPLETED"
+
+    job_id = start(served, "tensorboard", {"logdir": logdir.rsplit("/", 1)[0], "venv": served.apps})["job_id"]
+    wait_session(served, job_id, "ready", READY_WAIT)
+    browser, base = entered(served, job_id)
+    with contextlib.closing(browser):
+
+        def tags() -> dict[str, Any] | None:
+            answer = browser.get(f"{base}data/plugin/scalars/tags")
+            return answer.json() if answer.status_code == 200 and answer.json() else None
+
+        found = eventually_blocking(tags, what="TensorBoard's scalar tags")
+        assert "svc_e2e_loss" in found["run1"]
+    stop(served, job_id)
+
+
+def test_svc_session_start_open_serves_it_without_svc_serve(
+    request: pytest.FixtureRequest, served: Served, tmp_path: Path
+) -> None:
+    env, _ = cluster_env(tmp_path / "cli", served.cluster, request)  # a home of its own: no svc serve there
+    mark = f"opened-{uuid.uuid4().hex}"
+    command = [
+        sys.executable, "-m", "svc_host", "session", "start", "command", "--field",
+        f"command={serving_command(mark)}", "--transport", served.cluster, "-t", "10", "--open", "--no-browser",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = eventually_blocking(process.stdout.readline, timeout=READY_WAIT, what="the printed link")
+        match = re.match(rf"^(http://127\.0\.0\.1:\d+/s/{served.cluster}/(\d+)/)\?svc_code=\S+$", line.strip())
+        assert match, line
+        base, job_id = match.groups()
+        with httpx.Client(timeout=120, follow_redirects=True) as browser:
+            page = browser.get(line.strip())
+            assert page.status_code == 200
+            assert "page.txt" in page.text  # http.server's listing of the session's directory
+            assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=DEADLINE)
+        assert "Traceback" not in err, err
+        stopped = subprocess.run(
+            [sys.executable, "-m", "svc_host", "session", "stop", job_id, "-t", served.cluster],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert stopped.returncode == 0, stopped.stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["start", "nope"], "unknown session kind 'nope'; choose one of: command, jupyter"),
+        (["start", "tensorboard", "--field", "logdir="], "fields.logdir"),
+        (["start", "command", "--field", "colour=red"], "fields.colour"),
+        (["start", "command", "--field", "oops"], "--field expects KEY=VALUE"),
+        (["open", "12x"], "job id"),
+        (["stop", "999999999", "-t", "local"], "no session 999999999"),
+    ],
+)
+def test_the_cli_refuses_bad_input_in_one_line(args: list[str], words: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "svc_host", "session", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode != 0
+    assert words in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len([line for line in done.stderr.splitlines() if line.strip() and not line.startswith("Usage")]) <= 3
