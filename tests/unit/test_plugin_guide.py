@@ -4,6 +4,8 @@ the example plugin defined)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from pathlib import Path
 from typing import Any
@@ -45,3 +47,31 @@ def test_the_guides_model_refuses_use_until_configured() -> None:
     with pytest.raises(ConfigError, match=r"set plugins\.site\.account"):
         _ = unset.charged_account
     assert model(login="me@login.example", account="proj").charged_account == "proj"
+
+
+def every_snippet() -> list[tuple[str, str]]:
+    """(file, snippet) for every Python snippet of docs/plugins."""
+    return [
+        (path.name, snippet)
+        for path in sorted(GUIDE.parent.glob("*.md"))
+        for snippet in re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.DOTALL)
+    ]
+
+
+def test_every_snippet_parses_and_imports_only_what_svc_offers_plugins() -> None:
+    """Each snippet is Python (``...`` for what it leaves out), and what it imports from svc is a name svc's door
+    (``svc_host.plugin``) or its test helpers (``svc_host.testing``) really has."""
+    snippets = every_snippet()
+    assert len(snippets) > 10
+    wrong = []
+    for name, snippet in snippets:
+        for node in ast.walk(ast.parse(snippet, filename=name)):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("svc_host"):
+                continue
+            module = str(node.module)
+            if module != "svc_host.plugin" and not module.startswith("svc_host.testing"):
+                wrong.append(f"{name}: imports {module}, not svc_host.plugin")
+                continue
+            imported = importlib.import_module(module)
+            wrong += [f"{name}: {module} has no {a.name}" for a in node.names if not hasattr(imported, a.name)]
+    assert not wrong, wrong
