@@ -345,7 +345,8 @@ TOOLS = [
         function=create_workflow,
         description=(
             "Write a workflow YAML file (a DAG of jobs) to output_path (.yaml/.yml, inside the server's working "
-            "directory, the workflows directory or a mount's local directory). Replaces an existing workflow "
+            "directory, the workflows directory, a mount's local directory or a svc mcp --root directory; a "
+            "relative path is relative to the working directory). Replaces an existing workflow "
             f"file, never another file. Every problem is reported at once. {_JOB_FORMAT}"
         ),
         destructive=True,
