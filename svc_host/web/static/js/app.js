@@ -7,7 +7,7 @@ import { ALL_CLUSTERS, chooseCluster, clusters, onClusterChange, pillLabel, show
 import { icon } from './icons.js';
 
 const NAV = [
-  ['overview', '/', 'Overview'], ['jobs', '/jobs', 'Jobs'], ['submit', '/submit', 'Submit'],
+  ['overview', '/', 'Overview'], ['jobs', '/jobs', 'Jobs'], ['submit', '/submit', 'Submit'], ['sessions', '/sessions', 'Sessions'],
   ['workflows', '/workflows', 'Workflows'], ['sweeps', '/sweeps', 'Sweeps'],
   ['schedules', '/schedules', 'Schedules'], ['files', '/files', 'Files'],
   ['history', '/history', 'History'], ['resources', '/resources', 'Resources'], ['settings', '/settings', 'Settings'],

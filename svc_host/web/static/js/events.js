@@ -7,7 +7,8 @@
 // {type, payload, at, id}. A `resync` event (type 'resync', delivered to every subscriber) means events were
 // missed (the tab fell behind or reconnected too late): reload what the page shows from the REST API.
 
-const KNOWN_TYPES = ['job.status_changed', 'workflow_run.status_changed', 'sweep_run.status_changed', 'resources.sampled'];
+const KNOWN_TYPES = ['job.status_changed', 'workflow_run.status_changed', 'sweep_run.status_changed', 'resources.sampled',
+  'session.status_changed', 'session.idle_warning'];
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 30000;
 

@@ -5,6 +5,8 @@ const ICONS = {
   overview: 'M3 13h8V3H3zm0 8h8v-6H3zm10 0h8V11h-8zm0-18v6h8V3z',
   jobs: 'M4 6h16v2H4zm0 5h16v2H4zm0 5h10v2H4z',
   submit: 'M12 4l-7 7h4v7h6v-7h4z',
+  // a window with a prompt in it: an app running on a node
+  sessions: 'M3 4h18v4H3zm0 4h2v12H3zm16 0h2v12h-2zM3 18h18v2H3zm4-7.5l1.4-1.4 3.9 3.9-3.9 3.9L7 15.5l2.5-2.5zm6 4.5h4.5v1.5H13z',
   workflows: 'M6 3a3 3 0 110 6 3 3 0 010-6zm12 12a3 3 0 110 6 3 3 0 010-6zM6 15a3 3 0 110 6 3 3 0 010-6zM7 9v6h2V9zm1 3h6.5a2.5 2.5 0 012.5 2.5V15h2v-.5A4.5 4.5 0 0014.5 10H8z',
   sweeps: 'M3 3h5v5H3zm6.5 0h5v5h-5zM16 3h5v5h-5zM3 9.5h5v5H3zm6.5 0h5v5h-5zM16 9.5h5v5h-5zM3 16h5v5H3zm6.5 0h5v5h-5z',
   schedules: 'M12 2a10 10 0 110 20 10 10 0 010-20zm0 2a8 8 0 100 16 8 8 0 000-16zm-1 3h2v5.2l3.6 2.1-1 1.7L11 13.4z',

@@ -9,6 +9,7 @@ export const ROUTES = [
   { path: '/jobs', page: 'jobs', title: 'Jobs', nav: 'jobs' },
   { path: '/jobs/:id', page: 'job', title: 'Job', nav: 'jobs' },
   { path: '/submit', page: 'submit', title: 'Submit a job', nav: 'submit' },
+  { path: '/sessions', page: 'sessions', title: 'Sessions', nav: 'sessions' },
   { path: '/workflows', page: 'workflows', title: 'Workflows', nav: 'workflows' },
   { path: '/workflows/new', page: 'workflows', title: 'New workflow', nav: 'workflows' },
   { path: '/workflows/:name', page: 'workflows', title: 'Workflow', nav: 'workflows' },

@@ -1,0 +1,264 @@
+"""The Sessions page in a real browser on the dev cluster (local): a command session started from the form becomes
+ready live, Open shows the app from the sessions' own origin (whose pages cannot read the dashboard's API with its
+login), Stop ends it ``stopped``; a bad field is said under it with nothing started; and the issue's "done when":
+JupyterLab with one GPU started from the page, opened, a notebook cell ``print(6*7)`` run through the kernel, ``42``
+read in JupyterLab's own UI."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from svc_host.testing.plugin import HOLDS_GPUS
+from svc_host.testing.serve import free_port, isolated_env, start_serve
+from svc_host.testing.waiting import eventually_blocking
+from tests.web.conftest import TOKEN, Server, add_dev_profile, open_page
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from playwright.sync_api import Locator, Page
+
+pytestmark = [pytest.mark.slow]
+
+APPS = "/opt/svc-apps"
+"""The dev clusters' venv with JupyterLab (docs/clusters.md)."""
+SSH_CLUSTER = "lab22"
+"""The dev cluster's SSH profile (svcdev through the dev sshd), added by the JupyterLab test."""
+READY_WAIT = 240_000
+"""Milliseconds a session may take from the Start click to ready: its job may queue behind other tests' jobs."""
+JUPYTER_WAIT = 120_000
+"""Milliseconds JupyterLab's UI may take to draw, start a kernel and show a cell's output on a loaded machine."""
+
+
+class SessionsServer(Server):
+    """``svc serve`` with its sessions' origin on a port of its own choosing (not left to ``--port`` + 1)."""
+
+    sessions_port: int
+
+
+@pytest.fixture(scope="module")
+def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionsServer]:
+    """This module's own ``svc serve`` (the browser fixtures use it): the sessions port given explicitly, so the
+    sessions are never off because ``--port`` + 1 happened to be taken. Sessions still open at the end are stopped
+    (their jobs would outlive the server)."""
+    root = tmp_path_factory.mktemp("sessions-server")
+    work = root / "work"
+    work.mkdir()
+    env = isolated_env(root, token=TOKEN)
+    sessions_port = free_port()
+    with (root / "serve.log").open("w") as log:
+        try:
+            running = start_serve(
+                "--sessions-port", str(sessions_port), base_env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT
+            )
+        except RuntimeError as exc:
+            raise AssertionError(f"{exc}: {(root / 'serve.log').read_text()}") from None
+        server = SessionsServer(running.base, env, running.process, root / "serve.log")
+        server.sessions_port = sessions_port
+        try:
+            yield server
+        finally:
+            for session in server.api("GET", "/api/sessions"):
+                if session["state"] != "ended":
+                    server.client.delete(f"/api/sessions/{session['job_id']}", params={"transport": session["cluster"]})
+            server.client.close()
+            running.stop()
+
+
+def sessions(server: Server) -> list[dict[str, Any]]:
+    return list(server.api("GET", "/api/sessions"))
+
+
+def start_from_form(
+    page: Page, kind: str, fields: dict[str, str], *, gpus: str = "", time_limit: str = "", cluster: str = "local"
+) -> None:
+    """Fill the "Start a session" form as a person does and press Start."""
+    form = page.locator("form.session-form")
+    form.locator("select[name=session-cluster]").select_option(cluster)
+    form.locator("select[name=kind]").select_option(kind)
+    for name, value in fields.items():
+        form.locator(f'[name="fields.{name}"]').fill(value)
+    form.locator("input[name=gpus]").fill(gpus)
+    if time_limit:
+        form.locator("input[name=time_limit]").fill(time_limit)
+    form.locator(f"button:text-is('Start on {cluster}')").click()
+
+
+def newest_session(server: Server, count_before: int) -> dict[str, Any]:
+    """The session the form just started (the list is newest first)."""
+    listed = eventually_blocking(lambda: sessions(server), until=lambda rows: len(rows) > count_before)
+    return listed[0]
+
+
+def session_row(page: Page, job_id: str, cluster: str = "local") -> Locator:
+    return page.locator(f'table.sessions tr[data-session="{cluster}/{job_id}"]')
+
+
+def field_error(page: Page, control: str) -> str:
+    """The words under a control (its `.field` holds them)."""
+    from playwright.sync_api import expect
+
+    note = page.locator(f".field:has({control}) .field-error")
+    expect(note).to_be_visible()
+    return note.inner_text()
+
+
+def test_a_command_session_starts_live_opens_on_its_own_origin_and_stops(
+    page: Page, svc_server: SessionsServer, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "hello-from-the-session.txt").write_text("hello\n")
+    open_page(page, "/sessions")
+    expect(page.locator("a.nav-link[data-nav=sessions]")).to_have_class("nav-link active")
+    page.evaluate("window.svcNotReloaded = true")  # gone if the page reloads: every change below must come live
+    before = len(sessions(svc_server))
+    command = f"cd {served} && exec python3 -m http.server $SVC_SESSION_PORT --bind 127.0.0.1"
+    start_from_form(page, "command", {"command": command}, time_limit="15:00")
+    job_id = newest_session(svc_server, before)["job_id"]
+    row = session_row(page, job_id)
+    expect(row).to_be_visible()
+    expect(row.locator("td").first).to_contain_text("command")
+    expect(row.locator(".cluster-chip")).to_have_text("local")
+    expect(row.locator("a.job-link")).to_have_attribute("href", f"/jobs/{job_id}?cluster=local")
+
+    expect(row).to_have_attribute("data-state", "ready", timeout=READY_WAIT)
+    expect(row.locator(".badge")).to_have_text("ready")
+    expect(row.locator("td").nth(4)).not_to_have_text("—")  # the node it runs on
+    left = row.locator(".time-left")
+    shown = left.inner_text()
+    assert re.fullmatch(r"1[0-5]m \d\ds", shown), shown
+    expect(left).not_to_have_text(shown, timeout=10_000)  # time left ticks in the browser
+    assert page.evaluate("window.svcNotReloaded") is True
+
+    with page.context.expect_page() as opened:
+        row.locator("button:text-is('Open')").click()
+    tab = opened.value
+    origin = f"http://127.0.0.1:{svc_server.sessions_port}"
+    expect(tab.locator("body")).to_contain_text("hello-from-the-session.txt", timeout=60_000)
+    assert tab.url == f"{origin}/s/local/{job_id}/", tab.url  # the one-time code is gone from the address
+    assert tab.evaluate("window.opener") is None  # the session's page cannot reach back into the dashboard's tab
+
+    # A page of the session asks the dashboard's API with the browser's cookies (the dashboard's login among
+    # them: cookies are per host, not per port): refused.
+    answer = tab.evaluate(
+        """async (url) => {
+          try {
+            const response = await fetch(url, { credentials: 'include' });
+            return { status: response.status };
+          } catch (err) {
+            return { error: String(err) };
+          }
+        }""",
+        f"{svc_server.base}/api/jobs",
+    )
+    assert answer.get("status") != 200, answer
+    tab.close()
+
+    row.locator("button:text-is('Stop')").click()
+    dialog = page.locator("dialog.dialog")
+    expect(dialog).to_contain_text(f"Stop session {job_id}?")
+    dialog.locator("button:text-is('Stop session')").click()
+    expect(row).to_have_attribute("data-state", "ended", timeout=60_000)
+    expect(row.locator(".end-reason")).to_have_text("stopped")
+    expect(row.locator("button")).to_have_count(0)  # neither Open nor Stop once it ended
+    expect(row.locator(".time-left")).to_have_text("—")
+    assert page.evaluate("window.svcNotReloaded") is True
+    assert sessions(svc_server)[0]["end_reason"] == "stopped"
+
+
+def test_a_bad_field_is_said_under_it_and_nothing_starts(page: Page, svc_server: SessionsServer) -> None:
+    from playwright.sync_api import expect
+
+    open_page(page, "/sessions")
+    before = len(sessions(svc_server))
+    form = page.locator("form.session-form")
+    start_from_form(page, "command", {"command": ""})
+    words = field_error(page, 'textarea[name="fields.command"]')
+    assert words == "Is required", words
+    expect(form.locator('textarea[name="fields.command"]')).to_be_focused()
+    expect(form.locator('textarea[name="fields.command"]')).to_have_attribute("aria-invalid", "true")
+    expect(form.locator("label:has-text('Command') .req")).to_have_text("*")  # the required mark
+
+    form.locator('textarea[name="fields.command"]').fill("exec python3 -m http.server $SVC_SESSION_PORT")
+    expect(form.locator(".field-error")).to_have_count(0)  # typing clears the field's error
+    form.locator("input[name=gpus]").fill("two")
+    form.locator("button:text-is('Start on local')").click()
+    assert field_error(page, "input[name=gpus]") == "N or TYPE:N, like 1 or a100:1"
+    expect(form.locator("input[name=gpus]")).to_be_focused()
+
+    form.locator("input[name=gpus]").fill("")
+    form.locator("select[name=kind]").select_option("tensorboard")  # its form: a required log directory
+    expect(form.locator("label:has-text('Logdir') .req")).to_be_visible()
+    form.locator("button:text-is('Start on local')").click()
+    assert field_error(page, 'input[name="fields.logdir"]') == "Is required"
+    assert "body." not in form.inner_text()
+    assert len(sessions(svc_server)) == before  # refused: nothing started
+
+
+@HOLDS_GPUS
+def test_jupyterlab_with_one_gpu_from_the_page_runs_a_cell(
+    page: Page, svc_server: SessionsServer, dev_env: dict[str, str], screenshot: Callable[[Page, str], None]
+) -> None:
+    """Over the dev cluster's SSH profile (svcdev): JupyterLab will not run as root, which the local transport's
+    jobs are on this machine; the way in then goes through the held SSH connection, as from a laptop."""
+    from playwright.sync_api import expect
+
+    if SSH_CLUSTER not in svc_server.api("GET", "/api/config/ssh/profiles"):  # {name: profile}
+        add_dev_profile(svc_server, dev_env, SSH_CLUSTER)
+
+    # an ended session beside it in the list (the screenshot shows both): an app that exits with a message
+    failing = svc_server.api(
+        "POST",
+        "/api/sessions",
+        json={
+            "kind": "command",
+            "fields": {"command": "echo 'serve.py: no such file: checkpoints/model-final.pt' >&2; exit 3"},
+            "time_limit": "5:00",
+        },
+    )
+    open_page(page, "/sessions")
+    before = len(sessions(svc_server))
+    start_from_form(page, "jupyter", {"venv": APPS}, gpus="1", time_limit="30:00", cluster=SSH_CLUSTER)
+    started = newest_session(svc_server, before)
+    assert (started["kind"], started["cluster"]) == ("jupyter", SSH_CLUSTER)
+    row = session_row(page, started["job_id"], SSH_CLUSTER)
+    expect(row).to_have_attribute("data-state", "ready", timeout=READY_WAIT)
+    ended = session_row(page, failing["job_id"])
+    expect(ended).to_have_attribute("data-state", "ended", timeout=READY_WAIT)
+    expect(ended.locator(".end-reason")).to_have_text("the app exited")
+    ended.locator(".end-detail summary").click()
+    expect(ended.locator(".end-detail pre")).to_contain_text("no such file: checkpoints/model-final.pt")
+
+    with page.context.expect_page() as opened:
+        row.locator("button:text-is('Open')").click()
+    lab = opened.value
+    lab.set_default_timeout(JUPYTER_WAIT)
+    entry = f"http://127.0.0.1:{svc_server.sessions_port}/s/{SSH_CLUSTER}/{started['job_id']}/lab"
+    lab.wait_for_url(re.compile(rf"^{re.escape(entry)}"))  # the one-time link, traded for the session's cookie
+    lab.locator('.jp-LauncherCard[data-category="Notebook"]').first.click()  # "Python 3 (ipykernel)"
+    cell = lab.locator(".jp-Notebook .jp-Cell").first
+    cell.locator(".cm-content").click()
+    lab.keyboard.type("print(6*7)")
+    lab.keyboard.press("Shift+Enter")
+    expect(cell.locator(".jp-OutputArea-output")).to_have_text("42", timeout=JUPYTER_WAIT)
+    lab.close()
+
+    page.bring_to_front()
+    expect(row.locator("button:text-is('Open')")).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    screenshot(page, "sessions")
+    page.set_viewport_size({"width": 900, "height": 800})  # the sidebar folds away; a wide table scrolls in its card
+    expect(page.locator("#nav-toggle")).to_be_visible()
+    card = page.locator(".sessions-card").bounding_box()
+    assert card is not None
+    assert card["x"] + card["width"] <= 900, card
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the page never scrolls sideways"
