@@ -50,6 +50,7 @@ def jupyter(fields: JupyterFields) -> AppLaunch:
         "--port={port}",
         "--ServerApp.base_url={base_path}",
         "--ServerApp.allow_remote_access=True",
+        "--ServerApp.allow_root=True",  # a job may run as root (a container, a dev machine): the guard protects it
     ]
     if fields.work_dir:
         argv.append(f"--ServerApp.root_dir={fields.work_dir}")

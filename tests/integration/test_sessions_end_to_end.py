@@ -364,10 +364,7 @@ def test_tensorboard_shows_a_scalar_a_job_wrote(served: Served) -> None:
     python = f"{served.apps}/bin/python"
     script = f"#!/bin/bash\n{shlex.quote(python)} -c {shlex.quote(SCALAR_WRITER)} {shlex.quote(logdir)}\n"
     with served.api() as api:
-        body: dict[str, Any] = {"script_content": script, "transport": served.cluster}
-        if served.cluster != "local":
-            body["work_dir"] = "svc-e2e-tb"
-        job = api.post("/api/jobs", json=body)
+        job = api.post("/api/jobs", json={"script_content": script}, params={"transport": served.cluster})
     assert job.status_code == 201, job.text
     writer = job.json()["job_id"]
     eventually_blocking(

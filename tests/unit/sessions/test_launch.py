@@ -183,6 +183,7 @@ def test_jupyter_is_told_its_port_base_url_and_token_and_finds_the_venv() -> Non
         "--port={port}",
         "--ServerApp.base_url={base_path}",
         "--ServerApp.allow_remote_access=True",
+        "--ServerApp.allow_root=True",
         "--ServerApp.root_dir=/scratch/ada",
     ]
     assert app.env == {"JUPYTER_TOKEN": "{secret}", "JUPYTER_RUNTIME_DIR": "{session_dir}/jupyter-runtime"}
