@@ -306,6 +306,24 @@ def test_every_query_parameter_the_doc_writes_is_one_the_route_takes(
     assert not wrong, wrong
 
 
+async def test_every_default_the_doc_gives_a_tool_argument_is_its_schema_default(
+    svc_plugins: PluginManager, svc_host: Host
+) -> None:
+    """``wait_seconds`` (default 60) in a paragraph naming `run_workflow` is the tool's schema default."""
+    async with Client(create_server(svc_host)) as client:
+        schemas = {tool.name: tool.input_schema.get("properties", {}) for tool in (await client.list_tools()).tools}
+    checked, wrong = 0, []
+    for block in doc_blocks(doc()):
+        for name, stated in DEFAULT.findall(block):
+            for tool in (tool for tool in schemas if f"`{tool}`" in block and name in schemas[tool]):
+                checked += 1
+                default = schemas[tool][name].get("default")
+                if stated not in {str(default), str(int(default)) if isinstance(default, float) else ""}:
+                    wrong.append(f"{tool}({name}): the doc says default {stated}, the schema {default}  <- {block}")
+    assert checked >= 2, "the doc's tool argument defaults are no longer found: the test would check nothing"
+    assert not wrong, "\n".join(wrong)
+
+
 # -- the error shape ------------------------------------------------------------------------------------------
 
 
