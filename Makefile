@@ -80,7 +80,7 @@ run: install
 
 # The oldest versions the ranges allow: every direct dependency at its lower bound (scripts/oldest-constraints)
 # in a virtualenv of its own, then the unit and interface suites and the plugins' tests (the cluster tests are left
-# out; the store's run on PostgreSQL too). About 4 minutes, so not part of `make test`: run it when a range changes.
+# out; the store's run on PostgreSQL too). 10 minutes or more, so not part of `make test`: run it when a range changes.
 OLDEST = .venv-oldest
 test-oldest: $(OLDEST)/bin/python postgres
 	$(BASE_PYTHON) scripts/oldest-constraints > $(OLDEST)/constraints.txt
