@@ -267,6 +267,7 @@ class Host:
         if self.source == "web":  # the resource history and schedules: once per server, not per MCP session
             self.resource_sampler.start()
             await self._start_scheduler()
+        if self.source in ("web", "mcp"):  # an agent's sessions move without svc serve (moves are compare-and-set)
             await self._start_session_watch()
 
     async def _start_scheduler(self) -> None:

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +43,7 @@ from wsproto.events import Request as WsRequest
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.serve import ServeProcess, free_port, isolated_env, start_serve
-from svc_host.testing.waiting import DEADLINE, eventually_blocking
+from svc_host.testing.waiting import DEADLINE, eventually, eventually_blocking
 
 pytestmark = pytest.mark.cluster
 
@@ -440,3 +440,58 @@ def test_the_cli_refuses_bad_input_in_one_line(args: list[str], words: str) -> N
     assert words in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if line.strip() and not line.startswith("Usage")]) <= 3
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(env: dict[str, str], cwd: Path) -> AsyncIterator[Callable[..., Awaitable[dict[str, Any]]]]:
+    """``svc mcp`` over real stdio, as an agent starts it; ``await call(tool, **arguments)`` -> its result."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "svc_host", "mcp"], env=env, cwd=str(cwd))
+    async with Client(params) as client:
+
+        async def call(tool: str, **arguments: Any) -> dict[str, Any]:
+            result = await client.call_tool(tool, arguments)
+            assert result.structured_content is not None, result
+            return dict(result.structured_content)
+
+        yield call
+
+
+async def test_the_mcp_tools_refuse_bad_input_and_start_and_stop_a_session(slurm_cluster: None, tmp_path: Path) -> None:
+    env = {**isolated_env(tmp_path / "agent", token=TOKEN), "SVC_AGENT": "off"}
+    async with mcp_session(env, tmp_path) as mcp:
+        unknown = await mcp("start_session", kind="nope", transport="local")
+        assert unknown["success"] is False
+        assert unknown["error"].startswith("unknown session kind 'nope'; choose one of: command, jupyter, ")
+        no_logdir = await mcp("start_session", kind="tensorboard", fields={}, transport="local")
+        assert no_logdir["success"] is False
+        assert "fields.logdir" in no_logdir["error"]
+        bad_gpus = await mcp("start_session", kind="command", fields={"command": "true"}, gpus="lots")
+        assert bad_gpus["success"] is False
+        assert "gpus" in bad_gpus["error"]
+        assert (await mcp("stop_session", job_id="12x"))["success"] is False
+        missing = await mcp("stop_session", job_id="999999999", transport="local")
+        assert missing == {"success": False, "error": "no session 999999999 on transport 'local'"}
+        assert (await mcp("list_sessions", transport="local"))["sessions"] == []
+
+        mark = f"agent-{uuid.uuid4().hex}"
+        started = await mcp("start_session", kind="command", fields={"command": serving_command(mark)}, time_limit="10")
+        assert started["success"] is True, started
+        job_id = started["session"]["job_id"]
+        assert started["session"]["open_command"] == f"svc session open {job_id} -t local"
+
+        async def state() -> dict[str, Any] | None:
+            listed = (await mcp("list_sessions", transport="local"))["sessions"]
+            return next((view for view in listed if view["job_id"] == job_id), None)
+
+        ready = await eventually(state, until=lambda view: view["state"] in ("ready", "ended"), timeout=READY_WAIT)
+        assert ready["state"] == "ready", ready
+        stopped = await mcp("stop_session", job_id=job_id, transport="local")
+        assert stopped["success"] is True, stopped
+        ended = await eventually(state, until=lambda view: view["state"] == "ended")
+        assert ended["end_reason"] == "stopped"
+        again = await mcp("stop_session", job_id=job_id, transport="local")
+        assert again["success"] is False
+        assert "already ended" in again["error"]
