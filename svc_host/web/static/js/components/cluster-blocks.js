@@ -3,7 +3,8 @@
 // cluster (GET /api/resources/total and GET /api/jobs with ?transport=<name>), so a cluster that does not answer
 // shows its error on its own block while the others draw. Two profiles can reach one Slurm cluster (two login
 // nodes, `local` on a login node): GET /api/resources/cluster names the cluster each one reaches, the totals
-// count such a cluster once, and its later blocks say whose cluster they show.
+// count such a cluster once, and its later blocks say whose cluster they show. The queue counted is the user's own
+// (GET /api/jobs?user=me: each profile's login, `local`'s the server's), or everyone's with `queueOfAll`.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge } from '../ui.js';
@@ -19,7 +20,7 @@ export function queueCounts(queue) {
 
 /** `{element, loadGpus(), loadQueue(), loadIdentity(), sameAs(first), state, name}` for one cluster; `onChange()`
  * after each load (for the totals). */
-function clusterBlock(name, onChange) {
+function clusterBlock(name, onChange, queueOfAll) {
   const state = { whole: null, queue: null, gpuError: null, queueError: null, identity: null };
   const gpus = h('div', { class: 'cluster-block-gpus' }, h('div', { class: 'loading' }, 'Asking the scheduler…'));
   const queue = h('div', { class: 'cluster-block-queue muted' }, 'Reading the queue…');
@@ -68,9 +69,9 @@ function clusterBlock(name, onChange) {
   }
 
   /** Read `path` of this cluster into `state[key]`, or its failure into `state[errorKey]`. */
-  async function read(path, key, errorKey) {
+  async function read(path, key, errorKey, extra = {}) {
     try {
-      state[key] = await api(path, { query: { transport: name } });
+      state[key] = await api(path, { query: { transport: name, ...extra } });
       state[errorKey] = null;
     } catch (err) {
       state[key] = null;
@@ -86,7 +87,7 @@ function clusterBlock(name, onChange) {
   }
 
   async function loadQueue() {
-    await read('/api/jobs', 'queue', 'queueError');
+    await read('/api/jobs', 'queue', 'queueError', { user: queueOfAll ? 'all' : 'me' });
     drawQueue();
     onChange();
   }
@@ -106,8 +107,9 @@ function sameClusters(blocks) {
   return [...groups.values()];
 }
 
-/** The "All clusters" overview of `names`: totals on top, a block per cluster. Returns `{element, load(), onEvents(events)}`. */
-export function allClusters(names) {
+/** The "All clusters" overview of `names`: totals on top, a block per cluster, counting the user's jobs (every
+ * user's with `queueOfAll`). Returns `{element, load(), onEvents(events)}`. */
+export function allClusters(names, { queueOfAll = false } = {}) {
   const stats = h('div', { class: 'stats' });
   let blocks = [];
   function drawTotals() {
@@ -121,8 +123,8 @@ export function allClusters(names) {
     const counts = queued.map((g) => queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]));
     const shared = blocks.length - groups.length;
     replace(stats,
-      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `on ${queued.length} of ${groups.length} clusters` }),
-      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', { tone: 'warn' }),
+      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `${whose} on ${queued.length} of ${groups.length} clusters` }),
+      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', { tone: 'warn', hint: whose }),
       statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
         { tone: 'ok', hint: `${answered.length} of ${groups.length} clusters answer` }),
       statCard('Clusters', String(groups.length), {
@@ -131,7 +133,8 @@ export function allClusters(names) {
       }));
   }
   const ordered = [...names].sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y))); // as the pill
-  blocks = ordered.map((name) => clusterBlock(name, drawTotals));
+  const whose = queueOfAll ? "every user's" : 'yours';
+  blocks = ordered.map((name) => clusterBlock(name, drawTotals, queueOfAll));
   drawTotals();
   const element = h('div', { class: 'col all-clusters' }, stats,
     card('GPUs and queues on every cluster', h('div', { class: 'cluster-blocks' }, blocks.map((b) => b.element))));

@@ -1,10 +1,12 @@
 // Overview of the tab's cluster: GPU gauges for the whole cluster and per partition (with GPUs per type), my
 // running/pending jobs there; recent workflow runs and sweeps of every cluster (each named), the server.
 // With "All clusters" chosen in the top bar: one block per cluster (GPUs, queue) instead of the one cluster's.
+// "My jobs" and the counts are the user's own (GET /api/jobs?user=me: each cluster's login, as the profile or
+// `local` runs jobs); a cluster's queue is shared with other users, whose jobs show with "Whole queue" (`?queue=all`).
 import { h, replace, stateBadge, agoSpan, durationSpan, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
-import { emptyState } from '../router.js';
+import { emptyState, navigate } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
 import { gpuTypesText } from '../components/gpu-types.js';
 import { allClusters } from '../components/cluster-blocks.js';
@@ -12,11 +14,28 @@ import { allClustersChosen, clusters, jobHref, shownCluster } from '../cluster.j
 
 const EVENTS = ['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'];
 
-async function renderAllClusters(root) {
+/** "Mine" / "Whole queue": whose jobs the page lists and counts (the choice is `?queue=all` in the URL). */
+function queueToggle(queueOfAll) {
+  const choose = (all) => {
+    const params = new URLSearchParams(location.search);
+    if (all) params.set('queue', 'all'); else params.delete('queue');
+    const qs = params.toString();
+    navigate(location.pathname + (qs ? `?${qs}` : ''), { replace: true });
+  };
+  const choices = [[false, 'Mine', 'Only your jobs: those of your login on each cluster'],
+    [true, 'Whole queue', "Every user's jobs in the queue"]];
+  return h('div', { class: 'toolbar' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Whose jobs' },
+    choices.map(([all, label, title]) => h('button', {
+      type: 'button', class: all === queueOfAll ? 'active' : null, 'aria-pressed': String(all === queueOfAll), title,
+      dataset: { queue: all ? 'all' : 'mine' }, onClick: () => { if (all !== queueOfAll) choose(all); },
+    }, label))));
+}
+
+async function renderAllClusters(root, queueOfAll) {
   const known = await clusters();
-  const view = allClusters(known.clusters.map((t) => t.name));
+  const view = allClusters(known.clusters.map((t) => t.name), { queueOfAll });
   const recent = recentBoxes('All clusters');
-  replace(root, view.element, recent.element);
+  replace(root, queueToggle(queueOfAll), view.element, recent.element);
   await Promise.all([view.load(), recent.load()]);
   return live(EVENTS, (events) => { view.onEvents(events); recent.onEvents(events); });
 }
@@ -91,8 +110,9 @@ function recentBoxes(shown) {
   };
 }
 
-export async function render(root) {
-  if (allClustersChosen()) return renderAllClusters(root);
+export async function render(root, _params, query) {
+  const queueOfAll = query.queue === 'all';
+  if (allClustersChosen()) return renderAllClusters(root, queueOfAll);
   const cluster = await shownCluster();
   const here = { transport: cluster };
   const stats = h('div', { class: 'stats' });
@@ -102,14 +122,16 @@ export async function render(root) {
   const recent = recentBoxes(cluster);
 
   replace(root,
+    queueToggle(queueOfAll),
     stats,
     h('div', { class: 'grid grid-main-side' },
-      card(`My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
+      card(queueOfAll ? `Whole queue on ${cluster}` : `My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
       card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
     recent.element);
 
   let snapshots = null;
   let queue = null;
+  let login = null; // the user "mine" is on this cluster (X-Svc-User), once the queue answered
   let historyStats = null;
   let whole = null; // the cluster in one snapshot: a node in two partitions counts once
 
@@ -118,9 +140,10 @@ export async function render(root) {
     const pending = queue ? queue.filter((j) => j.status === 'PENDING').length : '—';
     const total = whole ? whole.total_gpus : null;
     const free = whole ? whole.gpus_available : null;
+    const whose = queueOfAll ? "every user's" : login ? `${login}'s` : null;
     replace(stats,
-      statCard('Running jobs', running, { tone: 'info', href: '/jobs?status=RUNNING' }),
-      statCard('Pending jobs', pending, { tone: 'warn', href: '/jobs?status=PENDING' }),
+      statCard('Running jobs', running, { tone: 'info', hint: whose, href: '/jobs?status=RUNNING' }),
+      statCard('Pending jobs', pending, { tone: 'warn', hint: whose, href: '/jobs?status=PENDING' }),
       statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
       statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
   }
@@ -162,7 +185,9 @@ export async function render(root) {
 
   async function loadQueue() {
     try {
-      queue = (await api('/api/jobs', { query: here })).map((j) => ({ ...j, transport: cluster }));
+      const answer = await api('/api/jobs', { query: { ...here, user: queueOfAll ? 'all' : 'me' }, raw: true });
+      login = answer.headers.get('X-Svc-User');
+      queue = (await answer.json()).map((j) => ({ ...j, transport: cluster }));
       drawJobs();
     } catch (err) {
       replace(jobsBox, alertBox(err));
