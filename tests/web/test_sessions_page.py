@@ -6,9 +6,11 @@ read in JupyterLab's own UI."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,7 +22,6 @@ from tests.web.conftest import TOKEN, Server, add_dev_profile, open_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from playwright.sync_api import Locator, Page
 
@@ -36,6 +37,50 @@ JUPYTER_WAIT = 120_000
 """Milliseconds JupyterLab's UI may take to draw, start a kernel and show a cell's output on a loaded machine."""
 
 
+IDLE_KIND_PLUGIN = '''"""A session kind that ends after one idle minute (warned at 48 s): the page's idle warning."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from svc_host.plugin import AppLaunch, SessionKindSpec, hookimpl
+
+SVC_PLUGIN_API = ">=1.1,<2"
+
+
+class Fields(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1)
+
+
+def launch(fields: Fields) -> AppLaunch:
+    return AppLaunch(argv=["bash", "-lc", fields.command], env={"SVC_SESSION_PORT": "{port}"}, strip_base_path=True)
+
+
+@hookimpl
+def svc_session_kinds() -> list[SessionKindSpec]:
+    return [
+        SessionKindSpec(
+            name="idle-minute", description="ends after a minute without traffic", fields=Fields, launch=launch,
+            idle_minutes=1,
+        )
+    ]
+'''
+
+
+def idle_kind_site(root: Path) -> Path:
+    """A directory for ``PYTHONPATH`` holding a plugin offering the ``idle-minute`` kind, installed as pip would (a
+    ``*.dist-info`` with its ``svc`` entry point): ``svc serve`` loads it as any plugin."""
+    site = root / "site"
+    info = site / "svc_test_idle_kind-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: svc-test-idle-kind\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[svc]\nidle-minute = svc_test_idle_kind\n")
+    (site / "svc_test_idle_kind.py").write_text(IDLE_KIND_PLUGIN)
+    return site
+
+
 class SessionsServer(Server):
     """``svc serve`` with its sessions' origin on a port of its own choosing (not left to ``--port`` + 1)."""
 
@@ -46,11 +91,12 @@ class SessionsServer(Server):
 def svc_server(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionsServer]:
     """This module's own ``svc serve`` (the browser fixtures use it): the sessions port given explicitly, so the
     sessions are never off because ``--port`` + 1 happened to be taken. Sessions still open at the end are stopped
-    (their jobs would outlive the server)."""
+    (their jobs would outlive the server). A plugin of the test's own offers a kind with a one-minute idle timeout."""
     root = tmp_path_factory.mktemp("sessions-server")
     work = root / "work"
     work.mkdir()
     env = isolated_env(root, token=TOKEN)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(idle_kind_site(root)), env.get("PYTHONPATH")]))
     sessions_port = free_port()
     with (root / "serve.log").open("w") as log:
         try:
@@ -262,3 +308,42 @@ def test_jupyterlab_with_one_gpu_from_the_page_runs_a_cell(
     assert card is not None
     assert card["x"] + card["width"] <= 900, card
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the page never scrolls sideways"
+
+
+def test_an_idle_session_is_warned_on_its_row_then_ends_idle(page: Page, svc_server: SessionsServer) -> None:
+    from playwright.sync_api import expect
+
+    open_page(page, "/sessions")
+    before = len(sessions(svc_server))
+    start_from_form(page, "idle-minute", {"command": "exec python3 -m http.server $SVC_SESSION_PORT --bind 127.0.0.1"})
+    job_id = newest_session(svc_server, before)["job_id"]
+    row = session_row(page, job_id)
+    expect(row).to_have_attribute("data-state", "ready", timeout=READY_WAIT)
+    expect(row.locator(".idle-warning")).to_have_count(0)
+    # no traffic: warned at 80 % of its minute (the session.idle_warning event redraws the row), ended at 100 %
+    warning = row.locator(".idle-warning")
+    expect(warning).to_be_visible(timeout=120_000)
+    expect(warning).to_have_text(re.compile(r"^Idle: it ends in \d+s unless used$"))
+    expect(row).to_have_attribute("data-state", "ended", timeout=120_000)
+    expect(row.locator(".end-reason")).to_have_text("idle timeout")
+    expect(row.locator(".idle-warning")).to_have_count(0)
+
+
+def test_a_session_that_cannot_start_says_why_and_stops_while_queued(page: Page, svc_server: SessionsServer) -> None:
+    from playwright.sync_api import expect
+
+    open_page(page, "/sessions")
+    before = len(sessions(svc_server))
+    page.locator("form.session-form select[name=partition]").select_option("short")  # MaxTime 5 minutes
+    start_from_form(page, "command", {"command": "exec python3 -m http.server $SVC_SESSION_PORT"}, time_limit="10:00")
+    job_id = newest_session(svc_server, before)["job_id"]
+    row = session_row(page, job_id)
+    expect(row).to_have_attribute("data-state", "queued")
+    expect(row.locator(".pending-reason")).to_have_text("PartitionTimeLimit", timeout=60_000)
+    expect(row.locator(".pending-action")).to_contain_text("more than partition 'short' allows")
+    expect(row.locator(".time-left")).to_have_text("10m 00s")  # counts from the job's start: not yet
+    expect(row.locator("button:text-is('Open')")).to_have_count(0)
+    row.locator("button:text-is('Stop')").click()
+    page.locator("dialog.dialog button:text-is('Stop session')").click()
+    expect(row).to_have_attribute("data-state", "ended", timeout=60_000)
+    expect(row.locator(".end-reason")).to_have_text("stopped")

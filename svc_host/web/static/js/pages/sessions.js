@@ -157,9 +157,11 @@ export async function render(root, _params, query) {
     if (s.state === 'queued') {
       const why = pendingWhy.get(keyOf(s));
       if (why) {
+        // what Slurm says, and the API's sentence when the job will not start as it is (it says what to change)
         lines.push(h('div', { class: 'pending-line', title: why.explanation || '' },
           why.reason ? h('span', { class: 'mono pending-reason' }, why.reason) : null,
           why.start_estimate && why.start_estimate.at ? h('span', { class: 'muted' }, ` · expected start ${fmtTime(why.start_estimate.at)}`) : null));
+        if (why.needs_action && why.explanation) lines.push(h('div', { class: 'pending-action' }, why.explanation));
       }
     }
     if (s.state === 'ended') {
