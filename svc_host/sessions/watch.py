@@ -6,8 +6,8 @@ as any job: the watch asks the scheduler nothing itself). For a running job it r
 session's directory through the transport until the node guard has written it, then GETs the kind's
 ``ready_path`` through the way in (the proxy's connection, the session's secret) until the app answers. The pure
 ``domain.sessions.next_state`` decides each move from those facts; the watch gathers them and applies its answer.
-A session ends when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited`` with the
-tail of the job's stderr when the guard wrote ``exit.json``, else ``job_ended``), when the app did not answer
+A session ends when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited``
+with the tail of the job's stderr when the guard wrote ``exit.json``, else ``job_ended``), when the app did not answer
 within the kind's start timeout after the job started (``start_timeout``: the job is cancelled), and when a
 session with an idle timeout carried no traffic (and, with a ``busy_path``, ran no busy kernel) for that long
 (``idle_timeout``: a ``session.idle_warning`` event first, 5 minutes before or at 80 % of it, whichever is later).
@@ -54,12 +54,20 @@ def idle_warning_after(idle_minutes: int) -> timedelta:
     return timedelta(minutes=max(idle_minutes - 5, idle_minutes * 0.8))
 
 
-class SessionWatch:
-    """Ticks every ``interval`` seconds while the process runs (``svc serve``); ``tick`` is one pass."""
+STARTING_INTERVAL = 0.25
+"""Seconds between ticks while a session is queued or starting: its app is seen answering within a quarter second
+(the goal: ready within a second of the app's own start). A tick then reads the store, and for a running job the
+guard's ``endpoint.json`` once, then one GET through the way in."""
 
-    def __init__(self, ports: Ports, *, interval: float = 2.0) -> None:
+
+class SessionWatch:
+    """Ticks every ``interval`` seconds while the process runs (``svc serve``), every ``starting_interval`` while
+    a session waits to be ready; ``tick`` is one pass."""
+
+    def __init__(self, ports: Ports, *, interval: float = 2.0, starting_interval: float = STARTING_INTERVAL) -> None:
         self.ports = ports
         self.interval = interval
+        self.starting_interval = min(interval, starting_interval)
         self._task: asyncio.Task[None] | None = None
         self._watching = contextlib.ExitStack()
         self._watched: set[str] = set()
@@ -84,7 +92,7 @@ class SessionWatch:
                 await self.tick()
             except Exception:  # one bad tick must not end the watch
                 log.exception("session watch tick failed")
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(self.starting_interval if self._watched else self.interval)
 
     async def tick(self, now: datetime | None = None) -> None:
         """Move every open session one step (``now``: the time the tick decides at)."""
