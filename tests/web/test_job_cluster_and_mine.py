@@ -15,6 +15,7 @@ import getpass
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -174,3 +175,26 @@ def test_all_clusters_counts_each_clusters_own_users_jobs(
 ) -> None:
     eventually_blocking(lambda: blocks_agree(page, svc_server, "me"), timeout=120, what="each block counts mine")
     eventually_blocking(lambda: blocks_agree(page, svc_server, "all"), timeout=120, what="each block, whole queue")
+
+
+def jobs_query(url: str) -> dict[str, str] | None:
+    """The query of a URL of the Jobs page (None for another page), in any order."""
+    parts = urlsplit(url)
+    return dict(parse_qsl(parts.query)) if parts.path == "/jobs" else None
+
+
+def test_the_count_of_my_jobs_leads_to_my_jobs(page: Page, svc_server: Server, shared: dict[str, int]) -> None:
+    from playwright.sync_api import expect
+
+    mine, theirs = shared["local"], shared["lab22"]
+    open_page(page, "/?cluster=local")
+    page.locator(".stat", has=page.locator(".stat-label", has_text="Pending jobs")).click()
+    page.wait_for_url(lambda url: jobs_query(url) == {"cluster": "local", "status": "PENDING", "queue": "mine"})
+    page.wait_for_selector(".page[data-ready=true]")
+    expect(page.locator("[data-queue='mine']")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"tr[data-job-id='{mine}'][data-cluster='local']")).to_have_count(1)
+    expect(page.locator(f"tr[data-job-id='{theirs}'][data-cluster='local']")).to_have_count(0)
+    page.click("[data-queue='all']")
+    page.wait_for_url(lambda url: jobs_query(url) == {"cluster": "local", "status": "PENDING"})
+    expect(page.locator(f"tr[data-job-id='{theirs}'][data-cluster='local']")).to_have_count(1)
+    expect(page.locator(f"tr[data-job-id='{mine}'][data-cluster='local']")).to_have_count(1)

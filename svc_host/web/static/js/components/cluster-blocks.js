@@ -56,10 +56,11 @@ function clusterBlock(name, onChange, queueOfAll) {
       return;
     }
     const { running, pending } = queueCounts(state.queue);
+    const list = (status) => `/jobs?status=${status}&cluster=${encodeURIComponent(name)}${queueOfAll ? '' : '&queue=mine'}`;
     replace(queue,
-      h('a', { class: 'queue-count', href: `/jobs?status=RUNNING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-running' }, String(running)), ' running'),
+      h('a', { class: 'queue-count', href: list('RUNNING') }, h('strong', { class: 'queue-running' }, String(running)), ' running'),
       ' · ',
-      h('a', { class: 'queue-count', href: `/jobs?status=PENDING&cluster=${encodeURIComponent(name)}` }, h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
+      h('a', { class: 'queue-count', href: list('PENDING') }, h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
   }
 
   async function loadIdentity() {

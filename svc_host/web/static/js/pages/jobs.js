@@ -1,5 +1,7 @@
 // Jobs: the tab's cluster's queue and svc's history of every cluster in one filterable, sortable table, kept live
-// by job events. A job is its cluster and its id: equal ids of two clusters are two rows.
+// by job events. A job is its cluster and its id: equal ids of two clusters are two rows. The queue is every
+// user's, or with "Mine" (`?queue=mine`, where the Overview's counts of my jobs lead) only the user's own
+// (GET /api/jobs?user=me).
 import { h, replace, fmtTime, fmtDuration, stateBadge, clockSeconds } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
@@ -46,6 +48,7 @@ export async function render(root, _params, query) {
     sort: query.sort || 'submitted_at',
     dir: query.dir === 'asc' ? 'asc' : 'desc',
     all: query.clusters === 'all',
+    mine: query.queue === 'mine',
   };
   const cluster = await shownCluster();
   let rows = [];
@@ -67,6 +70,11 @@ export async function render(root, _params, query) {
     type: 'button', dataset: { all: String(all) }, onClick: () => { state.all = all; sync(); },
   }, label));
   const clusterSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Cluster filter' }, clusterButtons);
+  const queueButtons = [[true, 'Mine'], [false, 'Whole queue']].map(([mine, label]) => h('button', {
+    type: 'button', dataset: { queue: mine ? 'mine' : 'all' },
+    onClick: () => { if (state.mine !== mine) { state.mine = mine; sync(); load(); } },
+  }, label));
+  const queueSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Whose jobs' }, queueButtons);
 
   let searchTimer = null;
   search.addEventListener('input', () => {
@@ -135,6 +143,11 @@ export async function render(root, _params, query) {
       b.classList.toggle('active', on);
       b.setAttribute('aria-pressed', String(on));
     });
+    queueButtons.forEach((b) => {
+      const on = (b.dataset.queue === 'mine') === state.mine;
+      b.classList.toggle('active', on);
+      b.setAttribute('aria-pressed', String(on));
+    });
     drawHead();
     const frag = document.createDocumentFragment();
     for (const r of visible) frag.append(rowFor(r));
@@ -147,24 +160,27 @@ export async function render(root, _params, query) {
   }
 
   function sync() {
-    setQuery({ clusters: state.all ? 'all' : '', q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
+    setQuery({ clusters: state.all ? 'all' : '', queue: state.mine ? 'mine' : '', q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
     draw();
   }
 
   replace(root,
     error,
     card(null, [
-      h('div', { class: 'toolbar card-toolbar' }, search, clusterSelect, statusSelect, h('span', { class: 'grow' }), count),
+      h('div', { class: 'toolbar card-toolbar' }, search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
       tableBox, emptyBox,
     ], { cls: 'flush' }));
   replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
 
+  let loads = 0;
   async function load() {
+    const seq = ++loads;
     const [queue, historyRows] = await Promise.all([
-      api('/api/jobs', { query: { transport: cluster } }).catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
+      api('/api/jobs', { query: { transport: cluster, user: state.mine ? 'me' : 'all' } }).catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
       api('/api/history', { query: { limit: 1000 } }),
     ]);
     performance.mark('svc-jobs-data');
+    if (seq !== loads) return; // "Mine" or "Whole queue" was chosen meanwhile: the later answer draws
     rows = mergeJobs(queue, historyRows, cluster);
     draw();
     performance.mark('svc-jobs-drawn');

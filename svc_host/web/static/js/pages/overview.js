@@ -141,9 +141,10 @@ export async function render(root, _params, query) {
     const total = whole ? whole.total_gpus : null;
     const free = whole ? whole.gpus_available : null;
     const whose = queueOfAll ? "every user's" : login ? `${login}'s` : null;
+    const mineQuery = queueOfAll ? '' : '&queue=mine'; // the Jobs list of what was counted
     replace(stats,
-      statCard('Running jobs', running, { tone: 'info', hint: whose, href: '/jobs?status=RUNNING' }),
-      statCard('Pending jobs', pending, { tone: 'warn', hint: whose, href: '/jobs?status=PENDING' }),
+      statCard('Running jobs', running, { tone: 'info', hint: whose, href: `/jobs?status=RUNNING${mineQuery}` }),
+      statCard('Pending jobs', pending, { tone: 'warn', hint: whose, href: `/jobs?status=PENDING${mineQuery}` }),
       statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
       statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
   }
