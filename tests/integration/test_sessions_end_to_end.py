@@ -103,9 +103,12 @@ def cluster_env(root: Path, cluster: str, request: pytest.FixtureRequest) -> tup
 @pytest.fixture(scope="module", params=CLUSTERS)
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     cluster: str = request.param
-    env, apps = cluster_env(tmp_path_factory.mktemp(f"serve-{cluster}"), cluster, request)
+    root = tmp_path_factory.mktemp(f"serve-{cluster}")
+    env, apps = cluster_env(root, cluster, request)
     sessions_port = free_port()
-    server = start_serve("--sessions-port", str(sessions_port), env=env, base_env=env, log_level="warning")
+    server = start_serve(  # in a directory of its own: a local job's logs/ are written there
+        "--sessions-port", str(sessions_port), env=env, base_env=env, cwd=root, log_level="warning"
+    )
     found = Served(server, cluster, sessions_port, env, apps)
     try:
         yield found
