@@ -56,11 +56,14 @@ function clusterBlock(name, onChange, queueOfAll) {
       return;
     }
     const { running, pending } = queueCounts(state.queue);
-    const list = (status) => `/jobs?status=${status}&cluster=${encodeURIComponent(name)}${queueOfAll ? '' : '&queue=mine'}`;
+    const whose = queueOfAll ? '' : '&queue=mine';
+    const list = (status) => `/jobs?status=${status}&cluster=${encodeURIComponent(name)}${whose}`;
     replace(queue,
-      h('a', { class: 'queue-count', href: list('RUNNING') }, h('strong', { class: 'queue-running' }, String(running)), ' running'),
+      h('a', { class: 'queue-count', href: list('RUNNING') },
+        h('strong', { class: 'queue-running' }, String(running)), ' running'),
       ' · ',
-      h('a', { class: 'queue-count', href: list('PENDING') }, h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
+      h('a', { class: 'queue-count', href: list('PENDING') },
+        h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
   }
 
   async function loadIdentity() {
@@ -124,8 +127,10 @@ export function allClusters(names, { queueOfAll = false } = {}) {
     const counts = queued.map((g) => queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]));
     const shared = blocks.length - groups.length;
     replace(stats,
-      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', { tone: 'info', hint: `${whose} on ${queued.length} of ${groups.length} clusters` }),
-      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', { tone: 'warn', hint: whose }),
+      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—',
+        { tone: 'info', hint: `${whose} on ${queued.length} of ${groups.length} clusters` }),
+      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—',
+        { tone: 'warn', hint: whose }),
       statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
         { tone: 'ok', hint: `${answered.length} of ${groups.length} clusters answer` }),
       statCard('Clusters', String(groups.length), {

@@ -160,14 +160,19 @@ export async function render(root, _params, query) {
   }
 
   function sync() {
-    setQuery({ clusters: state.all ? 'all' : '', queue: state.mine ? 'mine' : '', q: state.q, status: state.status === 'all' ? '' : state.status, sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir });
+    setQuery({
+      clusters: state.all ? 'all' : '', queue: state.mine ? 'mine' : '', q: state.q,
+      status: state.status === 'all' ? '' : state.status,
+      sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir,
+    });
     draw();
   }
 
   replace(root,
     error,
     card(null, [
-      h('div', { class: 'toolbar card-toolbar' }, search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
+      h('div', { class: 'toolbar card-toolbar' },
+        search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
       tableBox, emptyBox,
     ], { cls: 'flush' }));
   replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
@@ -176,7 +181,12 @@ export async function render(root, _params, query) {
   async function load() {
     const seq = ++loads;
     const [queue, historyRows] = await Promise.all([
-      api('/api/jobs', { query: { transport: cluster, user: state.mine ? 'me' : 'all' } }).catch((err) => { error.hidden = false; error.textContent = `The queue could not be read: ${err.detail || err.message}`; return []; }),
+      api('/api/jobs', { query: { transport: cluster, user: state.mine ? 'me' : 'all' } })
+        .catch((err) => {
+          error.hidden = false;
+          error.textContent = `The queue could not be read: ${err.detail || err.message}`;
+          return [];
+        }),
       api('/api/history', { query: { limit: 1000 } }),
     ]);
     performance.mark('svc-jobs-data');

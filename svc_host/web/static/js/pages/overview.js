@@ -125,7 +125,9 @@ export async function render(root, _params, query) {
     queueToggle(queueOfAll),
     stats,
     h('div', { class: 'grid grid-main-side' },
-      card(queueOfAll ? `Whole queue on ${cluster}` : `My jobs on ${cluster}`, jobsBox, { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'), h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
+      card(queueOfAll ? `Whole queue on ${cluster}` : `My jobs on ${cluster}`, jobsBox,
+        { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'),
+          h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
       card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
     recent.element);
 
