@@ -57,11 +57,11 @@ export function keepClusterInUrl() {
   history.replaceState(history.state, '', `${location.pathname}?${params}`);
 }
 
-/** A job page found its job on `name` (the URL may have named none, or "All clusters"): the URL names it, and the
- * page is bound to it; the pill follows. */
-export function bindJobCluster(name) {
+/** The job page at `path` found its job on `name` (the URL may have named none, or "All clusters"): the URL names
+ * it, and the page is bound to it; the pill follows. Nothing changes once another page is on screen. */
+export function bindJobCluster(name, path) {
   const params = new URLSearchParams(location.search);
-  if (params.get('cluster') === name) return;
+  if (location.pathname !== path || params.get('cluster') === name) return;
   params.set('cluster', name);
   history.replaceState(history.state, '', `${location.pathname}?${params}`);
   for (const listener of listeners) listener();

@@ -17,6 +17,7 @@ const MAX_LOG_CHARS = 2_000_000; // the browser keeps the last ~2 MB of a log; t
 
 export async function render(root, params, query) {
   const jobId = params.id;
+  const path = location.pathname; // this page's, while its job is asked for
   if (!/^\d+(_\d+)?$/.test(jobId)) {
     replace(root, emptyState('Not a job id', `"${jobId}" is not a Slurm job id (digits, or <id>_<index> for a task of a job array).`, h('a', { class: 'btn', href: '/jobs' }, 'All jobs')));
     return null;
@@ -33,7 +34,7 @@ export async function render(root, params, query) {
     throw err;
   }
   where.transport = job.transport; // pinned: a later change of the server's default does not move this page
-  bindJobCluster(job.transport); // the URL and the pill name the job's cluster, whatever the tab's choice
+  bindJobCluster(job.transport, path); // the URL and the pill name the job's cluster, whatever the tab's choice
   setTitle(`Job ${jobId} on ${job.transport}`);
 
   const head = h('div', { class: 'job-head' });
