@@ -79,8 +79,8 @@ def dev_profile(version: str) -> SSHProfile:
 def add_profile(env: dict[str, str], profile: SSHProfile) -> None:
     command = [
         sys.executable, "-m", "svc_host", "profile", "add", "dev", "--hostname", profile.hostname,
-        "--username", profile.username, "--key", profile.key_filename, "--port", str(profile.port),
-        "--known-hosts", profile.known_hosts,
+        "--username", profile.username, "--key", str(profile.key_filename), "--port", str(profile.port),
+        "--known-hosts", str(profile.known_hosts),
     ]  # fmt: skip
     subprocess.run(command, env=env, capture_output=True, check=True, timeout=120)
 

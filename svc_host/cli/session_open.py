@@ -71,6 +71,7 @@ async def open_session(host: Host, cluster: str, job_id: str, *, browser: bool) 
         sock = bound("127.0.0.1", 0)
         if sock is None:
             raise click.ClickException("cannot listen on 127.0.0.1 for the session (no free port)")
+        sock.listen(128)  # before the link is printed: a browser quicker than uvicorn's start waits in the backlog
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             origin, host="127.0.0.1", port=port, log_level="warning", ws="wsproto", server_header=False

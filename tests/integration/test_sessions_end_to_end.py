@@ -80,8 +80,8 @@ def add_profile(env: dict[str, str], profile: SSHProfile) -> None:
     """``svc profile add dev ...`` as a user runs it, in ``env``'s home."""
     command = [
         sys.executable, "-m", "svc_host", "profile", "add", "dev", "--hostname", profile.hostname,
-        "--username", profile.username, "--key", profile.key_filename, "--port", str(profile.port),
-        "--known-hosts", profile.known_hosts,
+        "--username", profile.username, "--key", str(profile.key_filename), "--port", str(profile.port),
+        "--known-hosts", str(profile.known_hosts),
     ]  # fmt: skip
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
@@ -119,6 +119,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
                     api.delete(f"/api/sessions/{view['job_id']}", params={"transport": cluster})
         err = server.stop()
         assert "Traceback" not in err, err
+        assert f"Interactive sessions: their own origin on 127.0.0.1:{sessions_port}" in err  # the start-up line
 
 
 def start(served: Served, kind: str, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -389,39 +390,50 @@ def test_tensorboard_shows_a_scalar_a_job_wrote(served: Served) -> None:
     stop(served, job_id)
 
 
-def test_svc_session_start_open_serves_it_without_svc_serve(
-    request: pytest.FixtureRequest, served: Served, tmp_path: Path
-) -> None:
-    env, _ = cluster_env(tmp_path / "cli", served.cluster, request)  # a home of its own: no svc serve there
-    mark = f"opened-{uuid.uuid4().hex}"
-    command = [
-        sys.executable, "-m", "svc_host", "session", "start", "command", "--field",
-        f"command={serving_command(mark)}", "--transport", served.cluster, "-t", "10", "--open", "--no-browser",
-    ]  # fmt: skip
+def opened(command: list[str], env: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """Run ``svc session ...`` that opens a session (as a user runs it, no browser); yields the link it printed and
+    the session's base URL, then stops it with Ctrl-C and checks it ended quietly."""
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
-        line = eventually_blocking(process.stdout.readline, timeout=READY_WAIT, what="the printed link")
-        match = re.match(rf"^(http://127\.0\.0\.1:\d+/s/{served.cluster}/(\d+)/)\?svc_code=\S+$", line.strip())
+        line = eventually_blocking(process.stdout.readline, timeout=READY_WAIT, what="the printed link").strip()
+        match = re.match(r"^(http://127\.0\.0\.1:\d+/s/[^/]+/\d+/)\?svc_code=\S+$", line)
         assert match, line
-        base, job_id = match.groups()
-        with httpx.Client(timeout=120, follow_redirects=True) as browser:
-            page = browser.get(line.strip())
-            assert page.status_code == 200
-            assert "page.txt" in page.text  # http.server's listing of the session's directory
-            assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+        yield line, match.group(1)
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=DEADLINE)
         assert "Traceback" not in err, err
-        stopped = subprocess.run(
-            [sys.executable, "-m", "svc_host", "session", "stop", job_id, "-t", served.cluster],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        assert stopped.returncode == 0, stopped.stderr
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_svc_session_start_open_and_open_serve_it_without_svc_serve(
+    request: pytest.FixtureRequest, served: Served, tmp_path: Path
+) -> None:
+    env, _ = cluster_env(tmp_path / "cli", served.cluster, request)  # a home of its own: no svc serve there
+    mark = f"opened-{uuid.uuid4().hex}"
+    svc = [sys.executable, "-m", "svc_host", "session"]
+    start_open = [
+        *svc, "start", "command", "--field", f"command={serving_command(mark)}", "--transport", served.cluster,
+        "-t", "10", "--open", "--no-browser",
+    ]  # fmt: skip
+    for url, base in opened(start_open, env):
+        job_id = base.rstrip("/").rsplit("/", 1)[1]
+        with httpx.Client(timeout=120, follow_redirects=True) as browser:
+            page = browser.get(url)
+            assert page.status_code == 200
+            assert "page.txt" in page.text  # http.server's listing of the session's directory
+            assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+    for url, base in opened([*svc, "open", job_id, "-t", served.cluster, "--no-browser"], env):
+        with httpx.Client(timeout=120) as browser:
+            assert browser.get(url).status_code == 303
+            assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+            assert browser.get(url).status_code == 401  # the link is good once
+    stop_command = [*svc, "stop", job_id, "-t", served.cluster]
+    stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, check=False)
+    assert stopped.returncode == 0, stopped.stderr
 
 
 @pytest.mark.parametrize(
