@@ -22,8 +22,9 @@ from svc_host.testing.waiting import eventually_blocking
 GUARD = Path(node_guard.__file__)
 ECHO_APP = Path(__file__).with_name("echo_app.py")
 SECRET = "s3cret-of-this-session"
-PYTHON3 = shutil.which("python3") or "python3"
-"""The guard runs under the node's own python3, not svc's interpreter."""
+PYTHON3 = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3") or "python3"
+"""The guard runs under the node's own python3, not svc's interpreter: the distribution's, as a job's PATH finds it on
+a node (a pyenv shim earlier on this machine's PATH would put its own folders before the kind's)."""
 
 
 @dataclass
