@@ -82,6 +82,11 @@ async def test_the_file_browser_never_reads_the_token(server: httpx.AsyncClient,
     assert "api-token" not in browse.text
     sync = await server.post("/api/files/sync", json={"mount": "state", "dry_run": True})
     assert sync.status_code == 403, sync.text
+    inspect = await server.get("/api/files/inspect", params={"mount": "state"})
+    assert inspect.status_code == 403, inspect.text
+    assert "api-token" not in inspect.text
+    mirror = await server.post("/api/files/mirror", json={"mount": "state", "dry_run": True})
+    assert mirror.status_code == 403, mirror.text
 
 
 @pytest.mark.parametrize("remote", ["~/.ssh", ".ssh", "~/.ssh/keys", "/home/ada/.ssh", "/root", "/root/.ssh"])

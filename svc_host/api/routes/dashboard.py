@@ -28,7 +28,7 @@ from svc_host.errors import NotConfiguredError, NotFoundError, SyncError, Transp
 from svc_host.host import Host
 from svc_host.plugin_core.settings import render_job
 from svc_host.settings.config import config_layers
-from svc_host.settings.mounts import find_mount
+from svc_host.settings.mounts import find_mount, guarded_paths, refuse_guarded_root
 from svc_host.settings.secrets import REDACTED, mask_config
 from svc_host.transports.base import SlurmTransport
 
@@ -106,11 +106,15 @@ def _scrub_key(message: str, profile: SSHProfile) -> str:
 
 
 def _server_mount(host: Host, name: str) -> tuple[str, Mount]:
+    """The server profile's mount ``name``; 403 when its local root reaches svc's state or config directory or
+    ``~/.ssh``, as browse, read and sync answer: a mirror would upload the token, an inspection list its name."""
     config = host.transports.config
     profile_name = config.current_profile
     if profile_name is None or profile_name not in config.profiles:
         raise NotConfiguredError(NO_PROFILE)
-    return profile_name, find_mount(config.profiles, profile_name, name)
+    found = find_mount(config.profiles, profile_name, name)
+    refuse_guarded_root(found, guarded_paths(host.paths))
+    return profile_name, found
 
 
 @router.get("/files/inspect", responses=error_responses(404, 502, 503))
