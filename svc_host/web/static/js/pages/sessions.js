@@ -139,6 +139,8 @@ export async function render(root, _params, query) {
       ? actionButton('Open', () => openSession(s), { cls: 'btn btn-sm btn-primary', errorBox: listError, title: 'Open in a new tab (a one-time link on the sessions\' own origin)' })
       : null;
     const stopBtn = ended || s.stopping ? null : actionButton('Stop', () => stopSession(s), { cls: 'btn btn-sm btn-ghost-danger', errorBox: listError });
+    if (openBtn) openBtn.setAttribute('aria-label', `Open ${s.kind} session ${s.job_id} on ${s.cluster}`);
+    if (stopBtn) stopBtn.setAttribute('aria-label', `Stop ${s.kind} session ${s.job_id} on ${s.cluster}`);
     return h('tr', { dataset: { session: keyOf(s), cluster: s.cluster, jobId: s.job_id, state: s.state } },
       h('td', { class: 'wrap' }, h('strong', null, s.kind), summary(s) ? h('div', { class: 'muted session-summary' }, summary(s)) : null),
       h('td', null, h('span', { class: 'cluster-chip' }, s.cluster)),
