@@ -391,3 +391,58 @@ def test_a_session_that_cannot_start_says_why_and_stops_while_queued(page: Page,
     page.locator("dialog.dialog button:text-is('Stop session')").click()
     expect(row).to_have_attribute("data-state", "ended", timeout=60_000)
     expect(row.locator(".end-reason")).to_have_text("stopped")
+
+
+def test_a_kinds_form_takes_every_field_type_its_schema_may_give(page: Page, svc_server: SessionsServer) -> None:
+    """Built-in kinds use strings and a boolean; a plugin's form may also have numbers and choices (an Enum is a
+    ``$ref`` in pydantic's schema): each becomes its control, with its default, and an empty optional field is left
+    out of the request (the kind's default applies)."""
+    open_page(page, "/sessions")
+    drawn = page.evaluate(
+        """async () => {
+          const { schemaControls } = await import('/static/js/pages/sessions.js');
+          const schema = {
+            properties: {
+              dtype: { $ref: '#/$defs/Precision', default: 'bf16', description: 'how numbers are kept' },
+              port_offset: { anyOf: [{ type: 'integer', minimum: 0, maximum: 9 }, { type: 'null' }], default: null },
+              workers: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
+              debug: { type: 'boolean', default: false },
+              model: { type: 'string', maxLength: 200 },
+            },
+            required: ['model'],
+            $defs: { Precision: { enum: ['fp32', 'bf16'], title: 'Precision', type: 'string' } },
+          };
+          const controls = schemaControls(schema);
+          const box = document.createElement('form');
+          box.append(...controls.map((c) => c.element));
+          document.body.append(box);
+          const read = () => Object.fromEntries(controls.map((c) => [c.key, c.read() ?? null]));
+          const before = read();
+          box.querySelector('[name="fields.model"]').value = 'llama';
+          box.querySelector('[name="fields.port_offset"]').value = '3';
+          box.querySelector('[name="fields.debug"]').checked = true;
+          const after = read();
+          const info = (name) => {
+            const el = box.querySelector(`[name="fields.${name}"]`);
+            return { tag: el.tagName, type: el.type, min: el.min, max: el.max, required: el.required,
+              options: el.options ? [...el.options].map((o) => o.value) : null,
+              label: el.closest('.field').querySelector('label').textContent };
+          };
+          const shown = Object.fromEntries(Object.keys(schema.properties).map((k) => [k, info(k)]));
+          box.remove();
+          return { before, after, shown };
+        }"""
+    )
+    assert drawn["before"] == {"dtype": "bf16", "port_offset": None, "workers": 4, "debug": False, "model": None}
+    assert drawn["after"] == {"dtype": "bf16", "port_offset": 3, "workers": 4, "debug": True, "model": "llama"}
+    shown = drawn["shown"]
+    assert (shown["dtype"]["tag"], shown["dtype"]["options"], shown["dtype"]["label"]) == (
+        "SELECT",
+        ["", "fp32", "bf16"],
+        "Dtype",  # the field's name, not its type's
+    )
+    assert (shown["workers"]["type"], shown["workers"]["min"], shown["workers"]["max"]) == ("number", "1", "64")
+    assert (shown["port_offset"]["type"], shown["port_offset"]["max"]) == ("number", "9")
+    assert shown["debug"]["type"] == "checkbox"
+    assert (shown["model"]["tag"], shown["model"]["required"], shown["model"]["label"]) == ("INPUT", True, "Model *")
+    assert shown["port_offset"]["label"] == "Port offset"

@@ -42,12 +42,11 @@ export function schemaControls(schema) {
   const resolve = (s) => (s && s.$ref ? defs[s.$ref.split('/').pop()] || {} : s || {});
   const required = new Set(schema.required || []);
   return Object.entries(schema.properties || {}).map(([key, raw]) => {
-    let prop = resolve(raw);
-    const variants = raw.anyOf || raw.oneOf;
-    if (variants) {
-      const solid = variants.map(resolve).filter((v) => v.type !== 'null');
-      prop = { ...solid[0], description: raw.description, title: raw.title, default: raw.default };
-    }
+    // the field's own keys (title, description, default) sit beside its $ref or anyOf, and win over the type's
+    const { $ref: _ref, anyOf, oneOf, ...own } = raw;
+    const variants = anyOf || oneOf;
+    const solid = variants ? variants.map(resolve).filter((v) => v.type !== 'null')[0] : resolve(raw);
+    const prop = { ...solid, title: undefined, ...own }; // a $ref's title is its class name, not the field's
     const name = `fields.${key}`;
     const isRequired = required.has(key);
     const label = [labelOf(key, prop), isRequired ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null];
