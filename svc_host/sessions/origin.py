@@ -13,7 +13,7 @@ import html
 import re
 import time
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from starlette.datastructures import Headers, QueryParams
 from starlette.requests import cookie_parser
@@ -42,6 +42,22 @@ def session_of(path: str) -> tuple[str, str, str | None] | None:
 
 def _noop(cluster: str, job_id: str) -> None:
     pass
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def same_origin(scope: Scope, headers: Headers) -> bool:
+    """Whether a request may reach a session as far as its ``Origin`` says: reads, and requests a browser sent from
+    the sessions' own origin. A WebSocket or a state change whose ``Origin`` names another host or port is refused:
+    the session's cookie is SameSite=Lax, which a browser still sends from every port of the same host (another
+    local app's page could otherwise drive a session's app). Without ``Origin`` (not a browser's page) it passes."""
+    if scope["type"] == "http" and scope.get("method", "GET") in SAFE_METHODS:
+        return True
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin.strip()).netloc.lower() == headers.get("host", "").lower()
 
 
 class SessionsOrigin:
@@ -92,14 +108,8 @@ class SessionsOrigin:
             return
         cookie = cookie_parser(headers.get("cookie", "")).get(cookie_name(cluster, job_id))
         expires = self.signer.expiry(cookie, cluster, job_id, self.clock())
-        if expires is None:
-            await _page(
-                scope,
-                send,
-                401,
-                "This session needs you to open it from the dashboard, or with `svc session open "
-                f"{job_id} --transport {cluster}` (a link is good once, for a minute).",
-            )
+        if expires is None or not same_origin(scope, headers):
+            await _page(scope, send, *_refusal(cluster, job_id, entered=expires is not None))
             return
         proxy = await self._proxy(cluster, job_id)
         if proxy is None:
@@ -196,6 +206,19 @@ class SessionsOrigin:
                 await self.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _refusal(cluster: str, job_id: str, *, entered: bool) -> tuple[int, str]:
+    """Why a request is not let in: no valid cookie (401), or another origin's page (403)."""
+    if entered:
+        return 403, (
+            "Refused: a page of another origin (another port or site) may not change a session or open its "
+            "WebSocket; use the session's own page."
+        )
+    return 401, (
+        "This session needs you to open it from the dashboard, or with `svc session open "
+        f"{job_id} --transport {cluster}` (a link is good once, for a minute)."
+    )
 
 
 async def _page(scope: Scope, send: Send, status: int, text: str) -> None:

@@ -258,16 +258,14 @@ def test_a_session_stopped_while_starting_ends_stopped(served: Served) -> None:
 class WebSocket:
     """A small blocking WebSocket client (wsproto over a socket): what a browser's page does, cookie included."""
 
-    def __init__(self, url: str, cookie: str) -> None:
+    def __init__(self, url: str, cookie: str, origin: str | None = None) -> None:
         parts = urlsplit(url)
         self.sock = socket.create_connection((parts.hostname, parts.port), timeout=120)
         self.ws = WSConnection(ConnectionType.CLIENT)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         host = f"{parts.hostname}:{parts.port}"
-        self.sock.sendall(
-            self.ws.send(WsRequest(host=host, target=target, extra_headers=[(b"cookie", cookie.encode())]))
-        )
-        self.pending: list[str] = []
+        extra = [(b"cookie", cookie.encode())] + ([(b"origin", origin.encode())] if origin else [])
+        self.sock.sendall(self.ws.send(WsRequest(host=host, target=target, extra_headers=extra)))
         for event in self._events():
             if isinstance(event, AcceptConnection):
                 return
@@ -334,7 +332,10 @@ def test_jupyterlab_runs_a_cell_over_its_kernels_websocket(served: Served) -> No
         assert kernel.status_code == 201, kernel.text
         cookie = "; ".join(f"{name}={value}" for name, value in browser.cookies.items())
     ws_base = base.replace("http://", "ws://")
-    socket_ = WebSocket(f"{ws_base}api/kernels/{kernel.json()['id']}/channels", cookie)
+    channels = f"{ws_base}api/kernels/{kernel.json()['id']}/channels"
+    with pytest.raises(AssertionError, match="WebSocket refused: 403"):  # a page on another port of this host
+        WebSocket(channels, cookie, origin="http://127.0.0.1:9")
+    socket_ = WebSocket(channels, cookie, origin=f"http://127.0.0.1:{served.sessions_port}")  # the lab's own page
     try:
         msg_id, text = execute_request("print(6*7)")
         socket_.send(text)
