@@ -227,6 +227,7 @@ def test_a_bad_field_is_said_under_it_and_nothing_starts(page: Page, svc_server:
     open_page(page, "/sessions")
     before = len(sessions(svc_server))
     form = page.locator("form.session-form")
+    expect(form.locator("select[name=kind]")).to_have_value("jupyter")  # what most people come for
     start_from_form(page, "command", {"command": ""})
     words = field_error(page, 'textarea[name="fields.command"]')
     assert words == "Is required", words

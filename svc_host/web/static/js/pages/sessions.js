@@ -238,7 +238,9 @@ function summary(s) {
 
 async function startForm(kinds, wanted, onStarted) {
   const cluster = await clusterField({ name: 'session-cluster', hint: 'where the job runs', onChange: () => { drawSubmitLabel(); loadPartitions(); } });
-  const kind = h('select', { name: 'kind' }, kinds.map((k) => h('option', { value: k.name, selected: k.name === wanted, title: k.description }, k.name)));
+  // the kind asked for in the URL (?kind=), else JupyterLab when offered: what most people come for
+  const first = kinds.some((k) => k.name === wanted) ? wanted : 'jupyter';
+  const kind = h('select', { name: 'kind' }, kinds.map((k) => h('option', { value: k.name, selected: k.name === first, title: k.description }, k.name)));
   const kindHint = h('span');
   const readyHint = h('span', { class: 'muted' });
   const fieldsBox = h('div', { class: 'form-grid kind-fields' });
