@@ -119,7 +119,8 @@ def prepare(
     run_guard = f"exec python3 {shlex.quote(f'{where}/{GUARD_FILE}')} {shlex.quote(f'{where}/{APP_FILE}')}"
     definition = JobDefinition(
         name=f"svc-session-{spec.name}",
-        command="\n".join([*app.setup, run_guard]),
+        # the app starts in the home directory, as a job that names none, never among the session's files (its secret)
+        command="\n".join([*app.setup, "cd ~", run_guard]),
         resources=resources,
         work_dir=where,
         log_dir=where,

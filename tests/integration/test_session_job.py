@@ -43,7 +43,12 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 async def test_the_guard_in_a_slurm_job_lets_in_only_the_secret(slurm_cluster: None, tmp_path: Path) -> None:
     kind = {spec.name: spec for spec in BUILT_IN}["command"]
-    line = f"echo {PAGE!r} > page.txt && exec python3 -m http.server $SVC_SESSION_PORT --bind 127.0.0.1"
+    work = tmp_path / "app-work"
+    work.mkdir()
+    line = (
+        f"pwd > {work}/started-in && cd {work} && echo {PAGE!r} > page.txt && "
+        "exec python3 -m http.server $SVC_SESSION_PORT --bind 127.0.0.1"
+    )
     fields = kind.fields.model_validate({"command": line})
     session_dir = tmp_path / "sessions" / "s1"
     session_dir.mkdir(parents=True, mode=0o700)
@@ -75,6 +80,8 @@ async def test_the_guard_in_a_slurm_job_lets_in_only_the_secret(slurm_cluster: N
         answer = await eventually(served, what="the app's answer")
         assert answer.startswith(b"HTTP/1.0 200 OK")
         assert answer.endswith(f"{PAGE}\n".encode())
+        # the app started in the job's home directory, not beside the session's secret
+        assert (work / "started-in").read_text().strip() == os.path.expanduser("~")
     finally:
         await transport.cancel([job_id])
         try:

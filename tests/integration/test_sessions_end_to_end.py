@@ -190,8 +190,12 @@ def entered(served: Served, job_id: str) -> tuple[httpx.Client, str]:
 
 
 def serving_command(mark: str) -> str:
-    """A command session's app: Python's http.server in the session's directory, serving a file with ``mark``."""
-    return f'echo {shlex.quote(mark)} > page.txt && exec python3 -m http.server "$SVC_SESSION_PORT" --bind 127.0.0.1'
+    """A command session's app: Python's http.server in a new directory of its own (the app starts in the home
+    directory, which sessions running side by side share), serving a file with ``mark``."""
+    return (
+        f'cd "$(mktemp -d)" && echo {shlex.quote(mark)} > page.txt && '
+        'exec python3 -m http.server "$SVC_SESSION_PORT" --bind 127.0.0.1'
+    )
 
 
 def test_a_command_session_serves_a_file_through_the_sessions_origin_and_stops(served: Served) -> None:

@@ -65,7 +65,7 @@ def test_the_job_runs_the_setup_then_the_guard_from_the_session_dir() -> None:
     assert definition.work_dir == SESSION_DIR
     assert definition.log_dir == SESSION_DIR
     assert definition.command == (
-        f"module load cuda/12\nexport A=1\nexec python3 {SESSION_DIR}/guard.py {SESSION_DIR}/app.json"
+        f"module load cuda/12\nexport A=1\ncd ~\nexec python3 {SESSION_DIR}/guard.py {SESSION_DIR}/app.json"
     )
     assert sorted(prepared.files) == ["app.json", "guard.py", "secret"]
     assert prepared.files["guard.py"] == Path(node_guard.__file__).read_text()
@@ -90,7 +90,7 @@ def test_the_secret_is_only_in_its_own_file() -> None:
 def test_a_session_dir_with_spaces_is_quoted_for_the_batch_shell() -> None:
     where = "/home/ada lovelace/.svc/sessions/1"
     prepared = launch.prepare(echo_kind(), Note(note="x"), resources=Resources(), session_dir=where, cluster="c")
-    assert shlex.split(str(prepared.definition.command)) == [
+    assert shlex.split(str(prepared.definition.command).splitlines()[-1]) == [
         "exec",
         "python3",
         f"{where}/guard.py",
