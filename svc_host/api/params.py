@@ -16,8 +16,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Path
 from pydantic import BaseModel
 
-from svc_host.domain.bounds import MAX_OFFSET, MAX_ROW_ID, MAX_SAFE_INTEGER
-from svc_host.domain.jobs import MAX_JOB_ID
+from svc_host.domain.bounds import MAX_JOB_ID, MAX_OFFSET, MAX_ROW_ID, MAX_SAFE_INTEGER
 from svc_host.errors import InvalidRequestError, NotFoundError
 from svc_host.slurm.arrays import array_of, checked_job_id
 

@@ -11,3 +11,5 @@ MAX_ROW_ID = MAX_SAFE_INTEGER
 """Store row ids (sweep ids, history ids)."""
 MAX_OFFSET = MAX_SAFE_INTEGER
 """Byte and row offsets."""
+MAX_JOB_ID = 2**32 - 1
+"""Slurm job ids are unsigned 32-bit (a federation's ids included)."""

@@ -7,9 +7,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-MAX_JOB_ID = 2**32 - 1
-"""Slurm job ids are unsigned 32-bit (a federation's ids included)."""
-
 
 class JobState(StrEnum):
     """Canonical job status. Every raw Slurm state maps to exactly one of these (see ``svc_host.slurm.states``)."""

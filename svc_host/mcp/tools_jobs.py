@@ -16,8 +16,8 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from svc_host.domain.bounds import MAX_OFFSET
-from svc_host.domain.jobs import MAX_JOB_ID, JobStatus
+from svc_host.domain.bounds import MAX_JOB_ID, MAX_OFFSET
+from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import InvalidRequestError
 from svc_host.mcp.context import host_of, transport_name

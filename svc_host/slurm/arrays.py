@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from svc_host.domain.jobs import MAX_JOB_ID
+from svc_host.domain.bounds import MAX_JOB_ID
 
 # Job ids are ASCII digits (``[0-9]``, never ``\d``, which also takes other scripts' digits: ``٨٨٦``, which
 # Python's int() reads as 886) without leading zeros (Slurm reads ``0886`` as job 886, which svc's store keys as

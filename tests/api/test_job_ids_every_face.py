@@ -24,7 +24,8 @@ from mcp import Client
 
 from svc_host.cli import cli
 from svc_host.cli.options import check_job_id
-from svc_host.domain.jobs import MAX_JOB_ID, JobState
+from svc_host.domain.bounds import MAX_JOB_ID
+from svc_host.domain.jobs import JobState
 from svc_host.domain.submission import JobDefinition
 from svc_host.host import Host
 from svc_host.services import jobs

@@ -215,7 +215,8 @@ def test_a_command_session_serves_a_file_through_the_sessions_origin_and_stops(s
         page = browser.get(f"{base}page.txt")
         assert page.status_code == 200, page.text
         assert page.text == f"{mark}\n"
-        assert browser.get(f"{base}secret").status_code == 200  # the app's own directory; the proxy adds nothing
+        # the app starts away from the session's own files: its secret is not among what the app serves
+        assert browser.get(f"{base}secret").status_code == 404
         stranger = httpx.get(f"{base}page.txt", timeout=60)  # no cookie: not let in
         assert stranger.status_code == 401
         assert "svc session open" in stranger.text
