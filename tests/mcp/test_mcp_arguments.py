@@ -106,6 +106,20 @@ CASES: dict[str, list[tuple[dict[str, Any], str]]] = {
             "integer (got string)",
         ),
     ],
+    "start_session": [
+        ({"fields": {"command": "true"}}, "start_session: missing required argument 'kind'"),
+        (
+            {"kind": "command", "fields": "true"},
+            "start_session: argument 'fields': Input should be a valid dictionary (got string)",
+        ),
+    ],
+    "list_sessions": [
+        ({"transport": 3}, "list_sessions: argument 'transport': Input should be a valid string (got number)")
+    ],
+    "stop_session": [
+        ({"transport": "local"}, "stop_session: missing required argument 'job_id'"),
+        ({"job_id": 7}, "stop_session: argument 'job_id': Input should be a valid string (got number)"),
+    ],
     "sync_files": [
         ({"transport": "dev"}, "sync_files: missing required argument 'mount'"),
         (
