@@ -4,7 +4,8 @@ sessions' origin on a second port) starts sessions on the real dev clusters, thr
 A browser's requests go through the sessions' origin with the one-time link the API mints; nothing is faked.
 
 Covered: a command's app serves a file and stops; an app that exits ends ``app_exited`` with its stderr; an app
-that never answers ends ``start_timeout`` with its job cancelled; a stop while starting; JupyterLab runs a cell
+that never answers ends ``start_timeout`` with its job cancelled; a stop while starting; a ready session and the
+browser's way into it outlive a restart of ``svc serve``; JupyterLab runs a cell
 over its kernel's WebSocket; TensorBoard shows a scalar a job wrote; ``svc session start --open`` without
 ``svc serve``; the MCP tools and the CLI refuse bad input in one line.
 """
@@ -258,6 +259,47 @@ def test_a_session_stopped_while_starting_ends_stopped(served: Served) -> None:
         again = api.delete(f"/api/sessions/{job_id}", params={"transport": served.cluster})
     assert again.status_code == 422
     assert "already ended" in again.json()["detail"]
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_a_ready_session_outlives_a_restart_of_svc_serve(
+    cluster: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``svc serve`` stopped and started again (same home, same sessions port) while a session is ready: the
+    session is still ready, and the browser that entered before the restart is let in again with its cookie."""
+    env, apps = cluster_env(tmp_path, cluster, request)
+    sessions_port = free_port()
+
+    def serve() -> ServeProcess:
+        return start_serve("--sessions-port", str(sessions_port), env=env, base_env=env, cwd=tmp_path)
+
+    first = Served(serve(), cluster, sessions_port, env, apps)
+    mark = f"restart-{uuid.uuid4().hex}"
+    job_id = start(first, "command", {"command": serving_command(mark)})["job_id"]
+    try:
+        wait_session(first, job_id, "ready", READY_WAIT)
+        browser, base = entered(first, job_id)
+        with contextlib.closing(browser):
+            assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+            assert "Traceback" not in first.server.stop()
+            with pytest.raises(httpx.TransportError):  # the origin is down with its server
+                browser.get(f"{base}page.txt")
+            second = Served(serve(), cluster, sessions_port, env, apps)
+            try:
+                # the store remembers the session, the state directory the cookie's key: no new link needed
+                assert session(second, job_id)["state"] == "ready"
+                again = eventually_blocking(
+                    lambda: browser.get(f"{base}page.txt"), until=lambda answer: answer.status_code == 200,
+                    what="the page through the restarted server's origin",
+                )  # fmt: skip
+                assert again.text == f"{mark}\n"
+                stop(second, job_id)
+                assert wait_session(second, job_id, "ended")["end_reason"] == "stopped"
+            finally:
+                assert "Traceback" not in second.server.stop()
+    finally:
+        if first.server.process.poll() is None:
+            first.server.stop()
 
 
 class WebSocket:
