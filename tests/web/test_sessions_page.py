@@ -290,6 +290,9 @@ def run_a_cell_in_jupyterlab(page: Page, server: SessionsServer, cluster: str, v
     lab.set_default_timeout(JUPYTER_WAIT)
     entry = f"http://127.0.0.1:{server.sessions_port}/s/{cluster}/{started['job_id']}/lab"
     lab.wait_for_url(re.compile(rf"^{re.escape(entry)}"))  # the one-time link, traded for the session's cookie
+    # JupyterLab opens in the home directory and restores the layout an earlier session there left (a notebook tab
+    # instead of the launcher): ?reset starts from the default layout, the launcher
+    lab.goto(f"{entry}?reset")
     lab.locator('.jp-LauncherCard[data-category="Notebook"]').first.click()  # "Python 3 (ipykernel)"
     # the notebook is drawn, its kernel started (over the kernel's WebSocket) and the notebook settled: only then is
     # a click on the cell sure to leave the focus in its editor (typed into command mode, the keys are shortcuts)
