@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from svc_host.api.security import DEFAULT_MAX_BODY_BYTES, TOKEN_QUERY, ServerSecurity, is_loopback
+from svc_host.api.security import DEFAULT_MAX_BODY_BYTES, ServerSecurity, is_loopback
 from svc_host.api.sessions import CODE_LIFETIME, LOGIN_QUERY
 from svc_host.api.token_file import MIN_TOKEN_LENGTH, load_or_create_token
 from svc_host.errors import ConfigError
@@ -97,15 +95,3 @@ def startup_lines(
     elif not is_loopback(bind_host):
         lines.append("svc serve: not on loopback: put a TLS reverse proxy in front (docs/security.md)")
     return lines
-
-
-class RedactTokenFilter(logging.Filter):
-    """Keeps a login link's code (or an old link's token) out of uvicorn's access log (``GET /?login_code=...``)."""
-
-    _token = re.compile(rf"([?&](?:{LOGIN_QUERY}|{TOKEN_QUERY})=)[^&\s]*")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and any(isinstance(arg, str) and "=" in arg for arg in args):
-            record.args = tuple(self._token.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in args)
-        return True

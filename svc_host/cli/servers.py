@@ -67,8 +67,11 @@ def serve(
     import uvicorn
 
     from svc_host.api.app import create_app
-    from svc_host.api.launch import RedactTokenFilter, server_security, startup_lines
+    from svc_host.api.launch import server_security, startup_lines
+    from svc_host.api.security import TOKEN_QUERY
+    from svc_host.api.sessions import LOGIN_QUERY
     from svc_host.settings.paths import SvcPaths
+    from svc_host.settings.secrets import RedactQueryFilter
 
     paths = SvcPaths.from_env()
     security = server_security(
@@ -96,7 +99,7 @@ def serve(
                     lines.append(f"Interactive sessions: their own origin on {where} (links from the dashboard).")
                 click.echo("\n".join(lines), err=True)
 
-    logging.getLogger("uvicorn.access").addFilter(RedactTokenFilter())
+    logging.getLogger("uvicorn.access").addFilter(RedactQueryFilter(LOGIN_QUERY, TOKEN_QUERY))
     servers: list[tuple[uvicorn.Server, socket.socket | None]] = [
         (Server(uvicorn.Config(app, host=host, port=port, log_level=log_level)), None)
     ]
@@ -143,9 +146,10 @@ def sessions_server(
 
     import uvicorn
 
-    from svc_host.sessions.entry import KEY_FILE, RedactEntryCodeFilter, load_or_create_key
-    from svc_host.sessions.origin import SessionsOrigin
+    from svc_host.sessions.entry import KEY_FILE, load_or_create_key
+    from svc_host.sessions.origin import CODE_QUERY, SessionsOrigin
     from svc_host.sessions.target import SessionTarget
+    from svc_host.settings.secrets import RedactQueryFilter
 
     async def resolve(cluster: str, job_id: str) -> SessionTarget | None:
         found = getattr(app.state, "resolve_session", None)
@@ -161,7 +165,7 @@ def sessions_server(
     )
     app.state.sessions_origin = origin
     app.state.sessions_port = port
-    logging.getLogger("uvicorn.access").addFilter(RedactEntryCodeFilter())
+    logging.getLogger("uvicorn.access").addFilter(RedactQueryFilter(CODE_QUERY))
     config = uvicorn.Config(
         origin, host=host, port=port, log_level=log_level, ws="wsproto", server_header=False, date_header=False
     )  # the apps' own Server and Date headers go through

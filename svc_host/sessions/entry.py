@@ -11,8 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import logging
-import re
 import secrets
 import time
 from collections.abc import Callable
@@ -97,15 +95,3 @@ def load_or_create_key(path: Path) -> bytes:
     if len(key) < KEY_BYTES:
         raise ConfigError(f"the session proxy key in {path} is damaged; delete the file (open sessions ask again)")
     return key
-
-
-class RedactEntryCodeFilter(logging.Filter):
-    """Keeps entry codes out of uvicorn's access log (``GET /s/lab/12/lab?svc_code=...``)."""
-
-    _code = re.compile(r"([?&]svc_code=)[^&\s]*")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and any(isinstance(arg, str) and "svc_code=" in arg for arg in args):
-            record.args = tuple(self._code.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in args)
-        return True

@@ -8,6 +8,7 @@ shown) keeps the stored values: see :func:`keep_redacted` and :func:`keep_redact
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -103,3 +104,18 @@ def keep_redacted(partial: Mapping[str, Any], stored: Mapping[str, Any]) -> dict
 def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     section = data.get(name)
     return section if isinstance(section, Mapping) else {}
+
+
+class RedactQueryFilter(logging.Filter):
+    """Keeps the values of the named query parameters out of a log: ``svc serve`` puts one on uvicorn's access log
+    for login links (``GET /?login_code=<redacted>``) and one for a session's entry codes (``?svc_code=``)."""
+
+    def __init__(self, *names: str) -> None:
+        super().__init__()
+        self._value = re.compile(rf"([?&](?:{'|'.join(map(re.escape, names))})=)[^&\s]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, str) and "=" in arg for arg in args):
+            record.args = tuple(self._value.sub(r"\1<redacted>", arg) if isinstance(arg, str) else arg for arg in args)
+        return True

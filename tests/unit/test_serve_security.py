@@ -10,10 +10,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from svc_host.api.launch import RedactTokenFilter, server_security, startup_lines
-from svc_host.api.security import host_name, is_loopback
+from svc_host.api.launch import server_security, startup_lines
+from svc_host.api.security import TOKEN_QUERY, host_name, is_loopback
+from svc_host.api.sessions import LOGIN_QUERY
 from svc_host.api.token_file import load_or_create_token
 from svc_host.errors import ConfigError
+from svc_host.sessions.origin import CODE_QUERY
+from svc_host.settings.secrets import RedactQueryFilter
 
 
 def settings(tmp_path: Path, bind: str = "127.0.0.1", *, no_auth: bool = False, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -105,8 +108,22 @@ def test_the_access_log_filter_redacts_login_links() -> None:
         ("1.2.3.4", "GET", "/a?x=1&token=abc&y=2&login_code=C0DE"),
         None,
     )
-    assert RedactTokenFilter().filter(record)
+    assert RedactQueryFilter(LOGIN_QUERY, TOKEN_QUERY).filter(record)
     assert record.getMessage() == '1.2.3.4 - "GET /a?x=1&token=<redacted>&y=2&login_code=<redacted>"'
+
+
+def test_the_access_log_filter_redacts_session_entry_codes() -> None:
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        "",
+        0,
+        '%s - "%s %s"',
+        ("1.2.3.4", "GET", "/s/lab/12/lab?svc_code=C0DE&x=1"),
+        None,
+    )
+    assert RedactQueryFilter(CODE_QUERY).filter(record)
+    assert record.getMessage() == '1.2.3.4 - "GET /s/lab/12/lab?svc_code=<redacted>&x=1"'
 
 
 @pytest.mark.parametrize(
