@@ -63,6 +63,9 @@ class SessionFacts:
     start_timeout: float = 300.0
     endpoint_known: bool = False
     """The node guard's ``endpoint.json`` was read."""
+    guard_up: bool = False
+    """The guard's ``endpoint.json`` appeared while the job is still pending as the monitor last saw it: the guard
+    runs in the job, so the job runs (the monitor's next look at the queue will say so)."""
     app_answered: bool = False
     """The kind's ready path answered 2xx/3xx through the way in."""
     app_exit_code: int | None = None
@@ -104,10 +107,13 @@ def _ending(facts: SessionFacts) -> Transition | None:
 
 
 def _moving(facts: SessionFacts) -> Transition:
-    """The state of a session whose job lives."""
-    if facts.job_state is JobState.PENDING:
+    """The state of a session whose job lives (a pending job whose guard is up runs)."""
+    if facts.job_state is JobState.PENDING and not facts.guard_up:
         return Transition(SessionState.QUEUED)
-    if facts.job_state is not JobState.RUNNING:  # suspended, or the scheduler could not say: no news
+    if facts.job_state not in (
+        JobState.RUNNING,
+        JobState.PENDING,
+    ):  # suspended, or the scheduler could not say: no news
         return Transition(facts.state)
     if facts.state is SessionState.READY or (facts.endpoint_known and facts.app_answered):
         return Transition(SessionState.READY)

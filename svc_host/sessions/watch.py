@@ -2,9 +2,10 @@
 ended, and announces each move once (``session.status_changed`` through ``Ports.emit``).
 
 A tick reads the open sessions with their jobs' states in one store transaction (the monitor tracks the jobs,
-as any job: the watch asks the scheduler nothing itself). For a running job it reads ``endpoint.json`` from the
-session's directory through the transport until the node guard has written it, then GETs the kind's
-``ready_path`` through the way in (the proxy's connection, the session's secret) until the app answers. The pure
+as any job: the watch asks the scheduler nothing itself). For every session still waiting it reads the node guard's
+``endpoint.json`` through the transport, all of a cluster's in one command per tick, until the guard has written it
+(which also says the job runs, before the monitor's next look at the queue), then GETs the kind's ``ready_path``
+through the way in (the proxy's connection, the session's secret) until the app answers. The pure
 ``domain.sessions.next_state`` decides each move from those facts; the watch gathers them and applies its answer.
 A session ends when its job ends (``stopped`` if someone asked, ``time_limit``, ``node_failure``, ``app_exited``
 with the tail of the job's stderr when the guard wrote ``exit.json``, else ``job_ended``), when the app did not answer
@@ -30,7 +31,7 @@ from svc_host.domain.times import as_utc
 from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.ports import Ports
-from svc_host.sessions import files, probe, reach, secrets, traffic
+from svc_host.sessions import endpoints, files, probe, reach, secrets, traffic
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.records import SessionKindSpec
@@ -54,10 +55,12 @@ def idle_warning_after(idle_minutes: int) -> timedelta:
     return timedelta(minutes=max(idle_minutes - 5, idle_minutes * 0.8))
 
 
+WAITING = ("queued", "starting")
+"""The states of a session whose guard's endpoint is not known yet."""
 STARTING_INTERVAL = 0.25
 """Seconds between ticks while a session is queued or starting: its app is seen answering within a quarter second
-(the goal: ready within a second of the app's own start). A tick then reads the store, and for a running job the
-guard's ``endpoint.json`` once, then one GET through the way in."""
+(the goal: ready within a second of the app's own start). A tick then reads the store, the waiting sessions'
+``endpoint.json`` in one command per cluster, then one GET through the way in per session whose guard is up."""
 
 
 class SessionWatch:
@@ -107,13 +110,44 @@ class SessionWatch:
             offered = self.ports.plugins.session_kinds()
         except SvcError:
             offered = {}
+        guards = await self._guards_up(pairs)
         for row, job in pairs:
             if job is None:
                 continue
             try:
-                await self._step(row, job, offered.get(row.kind), now or datetime.now(UTC))
+                endpoint = guards.get((row.cluster, row.job_id))
+                await self._step(row, job, offered.get(row.kind), endpoint, now or datetime.now(UTC))
             except SvcError as exc:  # a cluster out of reach: the next tick tries again
                 log.info("session %s on %s: %s", row.job_id, row.cluster, exc)
+
+    async def _guards_up(
+        self, pairs: list[tuple[InteractiveSessionRecord, JobRecord | None]]
+    ) -> dict[tuple[str, str], tuple[str, int]]:
+        """Where the guards of the sessions still waiting for one listen, by (cluster, job id): one command per
+        cluster (``endpoints.read_all``), so a job's start is seen at the next quick tick, not at the monitor's next
+        look at the queue. A pending job whose guard is up is started: the monitor is asked to look now."""
+        waiting: dict[str, list[tuple[str, str]]] = {}
+        for row, job in pairs:
+            if (
+                job is not None
+                and row.node_host is None
+                and row.state in WAITING
+                and not JobState(job.state).is_terminal
+            ):
+                waiting.setdefault(row.cluster, []).append((row.job_id, row.session_dir))
+        found: dict[tuple[str, str], tuple[str, int]] = {}
+        for cluster, sessions in waiting.items():
+            try:
+                transport = self.ports.transport(cluster)
+                if isinstance(transport, files.SessionFiles):
+                    seen = await endpoints.read_all(transport, sessions)
+                    found.update(((cluster, job_id), endpoint) for job_id, endpoint in seen.items())
+            except SvcError as exc:  # a cluster out of reach: the next tick tries again
+                log.info("sessions' endpoints on %s: %s", cluster, exc)
+        pending = {(row.cluster, row.job_id) for row, job in pairs if job is not None and job.state == "PENDING"}
+        for cluster in sorted({cluster for cluster, job_id in found if (cluster, job_id) in pending}):
+            self.ports.monitor.poke(cluster)
+        return found
 
     def _keep_monitor_quick(self, clusters: set[str]) -> None:
         """While a session waits to start, the monitor ticks every second on its cluster (as for a waiter), so
@@ -127,19 +161,27 @@ class SessionWatch:
         self._watched = set(clusters)
 
     async def _step(
-        self, row: InteractiveSessionRecord, job: JobRecord, spec: SessionKindSpec | None, now: datetime
+        self,
+        row: InteractiveSessionRecord,
+        job: JobRecord,
+        spec: SessionKindSpec | None,
+        endpoint: tuple[str, int] | None,
+        now: datetime,
     ) -> None:
-        """Gather what the job, the guard's files and the app say, let ``next_state`` decide, and apply it."""
+        """Gather what the job, the guard's files and the app say, let ``next_state`` decide, and apply it
+        (``endpoint``: where the guard listens, when this tick's read found it)."""
         state = JobState(job.state)
         transport = self.ports.transport(row.cluster)
         if not isinstance(transport, files.SessionFiles):
             return
-        changes = await self._running(row, job, transport, now) if state is JobState.RUNNING else {}
+        guard_up = state is JobState.PENDING and endpoint is not None
+        running = state is JobState.RUNNING or guard_up
+        changes = _running(row, job, endpoint, now) if running else {}
         host: str | None = changes.get("node_host", row.node_host)
         port: int | None = changes.get("node_port", row.node_port)
         current = SessionState(row.state)
         answered = (
-            state is JobState.RUNNING
+            running
             and current is not SessionState.READY
             and host is not None
             and port is not None
@@ -156,6 +198,7 @@ class SessionWatch:
             started_at=started,
             start_timeout=row.start_timeout_seconds,
             endpoint_known=host is not None,
+            guard_up=guard_up,
             app_answered=answered,
             app_exit_code=exit_code,
             ended_by_svc=EndReason.STOPPED
@@ -175,21 +218,6 @@ class SessionWatch:
             if move.state is SessionState.READY:
                 changes.update(ready_at=now, last_activity=now)
         await self._move(row, changes, now)
-
-    async def _running(
-        self, row: InteractiveSessionRecord, job: JobRecord, transport: files.SessionFiles, now: datetime
-    ) -> dict[str, Any]:
-        """What a running job tells of its session: when it started, its time limit, where the guard listens."""
-        changes: dict[str, Any] = {}
-        if row.started_at is None:
-            changes["started_at"] = as_utc(job.started_at) or now
-        if job.time_limit_seconds is not None and row.time_limit_seconds != job.time_limit_seconds:
-            changes["time_limit_seconds"] = job.time_limit_seconds
-        if row.node_host is None:
-            endpoint = _endpoint_of(await files.read_json(transport, f"{row.session_dir}/endpoint.json"), row.job_id)
-            if endpoint is not None:
-                changes["node_host"], changes["node_port"] = endpoint
-        return changes
 
     async def _exit_code(self, row: InteractiveSessionRecord, transport: files.SessionFiles) -> int | None:
         """The app's exit code from the guard's ``exit.json`` (read once the job ended), or None."""
@@ -331,11 +359,16 @@ class SessionWatch:
         self.ports.emit(Event(name=STATUS_CHANGED, payload=payload))
 
 
-def _endpoint_of(found: dict[str, Any] | None, job_id: str) -> tuple[str, int] | None:
-    """``(host, port)`` from the guard's ``endpoint.json`` when it is whole and about this job."""
-    if found is None or str(found.get("job_id", job_id)) != job_id:
-        return None
-    host, port = found.get("host"), found.get("port")
-    if not isinstance(host, str) or not host or not isinstance(port, int) or not 0 < port < 65536:
-        return None
-    return host, port
+def _running(
+    row: InteractiveSessionRecord, job: JobRecord, endpoint: tuple[str, int] | None, now: datetime
+) -> dict[str, Any]:
+    """What a running job tells of its session: when it started (``now`` while the monitor still has it pending,
+    its guard up), its time limit, where the guard listens."""
+    changes: dict[str, Any] = {}
+    if row.started_at is None:
+        changes["started_at"] = (as_utc(job.started_at) if job.state == JobState.RUNNING.value else None) or now
+    if job.time_limit_seconds is not None and row.time_limit_seconds != job.time_limit_seconds:
+        changes["time_limit_seconds"] = job.time_limit_seconds
+    if row.node_host is None and endpoint is not None:
+        changes["node_host"], changes["node_port"] = endpoint
+    return changes

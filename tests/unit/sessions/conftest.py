@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import AppLaunch, SessionKindSpec
+from svc_host.sessions import endpoints
 from svc_host.testing.fake import FakeTransport, transport_plugin
 from svc_host.transports.base import CommandResult
 
@@ -31,6 +32,9 @@ class FileTransport(FakeTransport):
         self.commands.append(list(argv))
         if argv[:2] == ["sh", "-c"] and "cat >" in argv[2]:
             self.files[argv[4]] = (stdin or "").encode()
+        if argv[:3] == ["sh", "-c", endpoints.READ_ALL]:  # each directory's endpoint.json as one line
+            lines = (self.files.get(f"{d}/endpoint.json", b"").decode().replace("\n", "") for d in argv[4:])
+            return CommandResult(argv=list(argv), exit_code=0, stdout="".join(f"{line}\n" for line in lines), stderr="")
         return CommandResult(argv=list(argv), exit_code=0, stdout="", stderr="")
 
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:

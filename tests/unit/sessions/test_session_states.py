@@ -21,6 +21,16 @@ def test_a_waiting_job_is_queued() -> None:
     assert next_state(facts(Q, JobState.PENDING)) == Transition(Q)
 
 
+def test_a_pending_job_whose_guard_is_up_runs_before_the_monitor_says_so() -> None:
+    up = facts(Q, JobState.PENDING, started_at=NOW, endpoint_known=True, guard_up=True)
+    assert next_state(up) == Transition(S)
+    assert next_state(facts(Q, JobState.PENDING, endpoint_known=True, guard_up=True, app_answered=True)) == Transition(
+        R
+    )
+    late = facts(S, JobState.PENDING, started_at=NOW - timedelta(hours=1), start_timeout=60, guard_up=True)
+    assert next_state(late) == Transition(E, EndReason.START_TIMEOUT, cancel_job=True)
+
+
 def test_a_running_job_whose_app_has_not_answered_is_starting() -> None:
     assert next_state(facts(Q, JobState.RUNNING, started_at=NOW)) == Transition(S)
     assert next_state(facts(S, JobState.RUNNING, started_at=NOW, endpoint_known=True)) == Transition(S)

@@ -16,7 +16,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.host import Host
 from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import Event
-from svc_host.sessions import secrets
+from svc_host.sessions import endpoints, secrets
 from svc_host.sessions.watch import SessionWatch
 from svc_host.store import jobs as job_repo
 from svc_host.store import sessions as repo
@@ -37,8 +37,9 @@ DIR = "/home/u/.svc/sessions/abc"
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
-async def session(host: Host, fake: FileTransport, *, idle_minutes: int | None = None) -> str:
-    job_id = "1000"
+async def session(
+    host: Host, fake: FileTransport, *, idle_minutes: int | None = None, job_id: str = "1000", where: str = DIR
+) -> str:
     fake.jobs[job_id] = JobStatus(job_id=job_id, state=JobState.PENDING, raw_state="PENDING", name="s")
     await host.store.run(
         job_repo.add_job,
@@ -48,7 +49,7 @@ async def session(host: Host, fake: FileTransport, *, idle_minutes: int | None =
         source="web",
         resources={},
         command=[],
-        stderr_path=f"{DIR}/job.err",
+        stderr_path=f"{where}/job.err",
         now=T0,
     )
     await host.store.run(
@@ -58,12 +59,12 @@ async def session(host: Host, fake: FileTransport, *, idle_minutes: int | None =
         kind="web",
         fields="{}",
         source="web",
-        session_dir=DIR,
+        session_dir=where,
         start_timeout_seconds=60,
         idle_minutes=idle_minutes,
         now=T0,
     )
-    fake.files[f"{DIR}/secret"] = b"s3cret\n"
+    fake.files[f"{where}/secret"] = b"s3cret\n"
     secrets.forget("fake", job_id)
     return job_id
 
@@ -108,6 +109,34 @@ async def test_a_session_becomes_ready_once_its_app_answers_with_the_secret(
         await watch.close()
     moves = [(e.payload["from"], e.payload["to"]) for e in heard if e.name == "session.status_changed"]
     assert moves == [("queued", "starting"), ("starting", "ready")]
+
+
+async def test_a_guard_up_makes_its_session_ready_before_the_monitor_sees_the_job_run(
+    svc_host: Host, fake: FileTransport, web_kind: None, app: App
+) -> None:
+    """The guard's endpoint.json says the job runs: the session is ready at the next tick, the monitor still at
+    PENDING; the waiting sessions' endpoints cost one command per tick, however many wait."""
+    job_id = await session(svc_host, fake)
+    other = await session(svc_host, fake, job_id="1001", where=f"{DIR}-2")
+    watch = SessionWatch(svc_host)
+    try:
+        await watch.tick(T0)
+        reads = [argv for argv in fake.commands if argv[:3] == ["sh", "-c", endpoints.READ_ALL]]
+        assert reads == [["sh", "-c", endpoints.READ_ALL, "sh", DIR, f"{DIR}-2"]]
+        assert await row(svc_host, job_id) == ("queued", None, None)
+        fake.files[f"{DIR}/endpoint.json"] = json.dumps({"host": "node1", "port": app.port, "job_id": job_id}).encode()
+        await watch.tick(T0 + timedelta(seconds=1))
+        assert await row(svc_host, job_id) == ("ready", None, None)
+        assert (await row(svc_host, other))[0] == "queued"
+        found = await svc_host.store.run(repo.find_session, "fake", job_id)
+        assert found is not None
+        assert (found.node_host, found.node_port, found.started_at) == ("node1", app.port, T0 + timedelta(seconds=1))
+        fake.commands.clear()
+        await watch.tick(T0 + timedelta(seconds=2))  # only the other session still waits for its guard
+        reads = [argv for argv in fake.commands if argv[:3] == ["sh", "-c", endpoints.READ_ALL]]
+        assert reads == [["sh", "-c", endpoints.READ_ALL, "sh", f"{DIR}-2"]]
+    finally:
+        await watch.close()
 
 
 async def test_an_app_that_never_answers_ends_at_its_start_timeout_with_its_stderr(
