@@ -25,6 +25,7 @@ from svc_host.transports.base import Transport
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.records import Event
+    from svc_host.runtime.default_cluster import DefaultClusterWatch
     from svc_host.runtime.monitor import Monitor
     from svc_host.runtime.sampler import ResourceSampler
     from svc_host.runtime.throttle import SubmitThrottle
@@ -74,6 +75,7 @@ class Host:
         self._orchestrator: SweepOrchestrator | None = None
         self._scheduler: Scheduler | None = None
         self._session_watch: SessionWatch | None = None
+        self._default_watch: DefaultClusterWatch | None = None
         self.plugin_tasks = PluginTasks()
         self.clusters_in_use = ClustersInUse(InUseSettings.from_env(self._env))
         """The clusters REST requests looked at lately (marked by the API's cluster parameter)."""
@@ -196,6 +198,16 @@ class Host:
 
         return default_cluster(os.environ if self.read_env else None, self.transports.config.current_profile)
 
+    @property
+    def default_watch(self) -> DefaultClusterWatch:
+        """Announces each move of the server's default cluster (``server.default_changed``), made here or by
+        another process (``svc profile use``); ``svc serve`` looks for the latter every few seconds."""
+        if self._default_watch is None:
+            from svc_host.runtime.default_cluster import DefaultClusterWatch
+
+            self._default_watch = DefaultClusterWatch(self.server_transport_name, self.emit)
+        return self._default_watch
+
     def transport(self, name: str | None = None) -> Transport:
         """A transport by name (``None`` or ``local`` is the local scheduler)."""
         return self.transports.get(name or "local")
@@ -266,6 +278,7 @@ class Host:
             await self.sweep_orchestrator()
         if self.source == "web":  # the resource history and schedules: once per server, not per MCP session
             self.resource_sampler.start()
+            self.default_watch.start()
             await self._start_scheduler()
         if self.source in ("web", "mcp"):  # an agent's sessions move without svc serve (moves are compare-and-set)
             await self._start_session_watch()
@@ -291,6 +304,8 @@ class Host:
             await self._scheduler.close()
             self._scheduler = None
         await self.plugin_tasks.stop()
+        if self._default_watch is not None:
+            await self._default_watch.close()
         if self._resource_sampler is not None:
             await self._resource_sampler.stop()
         await self.close_services()

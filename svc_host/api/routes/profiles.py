@@ -15,15 +15,12 @@ from svc_host.api.params import error_responses
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError
 from svc_host.host import Host
-from svc_host.plugin_core.records import Event
 from svc_host.settings.profiles import check_profile_name, refuse_unknown_host
 from svc_host.settings.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
 
 T = TypeVar("T")
-DEFAULT_CHANGED = "server.default_changed"
-"""The event a change of the server's default cluster emits: ``{transport}``, the new default."""
 
 
 class ProfileCreate(SSHProfile):
@@ -44,13 +41,11 @@ class ProfileCreate(SSHProfile):
 
 async def _change(host: Host, work: Callable[..., T], *args: Any) -> T:
     """Run a store change off the event loop (it fsyncs), then rebuild transports from the new profiles; a new
-    server default cluster is told to every open dashboard (``server.default_changed``)."""
-    before = host.server_transport_name()
+    server default cluster is told to every open dashboard at once (``server.default_changed``)."""
+    watch = host.default_watch  # made before the change: it knows the default of before
     result = await run_in_threadpool(work, *args)
     await host.reload_profiles()
-    after = host.server_transport_name()
-    if after != before:
-        host.emit(Event(DEFAULT_CHANGED, {"transport": after}))
+    watch.check()
     return result
 
 
