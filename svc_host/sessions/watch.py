@@ -12,6 +12,7 @@ with the tail of the job's stderr when the guard wrote ``exit.json``, else ``job
 within the kind's start timeout after the job started (``start_timeout``: the job is cancelled), and when a
 session with an idle timeout carried no traffic (and, with a ``busy_path``, ran no busy kernel) for that long
 (``idle_timeout``: a ``session.idle_warning`` event first, 5 minutes before or at 80 % of it, whichever is later).
+The watch that ends a session tidies its directory on the cluster (``cleanup.tidy``: the secret goes at once).
 
 Everything the watch knows is in the store, so a restarted ``svc serve`` simply resumes. Moves are
 compare-and-set on the state: two servers on one store announce each move once.
@@ -31,7 +32,7 @@ from svc_host.domain.times import as_utc
 from svc_host.errors import SvcError
 from svc_host.plugin_core.records import Event
 from svc_host.runtime.ports import Ports
-from svc_host.sessions import endpoints, files, probe, reach, secrets, traffic
+from svc_host.sessions import cleanup, endpoints, files, probe, reach, secrets, traffic
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.records import SessionKindSpec
@@ -321,16 +322,18 @@ class SessionWatch:
         await self.ports.transport(row.cluster).cancel([row.job_id])
         self.ports.monitor.poke(row.cluster)
 
-    async def _move(self, row: InteractiveSessionRecord, changes: dict[str, Any], now: datetime) -> None:
+    async def _move(self, row: InteractiveSessionRecord, changes: dict[str, Any], now: datetime) -> bool:
+        """Apply ``changes`` if the session is still in the state this tick read (``True`` then)."""
         from svc_host.store import sessions as repo
 
         if not changes:
-            return
-        moved = await self.ports.store.run(
+            return False
+        moved: bool = await self.ports.store.run(
             repo.move, row.cluster, row.job_id, expected=row.state, changes=changes, now=now
         )
         if moved and changes.get("state", row.state) != row.state:
             self._announce(row, changes)
+        return moved
 
     async def _end(
         self,
@@ -344,7 +347,10 @@ class SessionWatch:
         changes = {**(extra or {}), "state": "ended", "end_reason": reason.value, "end_detail": detail, "ended_at": now}
         if detail is not None:
             changes["end_detail"] = detail[-TAIL_BYTES:]
-        await self._move(row, changes, now)
+        if await self._move(row, changes, now):
+            transport = self.ports.transport(row.cluster)
+            if isinstance(transport, files.SessionFiles):
+                await cleanup.tidy(transport, row.session_dir)
         secrets.forget(row.cluster, row.job_id)
 
     def _announce(self, row: InteractiveSessionRecord, changes: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from svc_host.domain.jobs import JobState, JobStatus
 from svc_host.host import Host
 from svc_host.plugin_core.identity import hookimpl
 from svc_host.plugin_core.records import Event
-from svc_host.sessions import endpoints, secrets
+from svc_host.sessions import cleanup, endpoints, secrets
 from svc_host.sessions.watch import SessionWatch
 from svc_host.store import jobs as job_repo
 from svc_host.store import sessions as repo
@@ -168,6 +168,7 @@ async def test_a_job_that_ends_says_why(svc_host: Host, fake: FileTransport, web
     assert detail is not None
     assert detail.startswith("exit code 1\n")
     assert detail.endswith("OSError: [Errno 98] Address in use")
+    assert cleanup.tidy_argv(DIR) in fake.commands  # the ended session's secret goes at once
     await watch.close()
 
 
