@@ -3,6 +3,9 @@ view; the browser keeps a session, never the token, until it logs out."""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 from tests.web.conftest import TOKEN, VIEWPORT
@@ -86,3 +89,39 @@ def test_a_wrong_login_link_says_so(anonymous_page: Page, svc_server: Server) ->
     page.wait_for_selector("#login-token")
     assert "used already, has expired or is wrong" in page.inner_text(".login-card")
     assert page.url == f"{svc_server.base}/"
+
+
+def test_the_login_card_names_this_server_and_a_command_that_works(
+    anonymous_page: Page, browser: Browser, svc_server: Server
+) -> None:
+    """B19: the card named port 8000 whatever port svc serve listened on, and a token file that a server started
+    with SVC_API_TOKEN never writes. The command it shows now, run as printed, gives a link that logs in."""
+    page = anonymous_page
+    page.goto("/")
+    page.wait_for_selector("#login-token")
+    card = page.inner_text(".login-card")
+    assert not svc_server.base.endswith(":8000")
+    assert ":8000" not in card
+    assert f"{svc_server.base}/?login_code=" in card
+    command = page.inner_text(".login-card .login-command")
+    assert command == f"svc login-link --url {svc_server.base}/"
+    assert "SVC_API_TOKEN" in page.inner_text(".login-card .login-token-source")
+
+    argv = shlex.split(command)
+    assert argv[0] == "svc"
+    done = subprocess.run(
+        [sys.executable, "-m", "svc_host", *argv[1:]],
+        env=svc_server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    other = browser.new_context(viewport=VIEWPORT, base_url=svc_server.base)
+    try:
+        fresh = other.new_page()
+        fresh.goto(done.stdout.strip())
+        fresh.wait_for_selector(".page[data-ready=true]")
+        assert fresh.locator("#login-token").count() == 0
+    finally:
+        other.close()

@@ -2,7 +2,7 @@
 import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
-import { showLogin } from './login.js';
+import { loginLinkCommand, showLogin } from './login.js';
 import { ALL_CLUSTERS, chooseCluster, clusters, onClusterChange, pillLabel, shownCluster, tabCluster } from './cluster.js';
 import { icon } from './icons.js';
 
@@ -58,7 +58,12 @@ function buildNavToggle() {
 
 async function logout() {
   await api('/api/auth/logout', { method: 'POST' }).catch(() => null);
-  showLogin();
+  logIn();
+}
+
+/** The login view; once the token is accepted, the shell starts again (login.js needs nothing from this module). */
+function logIn(message = null) {
+  showLogin(message, restart);
 }
 
 function setTheme(theme) {
@@ -209,25 +214,26 @@ async function start() {
   buildNavToggle();
   buildThemeToggle();
   interceptLinks();
-  setUnauthorizedHandler(() => showLogin());
+  setUnauthorizedHandler(() => logIn());
   const params = new URLSearchParams(location.search);
   if (params.get('login') === 'failed') {
     params.delete('login');
     const qs = params.toString();
     history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
-    showLogin('That login link was used already, has expired or is wrong: each link logs in one browser, within 10 minutes. Run `svc login-link` for a new one, or paste the token below.');
+    logIn('That login link was used already, has expired or is wrong: each link logs in one browser, within '
+      + `10 minutes. Run \`${loginLinkCommand()}\` for a new one, or paste the token below.`);
     return;
   }
   // One quiet question first (always 200): a logged-out browser goes straight to the login view, with no 401 from
   // every request the page would make (each one an error in the browser's console).
   const session = await api('/api/auth/session').catch(() => ({ logged_in: true }));
-  if (!session.logged_in) { showLogin(); return; }
+  if (!session.logged_in) { logIn(); return; }
   followAll();
   renderCurrent();
   checkServer().then(followServer);
 }
 
-export function restart() {
+function restart() {
   document.body.classList.remove('logged-out');
   followAll();
   import('./events.js').then((events) => events.reconnect()).catch(() => null);
