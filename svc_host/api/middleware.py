@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from starlette.datastructures import Headers, MutableHeaders, QueryParams
-from starlette.requests import cookie_parser
+from starlette.requests import HTTPConnection, cookie_parser
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,26 +20,37 @@ from svc_host.api.sessions import LOGIN_QUERY, SESSION_LIFETIME, WebSessions, co
 _PATH_CHARACTERS = "/:@!$&'()*+,;=-._~"
 
 
-def set_session_cookie(response: Response, session_id: str, headers: Headers, *, secure: bool) -> None:
-    """Give the browser its session id as an HttpOnly, SameSite=Strict cookie (never readable by page scripts)."""
+def _https(request: HTTPConnection) -> bool:
+    """The request came over HTTPS (uvicorn sets the scheme from a trusted proxy's ``X-Forwarded-Proto``)."""
+    return request.scope.get("scheme") == "https"
+
+
+def session_cookie(request: HTTPConnection) -> str:
+    """The name of this server's session cookie as this request reaches it (its port, its scheme)."""
+    return cookie_name(request.headers.get("host"), https=_https(request))
+
+
+def set_session_cookie(response: Response, session_id: str, request: HTTPConnection) -> None:
+    """Give the browser its session id as an HttpOnly, SameSite=Strict cookie (never readable by page scripts),
+    host-only (no ``Domain``) on ``Path=/``; under HTTPS ``Secure``, as its ``__Host-`` name requires."""
     response.set_cookie(
-        cookie_name(headers.get("host")),
+        session_cookie(request),
         session_id,
         max_age=SESSION_LIFETIME,
         path="/",
         httponly=True,
         samesite="strict",
-        secure=secure,
+        secure=_https(request),
     )
 
 
-def clear_session_cookie(response: Response, headers: Headers) -> None:
-    response.delete_cookie(cookie_name(headers.get("host")), path="/", httponly=True, samesite="strict")
+def clear_session_cookie(response: Response, request: HTTPConnection) -> None:
+    response.delete_cookie(session_cookie(request), path="/", httponly=True, samesite="strict", secure=_https(request))
 
 
-def session_id(headers: Headers) -> str | None:
-    """The session id the browser sent in this port's cookie."""
-    return cookie_parser(headers.get("cookie", "")).get(cookie_name(headers.get("host")))
+def session_id(request: HTTPConnection) -> str | None:
+    """The session id the browser sent in this server's cookie; a cookie of any other name is not looked at."""
+    return cookie_parser(request.headers.get("cookie", "")).get(session_cookie(request))
 
 
 def too_many_failures(seconds: int) -> Response:
@@ -67,12 +78,12 @@ def _is_api(path: str) -> bool:
     return path == "/api" or path.startswith("/api/")
 
 
-async def authenticated(security: ServerSecurity, headers: Headers, sessions: WebSessions) -> bool:
+async def authenticated(security: ServerSecurity, request: HTTPConnection, sessions: WebSessions) -> bool:
     """The request carries the token (``Authorization: Bearer``) or a live session cookie."""
-    presented = bearer_token(headers.get("authorization"))
+    presented = bearer_token(request.headers.get("authorization"))
     if presented is not None:
         return security.token_valid(presented)
-    return await sessions.valid(session_id(headers), cookie_name(headers.get("host")))
+    return await sessions.valid(session_id(request), session_cookie(request))
 
 
 class SecurityMiddleware:
@@ -146,7 +157,7 @@ class SecurityMiddleware:
         dashboard's pages and the docs does not (they hold no data)."""
         path: str = scope["path"]
         if _is_api(path) or scope["method"] not in SAFE_METHODS:
-            if path in PUBLIC_API_PATHS or await authenticated(self.security, headers, sessions):
+            if path in PUBLIC_API_PATHS or await authenticated(self.security, HTTPConnection(scope), sessions):
                 return None
             return _refuse(
                 401,
@@ -202,8 +213,9 @@ async def _login_link(scope: Scope, headers: Headers, query: QueryParams, sessio
     location = same_origin_path(scope["path"]) + (f"?{urlencode(rest)}" if rest else "")
     response = RedirectResponse(location, status_code=303, headers={"Cache-Control": "no-store"})
     if valid:
-        new_session = await sessions.open(cookie_name(headers.get("host")))
-        set_session_cookie(response, new_session, headers, secure=scope.get("scheme") == "https")
+        request = HTTPConnection(scope)
+        new_session = await sessions.open(session_cookie(request))
+        set_session_cookie(response, new_session, request)
     return response
 
 

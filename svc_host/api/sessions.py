@@ -1,7 +1,8 @@
 """The dashboard's logins: a session id in a cookie bound to the port, one-time login codes, a brake on failures.
 
 The browser never holds the API token. Logging in (the form's token, or a login link's one-time code) opens a
-session: a random id the browser keeps in the HttpOnly cookie ``svc_session_<port>``, and the server keeps as a
+session: a random id the browser keeps in the HttpOnly cookie ``svc_session_<port>`` (``__Host-svc_session_<port>``
+under HTTPS), and the server keeps as a
 keyed hash in the store (``web_secret``), so every ``svc serve`` on one store knows it and it outlives a restart.
 The hash is keyed with the API token and names the cookie, so a session dies when the token changes and is not
 valid under another port's cookie. Logging out deletes it; it expires after ``SESSION_LIFETIME`` anyway.
@@ -42,10 +43,18 @@ _MAX_SECRET_LENGTH = 128
 _MAX_CONFIRMED = 4096
 
 
-def cookie_name(host_header: str | None) -> str:
-    """``svc_session_<port>``: browsers share cookies across ports, so two servers on one machine need two names."""
+HOST_ONLY_PREFIX = "__Host-"
+"""Under HTTPS the cookie's name starts with this: browsers then keep it only if it is ``Secure``, ``Path=/`` and
+has no ``Domain`` (so no other name of the site sets or reads it), and never let plain http overwrite it."""
+
+
+def cookie_name(host_header: str | None, *, https: bool) -> str:
+    """``svc_session_<port>`` (``__Host-svc_session_<port>`` under HTTPS): browsers send a host's cookies to every
+    port of it, so two servers on one machine need two names, and a server accepts only its own. The name is also
+    part of a session's key (``WebSessions``), so a session opened for one name is void under any other."""
     _, _, port = (host_header or "").rpartition(":")
-    return f"{SESSION_COOKIE}_{port}" if port.isdigit() else SESSION_COOKIE
+    name = f"{SESSION_COOKIE}_{port}" if port.isdigit() else SESSION_COOKIE
+    return HOST_ONLY_PREFIX + name if https else name
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """Which headers cross the session proxy, each way: pure functions over ASGI/h11 header lists.
 
-Toward the app: hop-by-hop headers stay on their hop, svc's own cookies (``svc_*``: the dashboard's login, the
-sessions' entry cookies) never leave svc, and the session's secret is added after any header of that name the
-browser sent is removed. Toward the browser: hop-by-hop headers and anything named like the secret are dropped.
+Toward the app: hop-by-hop headers stay on their hop, svc's own cookies (``svc_*`` and ``__Host-svc_*``: the
+dashboard's login, under HTTPS too, the sessions' entry cookies) never leave svc, and the session's secret is
+added after any header of that name the browser sent is removed. Toward the browser: hop-by-hop headers and
+anything named like the secret are dropped.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 Headers = list[tuple[bytes, bytes]]
 
 SECRET_HEADER = b"x-svc-session-secret"
-OWN_COOKIE_PREFIX = "svc_"
+OWN_COOKIE_PREFIXES = ("svc_", "__Host-svc_")
 HOP_BY_HOP = frozenset(
     {
         b"connection",
@@ -45,11 +46,12 @@ def _named_by_connection(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
 
 
 def without_own_cookies(cookie: bytes) -> bytes:
-    """A ``Cookie`` header without svc's cookies (names starting ``svc_``); the others as they were."""
+    """A ``Cookie`` header without svc's cookies (names starting ``svc_`` or ``__Host-svc_``); the others as they
+    were."""
     kept = [
         part.strip()
         for part in cookie.split(b";")
-        if part.strip() and not part.strip().decode("latin-1").startswith(OWN_COOKIE_PREFIX)
+        if part.strip() and not part.strip().decode("latin-1").startswith(OWN_COOKIE_PREFIXES)
     ]
     return b"; ".join(kept)
 

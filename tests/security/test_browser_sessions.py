@@ -131,3 +131,20 @@ async def test_a_stream_ends_when_its_session_expires(svc_host: Host) -> None:
 
             await asyncio.wait_for(read_to_the_end(), DEADLINE)
         assert (await tab.get("/api/events")).status_code == 401
+
+
+async def test_behind_a_tls_proxy_the_cookie_is_host_only_and_secure(svc_host: Host) -> None:
+    """uvicorn takes ``X-Forwarded-Proto`` from a proxy on 127.0.0.1 (docs/security.md's nginx setup): the browser
+    then gets ``__Host-svc_session_<port>``, ``Secure``, which plain http to the same server does not accept."""
+    app = create_app(svc_host, security=ServerSecurity(token=TOKEN))
+    proxied = {"X-Forwarded-Proto": "https"}
+    async with live_server(app) as base, httpx.AsyncClient(base_url=base, timeout=30) as tab:
+        name = f"__Host-svc_session_{base.rsplit(':', 1)[1]}"
+        login = await tab.post("/api/auth/login", json={"token": TOKEN}, headers=proxied)
+        assert login.status_code == 204
+        assert login.headers["set-cookie"].startswith(f"{name}=")
+        assert "secure" in login.headers["set-cookie"].lower()
+        cookie = {"Cookie": f"{name}={login.cookies[name]}"}
+        tab.cookies.clear()
+        assert (await tab.get("/api/plugins", headers={**proxied, **cookie})).status_code == 200
+        assert (await tab.get("/api/plugins", headers=cookie)).status_code == 401

@@ -8,13 +8,14 @@ from pydantic import BaseModel, Field
 from svc_host.api.middleware import (
     authenticated,
     clear_session_cookie,
+    session_cookie,
     session_id,
     set_session_cookie,
     too_many_failures,
 )
 from svc_host.api.params import error_responses
 from svc_host.api.security import ServerSecurity
-from svc_host.api.sessions import WebSessions, cookie_name
+from svc_host.api.sessions import WebSessions
 from svc_host.errors import AuthenticationError
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
@@ -46,8 +47,8 @@ async def login(body: LoginBody, request: Request) -> Response:
         if wait is not None:
             return too_many_failures(wait)
         raise AuthenticationError("wrong token: use the one `svc serve` printed (or SVC_API_TOKEN)")
-    new_session = await sessions.open(cookie_name(request.headers.get("host")))
-    set_session_cookie(response, new_session, request.headers, secure=request.url.scheme == "https")
+    new_session = await sessions.open(session_cookie(request))
+    set_session_cookie(response, new_session, request)
     return response
 
 
@@ -58,7 +59,7 @@ async def session(request: Request) -> dict[str, bool]:
     sessions: WebSessions | None = request.app.state.sessions
     if sessions is None:
         return {"logged_in": True}  # a server without a token needs no login
-    return {"logged_in": await authenticated(request.app.state.security, request.headers, sessions)}
+    return {"logged_in": await authenticated(request.app.state.security, request, sessions)}
 
 
 @router.post("/logout", status_code=204, responses=error_responses(403, e403="cross-site request refused"))
@@ -66,7 +67,7 @@ async def logout(request: Request) -> Response:
     """End this browser's session: its id stops working at once, and the cookie is cleared."""
     sessions: WebSessions | None = request.app.state.sessions
     if sessions is not None:
-        await sessions.close(session_id(request.headers), cookie_name(request.headers.get("host")))
+        await sessions.close(session_id(request), session_cookie(request))
     response = Response(status_code=204)
-    clear_session_cookie(response, request.headers)
+    clear_session_cookie(response, request)
     return response

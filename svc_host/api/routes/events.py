@@ -24,9 +24,9 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from svc_host.api.middleware import session_id
+from svc_host.api.middleware import session_cookie, session_id
 from svc_host.api.security import bearer_token
-from svc_host.api.sessions import SESSION_RECHECK, WebSessions, cookie_name
+from svc_host.api.sessions import SESSION_RECHECK, WebSessions
 from svc_host.runtime.events import EventHub, HubEvent, Subscription, event_hub
 
 HEARTBEAT_SECONDS = 15.0
@@ -123,10 +123,10 @@ def _session_guard(
     watch that ends the stream when this server logs the session out. ``(None, no-op)`` for the token's streams
     and a server without logins."""
     sessions: WebSessions | None = getattr(request.app.state, "sessions", None)
-    presented = session_id(request.headers)
+    presented = session_id(request)
     if sessions is None or presented is None or bearer_token(request.headers.get("authorization")) is not None:
         return None, lambda: None
-    cookie = cookie_name(request.headers.get("host"))
+    cookie = session_cookie(request)
     undo = sessions.on_close(presented, cookie, subscription.close)
     return (lambda: sessions.valid(presented, cookie)), undo
 

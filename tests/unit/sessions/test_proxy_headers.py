@@ -32,6 +32,7 @@ def test_the_app_gets_the_secret_and_the_kinds_headers_never_the_browsers_versio
 def test_only_svcs_cookies_leave_the_cookie_header_and_an_empty_one_is_dropped() -> None:
     assert without_own_cookies(b"svc_a=1;svc_b=2") == b""
     assert without_own_cookies(b"a=1; svc_x=2; b=svc_y") == b"a=1; b=svc_y"
+    assert without_own_cookies(b"__Host-svc_session_443=login; __Host-app=1") == b"__Host-app=1"  # HTTPS's name
     sent = to_app([(b"cookie", b"svc_session_8000=login")], "s", {}, websocket=False)
     assert [name for name, _ in sent] == [b"x-svc-session-secret"]
 
