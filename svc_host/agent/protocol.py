@@ -27,6 +27,8 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
 JOB_CALLS = ("queue", "status", "submit", "log_step")
 """The calls behind ``svc jobs``, ``svc status``, ``svc submit`` and ``svc logs``."""
+SESSION_CALLS = ("session_open",)
+"""``svc session open``: the agent serves the session on a port of its own (``agent.session_ports``)."""
 CONTROL_CALLS = ("ping", "stop")
 SIDE_EFFECTS = frozenset({"submit"})
 """Calls whose outcome is unknown when the agent is lost after ``go``: never run again by the CLI."""
@@ -93,6 +95,7 @@ ARGUMENTS: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
         "offset": (_count, "a non-negative integer"),
         "follow": (_flag, "true or false"),
     },
+    "session_open": {"transport": (_text, "a string"), "job_id": (_text, "a string")},
     "ping": {},
     "stop": {},
 }

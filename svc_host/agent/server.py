@@ -1,6 +1,7 @@
 """The agent: one ``Host`` (the store, one SSH connection per profile) serving this user's CLI on a Unix socket.
 
-It runs only what a command asks (no monitor loop of its own: the cluster is shared), only for remote
+It runs only what a command asks (no monitor loop of its own: the cluster is shared; only a session it serves
+for ``svc session open`` keeps the session watch running until it ends, ``session_ports``), only for remote
 transports (a local command depends on the caller's environment and directory, so the CLI runs it itself),
 and only for the setup it was started in (``place.fingerprint``). Profiles changed by ``svc profile`` count at
 the next call, as in ``svc serve`` (a profile whose connection settings changed reconnects). Other
@@ -32,6 +33,7 @@ from svc_host import __version__
 from svc_host.agent import protocol
 from svc_host.agent.calls import CALLS
 from svc_host.agent.place import Place
+from svc_host.agent.session_ports import SessionPorts
 from svc_host.errors import ConfigError, SvcError
 from svc_host.host import Host
 
@@ -120,6 +122,7 @@ class Agent:
         self._stopping = asyncio.Event()
         self._profiles_checked: object = ()
         self._profiles_error: str | None = None
+        self.sessions = SessionPorts(host)
 
     def stop(self, why: str) -> None:
         if not self._stopping.is_set():
@@ -143,6 +146,7 @@ class Agent:
             for task in (*warm, watch):
                 task.cancel()
             await asyncio.gather(*warm, watch, return_exceptions=True)
+            await self.sessions.close()
             with contextlib.suppress(FileNotFoundError):
                 if os.stat(self.place.socket).st_ino == inode:  # never remove a newer agent's socket
                     self.place.socket.unlink()
@@ -161,8 +165,9 @@ class Agent:
                     self.stop("another process replaced the socket")
             except FileNotFoundError:
                 self.stop("the socket was removed")
-            idle = time.monotonic() - self._last_active
-            if self.idle_seconds is not None and not self._active and idle >= self.idle_seconds:
+            idle = time.monotonic() - max(self._last_active, self.sessions.last_busy)
+            busy = self._active or self.sessions.busy  # a session served here keeps its agent
+            if self.idle_seconds is not None and not busy and idle >= self.idle_seconds:
                 self.stop(f"idle for {idle / 60:.1f} min")
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -218,7 +223,7 @@ class Agent:
             return f"this agent runs svc {__version__}, not {request.version}"
         if request.fingerprint != self.place.fingerprint:
             return "this agent serves another setup (config, state or SVC_* variables differ)"
-        if request.call not in protocol.JOB_CALLS:
+        if "transport" not in request.args:  # ping, stop
             return None
         return self._profiles_invalid() or self._not_remote(request.args["transport"])
 
@@ -256,7 +261,10 @@ class Agent:
         self.requests += 1
         self.served.add(transport)
         try:
-            result = await CALLS[request.call](self.host, Path(request.cwd), **request.args)
+            if request.call == "session_open":
+                result = await self.sessions.open(transport, request.args["job_id"])
+            else:
+                result = await CALLS[request.call](self.host, Path(request.cwd), **request.args)
             reply: dict[str, Any] = {"result": result}
             outcome = "ok"
         except Exception as exc:
@@ -265,7 +273,8 @@ class Agent:
             if outcome == "internal":
                 log.exception("%s on %s failed", request.call, transport)
         finally:
-            await self.host.monitor.stop()  # a submit's poke started a loop: the agent does not poll on its own
+            if not self.sessions.busy:  # a submit's poke started a loop: the agent polls only for its sessions
+                await self.host.monitor.stop()
         log.info("%s on %s: %s in %.3f s", request.call, transport, outcome, time.monotonic() - started)
         return reply
 
@@ -280,6 +289,7 @@ class Agent:
             "idle_minutes": None if self.idle_seconds is None else self.idle_seconds / 60,
             "requests": self.requests,
             "transports": sorted(self.served),
+            "sessions": self.sessions.describe(),
         }
 
 

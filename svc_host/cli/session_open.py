@@ -1,10 +1,13 @@
-"""``svc session open`` (and ``start --open``) without ``svc serve``: the sessions' origin in the CLI's own process.
+"""``svc session open`` (and ``start --open``) without ``svc serve``: through the svc agent, else in this process.
 
-The CLI waits until the session is ready (running the session watch itself, so no server is needed), then serves
-the same origin app ``svc serve`` runs on its sessions port, on ``127.0.0.1`` and a free port, reaching the app
-through the CLI's own transport (over SSH: a direct-tcpip channel through the login node, on the connection this
-process opens; the svc agent's connection carries calls, not byte streams). It prints a one-time link, opens it in
-the browser unless told not to, and serves until Ctrl-C or the session's end.
+When an svc agent answers (``SVC_AGENT`` not ``off``, a remote transport), the agent waits until the session is
+ready and serves it on a port of its own on 127.0.0.1, through the SSH connection it already holds
+(``agent.session_ports``); the CLI prints the one-time link, opens it in the browser unless told not to, and returns
+while the agent serves the session until it ends. Without an agent (or with ``local``, which the agent leaves to
+the caller's environment) this process does the same: it waits until the session is ready (running the session
+watch itself), serves the origin app ``svc serve`` runs on its sessions port on 127.0.0.1 and a free port, reaching
+the app through its own transport (over SSH: a direct-tcpip channel through the login node), and serves until
+Ctrl-C or the session's end.
 """
 
 from __future__ import annotations
@@ -37,12 +40,55 @@ async def ready_session(host: Host, cluster: str, job_id: str) -> InteractiveSes
         if row.state == "ready":
             return row
         if row.state == "ended":
-            detail = f": {row.end_detail.splitlines()[-1]}" if row.end_detail else ""
-            raise click.ClickException(f"session {job_id} on {cluster!r} ended ({row.end_reason}){detail}")
-        if row.state != said:
-            click.echo(f"session {job_id} on {cluster!r} is {row.state}; waiting until it is ready", err=True)
-            said = row.state
+            raise click.ClickException(manage.ended_words(row))
+        said = _tell_wait(cluster, job_id, row.state, said)
         await asyncio.sleep(WAIT_TICK)
+
+
+def _tell_wait(cluster: str, job_id: str, state: str, said: str) -> str:
+    """Say on stderr what the session waits for, once per state; returns the state said."""
+    if state != said:
+        click.echo(f"session {job_id} on {cluster!r} is {state}; waiting until it is ready", err=True)
+    return state
+
+
+def through_agent(cluster: str, job_id: str) -> str | None:
+    """The session's one-time link, served by the svc agent once ready (its state told on stderr meanwhile);
+    ``None`` when no agent does it (none runs, ``SVC_AGENT=off``, it declined or was lost), so this process
+    serves the session itself. The session's own errors (unknown, ended) are raised as the command's."""
+    import os
+
+    from svc_host.agent import client
+    from svc_host.agent.place import Place, agent_mode
+
+    if agent_mode(os.environ) == "off":
+        return None
+    try:
+        place = Place.from_env()
+    except (OSError, RuntimeError):  # no home directory to find the setup by: no agent either
+        return None
+    said = ""
+    while True:
+        try:
+            answer = client.call(place, "session_open", {"transport": cluster, "job_id": job_id})
+        except client.AgentUnavailable:
+            return None
+        if not isinstance(answer, dict):
+            return None
+        if isinstance(answer.get("url"), str):
+            return str(answer["url"])
+        said = _tell_wait(cluster, job_id, str(answer.get("state")), said)
+
+
+def _show(url: str, *, browser: bool, serving: str) -> None:
+    """Print the link (stdout: a script reads it there), say who serves it, open it unless told not to."""
+    click.echo(url)
+    click.echo(f"{serving} (the link is good once, for a minute; `svc session open` gives a new one)", err=True)
+    sys.stdout.flush()
+    if browser:
+        import webbrowser
+
+        webbrowser.open(url)
 
 
 async def open_session(host: Host, cluster: str, job_id: str, *, browser: bool) -> None:
@@ -85,13 +131,7 @@ async def open_session(host: Host, cluster: str, job_id: str, *, browser: bool) 
             spec.open_path if spec is not None else "",
             origin.mint_code(cluster, job_id),
         )
-        click.echo(url)
-        click.echo("serving the session here until Ctrl-C (the link is good once, for a minute)", err=True)
-        sys.stdout.flush()
-        if browser:
-            import webbrowser
-
-            webbrowser.open(url)
+        _show(url, browser=browser, serving="serving the session from this terminal until Ctrl-C")
         ended = asyncio.create_task(_until_ended(host, cluster, job_id, server))
         try:
             await server.serve([sock])
@@ -117,13 +157,17 @@ async def _until_ended(host: Host, cluster: str, job_id: str, server: uvicorn.Se
 
 
 def run_open(cluster: str, job_id: str, *, browser: bool) -> None:
-    """``open_session`` with a CLI host; Ctrl-C ends it quietly."""
+    """Through the agent when one serves it, else ``open_session`` with a CLI host; Ctrl-C ends it quietly."""
     from svc_host.cli.options import with_host
 
-    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
-
-    async def work(host: Host) -> None:
-        await open_session(host, cluster, job_id, browser=browser)
-
     with contextlib.suppress(KeyboardInterrupt):
+        url = through_agent(cluster, job_id)
+        if url is not None:
+            _show(url, browser=browser, serving="the svc agent serves the session until it ends")
+            return
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+
+        async def work(host: Host) -> None:
+            await open_session(host, cluster, job_id, browser=browser)
+
         with_host(work)

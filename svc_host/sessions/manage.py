@@ -139,6 +139,12 @@ async def detail(ports: Ports, cluster: str, job_id: str) -> InteractiveSessionR
     return row
 
 
+def ended_words(row: InteractiveSessionRecord) -> str:
+    """How an ended session is told to whoever waited to open it: its reason and the last line of its detail."""
+    detail = f": {row.end_detail.splitlines()[-1]}" if row.end_detail else ""
+    return f"session {row.job_id} on {row.cluster!r} ended ({row.end_reason}){detail}"
+
+
 async def stop(ports: Ports, cluster: str, job_id: str) -> InteractiveSessionRecord:
     """Ask Slurm to end the session's job (``scancel``); the watch then ends the session ``stopped``. A session
     that already ended is an ``InvalidStateError``."""

@@ -296,7 +296,8 @@ def test_the_agent_answers_bad_or_foreign_requests_with_one_clear_reply(agent: P
     assert raw_request(agent, {**request, "call": "frobnicate"}) == {
         "error": {
             "kind": "request",
-            "message": "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, ping, stop",
+            "message": "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_open, ping, "
+            "stop",
         }
     }
     assert raw_request(agent, {**request, "call": "ping", "fingerprint": "0" * 64}) == {

@@ -16,7 +16,7 @@ from svc_host.settings.paths import SvcPaths
 
 
 def line(**body: object) -> bytes:
-    request = {"svc": "0.1.0", "fingerprint": "f" * 64, "call": "queue", "args": {}, "cwd": "/work"}
+    request: dict[str, object] = {"svc": "0.1.0", "fingerprint": "f" * 64, "call": "queue", "args": {}, "cwd": "/work"}
     request.update(body)
     return json.dumps(request).encode()
 
@@ -26,12 +26,21 @@ def test_a_valid_request_round_trips() -> None:
     assert protocol.parse_request(protocol.request_line(sent)) == sent
 
 
+def test_a_session_open_request_round_trips() -> None:
+    sent = protocol.Request("0.1.0", "ab" * 32, "session_open", {"transport": "hpc", "job_id": "42"}, "/w")
+    assert protocol.parse_request(protocol.request_line(sent)) == sent
+    assert "session_open" not in protocol.SIDE_EFFECTS  # a CLI that lost the agent may serve the session itself
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
         (b"not json", "a request is one JSON object on one line"),
         (b"[1, 2]", "a request is one JSON object on one line"),
-        (line(call="frobnicate"), "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, ping"),
+        (
+            line(call="frobnicate"),
+            "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_open, ping",
+        ),
         (line(call=7), "request field 'call' must be a string"),
         (line(args=[]), "call 'queue': 'args' must be an object"),
         (line(args={"transport": "hpc"}), "call 'queue' needs argument 'user' (a string or null)"),
@@ -70,6 +79,15 @@ def test_a_valid_request_round_trips() -> None:
             "argument 'fields' must be an object of strings, integers or nulls",
         ),
         (line(args={"transport": "hpc", "user": None}, cwd="relative"), "'cwd' must be an absolute path"),
+        (line(call="session_open", args={"transport": "hpc"}), "call 'session_open' needs argument 'job_id'"),
+        (
+            line(call="session_open", args={"transport": "hpc", "job_id": 42}),
+            "call 'session_open': argument 'job_id' must be a string",
+        ),
+        (
+            line(call="session_open", args={"transport": "hpc", "job_id": "42", "port": 8888}),
+            "call 'session_open' takes no argument 'port'",
+        ),
     ],
 )
 def test_a_bad_request_is_refused_with_what_is_wrong(raw: bytes, message: str) -> None:
