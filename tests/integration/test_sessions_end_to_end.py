@@ -4,14 +4,16 @@ sessions' origin on a second port) starts sessions on the real dev clusters, thr
 A browser's requests go through the sessions' origin with the one-time link the API mints; nothing is faked.
 
 Covered: a command's app serves a file and stops; an app that exits ends ``app_exited`` with its stderr; an app
-that never answers ends ``start_timeout`` with its job cancelled; a stop while starting; a ready session and the
-browser's way into it outlive a restart of ``svc serve``; JupyterLab runs a cell
+that never answers ends ``start_timeout`` with its job cancelled; a stop while starting, after which the session's
+secret is removed from the cluster (its logs kept) with ended sessions' directories older than a week; a ready
+session and the browser's way into it outlive a restart of ``svc serve``; JupyterLab runs a cell
 over its kernel's WebSocket; TensorBoard shows a scalar a job wrote; ``svc session start --open`` without
 ``svc serve``; the MCP tools and the CLI refuse bad input in one line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -19,6 +21,7 @@ import re
 import shlex
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -45,6 +48,8 @@ from wsproto.events import Request as WsRequest
 from svc_host.domain.profiles import SSHProfile
 from svc_host.testing.serve import ServeProcess, free_port, isolated_env, start_serve
 from svc_host.testing.waiting import DEADLINE, eventually, eventually_blocking
+from svc_plugin_local.transport import LocalTransport
+from svc_plugin_ssh.transport import SSHTransport
 
 pytestmark = pytest.mark.cluster
 
@@ -248,13 +253,65 @@ def test_an_app_that_never_answers_ends_at_its_start_timeout_and_its_job_is_canc
     eventually_blocking(lambda: job_state(served, job_id) == "CANCELLED", what="the job cancelled")
 
 
-def test_a_session_stopped_while_starting_ends_stopped(served: Served) -> None:
+def session_dir(served: Served, job_id: str) -> str:
+    """Where the session keeps its files on the cluster, from svc's store (no face shows it)."""
+    database = Path(served.env["XDG_STATE_HOME"]) / "svc" / "svc.db"
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        found = db.execute(
+            "select session_dir from interactive_session where cluster = ? and job_id = ?", (served.cluster, job_id)
+        ).fetchone()
+    return str(found[0])
+
+
+def on_cluster(served: Served, request: pytest.FixtureRequest, script: str, *args: str) -> str:
+    """``sh -c script`` with ``args`` on the session's cluster, through svc's own transport; its stdout."""
+    transport: LocalTransport | SSHTransport = (
+        LocalTransport() if served.cluster == "local" else SSHTransport("dev", request.getfixturevalue("dev_profile"))
+    )
+
+    async def run() -> str:
+        try:
+            result = await transport.run(["sh", "-c", script, "sh", *args], timeout=60)
+        finally:
+            await transport.close()
+        assert result.exit_code == 0, result.stderr
+        return str(result.stdout)
+
+    return asyncio.run(run())
+
+
+def test_a_session_stopped_while_starting_ends_stopped_and_its_directory_is_tidied(
+    served: Served, request: pytest.FixtureRequest
+) -> None:
     job_id = start(served, "command", {"command": "exec sleep 600"})["job_id"]
     wait_session(served, job_id, "starting", READY_WAIT)
+    where = session_dir(served, job_id)
+    root = where.rsplit("/", 1)[0]
+    old_ended, old_live = uuid.uuid4().hex, uuid.uuid4().hex  # two sessions of 8 days ago, one of them still live
+    on_cluster(
+        served,
+        request,
+        'cd "$1" && mkdir "$2" "$3" && echo log > "$2/job.out" && echo s > "$3/secret" && '
+        'touch -d "8 days ago" "$2" "$3"',
+        root,
+        old_ended,
+        old_live,
+    )
     stop(served, job_id)
     ended = wait_session(served, job_id, "ended")
     assert ended["end_reason"] == "stopped"
     eventually_blocking(lambda: job_state(served, job_id) == "CANCELLED", what="the job cancelled")
+
+    def listing() -> list[str]:
+        return on_cluster(served, request, 'cd "$1" && ls -A "$2"; ls -A . | grep -x -e "$3" -e "$4" || true',
+                          root, where.rsplit("/", 1)[1], old_ended, old_live).split()  # fmt: skip
+
+    left = eventually_blocking(listing, until=lambda names: "secret" not in names, what="the secret removed")
+    assert not {"secret", "app.json", "guard.py", "endpoint.json"} & set(left), left
+    assert any(name.endswith((".out", ".err")) for name in left), left  # the job's logs stay
+    assert old_live in left  # a live session's directory stays, however old
+    assert old_ended not in left  # an ended session's older than a week goes
+    on_cluster(served, request, 'rm -rf -- "$1/$2"', root, old_live)
     with served.api() as api:
         again = api.delete(f"/api/sessions/{job_id}", params={"transport": served.cluster})
     assert again.status_code == 422
@@ -480,8 +537,65 @@ def test_svc_session_start_open_and_open_serve_it_without_svc_serve(
             assert browser.get(f"{base}page.txt").text == f"{mark}\n"
             assert browser.get(url).status_code == 401  # the link is good once
     stop_command = [*svc, "stop", job_id, "-t", served.cluster]
+    if served.cluster == "dev":  # the agent serves remote transports only
+        with agent_running(env) as agent_env:
+            opened_by_agent(served, agent_env, job_id, mark, stop_command)
+        return
     stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, check=False)
     assert stopped.returncode == 0, stopped.stderr
+
+
+@contextlib.contextmanager
+def agent_running(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """``svc agent start`` in ``env``'s home (connected to the dev profile); stopped afterwards."""
+    agent_env = {**env, "SVC_AGENT": "manual"}
+    agent = [sys.executable, "-m", "svc_host", "agent"]
+    started = subprocess.run(
+        [*agent, "start", "--connect", "dev"], env=agent_env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        yield agent_env
+    finally:
+        stopped = subprocess.run(
+            [*agent, "stop"], env=agent_env, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert stopped.returncode == 0, stopped.stderr
+
+
+def agent_facts(env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "svc_host", "agent", "status", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return dict(json.loads(done.stdout))
+
+
+def opened_by_agent(served: Served, env: dict[str, str], job_id: str, mark: str, stop_command: list[str]) -> None:
+    """``svc session open`` with an agent running returns at once with the link; the agent serves the session
+    through its own connection (the CLI has exited when the browser comes) until the session is stopped."""
+    command = [sys.executable, "-m", "svc_host", "session", "open", job_id, "-t", served.cluster, "--no-browser"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=READY_WAIT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "the svc agent serves the session until it ends" in done.stderr
+    url = done.stdout.strip()
+    port = urlsplit(url).port
+    assert url == f"http://127.0.0.1:{port}/s/{served.cluster}/{job_id}/?svc_code={url.rsplit('=', 1)[1]}"
+    facts = agent_facts(env)
+    assert facts["sessions"] == [{"cluster": served.cluster, "job_id": job_id, "port": port}]
+    assert facts["transports"] == [served.cluster]
+    with httpx.Client(timeout=120, follow_redirects=True) as browser:
+        assert browser.get(url).status_code == 200
+        assert browser.get(f"http://127.0.0.1:{port}/s/{served.cluster}/{job_id}/page.txt").text == f"{mark}\n"
+    stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, check=False)
+    assert stopped.returncode == 0, stopped.stderr
+    eventually_blocking(lambda: agent_facts(env)["sessions"] == [], what="the agent closing the ended session's port")
+    with pytest.raises(httpx.ConnectError), httpx.Client(timeout=30) as late:
+        late.get(url)
 
 
 @pytest.mark.parametrize(
