@@ -26,7 +26,7 @@ from svc_host.slurm.rows import (
 )
 from svc_host.slurm.states import normalize_state, parse_exit_code
 from svc_host.slurm.values import (
-    format_time_limit,
+    format_job_time_limit,
     gpu_types_in_gres,
     gpu_types_in_tres,
     gpus_in_gres,
@@ -109,7 +109,7 @@ def _squeue_job(number: int, line: str) -> JobStatus:
         nodes=whole_number("squeue", number, line, row["NumNodes"]),
         gpus=gpus_in_tres(row["tres-alloc"]) if row["tres-alloc"].strip() else None,
         elapsed_seconds=parsed_field("squeue", number, line, parse_duration, row["TimeUsed"]),
-        time_limit=parsed_field("squeue", number, line, format_time_limit, row["TimeLimit"]),
+        time_limit=parsed_field("squeue", number, line, format_job_time_limit, row["TimeLimit"]),
         reason=text_or_none(row["Reason"]),
         node_list=text_or_none(row["NodeList"]),
         stdout_path=_literal_path(row["STDOUT"]),
@@ -146,7 +146,7 @@ def parse_sacct(stdout: str) -> list[JobStatus]:
             nodes=whole_number("sacct", number, line, row["NNodes"]),
             gpus=gpus_in_tres(tres) if tres else None,
             elapsed_seconds=whole_number("sacct", number, line, row["ElapsedRaw"]),
-            time_limit=parsed_field("sacct", number, line, format_time_limit, row["Timelimit"]),
+            time_limit=parsed_field("sacct", number, line, format_job_time_limit, row["Timelimit"]),
             exit_code=exit_code,
             signal=signal,
             reason=text_or_none(row["Reason"]),
@@ -196,7 +196,7 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
                     "scontrol show job", number, line, parse_duration, fields.get("RunTime", "")
                 ),
                 time_limit=parsed_field(
-                    "scontrol show job", number, line, format_time_limit, fields.get("TimeLimit", "")
+                    "scontrol show job", number, line, format_job_time_limit, fields.get("TimeLimit", "")
                 ),
                 exit_code=exit_code,
                 signal=signal,

@@ -89,6 +89,15 @@ def limit_seconds(text: str) -> int | None:
     return NO_LIMIT if seconds == NO_LIMIT_SECONDS else seconds
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a queue repeats the same few values
+def format_job_time_limit(text: str) -> str | None:
+    """A job's time limit as squeue, scontrol or sacct printed it, spelled as :func:`format_time_limit` does,
+    except that :data:`NO_LIMIT_SECONDS` (``365-00:00:00``, Slurm's stand-in for a job with no limit that
+    backfill started) is ``UNLIMITED``: a user reads the limit the job asked for, as svc's own records say it."""
+    seconds = limit_seconds(text)
+    return None if seconds is None else spell_time_limit(seconds)
+
+
 def spell_time_limit(seconds: int) -> str:
     """Seconds as Slurm spells a time limit: ``[D-]HH:MM:SS`` (``90061`` is ``1-01:01:01``), ``UNLIMITED`` for
     :data:`NO_LIMIT`."""

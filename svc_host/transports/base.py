@@ -379,7 +379,19 @@ class SlurmTransport(Transport):
                 finished = answers.record_for(job_id, await self._finished_jobs([job_id]))
                 return finished if finished is not None else await self._never_started(job_id)
             raise TransportError("scontrol failed", argv=result.argv, exit_code=result.exit_code, stderr=result.stderr)
-        return answers.record_for(job_id, parse.parse_scontrol_jobs(result.stdout))
+        return await self._with_accounted_times(answers.record_for(job_id, parse.parse_scontrol_jobs(result.stdout)))
+
+    async def _with_accounted_times(self, job: JobStatus | None) -> JobStatus | None:
+        """A job scontrol described, with the Start and End accounting recorded: scontrol prints its times in the
+        cluster's zone without naming it, sacct as Unix seconds. A pending job has neither; without accounting the
+        job keeps none (unknown, never guessed)."""
+        if job is None or job.state is JobState.PENDING or job.started_at is not None:
+            return job
+        result = await self.query(slurm_argv.sacct_argv([job.job_id]))
+        accounted = answers.record_for(job.job_id, parse.parse_sacct(result.stdout)) if result.exit_code == 0 else None
+        if accounted is None:
+            return job
+        return job.model_copy(update={"started_at": accounted.started_at, "ended_at": accounted.ended_at})
 
     async def cancel(self, job_ids: Sequence[str]) -> None:
         if job_ids:

@@ -29,7 +29,8 @@ def test_body_is_the_generic_encoding_of_the_list_form() -> None:
     named = {item["job_id"]: item for item in json.loads(body)}
     assert named[5]["name"] == "a|b c ünï"
     assert named["14_0"]["elapsed_time"] == "0:00:52"
-    assert named[6]["resources"] == {"nodes": 1, "gpus_per_node": 2, "partition": "gpu", "time_limit": "365-00:00:00"}
+    # squeue printed 365-00:00:00, Slurm's stand-in for no limit
+    assert named[6]["resources"] == {"nodes": 1, "gpus_per_node": 2, "partition": "gpu", "time_limit": "UNLIMITED"}
 
 
 def test_next_answer_shows_what_changed() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Response
@@ -193,8 +194,9 @@ async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, A
             "transport": transport,
             "source": record.source if record else None,
             "submitted_at": record.submitted_at.isoformat() if record else None,
-            "started_at": record.started_at.isoformat() if record and record.started_at else None,
-            "ended_at": record.ended_at.isoformat() if record and record.ended_at else None,
+            # svc's record, else the scheduler's (accounting's Start and End of a job svc did not submit)
+            "started_at": _moment(record.started_at if record else job.started_at),
+            "ended_at": _moment(record.ended_at if record else job.ended_at),
             "transitions": [],
         }
     )
@@ -206,6 +208,10 @@ async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, A
     if record is not None:
         body["resources"] = json.loads(record.resources)
     return body
+
+
+def _moment(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
 
 
 @router.delete("/{job_id}", status_code=204, responses=_JOB_ERRORS)

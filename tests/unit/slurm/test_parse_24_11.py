@@ -27,8 +27,9 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "slurm-24.11"
 NAME = "a|b c ünï"
 RECORDED = datetime(2026, 11, 27, 0, 26, 17, tzinfo=UTC)
 """When squeue_start.txt and sbatch_test_only.txt were recorded (commands.tsv)."""
-YEAR = "365-00:00:00"
-"""The time limit Slurm 24.11 gives a running job of a partition without MaxTime (pending, it says UNLIMITED)."""
+NO_LIMIT = "UNLIMITED"
+"""How a job without a time limit reads, although Slurm 24.11 prints 365-00:00:00 for a running one of a partition
+without MaxTime (pending, it says UNLIMITED): Slurm's stand-in for none, not a limit the user asked for."""
 
 
 def _read(name: str) -> str:
@@ -103,7 +104,7 @@ def test_squeue_running_and_pending_details(squeue: dict[str, JobStatus]) -> Non
         5,
         "00:01:00",
     )
-    assert (squeue["25"].time_limit, squeue["31"].time_limit) == (YEAR, "UNLIMITED")
+    assert (squeue["25"].time_limit, squeue["31"].time_limit) == (NO_LIMIT, "UNLIMITED")
     pending = squeue["28"]
     assert (pending.partition, pending.node_list, pending.nodes, pending.elapsed_seconds) == ("gpu", None, 1, 0)
 
@@ -165,7 +166,7 @@ def test_sacct_live_jobs_arrays_and_names(sacct: dict[str, JobStatus]) -> None:
     assert not any("." in job_id for job_id in sacct)
     assert (sacct["28"].gpus, sacct["28"].node_list, sacct["28"].time_limit) == (2, None, None)  # Partition_Limit
     assert (sacct["26"].gpus, sacct["27"].gpus, sacct["20"].gpus) == (1, 2, 0)
-    assert (sacct["23"].time_limit, sacct["25"].time_limit) == ("00:01:00", YEAR)
+    assert (sacct["23"].time_limit, sacct["25"].time_limit) == ("00:01:00", NO_LIMIT)
 
 
 def test_sacct_start_and_end_are_utc_times_while_known(sacct: dict[str, JobStatus]) -> None:
@@ -193,7 +194,7 @@ def test_scontrol_jobs(scontrol: dict[str, JobStatus]) -> None:
         JobState.RUNNING,
         "svcdev",
         "node24",
-        YEAR,
+        NO_LIMIT,
     )
     assert job.stdout_path == job.stderr_path == "/home/svcdev/rec/out 25.log"  # expanded, with its space
     assert scontrol["29_0"].stdout_path == "/home/svcdev/rec/arr_29_0.out"

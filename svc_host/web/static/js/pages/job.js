@@ -129,6 +129,11 @@ export async function render(root, params, query) {
   }
 
   async function loadScript() {
+    if (!job.submitted_at) { // svc keeps the script of the jobs it submitted only: nothing to ask for
+      replace(scriptBox, h('p', { class: 'muted', id: 'job-no-script' }, 'svc did not submit this job, so it keeps no script of it.',
+        job.command && job.command.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
+      return;
+    }
     try {
       const { script } = await api(`/api/jobs/${jobId}/script`, { query: where });
       replace(scriptBox, h('pre', { class: 'script', id: 'job-script' }, script));
@@ -288,6 +293,10 @@ function logViewer(jobId, where, initial) {
     setActive: (value) => {
       const was = active;
       active = value;
+      // an ended job's log grows no more: nothing to follow or pause (Jump to end and Download stay)
+      followBox.disabled = !value;
+      pauseBtn.disabled = !value;
+      if (!value && paused) { paused = false; pauseBtn.textContent = 'Pause'; }
       if (was && !value) { finalRead = false; tick(); } else if (!was && value) tick();
       drawStatus();
     },

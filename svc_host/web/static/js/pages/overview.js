@@ -1,5 +1,6 @@
 // Overview of the tab's cluster: GPU gauges for the whole cluster and per partition (with GPUs per type), my
-// running/pending jobs there; recent workflow runs and sweeps of every cluster (each named), the server.
+// running/pending jobs there, its failed jobs of the last 7 days (GET /api/history/stats?transport=); recent
+// workflow runs and sweeps of every cluster (each named), the server.
 // With "All clusters" chosen in the top bar: one block per cluster (GPUs, queue) instead of the one cluster's.
 // "My jobs" and the counts are the user's own (GET /api/jobs?user=me: each cluster's login, as the profile or
 // `local` runs jobs); a cluster's queue is shared with other users, whose jobs show with "Whole queue" (`?queue=all`).
@@ -148,7 +149,8 @@ export async function render(root, _params, query) {
       statCard('Running jobs', running, { tone: 'info', hint: whose, href: `/jobs?status=RUNNING${mineQuery}` }),
       statCard('Pending jobs', pending, { tone: 'warn', hint: whose, href: `/jobs?status=PENDING${mineQuery}` }),
       statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
-      statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total}` : null, href: '/jobs?status=FAILED' }));
+      statCard('Failed (7 days)', historyStats ? historyStats.failed : '—',
+        { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total} on ${cluster}` : null, href: '/jobs?status=FAILED' }));
   }
 
   function drawGauges() {
@@ -215,7 +217,7 @@ export async function render(root, _params, query) {
   replace(jobsBox, h('div', { class: 'loading' }, 'Loading…'));
   replace(gauges, h('div', { class: 'loading' }, 'Asking the scheduler…'));
   const weekAgo = new Date(Date.now() - 7 * 86400e3).toISOString().slice(0, 10);
-  api('/api/history/stats', { query: { from: weekAgo } }).then((s) => { historyStats = s; drawStats(); }).catch(() => null);
+  api('/api/history/stats', { query: { ...here, from: weekAgo } }).then((s) => { historyStats = s; drawStats(); }).catch(() => null);
   await Promise.all([loadQueue(), loadResources(), recent.load()]);
 
   return live(EVENTS, (events) => {

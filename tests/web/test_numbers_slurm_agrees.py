@@ -1,0 +1,149 @@
+"""Numbers the dashboard shows, checked against what Slurm and svc's history say, with two clusters (this
+machine's 22.05 as ``local`` and the 24.11 ``lab24`` over SSH), in a real browser against a real ``svc serve``.
+
+- B24: the Overview's "Failed (7 days)" of one cluster counts that cluster's jobs only.
+- B36: an ended job's log has nothing to follow or pause: those controls are off.
+- A job svc did not submit (sbatch'ed beside it): Started and Ended are accounting's (sacct), and its page asks
+  for no script svc does not have (no 404 in the browser's console).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from svc_host.slurm.states import normalize_state
+from svc_host.testing.waiting import eventually_blocking
+from tests.web.conftest import Server, add_dev_profile, open_page
+from tests.web.test_all_clusters import env24
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.local_slurm  # jobs sbatch'ed beside svc on this machine's 22.05
+
+FAILING = "#!/bin/bash\n#SBATCH --time=1\necho about to fail\nexit 3\n"
+
+
+@pytest.fixture(scope="module")
+def lab24(svc_server: Server) -> Iterator[str]:
+    add_dev_profile(svc_server, env24(), "lab24")
+    try:
+        yield "lab24"
+    finally:
+        svc_server.client.delete("/api/config/ssh/profiles/lab24")
+
+
+def ended(server: Server, cluster: str, job_id: int | str) -> dict[str, Any] | None:
+    job = server.api("GET", f"/api/jobs/{job_id}", params={"transport": cluster})
+    return job if normalize_state(job["status"]).is_terminal and job.get("ended_at") else None
+
+
+@pytest.fixture(scope="module")
+def failed_local(svc_server: Server) -> dict[str, Any]:
+    """A job svc submitted to ``local`` that failed (exit 3), once svc's history knows it ended."""
+    job_id = svc_server.api(
+        "POST", "/api/jobs", params={"transport": "local"}, json={"name": "fails", "script_content": FAILING}
+    )["job_id"]
+    return eventually_blocking(lambda: ended(svc_server, "local", job_id), timeout=120, what=f"job {job_id} ended")
+
+
+def stat_value(page: Page, label: str) -> str:
+    card = page.locator(".stat", has=page.locator(".stat-label", has_text=label))
+    return card.locator(".stat-value").inner_text()
+
+
+def test_failed_in_seven_days_is_the_clusters_own(
+    page: Page, svc_server: Server, lab24: str, failed_local: dict[str, Any]
+) -> None:
+    from playwright.sync_api import expect
+
+    week_ago = (date.today() - timedelta(days=7)).isoformat()
+    everywhere = svc_server.api("GET", "/api/history/stats", params={"from": week_ago})
+    of_lab24 = svc_server.api("GET", "/api/history/stats", params={"from": week_ago, "transport": lab24})
+    of_local = svc_server.api("GET", "/api/history/stats", params={"from": week_ago, "transport": "local"})
+    assert of_local["failed"] >= 1  # the job above: lab24's count must not hold it
+    assert everywhere["failed"] > of_lab24["failed"]
+
+    open_page(page, f"/?cluster={lab24}")
+    card = page.locator(".stat", has=page.locator(".stat-label", has_text="Failed (7 days)"))
+    expect(card.locator(".stat-value")).to_have_text(str(of_lab24["failed"]))
+    expect(card.locator(".stat-hint")).to_have_text(
+        f"{of_lab24['completed']} completed of {of_lab24['total']} on {lab24}"
+    )
+    open_page(page, "/?cluster=local")
+    expect(card.locator(".stat-value")).to_have_text(str(of_local["failed"]))
+
+
+def test_an_ended_jobs_log_has_nothing_to_follow_or_pause(page: Page, failed_local: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    open_page(page, f"/jobs/{failed_local['job_id']}?cluster=local")
+    expect(page.locator("#job-state")).to_have_text("FAILED")
+    log = page.locator(".log-card")
+    expect(log.locator("label.check input[type=checkbox]")).to_be_disabled()
+    expect(log.get_by_role("button", name="Pause")).to_be_disabled()
+    expect(log.get_by_role("button", name="Jump to end")).to_be_enabled()
+    expect(log.locator(".log-status")).to_contain_text("job ended")
+    expect(page.locator("#job-log")).to_contain_text("about to fail")
+
+
+def sbatch_beside_svc(env: dict[str, str], logs: Path) -> str:
+    """A short job submitted with sbatch on this machine, as a user does without svc."""
+    done = subprocess.run(
+        ["sbatch", "--parsable", "--time=1", "--job-name=beside", f"--output={logs}/%j.out", "--wrap", "sleep 2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip().split(";")[0]
+
+
+def accounted(job_id: str) -> tuple[datetime, datetime] | None:
+    """Start and End that accounting (sacct) recorded for ``job_id``, once both are known."""
+    out = subprocess.run(
+        ["sacct", "-X", "-n", "-P", "-j", job_id, "-o", "Start,End"],
+        env={**os.environ, "SLURM_TIME_FORMAT": "%s"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
+    if not out or not all(part.isdigit() for part in out[0].split("|")):
+        return None
+    start, end = (datetime.fromtimestamp(int(part), UTC) for part in out[0].split("|"))
+    return start, end
+
+
+def shown(at: datetime, zone: str) -> str:
+    """A moment as the page's fmtTime writes it in the browser's zone, without the zone's name."""
+    return at.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_a_job_svc_did_not_submit_shows_accountings_times_and_asks_for_no_script(
+    page: Page, svc_server: Server, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    job_id = sbatch_beside_svc(svc_server.env, tmp_path)
+    start, end = eventually_blocking(lambda: accounted(job_id), timeout=120, what=f"sacct's Start and End of {job_id}")
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    open_page(page, f"/jobs/{job_id}?cluster=local")
+    expect(page.locator("#job-state")).to_have_text("COMPLETED")
+    zone = page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone")
+    expect(page.locator("#job-started")).to_contain_text(shown(start, zone))
+    expect(page.locator("#job-ended")).to_contain_text(shown(end, zone))
+    expect(page.locator("#job-time-limit")).to_have_text("00:01:00")
+    expect(page.locator("#job-no-script")).to_have_text("svc did not submit this job, so it keeps no script of it.")
+    page.wait_for_load_state("networkidle")
+    assert not failures, f"the page of a job svc did not submit got errors: {failures}"
