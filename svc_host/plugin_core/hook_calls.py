@@ -288,6 +288,44 @@ class PluginHooks:
             except Exception:
                 log.exception("plugin %s failed handling %s", plugin_name, event.name)
 
+    def pieces(self, config: Any, host: PluginHost) -> dict[str, dict[str, list[str]]]:
+        """What each plugin offers, by plugin name and kind (``transports``, ``renderers``, ``routes``...): every
+        collect hook called once, as ``svc plugins`` shows it.
+
+        A hook that raises or returns something other than its records marks its plugin ``failed`` with the
+        reason (``PluginInfo.error``), as a real use would; duplicate names are not refused here (a host refuses
+        them at start), so one conflict hides nothing else.
+        """
+        from fastapi import APIRouter
+
+        out: dict[str, dict[str, list[str]]] = {}
+
+        def add(plugin_name: str, kind: str, name: str) -> None:
+            out.setdefault(plugin_name, {}).setdefault(kind, []).append(name)
+
+        named: list[tuple[str, str, type[Any], dict[str, Any]]] = [
+            ("transports", "svc_transports", TransportSpec, {"config": config}),
+            ("sync_backends", "svc_sync_backends", SyncBackendSpec, {}),
+            ("renderers", "svc_renderers", RendererSpec, {}),
+            ("mcp_tools", "svc_mcp_tools", ToolSpec, {}),
+            ("session_kinds", "svc_session_kinds", SessionKindSpec, {}),
+            ("background_tasks", "svc_background_tasks", TaskSpec, {"host": host}),
+        ]
+        for kind, hook_name, record_type, kwargs in named:
+            for plugin_name, record in self._records(hook_name, record_type, **kwargs):
+                add(plugin_name, kind, record.name)
+        for plugin_name, router in self._records("svc_api_routers", APIRouter):
+            for route in router.routes:
+                methods = sorted(getattr(route, "methods", None) or [])
+                add(plugin_name, "routes", " ".join([*methods, getattr(route, "path", repr(route))]))
+        import click
+
+        for plugin_name, command in self._records("svc_cli_commands", click.Command):
+            add(plugin_name, "cli_commands", command.name or "")
+        for plugin_name, model in self.settings_models().items():
+            add(plugin_name, "settings", f"plugins.{plugin_name} ({model.__name__})")
+        return out
+
     def _call_plan(self, hook_name: str) -> list[tuple[str, list[object]]]:
         """For each implementing plugin, in pluggy's order: its name and the plugins to leave out of its call
         (every other implementer except those that only wrap the hook, so wrappers see every call)."""

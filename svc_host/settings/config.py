@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
 from pydantic_settings.sources.utils import parse_env_vars
 
@@ -99,6 +99,19 @@ class SvcConfig(BaseModel):
     work_dir: str | None = None
     rendering: Rendering = Field(default_factory=Rendering)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def plugin_setting_origin(self, plugin: str, field: str) -> str | None:
+        """Where ``plugins.<plugin>.<field>`` was set (``user config /home/me/.config/svc/config.json``,
+        ``environment variable SVC_PLUGINS__CHAT__FORMAT``), so that a value its plugin refuses is reported with
+        its file and layer; ``None`` for a value of a configuration not read from its layers (a change being
+        made)."""
+        return self._origins.get(f"{plugin}.{field}")
+
+    def with_plugin_origins(self, origins: Mapping[str, str]) -> SvcConfig:
+        """This configuration, knowing where its plugin settings came from (``plugin_setting_origin``)."""
+        self._origins = dict(origins)
+        return self
 
 
 PROJECT_SYNC_KEY = "exclude"
@@ -216,9 +229,34 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     values count as unset.
     """
     try:
-        return _MappingEnvSource(env)()
+        data = _MappingEnvSource(env)()
     except SettingsError as exc:
         raise ConfigError(f"environment: {exc}; dict values such as SVC_ENVIRONMENT__ENV_VARS take JSON") from None
+    plugins = data.get("plugins")
+    for name, section in plugins.items() if isinstance(plugins, dict) else []:
+        for field, value in section.items() if isinstance(section, dict) else []:
+            section[field] = _plugin_env_value(name, field, value)
+    return data
+
+
+def _plugin_env_value(plugin: str, field: str, value: Any) -> Any:
+    """A plugin setting from ``SVC_PLUGINS__<NAME>__<FIELD>``: a list or an object is written as JSON
+    (``SVC_PLUGINS__CHAT__ALLOW_HTTP_HOSTS='["hooks.lan"]'``); anything else is the text itself, which the
+    plugin's model converts (``"5"`` for a number). Only text starting with ``[`` or ``{`` is parsed, so a
+    string setting never changes type by looking like a number."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        variable = _env_variable(plugin, field)
+        raise ConfigError(
+            f"environment variable {variable}: not valid JSON ({exc}); lists and objects take JSON"
+        ) from None
+
+
+def _env_variable(plugin: str, field: str) -> str:
+    return ENV_PREFIX + ENV_NESTED_DELIMITER.join(("plugins", plugin, field)).upper()
 
 
 def config_layers(paths: SvcPaths, *, env: Mapping[str, str] | None) -> list[ConfigLayer]:
@@ -306,9 +344,28 @@ def _prefixed(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 
 def _load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig:
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for layer in config_layers(paths, env=env):
         merged = merge_layer(merged, layer.data)
-    return validate_layer(merged, where="merged configuration")
+        origins.update(_plugin_origins(layer.data, layer_name(layer)))
+    return validate_layer(merged, where="merged configuration").with_plugin_origins(origins)
+
+
+def layer_name(layer: ConfigLayer) -> str:
+    """How a layer is named in a message: ``user config /path/config.json`` or ``environment``."""
+    return "environment" if layer.source == "env" else f"{layer.source} config {layer.origin}"
+
+
+def _plugin_origins(data: Mapping[str, Any], where: str) -> dict[str, str]:
+    """``<plugin>.<field>`` -> where, for every plugin setting ``data`` (one layer) holds."""
+    plugins = data.get("plugins")
+    out: dict[str, str] = {}
+    for name, section in plugins.items() if isinstance(plugins, Mapping) else []:
+        for field in section if isinstance(section, Mapping) else []:
+            out[f"{name}.{field}"] = (
+                f"environment variable {_env_variable(name, field)}" if where == "environment" else where
+            )
+    return out
 
 
 def config_paths(paths: SvcPaths) -> list[dict[str, Any]]:
@@ -353,8 +410,10 @@ def save_user_config(
         if isinstance(environment, Mapping) and "env_vars" in environment:
             updated["environment"] = {**updated["environment"], "env_vars": dict(environment["env_vars"])}
         validated = validate_layer(updated, where=str(paths.user_config))
-        if check is not None:
-            check(validated)
+        if check is not None:  # what the file already held (and this change leaves) is named as stored
+            stored = _plugin_origins(current, f"user config {paths.user_config}")
+            changed = _plugin_origins(partial, "")
+            check(validated.with_plugin_origins({key: where for key, where in stored.items() if key not in changed}))
         write_json_atomic(paths.user_config, updated)
     return load_config(paths, env=env)
 
