@@ -10,29 +10,34 @@ import re
 import shutil
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from svc_host.plugin import (
+    CLAIM_LISTING_LIMIT,
     DELETED_PATHS_CAP,
+    MANIFEST_FILE,
+    OWNER_FILE,
+    SYNC_LOCK_WAIT,
     InspectReport,
     Mount,
+    OwnerMarker,
     ProcessStarts,
     SSHProfile,
+    SvcPaths,
     SyncBackend,
     SyncError,
     SyncResult,
+    UploadRecord,
     cap_paths,
-    user_excludes,
+    claim_mount,
+    machine_id,
+    sync_excludes,
+    sync_lock,
 )
-from svc_plugin_rsync import manifest as manifest_rules
-from svc_plugin_rsync import owner
 from svc_plugin_rsync.argv import remote_dir, rsync_argv
-from svc_plugin_rsync.excludes import MANIFEST_NAME, OWNER_NAME, effective_excludes, exclude_hash
 from svc_plugin_rsync.inspection import build_report
 from svc_plugin_rsync.itemize import Summary, parse_line
-from svc_plugin_rsync.locking import LOCK_WAIT_SECONDS, lock_path, mount_lock
-from svc_plugin_rsync.remote import Record, RecordState, RemoteFiles
+from svc_plugin_rsync.remote import RemoteFiles
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +45,6 @@ MIN_RSYNC = (3, 0)
 _EXIT_VANISHED = 24
 _EXIT_MAX_DELETE = 25
 _EXIT_SSH = 255
-_MARKER_LIMIT = 64 * 1024
-_LISTED_LIMIT = 1000
-"""How many names of an unclaimed remote directory are listed to refuse a mirror into it."""
 # Variables that would change how rsync reaches or quotes for the remote behind svc's back.
 _RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNECT_PROG")
 
@@ -50,9 +52,10 @@ _RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNEC
 class RsyncBackend(SyncBackend):
     """Syncs the mounts of one SSH profile. Keeps one SSH connection for svc's own remote files.
 
-    A mount's excludes are svc's defaults plus the user's (``user_excludes``: the mount's ``exclude`` and its
-    project file's), read at every call. ``state_dir`` (default ``~/.local/state/svc``) holds the lock files
-    and, on machines without ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id;
+    The files on the remote, the claim, the lock and the excludes (``sync_excludes``: svc's defaults, the mount's
+    ``exclude`` and its trusted project file's, read at every call) are the public sync-backend protocol's, so
+    another backend on the same profile reads and keeps them. ``state_dir`` (default svc's state directory) holds
+    the lock files and, on machines without ``/etc/machine-id``, the machine id; ``machine_id`` overrides that id;
     ``rsync`` is the local program; ``remote_rsync`` the cluster's, a command line for the remote shell like
     rsync's ``--rsync-path`` (operator configuration, never user input); ``lock_wait`` how many seconds a sync
     waits for another sync of the same mount before it fails naming the holder.
@@ -67,11 +70,11 @@ class RsyncBackend(SyncBackend):
         machine_id: str | None = None,
         rsync: str = "rsync",
         remote_rsync: str = "rsync",
-        lock_wait: float = LOCK_WAIT_SECONDS,
+        lock_wait: float = SYNC_LOCK_WAIT,
     ) -> None:
         self.profile_name = profile_name
         self.profile = profile
-        self.state_dir = state_dir or owner.default_state_dir()
+        self.state_dir = state_dir or SvcPaths.from_env().state_dir
         self.rsync = rsync
         self.remote_rsync = remote_rsync
         self.lock_wait = lock_wait
@@ -85,19 +88,15 @@ class RsyncBackend(SyncBackend):
 
     def excludes(self, mount: Mount) -> list[str]:
         """The patterns a sync of ``mount`` never uploads nor deletes."""
-        return effective_excludes(user_excludes(mount))
-
-    def lock_path(self, mount: Mount) -> Path:
-        """The lock file shared with other processes of this user."""
-        return lock_path(self.state_dir / "locks", (self.profile_name, mount.name))
+        return sync_excludes(mount)
 
     def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
-        return mount_lock(self.state_dir / "locks", (self.profile_name, mount.name), wait=self.lock_wait)
+        return sync_lock(self.profile_name, mount.name, state_dir=self.state_dir, wait=self.lock_wait)
 
     @property
     def machine_id(self) -> str:
         if self._machine_id is None:
-            self._machine_id = owner.machine_id(self.state_dir)
+            self._machine_id = machine_id(self.state_dir)
         return self._machine_id
 
     async def sync(
@@ -118,19 +117,19 @@ class RsyncBackend(SyncBackend):
         await self._check_rsync()
         remote = remote_dir(mount.remote)
         async with self.lock(mount):
-            marker, record = await asyncio.gather(
-                self._files.read(posixpath.join(remote, OWNER_NAME), limit=_MARKER_LIMIT),
-                self._files.read(posixpath.join(remote, MANIFEST_NAME), limit=manifest_rules.MAX_MANIFEST_BYTES),
+            marker, record, entries, real, home = await asyncio.gather(
+                self._files.read(posixpath.join(remote, OWNER_FILE), limit=OwnerMarker.max_bytes),
+                self._files.read(posixpath.join(remote, MANIFEST_FILE), limit=UploadRecord.max_bytes),
+                self._files.entries(remote, limit=CLAIM_LISTING_LIMIT),
+                self._files.realpath(remote),
+                self._files.realpath("."),
             )
-            claim = self._check_owner(mount, marker, force=force)
-            await self._check_not_home(mount, remote)
-            writes_marker = claim is not owner.Claim.OURS
-            if claim is owner.Claim.CLAIM and not adopt:
-                found = owner.unclaimed_entries(await self._files.entries(remote, limit=_LISTED_LIMIT) or [])
-                if found and delete and not dry_run:
-                    raise self._adopt_refusal(mount, remote, found)
-                writes_marker = not found  # an additive sync copies into someone's directory without claiming it
-            previous = self._previous_record(mount, record)
+            writes_marker = claim_mount(
+                profile=self.profile_name, mount=mount.name, remote=remote, marker=marker, entries=entries,
+                real_remote=real, home=home, machine=self.machine_id, force=force, adopt=adopt, delete=delete,
+                dry_run=dry_run,
+            )  # fmt: skip
+            previous = UploadRecord.previous(record, mount=mount.name)
 
             def argv(*, dry: bool, limit: int | None = None) -> list[str]:
                 return rsync_argv(
@@ -153,19 +152,13 @@ class RsyncBackend(SyncBackend):
 
             await self._files.makedirs(remote)
             if writes_marker:
-                marker_bytes = owner.dump_marker(owner.new_marker(self.machine_id, datetime.now(UTC)))
-                await self._files.write_atomic(posixpath.join(remote, OWNER_NAME), marker_bytes)
+                marker_bytes = OwnerMarker.new(self.machine_id).dump()
+                await self._files.write_atomic(posixpath.join(remote, OWNER_FILE), marker_bytes)
             summary = await self._run(argv(dry=False, limit=max_delete), progress)
-            updated = manifest_rules.merge(
-                previous,
-                listed=summary.listed,
-                deleted=summary.deleted,
-                exclude_hash=exclude_hash(excludes),
-                exclude_patterns=excludes,
-                now=datetime.now(UTC),
-                updated_by=self.machine_id,
+            updated = UploadRecord.after_sync(
+                previous, listed=summary.listed, deleted=summary.deleted, excludes=excludes, machine=self.machine_id
             )
-            await self._files.write_atomic(posixpath.join(remote, MANIFEST_NAME), manifest_rules.dump(updated))
+            await self._files.write_atomic(posixpath.join(remote, MANIFEST_FILE), updated.dump())
             return self._result(mount, summary, dry_run=False, delete=delete)
 
     async def inspect(self, mount: Mount, *, max_paths: int = 1000) -> InspectReport:
@@ -181,7 +174,7 @@ class RsyncBackend(SyncBackend):
         )  # fmt: skip
         summary, record = await asyncio.gather(
             self._run(argv, None),
-            self._files.read(posixpath.join(remote, MANIFEST_NAME), limit=manifest_rules.MAX_MANIFEST_BYTES),
+            self._files.read(posixpath.join(remote, MANIFEST_FILE), limit=UploadRecord.max_bytes),
         )
         return build_report(
             profile=self.profile_name,
@@ -231,66 +224,6 @@ class RsyncBackend(SyncBackend):
         if not self._remote_ok:
             await self._files.check_rsync(self.remote_rsync)
             self._remote_ok = True
-
-    def _check_owner(self, mount: Mount, marker: Record, *, force: bool) -> owner.Claim:
-        where = f"mount {mount.name!r} of profile {self.profile_name!r}"
-        if marker.state is RecordState.SYMLINK and not force:
-            raise SyncError(
-                f"{where}: the owner marker {OWNER_NAME} on the cluster is a symlink, which svc does not follow; "
-                "remove it, or pass force=True to replace it",
-                remedy="force",
-            )
-        parsed = owner.parse_marker(marker.data) if marker.state is RecordState.OK else None
-        claim = owner.decide(parsed, present=marker.state is not RecordState.MISSING, machine=self.machine_id)
-        if claim is owner.Claim.FOREIGN and not force:
-            who = parsed.describe() if parsed is not None else f"unknown ({marker.state.value}: {marker.detail})"
-            raise SyncError(
-                f"{where} is synced from another machine: {who}; sync from that machine, or pass force=True "
-                "to take the mount over from this one",
-                remedy="force",
-            )
-        return claim
-
-    async def _check_not_home(self, mount: Mount, remote: str) -> None:
-        """Refuse a remote root that resolves (symlinks followed) to the login directory, ``/`` or above it."""
-        real = await self._files.realpath(remote)
-        if real is None:
-            return
-        home = await self._files.realpath(".")
-        if home is not None and owner.is_home_or_above(real, home):
-            raise SyncError(
-                f"mount {mount.name!r} of profile {self.profile_name!r}: the cluster directory {mount.remote!r} is "
-                f"{real!r}, your home directory on the cluster or a directory containing it; svc never syncs "
-                "there, set the mount's remote to a project directory below it"
-            )
-
-    def _adopt_refusal(self, mount: Mount, remote: str, found: list[str]) -> SyncError:
-        count = f"at least {len(found)}" if len(found) >= _LISTED_LIMIT else str(len(found))
-        shown = ", ".join(repr(name) for name in found[:5]) + (", ..." if len(found) > 5 else "")
-        return SyncError(
-            f"mirror of mount {mount.name!r} refused, nothing changed: the cluster directory {remote!r} already "
-            f"holds {count} entries ({shown}) and svc has never synced it (no {OWNER_NAME} marker), so a mirror "
-            "would delete whatever is not in the local directory. If it is the right directory, adopt it: "
-            '"adopt": true in POST /api/files/mirror (or /api/files/sync), adopt=true for sync_files, or '
-            "`svc sync --adopt`; or sync without delete",
-            remedy="adopt",
-        )
-
-    def _previous_record(self, mount: Mount, record: Record) -> manifest_rules.Manifest | None:
-        if record.state is RecordState.SYMLINK:
-            raise SyncError(
-                f"mount {mount.name!r}: the upload record {MANIFEST_NAME} on the cluster is a symlink, which svc "
-                "does not follow; remove it and sync again"
-            )
-        if record.state is not RecordState.OK:
-            if record.state is not RecordState.MISSING:
-                log.warning("upload record of mount %r not used (%s); starting a new one", mount.name, record.detail)
-            return None
-        try:
-            return manifest_rules.parse(record.data)
-        except manifest_rules.ManifestError as exc:
-            log.warning("upload record of mount %r unreadable (%s); starting a new one", mount.name, exc)
-            return None
 
     # -- rsync --------------------------------------------------------------------------------------
 

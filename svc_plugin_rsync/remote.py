@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import posixpath
 import shlex
-import stat
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from enum import Enum
 from typing import TypeVar
 
 import asyncssh
 from asyncssh.constants import OPEN_REQUEST_SESSION_FAILED
 
-from svc_host.plugin import SSHProfile, SyncError, TransportError, open_ssh_connection, ssh_exec_files
-from svc_plugin_rsync.excludes import TEMP_SUFFIX
+from svc_host.plugin import (
+    FileState,
+    FoundFile,
+    SSHProfile,
+    SyncError,
+    TransportError,
+    open_ssh_connection,
+    ssh_exec_files,
+    temporary_name,
+)
 
 COMMAND_TIMEOUT = 60.0
 T = TypeVar("T")
@@ -35,23 +38,6 @@ _CONNECTION_LOST = (
     BrokenPipeError,
     ConnectionResetError,
 )
-
-
-class RecordState(Enum):
-    MISSING = "missing"
-    OK = "ok"
-    SYMLINK = "symlink"
-    FOREIGN = "foreign"
-    UNREADABLE = "unreadable"
-
-
-@dataclass(frozen=True)
-class Record:
-    """One of svc's files as found on the remote: its state, and its bytes when ``OK``."""
-
-    state: RecordState
-    data: bytes = b""
-    detail: str = ""
 
 
 class RemoteFiles:
@@ -225,12 +211,12 @@ class RemoteFiles:
 
         return await self._retrying(f"resolving {path!r}", operation)
 
-    async def read(self, path: str, *, limit: int) -> Record:
+    async def read(self, path: str, *, limit: int) -> FoundFile:
         """``path`` if it is a regular file owned by this account, at most ``limit`` bytes."""
         mine = await self.uid()
         return await self._retrying(f"reading {path!r}", lambda: self._read(path, uid=mine, limit=limit))
 
-    async def _read(self, path: str, *, uid: int, limit: int) -> Record:
+    async def _read(self, path: str, *, uid: int, limit: int) -> FoundFile:
         sftp = await self._sftp_client()
         if sftp is None:
             return await self._read_by_command(path, uid=uid, limit=limit)
@@ -242,15 +228,15 @@ class RemoteFiles:
             async with sftp.open(path, "rb", encoding=None) as handle:
                 # Opening follows symlinks: make sure the file opened is the one just checked.
                 if _identity(await handle.stat()) != _identity(before):
-                    return Record(RecordState.UNREADABLE, detail="it changed while being read")
+                    return FoundFile(FileState.UNREADABLE, detail="it changed while being read")
                 data = await handle.read(limit + 1)
         except _CONNECTION_LOST:
             raise
         except asyncssh.SFTPNoSuchFile:
-            return Record(RecordState.MISSING)
+            return FoundFile(FileState.MISSING)
         except asyncssh.SFTPError as exc:
-            return Record(RecordState.UNREADABLE, detail=str(exc))
-        return Record(RecordState.OK, data=data.encode() if isinstance(data, str) else bytes(data))
+            return FoundFile(FileState.UNREADABLE, detail=str(exc))
+        return FoundFile(FileState.OK, data=data.encode() if isinstance(data, str) else bytes(data))
 
     async def write_atomic(self, path: str, data: bytes) -> None:
         """Replace ``path`` with ``data``: temp file in the same directory (mode 0600), then rename."""
@@ -258,8 +244,7 @@ class RemoteFiles:
 
     async def _write_atomic(self, path: str, data: bytes) -> None:
         sftp = await self._sftp_client()
-        directory, name = posixpath.split(path)
-        tmp = posixpath.join(directory, f"{name}{TEMP_SUFFIX}{uuid.uuid4().hex[:12]}")
+        tmp = temporary_name(path)
         if sftp is None:
             await self._command(ssh_exec_files.write_replacing_argv(tmp, path), f"cannot write {path!r}", stdin=data)
             return
@@ -282,16 +267,15 @@ class RemoteFiles:
                 raise SyncError(f"cannot write {path!r} on {self.where}: {exc}") from exc
             raise
 
-    async def _read_by_command(self, path: str, *, uid: int, limit: int) -> Record:
+    async def _read_by_command(self, path: str, *, uid: int, limit: int) -> FoundFile:
         found = await self._command(ssh_exec_files.own_file_argv(path, limit), f"cannot read {path!r}")
         if found is None:
-            return Record(RecordState.MISSING)
+            return FoundFile(FileState.MISSING)
         try:
             facts, data = ssh_exec_files.parse_own_file(found)
         except ValueError as exc:
-            return Record(RecordState.UNREADABLE, detail=str(exc))
-        attrs = asyncssh.SFTPAttrs(permissions=facts.mode, uid=facts.uid, size=facts.size)
-        return classify(attrs, uid=uid, limit=limit) or Record(RecordState.OK, data=data)
+            return FoundFile(FileState.UNREADABLE, detail=str(exc))
+        return FoundFile.checked(mode=facts.mode, uid=facts.uid, size=facts.size, my_uid=uid, limit=limit, data=data)
 
     async def _command(self, argv: list[str], failure: str, *, stdin: bytes | None = None) -> bytes | None:
         """Run one of the file commands (sftp is refused); its stdout, ``None`` when the path does not exist,
@@ -313,18 +297,12 @@ class RemoteFiles:
             await conn.wait_closed()
 
 
-def classify(attrs: asyncssh.SFTPAttrs, *, uid: int, limit: int) -> Record | None:
+def classify(attrs: asyncssh.SFTPAttrs, *, uid: int, limit: int) -> FoundFile | None:
     """Why a file with ``attrs`` (from ``lstat``) must not be read, or None when it may be."""
-    mode = attrs.permissions or 0
-    if stat.S_ISLNK(mode):
-        return Record(RecordState.SYMLINK, detail="it is a symlink")
-    if not stat.S_ISREG(mode):
-        return Record(RecordState.UNREADABLE, detail="it is not a regular file")
-    if attrs.uid != uid:
-        return Record(RecordState.FOREIGN, detail=f"owned by uid {attrs.uid}, not {uid}")
-    if (attrs.size or 0) > limit:
-        return Record(RecordState.UNREADABLE, detail=f"larger than {limit} bytes")
-    return None
+    checked = FoundFile.checked(
+        mode=attrs.permissions or 0, uid=attrs.uid, size=attrs.size or 0, my_uid=uid, limit=limit, data=b""
+    )
+    return None if checked.state is FileState.OK else checked
 
 
 def _text(name: str | bytes) -> str:

@@ -7,7 +7,7 @@ import pluggy
 
 __version__ = "0.2.0"
 
-API_VERSION = "1.1.0"
+API_VERSION = "1.2.0"
 """The version of the public plugin API (``svc_host.plugin``), semver: docs/plugins/api.md."""
 
 PROJECT = "svc"

@@ -4,7 +4,8 @@ A backend is built per SSH profile by the factory of its ``SyncBackendSpec``
 (``factory(profile_name, profile) -> SyncBackend``). The host calls :meth:`SyncBackend.sync` for
 ``sync_files`` and :meth:`SyncBackend.inspect` for ``inspect_mount``; the returned models are those
 tools' return objects without ``success``. Expected failures raise :class:`svc_host.errors.SyncError`.
-A backend never uploads nor deletes what :func:`user_excludes` names for the mount.
+A backend never uploads nor deletes what ``sync_excludes`` names for the mount (``DEFAULT_EXCLUDES`` and
+:func:`user_excludes`), and keeps svc's files on the remote as docs/plugins/sync-backends.md describes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from svc_host.domain.profiles import Mount
+from svc_host.errors import ConfigError
 
 DELETED_PATHS_CAP = 1000
 """Above this many deletions ``deleted_paths`` is omitted (``deleted_paths_omitted``); the count stays exact.
@@ -104,17 +106,33 @@ class InspectReport(BaseModel):
 
 def user_excludes(mount: Mount) -> list[str]:
     """The exclude patterns the user set for ``mount``: the mount's own ``exclude``, then the ``exclude`` list of
-    the project file (``.svc.json``, else ``svc.json``) in its local root, duplicates dropped.
+    the project file (``.svc.json``, else ``svc.json``) in its local root when the user trusts that file (``svc
+    config trust DIR``), duplicates dropped.
 
-    Backends add their own defaults. Read at every sync and inspection, so an edited project file counts at
-    once. A project file that is not valid is a ``ConfigError`` naming it (the sync changes nothing).
+    An untrusted (or since changed) project file is ignored, with the one-line notice every ignored project file
+    gets: a cloned repository's file must not spare its paths from a mirror's deletions, nor stop the sync. A
+    trusted file that is not valid is a ``ConfigError`` naming it (the sync changes nothing). Backends add
+    ``DEFAULT_EXCLUDES`` (``sync_excludes`` does both). Read at every sync and inspection, so an edited file counts
+    (once trusted again) at once.
     """
+    from svc_host.settings import trust
     from svc_host.settings.config import project_config_file, project_excludes
-    from svc_host.settings.files import read_json_object
+    from svc_host.settings.files import parse_json_object, read_config_bytes
+    from svc_host.settings.paths import SvcPaths
 
     path = project_config_file(Path(mount.local).expanduser())
-    data = read_json_object(path) or {}
-    return list(dict.fromkeys([*mount.exclude, *project_excludes(data, where=str(path))]))
+    try:
+        raw = read_config_bytes(path)
+    except ConfigError as exc:  # a FIFO or a directory under the name: a project decides what it is
+        trust.announce_unreadable(path, str(exc))
+        raw = None
+    found: list[str] = []
+    if raw is not None:
+        if trust.is_trusted(SvcPaths.from_env(), path, raw):
+            found = project_excludes(parse_json_object(path, raw), where=str(path))
+        else:
+            trust.announce_ignored(path, raw)
+    return list(dict.fromkeys([*mount.exclude, *found]))
 
 
 def cap_paths(paths: Sequence[str], cap: int) -> tuple[list[str], bool]:
@@ -148,6 +166,8 @@ class SyncBackend(ABC):
         sync copies without claiming. A remote root that is (or contains) the login directory is always
         refused. ``progress`` receives the running count of files transferred.
         Holds :meth:`lock` while it runs (re-entrant for a caller already holding it).
+        The files it keeps on the remote, the claim rules and the excludes are svc's sync-backend protocol
+        (docs/plugins/sync-backends.md): ``claim_mount``, ``OwnerMarker``, ``UploadRecord``, ``sync_excludes``.
         """
 
     @abstractmethod
@@ -158,8 +178,9 @@ class SyncBackend(ABC):
     def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
         """The mount's sync lock, to hold across "sync then submit": ``async with backend.lock(m): ...``.
 
-        Serialises tasks and processes on this machine; re-entrant within the holding task, so
-        :meth:`sync` may be called while holding it.
+        Serialises tasks and processes on this machine. Re-entrant for the task holding it and the tasks it
+        creates while holding it (a ``ContextVar`` rule, see ``sync_lock``), so :meth:`sync` may be called while
+        holding it; ``sync_lock(profile_name, mount.name)`` is this lock, shared by every backend of the profile.
         """
 
     async def close(self) -> None:  # noqa: B027  (optional hook: backends without connections need nothing)

@@ -18,7 +18,8 @@ import pytest
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import SyncError, TransportError
-from svc_plugin_rsync.remote import RecordState, RemoteFiles
+from svc_host.plugin import FileState as RecordState
+from svc_plugin_rsync.remote import RemoteFiles
 from svc_plugin_ssh.transport import SSHTransport
 from tests.integration.test_ssh_transport import own_local_ports
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import SyncError
+from svc_host.plugin import DEFAULT_EXCLUDES
 from svc_plugin_rsync.argv import destination, remote_dir, rsync_argv, ssh_argv
-from svc_plugin_rsync.excludes import DEFAULT_EXCLUDES
 
 
 def rsync_split(command: str) -> list[str]:

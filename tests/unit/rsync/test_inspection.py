@@ -4,25 +4,30 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from svc_host.domain.profiles import Mount
-from svc_host.transports.sync_backend import InspectReport, StaleUnknownReason
-from svc_plugin_rsync.excludes import effective_excludes, exclude_hash
+from svc_host.plugin import (
+    DEFAULT_EXCLUDES,
+    FileState,
+    FoundFile,
+    InspectReport,
+    Mount,
+    StaleUnknownReason,
+    UploadRecord,
+)
+from svc_host.transports.sync_excludes import exclude_hash
 from svc_plugin_rsync.inspection import build_report
 from svc_plugin_rsync.itemize import Summary
-from svc_plugin_rsync.manifest import Manifest, dump
-from svc_plugin_rsync.remote import Record, RecordState
 
 MOUNT = Mount(name="proj", local="/home/ada/proj", remote="~/proj")
-EXCLUDES = effective_excludes()
+EXCLUDES = list(DEFAULT_EXCLUDES)
 SUMMARY = Summary(transferred=["new.py"], deleted=["job.out", "old.py"], listed=["keep.py", "new.py"])
 
 
-def manifest_record(paths: list[str], excludes: list[str] = EXCLUDES) -> Record:
-    manifest = Manifest(exclude_hash=exclude_hash(excludes), updated_at=datetime.now(UTC), paths=paths)
-    return Record(RecordState.OK, data=dump(manifest))
+def manifest_record(paths: list[str], excludes: list[str] = EXCLUDES) -> FoundFile:
+    manifest = UploadRecord(exclude_hash=exclude_hash(excludes), updated_at=datetime.now(UTC), paths=paths)
+    return FoundFile(FileState.OK, data=manifest.dump())
 
 
-def report(record: Record, max_paths: int = 1000) -> InspectReport:
+def report(record: FoundFile, max_paths: int = 1000) -> InspectReport:
     return build_report(profile="dev", mount=MOUNT, summary=SUMMARY, record=record, excludes=EXCLUDES,
                         max_paths=max_paths)  # fmt: skip
 
@@ -39,9 +44,9 @@ def test_known_stale_uploads() -> None:
 
 def test_unknown_reasons() -> None:
     cases = {
-        StaleUnknownReason.NO_RECORD: Record(RecordState.MISSING),
-        StaleUnknownReason.FOREIGN_RECORD: Record(RecordState.FOREIGN),
-        StaleUnknownReason.UNREADABLE_RECORD: Record(RecordState.SYMLINK),
+        StaleUnknownReason.NO_RECORD: FoundFile(FileState.MISSING),
+        StaleUnknownReason.FOREIGN_RECORD: FoundFile(FileState.FOREIGN),
+        StaleUnknownReason.UNREADABLE_RECORD: FoundFile(FileState.SYMLINK),
         StaleUnknownReason.EXCLUDE_CHANGED: manifest_record(["old.py"], excludes=[*EXCLUDES, "*.log"]),
     }
     for code, record in cases.items():
@@ -50,7 +55,7 @@ def test_unknown_reasons() -> None:
         assert (result.stale_uploads, result.stale_upload_paths) == (0, [])
         assert result.stale_uploads_unknown_code is code
         assert result.stale_uploads_unknown_reason == code.message
-    assert report(Record(RecordState.OK, data=b"{broken")).stale_uploads_unknown_code is (
+    assert report(FoundFile(FileState.OK, data=b"{broken")).stale_uploads_unknown_code is (
         StaleUnknownReason.UNREADABLE_RECORD
     )
 
