@@ -13,7 +13,7 @@ THEIRS = FoundFile(FileState.OK, data=OwnerMarker.new("m2").dump())
 NONE = FoundFile(FileState.MISSING)
 
 
-def claim(marker: FoundFile = NONE, entries: list[str] | None = None, **flags: Any) -> bool:
+def claim(marker: FoundFile = NONE, *, entries: list[str] | None = None, **flags: Any) -> bool:
     where = {"real_remote": "/home/ada/proj", "home": "/home/ada"} | {
         key: flags.pop(key) for key in ("real_remote", "home") if key in flags
     }
@@ -31,7 +31,8 @@ def test_an_empty_or_missing_directory_is_claimed_and_ours_is_kept() -> None:
 
 @pytest.mark.parametrize("marker", [THEIRS, FoundFile(FileState.OK, data=b"garbage"), FoundFile(FileState.FOREIGN)])
 def test_another_machines_or_an_unreadable_marker_needs_force(marker: FoundFile) -> None:
-    for flags in ({}, {"dry_run": True}, {"adopt": True}):
+    cases: list[dict[str, Any]] = [{}, {"dry_run": True}, {"adopt": True}]
+    for flags in cases:
         with pytest.raises(SyncError) as refused:
             claim(marker, entries=["a"], **flags)
         assert refused.value.remedy == "force"
@@ -57,7 +58,13 @@ def test_someones_files_are_copied_into_unclaimed_and_mirrored_only_once_adopted
 
 @pytest.mark.parametrize("real", ["/home/ada", "/home", "/"])
 def test_the_login_directory_and_above_are_never_synced(real: str) -> None:
-    for marker, flags in ((NONE, {}), (OURS, {}), (THEIRS, {"force": True}), (NONE, {"adopt": True})):
+    cases: list[tuple[FoundFile, dict[str, Any]]] = [
+        (NONE, {}),
+        (OURS, {}),
+        (THEIRS, {"force": True}),
+        (NONE, {"adopt": True}),
+    ]
+    for marker, flags in cases:
         with pytest.raises(SyncError, match="your home directory on the cluster") as refused:
             claim(marker, real_remote=real, **flags)
         assert refused.value.remedy is None
