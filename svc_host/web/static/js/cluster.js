@@ -3,7 +3,9 @@
 // names none stays on it. A tab that never chose one follows the server's default, which Settings sets and the
 // event stream announces (`server.default_changed`). REST routes take the cluster as `?transport=<name>`.
 // "All clusters" (`?cluster=*`, a name no profile can have) is a choice of the pill too: the Overview then shows
-// every cluster side by side; pages about one cluster show the server's default meanwhile.
+// every cluster side by side, and every list (Jobs, History, Runs, Sweeps, Resources) every cluster's; a list's own
+// cluster filter is the same choice (`chooseListed`), so it outlives the page. Pages about one thing (a job, a run)
+// show their thing's cluster; forms start on the tab's cluster, or the server's default meanwhile.
 // Only usable clusters are offered: a plugin's transport that is not configured yet is left out (Settings, via
 // /api/plugins, says why).
 // A job page (`/jobs/<id>?cluster=<name>`) is bound to its job's cluster: a job is (cluster, id), so its URL is
@@ -107,13 +109,32 @@ export async function clusters() {
   if (offered) return offered;
   if (!loading) {
     loading = api('/api/plugins').then((plugins) => {
-      const usable = (plugins.transports || []).filter((t) => t.usable !== false);
+      const usable = (plugins.transports || []).filter((t) => t.usable !== false).sort((a, b) => byClusterOrder(a.name, b.name));
       offered = { defaultName: plugins.server_transport, clusters: usable, transports: [...usable, { name: ALL_CLUSTERS }] };
       follow();
       return offered;
     }).finally(() => { loading = null; });
   }
   return loading;
+}
+
+/** One order of clusters everywhere (the pill, every form's Cluster field, every list's filter): this machine's
+ * Slurm first, then the profiles by name, "All clusters" last. A comparator of names. */
+export function byClusterOrder(x, y) {
+  const rank = (name) => (name === 'local' ? 0 : name === ALL_CLUSTERS ? 2 : 1);
+  return rank(x) - rank(y) || x.localeCompare(y);
+}
+
+/** What a list page (Jobs, History, Runs, Sweeps, Resources) shows, as the pill says: '' every cluster (the tab
+ * chose "All clusters"), else one cluster: the tab's, or the server default while the tab follows it. */
+export async function listedCluster() {
+  return allClustersChosen() ? '' : shownCluster();
+}
+
+/** A list page's own cluster filter chose `name` ('' every cluster): that is the tab's choice, so the pill and
+ * the pages after it (a job of another cluster opened and left too) show the same. */
+export function chooseListed(name) {
+  chooseCluster(name || ALL_CLUSTERS);
 }
 
 /** The name of the one cluster this tab shows: its own choice, else (following the default, or "All clusters")

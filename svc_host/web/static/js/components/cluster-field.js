@@ -2,7 +2,7 @@
 // goes to, the tab's cluster first, changeable here without changing the tab's.
 import { h } from '../dom.js';
 import { field } from '../ui.js';
-import { clusterLabel, clusters, shownCluster } from '../cluster.js';
+import { byClusterOrder, clusterLabel, clusters, shownCluster } from '../cluster.js';
 
 /** `{element, value(), name()}`: a labelled select of the clusters on offer; `onChange(name)` on each change. */
 export async function clusterField({ onChange = null, hint = null, name = 'cluster' } = {}) {
@@ -15,10 +15,12 @@ export async function clusterField({ onChange = null, hint = null, name = 'clust
   return { element, value: () => select.value };
 }
 
-/** The "Cluster" filter of a list (runs, sweeps, history): "All clusters" or one of `names`; `onChange(name|'')`. */
+/** The "Cluster" filter of a list (runs, sweeps, history, sessions): "All clusters" or one of `names` (and `value`,
+ * shown even where no row has it), in the pill's order; `onChange(name|'')`. */
 export function clusterFilter(names, value, onChange) {
   const select = h('select', { class: 'cluster-filter', 'aria-label': 'Show the cluster', onChange: () => onChange(select.value) },
     h('option', { value: '' }, 'All clusters'),
-    [...new Set(names)].sort().map((n) => h('option', { value: n, selected: n === value }, n)));
+    [...new Set([...names, ...(value ? [value] : [])])].sort(byClusterOrder)
+      .map((n) => h('option', { value: n, selected: n === value }, n)));
   return select;
 }

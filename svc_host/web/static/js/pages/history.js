@@ -1,6 +1,7 @@
 // History: outcome statistics over a date range, jobs per day by state, GPU-hours per day, average runtime, and
 // how efficiently ended jobs used what they asked for (CPU, memory, time), with suggestions for the flagged ones.
-// Of every cluster, or of one (`?transport=<name>`, the filter in the toolbar): statistics and charts alike.
+// Of every cluster, or of one, as the tab's cluster says (the pill's "All clusters" or a cluster; the filter in the
+// toolbar is the same choice): statistics and charts alike.
 import { h, replace, fmtDuration, fmtNumber, fmtDay } from '../dom.js';
 import { api } from '../api.js';
 import { card, statCard, alertBox, showError } from '../ui.js';
@@ -8,7 +9,7 @@ import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { efficiencyTable, FLAG_BELOW } from '../components/efficiency.js';
 import { clusterFilter } from '../components/cluster-field.js';
-import { clusters } from '../cluster.js';
+import { chooseListed, clusters, listedCluster } from '../cluster.js';
 
 const STATES = [
   ['COMPLETED', 'Completed', 'var(--ok)'], ['FAILED', 'Failed', 'var(--bad)'], ['TIMEOUT', 'Timeout', 'var(--purple)'],
@@ -60,11 +61,13 @@ export async function render(root, _params, query) {
     type: 'button', class: 'btn btn-sm', onClick: () => { from.value = isoDay(new Date(Date.now() - back * 86400e3)); to.value = today; load(); },
   }, label));
 
-  let transport = query.transport || '';
+  let transport = await listedCluster(); // '' every cluster; a deleted profile's jobs stay readable by its name
   const known = await clusters().catch(() => ({ clusters: [] }));
-  const names = known.clusters.map((t) => t.name);
-  if (transport && !names.includes(transport)) names.push(transport); // a deleted profile's jobs stay readable
-  const clusterSelect = clusterFilter(names, transport, (name) => { transport = name; load(); });
+  const clusterSelect = clusterFilter(known.clusters.map((t) => t.name), transport, (name) => {
+    transport = name;
+    chooseListed(name);
+    load();
+  });
 
   replace(root,
     card(null, h('form', { class: 'toolbar', onSubmit: (e) => { e.preventDefault(); load(); } },
@@ -79,7 +82,7 @@ export async function render(root, _params, query) {
   async function load() {
     showError(error, null);
     if (from.value > to.value) { showError(error, "'From' must not be after 'To'."); return; }
-    setQuery({ from: from.value === twoWeeks ? '' : from.value, to: to.value === today ? '' : to.value, transport });
+    setQuery({ from: from.value === twoWeeks ? '' : from.value, to: to.value === today ? '' : to.value });
     const only = transport ? { transport } : {};
     const [s, records] = await Promise.all([
       api('/api/history/stats', { query: { from: from.value, to: to.value, ...only } }),

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { live, applyJobEvents, jobKey } from '../live.js';
-import { jobHref, shownCluster } from '../cluster.js';
+import { allClustersChosen, chooseListed, jobHref, shownCluster } from '../cluster.js';
 
 const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
 const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL']);
@@ -47,7 +47,7 @@ export async function render(root, _params, query) {
     status: STATUS_FILTERS.includes(query.status) ? query.status : 'all',
     sort: query.sort || 'submitted_at',
     dir: query.dir === 'asc' ? 'asc' : 'desc',
-    all: query.clusters === 'all',
+    all: allClustersChosen(), // the tab's choice: "All clusters" in the pill, or here
     mine: query.queue === 'mine',
   };
   const cluster = await shownCluster();
@@ -67,7 +67,7 @@ export async function render(root, _params, query) {
   }, s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase()));
   statusSelect.append(...statusButtons);
   const clusterButtons = [[false, cluster], [true, 'All clusters']].map(([all, label]) => h('button', {
-    type: 'button', dataset: { all: String(all) }, onClick: () => { state.all = all; sync(); },
+    type: 'button', dataset: { all: String(all) }, onClick: () => { state.all = all; chooseListed(all ? '' : cluster); sync(); },
   }, label));
   const clusterSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Cluster filter' }, clusterButtons);
   const queueButtons = [[true, 'Mine'], [false, 'Whole queue']].map(([mine, label]) => h('button', {
@@ -161,7 +161,7 @@ export async function render(root, _params, query) {
 
   function sync() {
     setQuery({
-      clusters: state.all ? 'all' : '', queue: state.mine ? 'mine' : '', q: state.q,
+      queue: state.mine ? 'mine' : '', q: state.q,
       status: state.status === 'all' ? '' : state.status,
       sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir,
     });

@@ -1,6 +1,7 @@
 // Resources: GPU use per partition over time (the server's sampler history), the current snapshot of the whole
 // cluster and of each partition with GPUs per type, live, and
-// the site's job limits with what each counts now.
+// the site's job limits with what each counts now. With "All clusters" chosen: every cluster's GPUs side by side,
+// each leading to its own page.
 import { h, replace, fmtPercent } from '../dom.js';
 import { api } from '../api.js';
 import { card, gauge, alertBox, showError } from '../ui.js';
@@ -8,11 +9,25 @@ import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
 import { gpuTypesText } from '../components/gpu-types.js';
-import { shownCluster } from '../cluster.js';
+import { allClustersChosen, clusters, shownCluster } from '../cluster.js';
+import { allClusters } from '../components/cluster-blocks.js';
 
 const RANGES = [['1 h', 1], ['6 h', 6], ['24 h', 24], ['7 days', 168], ['30 days', 720]];
 
+/** "All clusters": each cluster's GPUs now (as the Overview shows them), and a way to one cluster's partitions,
+ * history and limits. */
+async function renderAllClusters(root) {
+  const names = (await clusters()).clusters.map((t) => t.name);
+  const view = allClusters(names, {});
+  replace(root, view.element, card('One cluster', h('p', { class: 'cluster-links' },
+    'Partitions, GPU use over time and job limits are per cluster: ',
+    names.map((name) => h('a', { class: 'btn btn-sm', href: `/resources?cluster=${encodeURIComponent(name)}` }, name)))));
+  await view.load();
+  return live(['resources.sampled', 'job.status_changed'], (events) => view.onEvents(events), { wait: 1000 });
+}
+
 export async function render(root, _params, query) {
+  if (allClustersChosen()) return renderAllClusters(root);
   let hours = RANGES.some(([, v]) => String(v) === query.hours) ? Number(query.hours) : 24;
   const error = alertBox(null);
   const snapshotBox = h('div', { class: 'partition-grid' });

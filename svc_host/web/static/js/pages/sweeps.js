@@ -5,13 +5,13 @@
 import { h, replace, fmtTime, stateBadge, agoSpan, durationSpan } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox, confirmDialog, actionButton, toast } from '../ui.js';
-import { emptyState, setQuery, setTitle } from '../router.js';
+import { emptyState, setTitle } from '../router.js';
 import { live, oneAtATime } from '../live.js';
 import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
 import { efficiencyCard } from '../components/efficiency.js';
 import { clusterFilter } from '../components/cluster-field.js';
-import { jobHref } from '../cluster.js';
+import { chooseListed, jobHref, listedCluster } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -69,7 +69,7 @@ export async function render(root, params, query) {
 async function renderList(root, query) {
   const box = h('div');
   const filterBox = h('span');
-  let shownOn = query.on || '';
+  let shownOn = await listedCluster(); // the tab's cluster ('' all): the pill and this filter are one choice
   replace(root, card('Sweeps', box, { cls: 'flush', actions: [filterBox, liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
   const bars = new Map();
 
@@ -81,7 +81,7 @@ async function renderList(root, query) {
       replace(box, alertBox(err));
       return;
     }
-    replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); draw(); }));
+    replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; chooseListed(name); draw(); }));
     if (shownOn) sweeps = sweeps.filter((sw) => sw.transport === shownOn);
     if (!sweeps.length) {
       replace(box, emptyState('No sweeps yet',

@@ -4,13 +4,14 @@
 import { h, replace, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, showError, showFormError, confirmDialog, field, actionButton, toast } from '../ui.js';
-import { emptyState, guardLeaving, navigate, setQuery, setTitle } from '../router.js';
+import { emptyState, guardLeaving, navigate, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { dagView, descendants, parseDependency } from '../components/dag.js';
 import { toYaml } from '../components/yaml.js';
 import { liveIndicator } from '../events.js';
 import { runOrigin } from './run.js';
 import { clusterField, clusterFilter } from '../components/cluster-field.js';
+import { chooseListed, listedCluster } from '../cluster.js';
 
 export const SAMPLE = `name: diamond
 args:
@@ -68,7 +69,7 @@ function runsTable(runs, { showWorkflow = true } = {}) {
 
 async function renderList(root, query) {
   const filterBox = h('span');
-  let shownOn = query.on || '';
+  let shownOn = await listedCluster(); // the tab's cluster ('' all): the pill and this filter are one choice
   const listBox = h('div');
   const runsBox = h('div');
   const listError = alertBox(null);
@@ -104,7 +105,7 @@ async function renderList(root, query) {
   async function drawRuns() {
     try {
       const all = await api('/api/workflows/runs', { query: { limit: 30 } });
-      replace(filterBox, clusterFilter(all.map((r) => r.transport), shownOn, (name) => { shownOn = name; setQuery({ on: name }); drawRuns(); }));
+      replace(filterBox, clusterFilter(all.map((r) => r.transport), shownOn, (name) => { shownOn = name; chooseListed(name); drawRuns(); }));
       const runs = shownOn ? all.filter((r) => r.transport === shownOn) : all;
       replace(runsBox, runs.length ? runsTable(runs)
         : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'));
