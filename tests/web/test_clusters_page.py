@@ -61,7 +61,7 @@ def test_a_job_link_opens_that_clusters_job_whatever_the_tab_shows(
 
     there = submit(svc_server, profile, "on-the-profile")
     wait_ended(svc_server, profile, there)
-    open_page(page, "/jobs?cluster=local&clusters=all")  # the tab looks at local; the list shows every cluster
+    open_page(page, "/jobs?cluster=*")  # the tab (and so the list) shows every cluster
     row = page.locator(f"tr[data-job-id='{there}'][data-cluster='{profile}']")
     expect(row.locator(".cluster-chip")).to_have_text(profile)
     row.get_by_role("link", name=there).click()
@@ -79,7 +79,7 @@ def test_a_run_on_a_profile_links_its_jobs_on_that_profile(page: Page, svc_serve
     flow = FLOW.format(name=profile)
     svc_server.api("POST", "/api/workflows/upload", json={"yaml": flow, "filename": f"hello-{profile}.yaml"})
     run = svc_server.api("POST", f"/api/workflows/hello-{profile}/run", json={"transport": profile})
-    open_page(page, "/workflows?cluster=local")
+    open_page(page, "/workflows?cluster=*")
     runs = page.locator(f"tr[data-run='{run['id']}']")
     expect(runs.locator(".cluster-chip")).to_have_text(profile)
     runs.get_by_role("link").first.click()
@@ -146,12 +146,12 @@ def test_the_jobs_page_keeps_equal_ids_of_two_clusters_apart(
     here = submit(svc_server, "local", "on-local")
     wait_ended(svc_server, "local", here)
     add_foreign_job(svc_server, here)
-    open_page(page, "/jobs?cluster=local&clusters=all")
+    open_page(page, "/jobs?cluster=*")
     rows = page.locator(f"tr[data-job-id='{here}']")
     expect(rows).to_have_count(2)
     expect(page.locator(f"tr[data-job-id='{here}'][data-cluster='local'] td").nth(1)).to_have_text("on-local")
     expect(page.locator(f"tr[data-job-id='{here}'][data-cluster='lab24'] td").nth(1)).to_have_text("on-lab24")
     screenshot(page, "jobs-two-clusters")
-    page.get_by_role("button", name="local", exact=True).click()  # this tab's cluster only
+    page.get_by_role("button", name="local", exact=True).click()  # one cluster: the server default
     expect(rows).to_have_count(1)
     expect(rows.locator(".cluster-chip")).to_have_text("local")
