@@ -183,3 +183,114 @@ def test_leaving_with_unsaved_edits_asks_first(page: Page) -> None:
     with tab.expect_event("close"):
         tab.close(run_before_unload=True)
     assert seen == ["beforeunload"]
+
+
+CHAIN = """name: {name}
+jobs:
+  - name: a
+    command: "echo a"
+  - name: b
+    command: "echo b"
+    depends_on: [a]
+  - name: c
+    command: "echo c"
+    depends_on: [b]
+  - name: top
+    command: "echo top"
+    depends_on: [c]
+  - name: bottom
+    command: "echo bottom"
+    depends_on: [c]
+"""
+
+
+def boxes(page: Page, selector: str) -> list[dict[str, float]]:
+    found = [page.locator(selector).nth(i).bounding_box() for i in range(page.locator(selector).count())]
+    return [box for box in found if box is not None]
+
+
+def overlap(one: dict[str, float], other: dict[str, float]) -> bool:
+    return (
+        one["x"] < other["x"] + other["width"]
+        and other["x"] < one["x"] + one["width"]
+        and one["y"] < other["y"] + other["height"]
+        and other["y"] < one["y"] + one["height"]
+    )
+
+
+def clipped(box: dict[str, float], panel: dict[str, float]) -> dict[str, float] | None:
+    """The part of ``box`` inside ``panel``, None when nothing is."""
+    x, y = max(box["x"], panel["x"]), max(box["y"], panel["y"])
+    right = min(box["x"] + box["width"], panel["x"] + panel["width"])
+    bottom = min(box["y"] + box["height"], panel["y"] + panel["height"])
+    return {"x": x, "y": y, "width": right - x, "height": bottom - y} if right > x and bottom > y else None
+
+
+def type_workflow(page: Page, text: str, nodes: int) -> None:
+    from playwright.sync_api import expect
+
+    page.fill(".code-input", text)
+    expect(page.locator(".validity")).to_have_text("✓ valid")
+    expect(page.locator(".dag-node")).to_have_count(nodes)
+
+
+def test_the_zoom_buttons_cover_no_job(page: Page) -> None:
+    """B35: the zoom buttons (minus, plus, Fit) sat over the graph's top right corner, on a wide graph's last column."""
+    open_sample(page, "covered")
+    type_workflow(page, CHAIN.format(name="covered"), 5)
+    buttons = boxes(page, ".dag-zoom button")
+    assert len(buttons) == 3
+    for zoom in (None, "Zoom in", "Zoom in", "Fit"):
+        if zoom:
+            page.click(f".dag-zoom button[aria-label='{zoom}']" if zoom != "Fit" else ".dag-zoom button:text-is('Fit')")
+        buttons = boxes(page, ".dag-zoom button")
+        panel = page.locator(".dag svg").bounding_box()
+        assert panel is not None
+        for node in boxes(page, ".dag-node rect"):  # the part of a job the panel shows (it clips the rest)
+            shown = clipped(node, panel)
+            assert shown is None or not any(overlap(shown, button) for button in buttons), (zoom, shown, buttons)
+
+
+def test_the_graph_cannot_be_dragged_out_of_its_panel(page: Page) -> None:
+    """B35: a drag on the background panned without bound, so the graph could be lost off the panel."""
+    open_sample(page, "unbounded")
+    page.click("button[aria-label='Zoom in']")
+    svg = page.locator(".dag svg").bounding_box()
+    assert svg is not None
+    viewport = page.viewport_size
+    assert viewport is not None
+    for direction in ("left", "right", "up", "down"):
+        for _ in range(4):  # each drag from the panel's edge to the window's
+            panel = page.locator(".dag svg").bounding_box()
+            assert panel is not None
+            bottom = panel["y"] + panel["height"] - 3
+            start, end = {
+                "left": ((panel["x"] + panel["width"] - 6, bottom), (2, bottom)),
+                "right": ((panel["x"] + 6, bottom), (viewport["width"] - 2, bottom)),
+                "up": ((panel["x"] + 6, bottom), (panel["x"] + 6, 2)),
+                "down": ((panel["x"] + 6, panel["y"] + 3), (panel["x"] + 6, viewport["height"] - 2)),
+            }[direction]
+            drag(page, start, end)
+        panel = page.locator(".dag svg").bounding_box()
+        assert panel is not None
+        visible = [node for node in boxes(page, ".dag-node rect") if overlap(node, panel)]
+        assert visible, f"dragged {direction}: no job is left in the panel"
+
+
+def test_a_new_workflow_in_the_editor_is_shown_whole_not_at_the_old_pan(page: Page) -> None:
+    """B35: after zooming and panning one workflow, another typed or pasted over it kept the old view."""
+    open_sample(page, "swapped")
+    for _ in range(4):
+        page.click("button[aria-label='Zoom in']")
+    svg = page.locator(".dag svg").bounding_box()
+    assert svg is not None
+    drag(page, (svg["x"] + 20, svg["y"] + svg["height"] - 4), (svg["x"] + 300, svg["y"] + svg["height"] - 4))
+    type_workflow(page, CHAIN.format(name="swapped"), 5)
+    shown = (page.get_attribute(".dag", "data-scale"), page.get_attribute(".dag svg", "viewBox"))
+    page.click(".dag-zoom button:text-is('Fit')")
+    assert shown == (page.get_attribute(".dag", "data-scale"), page.get_attribute(".dag svg", "viewBox"))
+    panel = page.locator(".dag svg").bounding_box()
+    assert panel is not None
+    for node in boxes(page, ".dag-node rect"):  # every job whole in the panel
+        assert panel["x"] <= node["x"]
+        assert node["x"] + node["width"] <= panel["x"] + panel["width"] + 1

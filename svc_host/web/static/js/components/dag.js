@@ -2,17 +2,12 @@
 // depends_on (solid afterok, dashed afterany/after, red dotted afternotok), node colour from the job's state.
 // `update(states)` recolours nodes live; nodes are selectable by click or keyboard (Enter/Space); with
 // `onConnect` a drag from a node's right handle to another node draws a dependency (the visual builder).
-// An edge that closes a dependency cycle is drawn red (is-cycle) and left out of the layering.
+// An edge that closes a dependency cycle is drawn red (is-cycle) and left out of the layering. The geometry (layout,
+// edge paths, the pan/zoom view) is components/dag-layout.js; this module draws it and handles the pointer.
+
+import { NODE_H, NODE_W, clip, edgePath, fittedView, isSwap, keptInPanel, layout, zoomedView } from './dag-layout.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const NODE_W = 150;
-const NODE_H = 48;
-const COL_GAP = 60;
-const ROW_GAP = 22;
-const PAD = 20;
-const MIN_SCALE = 0.6; // below this a job's name is too small to read: the panel pans instead
-const MAX_SCALE = 2;
-const BACK_ROOM = 40; // below the graph, for the edges that close a cycle
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -23,124 +18,6 @@ function s(tag, attrs = {}, ...children) {
   }
   return el;
 }
-
-/** `afterany:prep` -> {type: 'afterany', job: 'prep'}; a bare name is afterok. */
-export function parseDependency(entry) {
-  const text = String(entry);
-  const i = text.indexOf(':');
-  return i < 0 ? { type: 'afterok', job: text } : { type: text.slice(0, i), job: text.slice(i + 1) };
-}
-
-/** name -> the names it depends on (known jobs only, no self-loops). */
-function parentsOf(jobs) {
-  const names = new Set(jobs.map((job) => job.name));
-  return new Map(jobs.map((job) => [job.name, (job.depends_on || []).map((d) => parseDependency(d).job).filter((p) => names.has(p) && p !== job.name)]));
-}
-
-/** Every job that waits for `name`, directly or through others (its descendants). */
-export function descendants(jobs, name) {
-  const children = new Map(jobs.map((job) => [job.name, []]));
-  for (const [child, ps] of parentsOf(jobs)) for (const p of ps) children.get(p).push(child);
-  const found = new Set();
-  const stack = [...(children.get(name) || [])];
-  while (stack.length) {
-    const cur = stack.pop();
-    if (found.has(cur)) continue;
-    found.add(cur);
-    stack.push(...children.get(cur));
-  }
-  return found;
-}
-
-/**
- * The edges that close a cycle, as "parent->child" keys: within a cycle, those whose parent comes later in
- * the file than its child (a job made to wait for one written below it). Without them no cycle is left: what
- * remains of every cycle points down the file.
- */
-export function cycleEdges(jobs) {
-  const index = new Map(jobs.map((job, i) => [job.name, i]));
-  const out = new Set();
-  for (const [child, ps] of parentsOf(jobs)) {
-    for (const p of ps) {
-      if (index.get(p) > index.get(child) && descendants(jobs, child).has(p)) out.add(`${p}->${child}`);
-    }
-  }
-  return out;
-}
-
-/**
- * Layers by longest path from a root (a job's layer is one more than its deepest parent); unknown parents are
- * ignored and the edges that close a cycle are left out of the layering (and drawn as such), so a half-written
- * or cyclic workflow still draws. Within a layer, jobs are ordered by the mean row of their parents (fewer
- * crossings), then by file order.
- */
-export function layout(jobs) {
-  const byName = new Map(jobs.map((job, i) => [job.name, { ...job, index: i }]));
-  const cyclic = cycleEdges(jobs);
-  const parents = new Map([...parentsOf(jobs)].map(([name, ps]) => [name, ps.filter((p) => !cyclic.has(`${p}->${name}`))]));
-  const layer = new Map();
-  const depth = (name) => {
-    if (!layer.has(name)) layer.set(name, Math.max(-1, ...parents.get(name).map(depth)) + 1);
-    return layer.get(name);
-  };
-  jobs.forEach((job) => depth(job.name));
-  const columns = [];
-  for (const job of jobs) {
-    const d = layer.get(job.name);
-    (columns[d] ||= []).push(job.name);
-  }
-  const row = new Map();
-  columns.forEach((col, ci) => {
-    if (ci > 0) {
-      const weight = (name) => {
-        const ps = parents.get(name).filter((p) => row.has(p));
-        return ps.length ? ps.reduce((sum, p) => sum + row.get(p), 0) / ps.length : Infinity;
-      };
-      col.sort((a, b) => weight(a) - weight(b) || byName.get(a).index - byName.get(b).index);
-    }
-    col.forEach((name, ri) => row.set(name, ri));
-  });
-  const tallest = Math.max(1, ...columns.map((c) => c.length));
-  const height = PAD * 2 + tallest * NODE_H + (tallest - 1) * ROW_GAP;
-  const positions = new Map();
-  columns.forEach((col, ci) => {
-    const colHeight = col.length * NODE_H + (col.length - 1) * ROW_GAP;
-    const top = (height - colHeight) / 2;
-    col.forEach((name, ri) => positions.set(name, { x: PAD + ci * (NODE_W + COL_GAP), y: top + ri * (NODE_H + ROW_GAP) }));
-  });
-  const width = PAD * 2 + Math.max(1, columns.length) * NODE_W + Math.max(0, columns.length - 1) * COL_GAP;
-  const edges = [];
-  for (const job of jobs) {
-    for (const entry of job.depends_on || []) {
-      const dep = parseDependency(entry);
-      if (byName.has(dep.job) && dep.job !== job.name) {
-        edges.push({ from: dep.job, to: job.name, type: dep.type, cycle: cyclic.has(`${dep.job}->${job.name}`) });
-      }
-    }
-  }
-  // An edge that closes a cycle runs below the graph, from the bottom of its parent up into its child.
-  return { positions, edges, width, height: height + (cyclic.size ? BACK_ROOM : 0), layers: columns };
-}
-
-function edgePath(a, b, bottom = null) {
-  if (bottom !== null) { // a cycle's closing edge: under the graph, from bottom to bottom
-    const bx1 = a.x + NODE_W / 2;
-    const bx2 = b.x + NODE_W / 2;
-    return `M${bx1},${a.y + NODE_H} C${bx1},${bottom} ${bx2},${bottom} ${bx2},${b.y + NODE_H + 6}`;
-  }
-  const x1 = a.x + NODE_W;
-  const y1 = a.y + NODE_H / 2;
-  const x2 = b.x;
-  const y2 = b.y + NODE_H / 2;
-  const mid = Math.max(24, (x2 - x1) / 2);
-  return `M${x1},${y1} C${x1 + mid},${y1} ${x2 - mid},${y2} ${x2 - 6},${y2}`;
-}
-
-function clip(text, max = 20) {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-const clamp = (value, lo, hi) => Math.min(hi, Math.max(lo, value));
 
 /**
  * dagView({jobs: [{name, depends_on}], states: {name: state}, subtitles: {name: text}, selected, onSelect,
@@ -159,7 +36,7 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
   let nodes = new Map();
   let svg = null;
   let content = { width: 0, height: 0 };
-  const view = { x: 0, y: 0, k: 1, height: 0, fitted: true };
+  let view = { x: 0, y: 0, k: 1, height: 0, fitted: true };
 
   const button = (label, title, onClick) => {
     const b = document.createElement('button');
@@ -173,6 +50,7 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
   };
   const tools = document.createElement('div');
   tools.className = 'dag-zoom';
+  Object.assign(tools.style, { position: 'static', justifyContent: 'flex-end', padding: '6px 6px 0' });
   tools.append(button('−', 'Zoom out', () => zoomBy(1 / 1.25)), button('+', 'Zoom in', () => zoomBy(1.25)), button('Fit', 'Fit the graph to the panel', () => fit()));
 
   /** The screen point of a pointer event in the graph's own coordinates. */
@@ -193,28 +71,24 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     root.dataset.scale = view.k.toFixed(3);
   }
 
+  /** The view kept on the graph (no pan or zoom loses it off the panel), then applied. */
+  function show(next) {
+    view = { ...keptInPanel(next, content, panelWidth()), fitted: next.fitted };
+    apply();
+  }
+
   /** Whole width at the largest scale up to 1, never below MIN_SCALE; a narrower graph is centred. */
   function fit() {
     const w = panelWidth();
     if (!svg || !w) return;
-    view.k = clamp(w / content.width, MIN_SCALE, 1);
-    view.height = Math.ceil(content.height * view.k);
-    view.x = Math.min(0, (content.width - w / view.k) / 2);
-    view.y = 0;
-    view.fitted = true;
-    apply();
+    show({ ...fittedView(content, w), fitted: true });
   }
 
   function zoomBy(factor, around = null) {
     if (!svg) return;
     const w = panelWidth();
-    const k = clamp(view.k * factor, MIN_SCALE, MAX_SCALE);
     const at = around || { x: view.x + w / view.k / 2, y: view.y + view.height / view.k / 2 };
-    view.x = at.x - (at.x - view.x) * (view.k / k);
-    view.y = at.y - (at.y - view.y) * (view.k / k);
-    view.k = k;
-    view.fitted = false;
-    apply();
+    show({ ...zoomedView(view, factor, at), fitted: false });
   }
 
   function pannable(target) {
@@ -223,10 +97,8 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
       const start = { cx: e.clientX, cy: e.clientY, x: view.x, y: view.y };
       root.classList.add('is-panning');
       const move = (ev) => {
-        view.x = start.x - (ev.clientX - start.cx) / view.k;
-        view.y = start.y - (ev.clientY - start.cy) / view.k;
-        view.fitted = false;
-        apply();
+        const x = start.x - (ev.clientX - start.cx) / view.k;
+        show({ ...view, x, y: start.y - (ev.clientY - start.cy) / view.k, fitted: false });
       };
       const up = () => {
         root.classList.remove('is-panning');
@@ -243,7 +115,7 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     }, { passive: false });
   }
 
-  function draw() {
+  function draw(swapped = false) {
     nodes = new Map();
     if (!current.jobs.length) {
       svg = null;
@@ -292,9 +164,9 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
       nodes.set(job.name, { g, title, stateText });
     }
     pannable(svg);
-    root.replaceChildren(svg, tools);
-    if (view.fitted || !panelWidth()) fit();
-    else apply();
+    root.replaceChildren(tools, svg); // the buttons in a row of their own: they never cover a job
+    if (view.fitted || !panelWidth() || swapped) fit();
+    else show(view);
     markSelected();
   }
 
@@ -345,7 +217,7 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     const w = panelWidth();
     if (!w || w === lastWidth) return;
     lastWidth = w;
-    if (view.fitted) fit(); else apply();
+    if (view.fitted) fit(); else show(view);
   }).observe(root);
 
   /** Recolour in place (no relayout): `states` maps job name -> state; `subtitles` the line under the name. */
@@ -365,8 +237,9 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     markSelected();
   };
   root.setJobs = (next) => {
+    const swapped = isSwap(current.jobs, next); // another workflow: shown whole, not at the old one's pan
     current = { ...current, jobs: next };
-    draw();
+    draw(swapped);
   };
   draw();
   return root;
