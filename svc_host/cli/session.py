@@ -75,14 +75,33 @@ def start(
     view = with_host(work)
     if as_json:
         print_json(view)
-    elif then_open:
-        click.echo(f"session {view['job_id']} on {transport!r} started", err=True)
     else:
-        click.echo(view["job_id"])
+        if not then_open:
+            click.echo(view["job_id"])  # stdout: what a script reads
+        click.echo(_started_words(view, transport, opening=then_open), err=True)
     if then_open:
         from svc_host.cli.session_open import run_open
 
         run_open(transport, view["job_id"], browser=not no_browser)
+
+
+SHORT_LIMIT = 60
+"""Seconds under which a time limit is most likely a misreading of sbatch's forms (``0:10`` is ten seconds)."""
+
+
+def _started_words(view: dict[str, Any], transport: str, *, opening: bool) -> str:
+    """What a person reads on stderr after a start: the session, its time limit in H:MM:SS (the form it was given
+    in is sbatch's, where ``0:10`` is ten seconds), and what to do next."""
+    from svc_host.domain.times import clock
+
+    job_id, limit = view["job_id"], view["time_limit_seconds"]
+    said = f"session {job_id} on {transport!r} started, time limit {clock(limit)}" if limit else ""
+    said = said or f"session {job_id} on {transport!r} started, no time limit of its own (the partition's)"
+    if limit and limit < SHORT_LIMIT:
+        said += f" (as sbatch reads -t: for {limit} minutes write -t {limit} or -t 0:{limit:02d}:00)"
+    if opening:
+        return said
+    return f"{said}; `svc session open {job_id} --transport {transport}` opens it once ready"
 
 
 @session.command(name="open")
@@ -113,17 +132,19 @@ def list_sessions(transport: str | None, as_json: bool) -> None:
     if as_json:
         print_json(views)
         return
+    from svc_host.domain.times import clock
+
     rows = [
         [
             view["job_id"],
             view["cluster"],
             view["kind"],
             view["state"] if view["state"] != "ended" else f"ended: {view['end_reason']}",
-            view["time_left_seconds"],
+            clock(view["time_left_seconds"]),
         ]
         for view in views
     ]
-    print_table(["id", "cluster", "kind", "state", "time left (s)"], rows)
+    print_table(["id", "cluster", "kind", "state", "time left"], rows)
 
 
 @session.command()
@@ -139,4 +160,4 @@ def stop(job_id: str, transport: str) -> None:
         await manage.stop(host, transport, job_id)
 
     with_host(work)
-    click.echo(f"stopping session {job_id}")
+    click.echo(f"stopping session {job_id} on {transport!r}: its job is cancelled (`svc session list` shows it end)")
