@@ -193,8 +193,8 @@ def project_excludes(data: Mapping[str, Any], *, where: str) -> list[str]:
         raise ConfigError(f"{where}: exclude: must be a list of rsync patterns (strings)")
     try:
         return check_exclude_patterns(value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: exclude: {exc}") from None
+    except ValueError as exc:  # said under the Settings editor's exclude field too
+        raise ConfigError(f"{where}: exclude: {exc}", fields=[{"field": "exclude", "message": str(exc)}]) from None
 
 
 def project_layer(data: Mapping[str, Any], *, where: str) -> dict[str, Any]:

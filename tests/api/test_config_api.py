@@ -462,3 +462,16 @@ async def test_plugin_settings_are_shown_changed_and_refused_naming_the_plugin_a
     assert unknown.status_code == 422
     assert unknown.json()["detail"].startswith("plugins.nosuch: no loaded plugin 'nosuch' has settings")
     assert paths.user_config.read_text() == stored
+
+
+async def test_a_project_files_bad_value_is_said_under_its_field(http: httpx.AsyncClient, with_mount: Path) -> None:
+    """The Settings editor shows each problem under its field: a job default's and an exclude pattern's alike."""
+    for body, field in (
+        ({"resources": {"nodes": 0}}, "resources.nodes"),
+        ({"exclude": ["x" * 1025]}, "exclude"),
+    ):
+        refused = await http.put("/api/config/projects/code", json=body)
+        assert refused.status_code == 422
+        assert [problem["field"] for problem in refused.json()["errors"]] == [field]
+    assert refused.json()["errors"][0]["message"].endswith("is longer than 1024 characters")
+    assert not (with_mount / ".svc.json").exists()

@@ -285,3 +285,40 @@ async def test_profile_env_values_are_masked_and_saving_them_back_keeps_them(
 
     assert saved.status_code == 200
     assert host.profiles.get("gpu").env_vars == {"HF_TOKEN": "hf_abcdefghijkl", "B": "2"}
+
+
+async def test_an_edits_bad_value_is_said_in_words_under_its_field(http: httpx.AsyncClient) -> None:
+    """B37: the edit form showed "port: Input should be less than or equal to 65535"; an update's 422 now names
+    the field and says the bound in words (``errors``), as a create's does, and changes nothing."""
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    for method, path, body in (
+        ("PUT", "/api/config/ssh/profiles/gpu", {"port": 70000}),
+        ("POST", "/api/config/ssh/profiles", {**GPU, "name": "gpu2", "port": 70000}),
+    ):
+        refused = await http.request(method, path, json=body)
+        assert refused.status_code == 422
+        assert refused.json()["errors"] == [{"field": "port", "message": "must be at most 65535"}]
+    assert (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]["port"] == GPU.get("port", 22)
+
+
+async def test_a_mounts_excludes_are_replaced_and_a_bad_one_is_said_under_its_field(
+    http: httpx.AsyncClient, project: Path
+) -> None:
+    await http.post("/api/config/ssh/profiles", json=GPU)
+    await http.post("/api/config/ssh/profiles/gpu/mounts", json={"name": "code", "local": str(project), "remote": "/r"})
+    path = "/api/config/ssh/profiles/gpu/mounts/code/exclude"
+    replaced = await http.put(path, json={"exclude": ["data/", "*.ckpt"]})
+    assert replaced.status_code == 200
+    assert replaced.json()["exclude"] == ["data/", "*.ckpt"]
+    refused = await http.put(path, json={"exclude": ["ok/", "two\nrules"]})
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == [
+        {
+            "field": "exclude",
+            "message": "exclude pattern 'two\\nrules' contains a line break or NUL; give one pattern per entry",
+        }
+    ]
+    missing = await http.put("/api/config/ssh/profiles/gpu/mounts/nope/exclude", json={"exclude": []})
+    assert missing.status_code == 404
+    mounts = (await http.get("/api/config/ssh/profiles")).json()["profiles"]["gpu"]["mounts"]
+    assert mounts[0]["exclude"] == ["data/", "*.ckpt"]

@@ -7,15 +7,16 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body
-from pydantic import field_validator
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses
-from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.domain.profiles import Mount, SSHProfile, check_exclude_patterns
 from svc_host.errors import ConfigError
 from svc_host.host import Host
-from svc_host.settings.profiles import check_profile_name, refuse_unknown_host
+from svc_host.settings.profiles import UPDATABLE_FIELDS, check_profile_name, refuse_unknown_host
 from svc_host.settings.secrets import mask_values
 
 router = APIRouter(prefix="/api/config/ssh/profiles", tags=["profiles"])
@@ -80,7 +81,18 @@ async def update_profile(host: HostDep, name: str, body: Annotated[dict[str, Any
 
     Other keys are ignored, except ``accept_unknown_host: true``, refused (422) like in a create."""
     refuse_unknown_host(body.get("accept_unknown_host"))
+    _check_changes(host, name, body)
     return _profile_json(await _change(host, host.profiles.update, name, body))
+
+
+def _check_changes(host: Host, name: str, body: dict[str, Any]) -> None:
+    """A bad value is a 422 naming its field in words (``errors``: "port: must be at most 65535"), as a create's
+    is, so the edit form says it under the field; the store checks again under its lock."""
+    changes = {key: value for key, value in body.items() if key in UPDATABLE_FIELDS and key != "env_vars"}
+    try:
+        SSHProfile.model_validate({**host.profiles.get(name).model_dump(), **changes})
+    except ValidationError as exc:
+        raise RequestValidationError([{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]) from None
 
 
 @router.delete("/{name}", responses=error_responses(404, 500))
@@ -102,6 +114,27 @@ async def activate_profile(host: HostDep, name: str) -> dict[str, bool]:
 async def add_mount(host: HostDep, name: str, body: Mount) -> dict[str, Any]:
     """Add a mount; its local directory must exist and is stored resolved."""
     mount = await _change(host, host.profiles.add_mount, name, body)
+    return mount.model_dump(mode="json")
+
+
+class MountExclude(BaseModel):
+    """A mount's exclude patterns, all of them: rsync patterns syncs never upload nor delete (``[]``: none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exclude: list[str]
+
+    @field_validator("exclude")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        """Said against ``exclude`` (the form shows it under that field), in the mount's own words."""
+        return check_exclude_patterns(value)
+
+
+@router.put("/{name}/mounts/{mount_name}/exclude", responses=error_responses(404, 422, 500))
+async def set_mount_exclude(host: HostDep, name: str, mount_name: str, body: MountExclude) -> dict[str, Any]:
+    """Replace a mount's exclude patterns (``svc profile mount exclude`` over REST); answers the Mount."""
+    mount = await _change(host, host.profiles.set_mount_exclude, name, mount_name, body.exclude)
     return mount.model_dump(mode="json")
 
 
