@@ -91,10 +91,11 @@ class Host:
         read_env: bool = True,
     ) -> Host:
         paths = paths or SvcPaths.from_env()
+        plugins = plugins or get_plugin_manager()
         return cls(
             paths=paths,
-            plugins=plugins or get_plugin_manager(),
-            profiles=ProfileStore(paths.profiles_file),
+            plugins=plugins,
+            profiles=ProfileStore(paths.profiles_file, held_names=plugins.held_transport_names),
             source=source,
             read_env=read_env,
         )

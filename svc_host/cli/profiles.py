@@ -14,10 +14,13 @@ if TYPE_CHECKING:
 
 
 def _store() -> ProfileStore:
+    from svc_host.plugin_core.manager import get_plugin_manager
     from svc_host.settings.paths import SvcPaths
     from svc_host.settings.profiles import ProfileStore
 
-    return ProfileStore(SvcPaths.from_env().profiles_file)
+    return ProfileStore(
+        SvcPaths.from_env().profiles_file, held_names=lambda: get_plugin_manager().held_transport_names()
+    )
 
 
 def _usage_error(exc: ValidationError) -> click.ClickException:

@@ -197,6 +197,14 @@ class PluginHooks:
         spec: TransportSpec = self._pick("transport", table, name, UnknownTransportError)
         return spec
 
+    def held_transport_names(self) -> dict[str, str]:
+        """The transport names plugins offer whatever the SSH profiles are (``local``, a site's), each with the
+        plugin that holds it: a new profile may not take one (``ProfileStore(held_names=...)``)."""
+        from svc_host.domain.profiles import HostConfig
+
+        records = self._records("svc_transports", TransportSpec, config=HostConfig())
+        return {record.name: self._describe(plugin_name) for plugin_name, record in records}
+
     def sync_backends(self) -> dict[str, SyncBackendSpec]:
         return {
             n: rec for n, (_, rec) in self._cached_table("sync backend", "svc_sync_backends", SyncBackendSpec).items()

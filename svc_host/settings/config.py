@@ -108,11 +108,6 @@ class SvcConfig(BaseModel):
         made)."""
         return self._origins.get(f"{plugin}.{field}")
 
-    def with_plugin_origins(self, origins: Mapping[str, str]) -> SvcConfig:
-        """This configuration, knowing where its plugin settings came from (``plugin_setting_origin``)."""
-        self._origins = dict(origins)
-        return self
-
 
 PROJECT_SYNC_KEY = "exclude"
 """The one key a project file holds beyond ``SvcConfig``: rsync patterns a sync of the mount whose local root
@@ -348,7 +343,13 @@ def _load_config(paths: SvcPaths, *, env: Mapping[str, str] | None) -> SvcConfig
     for layer in config_layers(paths, env=env):
         merged = merge_layer(merged, layer.data)
         origins.update(_plugin_origins(layer.data, layer_name(layer)))
-    return validate_layer(merged, where="merged configuration").with_plugin_origins(origins)
+    return _with_origins(validate_layer(merged, where="merged configuration"), origins)
+
+
+def _with_origins(config: SvcConfig, origins: Mapping[str, str]) -> SvcConfig:
+    """``config``, knowing where its plugin settings came from (``SvcConfig.plugin_setting_origin``)."""
+    config._origins = dict(origins)
+    return config
 
 
 def layer_name(layer: ConfigLayer) -> str:
@@ -413,7 +414,7 @@ def save_user_config(
         if check is not None:  # what the file already held (and this change leaves) is named as stored
             stored = _plugin_origins(current, f"user config {paths.user_config}")
             changed = _plugin_origins(partial, "")
-            check(validated.with_plugin_origins({key: where for key, where in stored.items() if key not in changed}))
+            check(_with_origins(validated, {key: where for key, where in stored.items() if key not in changed}))
         write_json_atomic(paths.user_config, updated)
     return load_config(paths, env=env)
 

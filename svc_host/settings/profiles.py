@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -102,9 +102,13 @@ def resolve_mount_local(local: str) -> str:
 class ProfileStore:
     """Reads and writes the profiles file; every change is one atomic rewrite."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, held_names: Callable[[], Mapping[str, str]] | None = None) -> None:
+        """``held_names`` gives the transport names plugins hold, each with who holds it (the plugin manager's
+        ``held_transport_names``): a profile doubles as a transport of the same name, so ``create`` refuses
+        those names rather than leave two transports called the same."""
         self.path = path
         self.lock_path = path.with_name(path.name + ".lock")
+        self._held_names = held_names
 
     # -- reading -----------------------------------------------------------------------------------------
 
@@ -163,6 +167,12 @@ class ProfileStore:
             content = self.load()
             if name in content.profiles:
                 raise ConflictError(f"SSH profile {name!r} already exists; update it or choose another name")
+            holder = (self._held_names() if self._held_names is not None else {}).get(name)
+            if holder is not None:
+                raise ConflictError(
+                    f"profile name {name!r} is taken by the transport {name!r} of plugin {holder}, and a profile is "
+                    "a transport of the same name; choose another name"
+                )
             mounts = [
                 self._checked_mount(name, profile.mounts[:index], mount) for index, mount in enumerate(profile.mounts)
             ]

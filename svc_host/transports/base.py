@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
+import inspect
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -161,22 +163,30 @@ class SlurmTransport(Transport):
     reconcile_delays: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0, 5.0)
     """Pauses before each lookup of a submission whose outcome is unknown (30 s in all)."""
 
-    _login: str | None = None
+    # SlurmTransport's own state is name-mangled (``__login`` is ``_SlurmTransport__login``): a subclass's
+    # ``_login`` or ``_queries`` is its own and cannot change what ``user()`` answers.
+    __login: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and inspect.iscoroutinefunction(run):
+            setattr(cls, "run", _keeping_the_tag(run))  # noqa: B010 - mypy refuses assigning to a method
 
     async def close(self) -> None:
         """Cancel the shared queries still running; a subclass that holds a connection calls this, then closes it."""
-        queries: SingleFlight[tuple[str, ...], CommandResult] | None = self.__dict__.get("_queries")
+        queries: SingleFlight[tuple[str, ...], CommandResult] | None = self.__dict__.get("_SlurmTransport__queries")
         if queries is not None:
             await queries.close()
 
     @functools.cached_property
-    def _queries(self) -> SingleFlight[tuple[str, ...], CommandResult]:
+    def __queries(self) -> SingleFlight[tuple[str, ...], CommandResult]:
         return SingleFlight()
 
     async def query(self, argv: Sequence[str]) -> CommandResult:
         """Run an idempotent command without stdin; identical commands running at the same time on this
         transport are one command (single flight), so concurrent clients cost the scheduler one query."""
-        return await self._queries.run(tuple(argv), lambda: self.run(argv))
+        return await self.__queries.run(tuple(argv), lambda: self.run(argv))
 
     @abstractmethod
     async def run(
@@ -200,9 +210,9 @@ class SlurmTransport(Transport):
 
     async def user(self) -> str | None:
         """Asked once (``id -un`` on the cluster) and kept: the login cannot change under a transport."""
-        if self._login is None:
-            self._login = (await self.check(["id", "-un"])).strip() or None
-        return self._login
+        if self.__login is None:
+            self.__login = (await self.check(["id", "-un"])).strip() or None
+        return self.__login
 
     async def login_dir(self) -> str:
         """The absolute directory commands start in: where sbatch runs a job that names no working directory (an
@@ -238,7 +248,12 @@ class SlurmTransport(Transport):
         argv = slurm_argv.sbatch_argv(comment=tag.value if tag.on_command_line else None)
         for attempt in (1, 2):
             try:
-                return parse.parse_sbatch(await self.check(argv, stdin=script.text, idempotent=False))
+                submitting = _SUBMITTING.set(tag)
+                try:
+                    answer = await self.check(argv, stdin=script.text, idempotent=False)
+                finally:
+                    _SUBMITTING.reset(submitting)
+                return parse.parse_sbatch(answer)
             except OutcomeUnknownError as exc:
                 if tag.value is None:
                     raise TransportError(
@@ -301,13 +316,13 @@ class SlurmTransport(Transport):
         return None
 
     @functools.cached_property
-    def _queue_reader(self) -> parse.SqueueReader:
+    def __queue_reader(self) -> parse.SqueueReader:
         return parse.SqueueReader()
 
     async def queue(self, *, user: str | None = None) -> list[JobStatus]:
         stdout = await self.check(slurm_argv.squeue_argv(user=user))
         # The whole queue is read every second or so (snapshots, the monitor): unchanged lines are not parsed again.
-        return self._queue_reader.parse(stdout) if user is None else parse.parse_squeue(stdout)
+        return self.__queue_reader.parse(stdout) if user is None else parse.parse_squeue(stdout)
 
     async def statuses(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
         ids = list(dict.fromkeys(job_ids))
@@ -433,6 +448,47 @@ class SlurmTransport(Transport):
         """sinfo and squeue at the same time (two channels on one SSH connection, two local processes)."""
         nodes, queue = await asyncio.gather(self.nodes(partition), self.queue())
         return nodes, [job for job in queue if job.state is JobState.RUNNING]
+
+
+_SUBMITTING: contextvars.ContextVar[tags.SubmissionTag | None] = contextvars.ContextVar("svc_submitting", default=None)
+"""The tag of the submission ``SlurmTransport.submit`` is running in this task, for ``_keeping_the_tag``."""
+
+
+def _keeping_the_tag(run: Callable[..., Awaitable[CommandResult]]) -> Callable[..., Awaitable[CommandResult]]:
+    """A subclass's ``run``, refusing an ``sbatch`` of svc's submission whose ``--comment`` is not svc's tag.
+
+    svc tells whether a submission whose answer was lost reached the scheduler by its tag, and sends it again
+    when it did not: a wrapping transport that replaced or dropped the tag (its own ``--comment`` after svc's
+    wins in sbatch) would have every such submission sent twice. Every ``run`` of every ``SlurmTransport``
+    subclass is wrapped, so the check sees the argv that reaches the innermost transport, and refuses before
+    anything runs."""
+
+    @functools.wraps(run)
+    async def checked(self: SlurmTransport, argv: Sequence[str], *args: Any, **kwargs: Any) -> CommandResult:
+        tag = _SUBMITTING.get()
+        if tag is not None and tag.value is not None and slurm_argv.program(argv) == "sbatch":
+            effective = _argv_comment(argv)
+            if effective != tag.value and (tag.on_command_line or effective is not None):
+                raise TransportError(
+                    f"transport {self.name!r} changed the --comment of svc's sbatch to {effective!r}: svc finds a "
+                    f"submission whose answer was lost by its tag --comment={tag.value}, and without it would "
+                    "submit the job twice; keep svc's --comment (nothing was submitted)",
+                    argv=argv,
+                )
+        return await run(self, argv, *args, **kwargs)
+
+    return checked
+
+
+def _argv_comment(argv: Sequence[str]) -> str | None:
+    """The ``--comment`` sbatch would use from ``argv`` (the last one given), or None when it gives none."""
+    found: str | None = None
+    for index, word in enumerate(argv):
+        if word.startswith("--comment="):
+            found = word.partition("=")[2]
+        elif word == "--comment":
+            found = argv[index + 1] if index + 1 < len(argv) else ""
+    return found
 
 
 def decode_complete(data: bytes, *, at_eof: bool) -> tuple[str, int]:
