@@ -501,9 +501,14 @@ def opened(command: list[str], env: dict[str, str]) -> Iterator[tuple[str, str]]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
-        line = eventually_blocking(process.stdout.readline, timeout=READY_WAIT, what="the printed link").strip()
+        line = eventually_blocking(
+            process.stdout.readline,
+            until=lambda line: line or process.poll() is not None,  # '' is the end of its output
+            timeout=READY_WAIT,
+            what="the printed link",
+        ).strip()
         match = re.match(r"^(http://127\.0\.0\.1:\d+/s/[^/]+/\d+/)\?svc_code=\S+$", line)
-        assert match, line
+        assert match, (line, "" if process.poll() is None else process.communicate()[1])
         yield line, match.group(1)
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=DEADLINE)
