@@ -24,7 +24,9 @@ Subclass it in a test module and provide four fixtures::
             async def write(relative_path: str, data: bytes) -> None: ...  # as a job on the cluster would
             return write
 
-The local directory of ``mount`` must exist and be empty; the suite fills it.
+The local directory of ``mount`` must exist and be empty; the suite fills it. Refusals are matched on
+``SyncError.remedy`` and on what changed, never on a message's wording. The suite points ``XDG_CONFIG_HOME`` at a
+directory of its own while it trusts a project file (``svc config trust``), so your own trust list is not touched.
 """
 
 from __future__ import annotations
@@ -38,13 +40,17 @@ import pytest
 
 from svc_host.domain.profiles import Mount
 from svc_host.errors import SyncError
+from svc_host.settings.config import trust_project
+from svc_host.settings.paths import SvcPaths
 from svc_host.transports.sync_backend import StaleUnknownReason, SyncBackend
+from svc_host.transports.sync_excludes import MANIFEST_FILE, OWNER_FILE
+from svc_host.transports.sync_files import OwnerMarker
 
 Listing = Callable[[], Awaitable[set[str]]]
 Writer = Callable[[str, bytes], Awaitable[None]]
 
-MANIFEST = ".svc-manifest.json"
-SVC_FILES = frozenset({MANIFEST, ".svc-owner"})
+MANIFEST = MANIFEST_FILE
+SVC_FILES = frozenset({MANIFEST_FILE, OWNER_FILE})
 """Files svc keeps at the root of every remote mount directory."""
 
 
@@ -104,22 +110,37 @@ class SyncBackendContract:
         assert user_entries(await remote_listing()) == uploaded | {"job-output.log"}
 
     async def test_user_excludes_are_never_uploaded_nor_mirrored_away(
-        self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing, remote_write: Writer
+        self,
+        backend: SyncBackend,
+        mount: Mount,
+        local: Path,
+        remote_listing: Listing,
+        remote_write: Writer,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """The mount's ``exclude`` and its project file's (``user_excludes``) count, and the inspection says so."""
+        """The mount's ``exclude`` and its project file's once trusted (``user_excludes``) count, and the
+        inspection says so; an untrusted project file's ``exclude`` spares nothing (issue 26)."""
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "sync-contract-config"))
         write_tree(
             local, {"train.py": "t", "data/big.bin": "x", "run.ckpt": "w", ".svc.json": '{"exclude": ["*.ckpt"]}'}
         )
         excluding = mount.model_copy(update={"exclude": ["data/"]})
+        untrusted = await backend.inspect(excluding)
+        assert "data/" in untrusted.effective_exclude_patterns
+        assert "*.ckpt" not in untrusted.effective_exclude_patterns
+        assert untrusted.files_would_transfer == 3  # run.ckpt too
+        trust_project(SvcPaths.from_env(), local)
         result = await backend.sync(excluding)
         assert result.files_transferred == 2  # train.py and .svc.json
         assert user_entries(await remote_listing()) == {"train.py", ".svc.json"}
         report = await backend.inspect(excluding)
         assert {"data/", "*.ckpt"} <= set(report.effective_exclude_patterns)
         await remote_write("data/from-a-job.bin", b"job output")
+        await remote_write("old.ckpt", b"job output")
         mirror = await backend.sync(excluding, delete=True)
         assert mirror.entries_deleted == 0
-        assert "data/from-a-job.bin" in await remote_listing()
+        assert {"data/from-a-job.bin", "old.ckpt"} <= await remote_listing()
 
     async def test_dry_run_changes_nothing(
         self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing
@@ -167,9 +188,9 @@ class SyncBackendContract:
         shutil.rmtree(local / "d")
         (local / "new.txt").write_text("not uploaded by a refused mirror")
         # A directory holding two files counts three entries.
-        with pytest.raises(SyncError, match="max_delete") as refused:
+        with pytest.raises(SyncError) as refused:
             await backend.sync(mount, delete=True, max_delete=2)
-        assert "3" in str(refused.value)
+        assert refused.value.remedy is None  # no flag but a higher max_delete lets it through
         assert await remote_listing() == before
         result = await backend.sync(mount, delete=True, max_delete=3)
         assert result.entries_deleted == 3
@@ -180,7 +201,7 @@ class SyncBackendContract:
         self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing, max_delete: int
     ) -> None:
         write_tree(local, {"a.txt": "a"})
-        with pytest.raises(SyncError, match="max_delete"):
+        with pytest.raises(SyncError):
             await backend.sync(mount, delete=True, max_delete=max_delete)
         assert await remote_listing() == set()
 
@@ -240,23 +261,41 @@ class SyncBackendContract:
         await remote_write("precious/data.bin", b"someone's data")
         await remote_write("notes.txt", b"n")
         before = await remote_listing()
-        with pytest.raises(SyncError, match=r"holds 2 entries \('notes.txt', 'precious'\).*adopt") as refused:
+        with pytest.raises(SyncError) as refused:
             await backend.sync(mount, delete=True)
-        assert "svc sync --adopt" in str(refused.value)
+        assert refused.value.remedy == "adopt"
         assert await remote_listing() == before
         preview = await backend.sync(mount, delete=True, dry_run=True)  # a dry run changes nothing: allowed
         assert preview.entries_deleted == 3
 
         await backend.sync(mount)  # additive: copies, but does not claim someone's directory
         assert user_entries(await remote_listing()) == {"code.py", "notes.txt", "precious/", "precious/data.bin"}
-        with pytest.raises(SyncError, match="adopt"):
+        with pytest.raises(SyncError) as again:
             await backend.sync(mount, delete=True)
+        assert again.value.remedy == "adopt"
 
         adopted = await backend.sync(mount, delete=True, adopt=True)
         assert adopted.entries_deleted == 3
         assert user_entries(await remote_listing()) == {"code.py"}
         (local / "more.py").write_text("m")
         assert (await backend.sync(mount, delete=True)).files_transferred == 1  # claimed now: no adopt needed
+
+    async def test_another_machines_mount_is_refused_unless_forced(
+        self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing, remote_write: Writer
+    ) -> None:
+        """The owner marker in svc's format (``OwnerMarker``): a mount another machine claimed is refused with
+        ``remedy == "force"``, changing nothing; forcing takes the claim over, later syncs need no force."""
+        write_tree(local, {"a.txt": "a"})
+        theirs = OwnerMarker(machine_id="f" * 32, hostname="laptop", user="ada", claimed_at="2025-01-02T03:04:05Z")
+        await remote_write(OWNER_FILE, theirs.dump())
+        for dry_run in (False, True):
+            with pytest.raises(SyncError) as refused:
+                await backend.sync(mount, dry_run=dry_run)
+            assert refused.value.remedy == "force"
+        assert user_entries(await remote_listing()) == set()
+        assert (await backend.sync(mount, force=True)).files_transferred == 1
+        (local / "b.txt").write_text("b")
+        assert (await backend.sync(mount, delete=True)).files_transferred == 1  # the claim is ours now
 
     async def test_lock_is_reentrant_for_its_holder(
         self, backend: SyncBackend, mount: Mount, local: Path, remote_listing: Listing

@@ -27,11 +27,14 @@ import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, SyncError
-from svc_host.plugin import ssh_connect_options
+from svc_host.plugin import SvcPaths, ssh_connect_options
+from svc_host.settings import trust
+from svc_host.settings.config import trust_project
 from svc_host.testing.plugin import skip_or_fail
 from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
 from svc_host.testing.waiting import DEADLINE
 from svc_host.transports.sync_backend import StaleUnknownReason, SyncResult
+from svc_host.transports.sync_lock import lock_path
 from svc_plugin_rsync.backend import RsyncBackend
 from svc_plugin_rsync.itemize import Summary
 
@@ -200,10 +203,10 @@ async def test_owner_marker_refuses_another_machine_unless_forced(
     finally:
         await other.close()
     (local / "b.txt").write_text("b")
-    with pytest.raises(SyncError, match=r"another machine.*force=True"):
-        await rsync_backend.sync(test_mount)
-    with pytest.raises(SyncError, match="another machine"):
-        await rsync_backend.sync(test_mount, dry_run=True)
+    for dry_run in (False, True):
+        with pytest.raises(SyncError) as refused:
+            await rsync_backend.sync(test_mount, dry_run=dry_run)
+        assert refused.value.remedy == "force"
     assert "b.txt" not in await shell.listing(test_mount.remote)
 
     result = await rsync_backend.sync(test_mount, force=True)
@@ -310,9 +313,9 @@ async def test_concurrent_syncs_of_one_mount_serialise(
     assert user_entries(await shell.listing(test_mount.remote)) == {f"f{i}.txt" for i in range(20)}
 
 
-async def test_lock_serialises_processes(rsync_backend: RsyncBackend, test_mount: Mount) -> None:
+async def test_lock_serialises_processes(rsync_backend: RsyncBackend, test_mount: Mount, state_dir: Path) -> None:
     write_tree(Path(test_mount.local), {"a.txt": "a"})
-    path = rsync_backend.lock_path(test_mount)
+    path = lock_path(state_dir, (PROFILE, test_mount.name))
     path.parent.mkdir(parents=True, exist_ok=True)
     holder = await asyncio.create_subprocess_exec(
         sys.executable, "-c",
@@ -473,6 +476,7 @@ async def test_excluded_data_folder_is_not_uploaded_nor_mirrored_away(
     local = Path(test_mount.local)
     write_tree(local, {"train.py": "t", "data/train.csv": "1,2", "data/deep/x.npy": "x", "out.ckpt": "w"})
     (local / ".svc.json").write_text(json.dumps({"exclude": ["*.ckpt"], "log_dir": "logs"}))
+    trust_project(SvcPaths.from_env(), local)
     mount = test_mount.model_copy(update={"exclude": ["data/"]})
     result = await rsync_backend.sync(mount)
     assert result.files_transferred == 2  # train.py and .svc.json
@@ -487,15 +491,20 @@ async def test_excluded_data_folder_is_not_uploaded_nor_mirrored_away(
     assert "data/cluster-only.bin" in await shell.listing(mount.remote)
 
 
-async def test_an_invalid_project_file_refuses_the_sync_and_changes_nothing(
+async def test_an_untrusted_project_file_never_stops_a_sync_and_a_trusted_invalid_one_does(
     rsync_backend: RsyncBackend, test_mount: Mount, shell: RemoteShell
 ) -> None:
+    """Issue 26: a cloned repository's ``.svc.json`` decides nothing, not even that the sync fails."""
     local = Path(test_mount.local)
     write_tree(local, {"train.py": "t"})
     (local / ".svc.json").write_text(json.dumps({"exclude": "data/"}))
+    trust.record(SvcPaths.from_env(), local / ".svc.json", (local / ".svc.json").read_bytes())  # as if trusted once
     with pytest.raises(ConfigError, match=r"\.svc\.json: exclude: must be a list of rsync patterns"):
         await rsync_backend.sync(test_mount)
     assert await shell.listing(test_mount.remote) == set()
+    (local / ".svc.json").write_text(json.dumps({"exclude": ["train.py"]}))  # changed: untrusted, ignored
+    assert (await rsync_backend.sync(test_mount)).files_transferred == 2
+    assert {"train.py", ".svc.json"} <= await shell.listing(test_mount.remote)
 
 
 async def test_foreign_owned_manifest_is_not_read(

@@ -89,8 +89,10 @@ async def test_a_profile_and_mount_added_by_the_cli_are_used_at_once_with_their_
         assert synced["files_transferred"] == 2
         assert await remote_entries(cluster, remote) == {"train.py", "ckpt", "ckpt/epoch1.pt"}
 
-        # the project file adds its own pattern: inspect shows it and says the recorded filter changed
+        # the project file, once trusted, adds its own pattern: inspect shows it and says the recorded filter changed
         (local / ".svc.json").write_text(json.dumps({"exclude": ["ckpt/"]}))
+        trusted = svc(svc_home, "config", "trust", str(local))
+        assert trusted.returncode == 0, trusted.stderr
         report = await mcp("inspect_mount", transport="hpc", mount="proj")
         assert report["success"], report
         assert report["effective_exclude_patterns"][-2:] == ["data/", "ckpt/"]

@@ -1,0 +1,131 @@
+"""The tarsync backend passes svc's ``SyncBackendContract`` on the dev cluster, and shares rsync's claim."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from svc_host.plugin import (
+    Mount,
+    OwnerMarker,
+    SSHProfile,
+    SvcPaths,
+    open_ssh_connection,
+    ssh_exec_files,
+    temporary_name,
+)
+from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+
+from svc_example_tarsync.backend import TarSyncBackend
+
+pytestmark = pytest.mark.cluster
+
+
+class Cluster:
+    """The test's own way onto the login node, independent of the backend under test."""
+
+    def __init__(self, profile: SSHProfile) -> None:
+        self.profile = profile
+
+    async def run(self, *argv: str, stdin: bytes | None = None) -> bytes:
+        async with await open_ssh_connection("dev", self.profile) as conn:
+            done = await conn.run(shlex.join(argv), input=stdin, encoding=None, check=False)
+        assert done.exit_status == 0, done.stderr
+        return done.stdout if isinstance(done.stdout, bytes) else b""
+
+    async def listing(self, directory: str) -> set[str]:
+        """Every entry under ``directory``, relative, directories ending in ``/`` (empty when it is missing)."""
+        out = await self.run(
+            "sh", "-c", '[ -d "$1" ] && find "$1" -mindepth 1 -printf "%y %P\\0"; exit 0', "-", directory
+        )
+        entries = (raw.decode().partition(" ") for raw in out.split(b"\0") if raw)
+        return {f"{name}/" if kind == "d" else name for kind, _, name in entries}
+
+    async def write(self, path: str, data: bytes) -> None:
+        await self.run("mkdir", "-p", "--", path.rsplit("/", 1)[0])
+        await self.run(*ssh_exec_files.write_replacing_argv(temporary_name(path), path), stdin=data)
+
+
+@pytest.fixture
+def cluster(dev_profile: SSHProfile) -> Cluster:
+    return Cluster(dev_profile)
+
+
+@pytest.fixture
+async def remote_base(cluster: Cluster) -> AsyncIterator[str]:
+    """A fresh directory name in the login directory (not created); removed afterwards."""
+    base = f"svc-tarsync-{uuid.uuid4().hex[:12]}"
+    yield base
+    await cluster.run("rm", "-rf", "--", base)
+
+
+@pytest.fixture
+def fresh_mount(tmp_path: Path, remote_base: str) -> Mount:
+    local = tmp_path / "local"
+    local.mkdir()
+    return Mount(name="contract", local=str(local), remote=f"{remote_base}/mount")
+
+
+class TestTarSyncContract(SyncBackendContract):
+    @pytest.fixture
+    async def backend(self, dev_profile: SSHProfile, tmp_path: Path) -> AsyncIterator[TarSyncBackend]:
+        backend = TarSyncBackend("dev", dev_profile, state_dir=tmp_path / "state")
+        yield backend
+        await backend.close()
+
+    @pytest.fixture
+    def mount(self, fresh_mount: Mount) -> Mount:
+        return fresh_mount
+
+    @pytest.fixture
+    def remote_listing(self, cluster: Cluster, fresh_mount: Mount) -> Callable[[], Awaitable[set[str]]]:
+        return lambda: cluster.listing(fresh_mount.remote)
+
+    @pytest.fixture
+    def remote_write(self, cluster: Cluster, fresh_mount: Mount) -> Callable[[str, bytes], Awaitable[None]]:
+        return lambda relative, data: cluster.write(f"{fresh_mount.remote}/{relative}", data)
+
+
+def svc(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "svc_host", *args], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.usefixtures("svc_isolated_home")
+async def test_switching_a_profile_from_rsync_to_tarsync_keeps_the_claim(
+    dev_profile: SSHProfile, fresh_mount: Mount, cluster: Cluster
+) -> None:
+    """One machine, one mount: what rsync claimed and recorded, tarsync reads as its own (and back again)."""
+    local = Path(fresh_mount.local)
+    write_tree(local, {"a.txt": "a", "gone.txt": "g"})
+    profiles = SvcPaths.from_env().profiles_file
+
+    def use(backend: str) -> None:
+        profile = dev_profile.model_dump() | {"mounts": [fresh_mount.model_dump()], "sync_backend": backend}
+        profiles.parent.mkdir(parents=True, exist_ok=True)
+        profiles.write_text(json.dumps({"current": "dev", "profiles": {"dev": profile}}))
+
+    use("rsync")
+    first = svc("sync", fresh_mount.name)
+    assert first.returncode == 0, first.stderr
+    claimed = OwnerMarker.parse(await cluster.run("cat", f"{fresh_mount.remote}/.svc-owner"))
+    assert claimed is not None
+
+    use("tarsync")
+    (local / "gone.txt").unlink()
+    write_tree(local, {"b.txt": "b"})
+    mirror = svc("sync", fresh_mount.name, "--delete")
+    assert mirror.returncode == 0, mirror.stderr  # no "synced from another machine", no adopt needed
+    assert user_entries(await cluster.listing(fresh_mount.remote)) == {"a.txt", "b.txt"}
+    assert OwnerMarker.parse(await cluster.run("cat", f"{fresh_mount.remote}/.svc-owner")) == claimed  # unchanged
+    record = json.loads(await cluster.run("cat", f"{fresh_mount.remote}/.svc-manifest.json"))
+    assert record["paths"] == ["a.txt", "b.txt"]  # rsync's record merged, the mirrored path dropped
+
+    use("rsync")
+    back = svc("sync", fresh_mount.name, "--delete", "--dry-run")
+    assert back.returncode == 0, back.stderr
