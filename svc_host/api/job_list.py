@@ -35,6 +35,7 @@ def list_form(job: JobStatus, command: list[str] | None, depends_on: list[str] |
         "partition": job.partition or "",
         "nodes": nodes,
         "gpus": gpus,
+        "gpu_types": {kind: count for kind, count in job.gpu_types if kind},  # a100: 1 of --gres=gpu:a100:1
         "elapsed_time": clock(job.elapsed_seconds) or "0:00:00",
     }
 

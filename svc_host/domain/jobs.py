@@ -51,6 +51,9 @@ class JobStatus(BaseModel):
     nodes: int | None = None
     gpus: int | None = None
     """GPUs of the whole job (gpus per node x nodes) when the source tells."""
+    gpu_types: tuple[tuple[str, int], ...] = ()
+    """The job's GPUs per type (``(("a100", 1),)``; ``""`` for GPUs asked without a type) when the source tells
+    (its TRES): what "1 GPU" of ``--gres=gpu:a100:1`` is."""
     elapsed_seconds: int | None = None
     time_limit: str | None = None
     exit_code: int | None = None

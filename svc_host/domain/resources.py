@@ -60,3 +60,6 @@ class ResourceSnapshot(BaseModel):
     has_available_gpus: bool
     gpu_types: list[GpuTypeAvailability] = Field(default_factory=list)
     """The GPUs of up nodes per type, by type name (untyped last); their totals add up to the fields above."""
+    shares_nodes_with: list[str] = Field(default_factory=list)
+    """The other partitions that hold any of this partition's nodes, by name: their GPUs and their use are the
+    same GPUs as these (a node's use shows in each of its partitions), so partitions' figures do not add up."""

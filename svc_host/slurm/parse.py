@@ -108,6 +108,7 @@ def _squeue_job(number: int, line: str) -> JobStatus:
         partition=text_or_none(row["Partition"]),
         nodes=whole_number("squeue", number, line, row["NumNodes"]),
         gpus=gpus_in_tres(row["tres-alloc"]) if row["tres-alloc"].strip() else None,
+        gpu_types=gpu_types_in_tres(row["tres-alloc"]),
         elapsed_seconds=parsed_field("squeue", number, line, parse_duration, row["TimeUsed"]),
         time_limit=parsed_field("squeue", number, line, format_job_time_limit, row["TimeLimit"]),
         reason=text_or_none(row["Reason"]),
@@ -145,6 +146,7 @@ def parse_sacct(stdout: str) -> list[JobStatus]:
             partition=text_or_none(row["Partition"]),
             nodes=whole_number("sacct", number, line, row["NNodes"]),
             gpus=gpus_in_tres(tres) if tres else None,
+            gpu_types=gpu_types_in_tres(tres),
             elapsed_seconds=whole_number("sacct", number, line, row["ElapsedRaw"]),
             time_limit=parsed_field("sacct", number, line, format_job_time_limit, row["Timelimit"]),
             exit_code=exit_code,
@@ -182,6 +184,7 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
         )
         tres = fields.get("AllocTRES") or fields.get("TRES") or fields.get("ReqTRES") or ""
         gpus = gpus_in_tres(tres) or gpus_in_gres(fields.get("TresPerNode", "")) * (nodes or 1)
+        per_node = gpu_types_in_gres(fields.get("TresPerNode", ""))
         jobs.append(
             JobStatus(
                 job_id=_scontrol_job_id(fields),
@@ -192,6 +195,7 @@ def parse_scontrol_jobs(stdout: str) -> list[JobStatus]:
                 partition=text_or_none(fields.get("Partition", "")),
                 nodes=nodes,
                 gpus=gpus,
+                gpu_types=gpu_types_in_tres(tres) or tuple((kind, count * (nodes or 1)) for kind, count in per_node),
                 elapsed_seconds=parsed_field(
                     "scontrol show job", number, line, parse_duration, fields.get("RunTime", "")
                 ),

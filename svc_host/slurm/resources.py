@@ -26,14 +26,25 @@ def summarize(
     """One snapshot per partition, sorted by name (only ``partition`` when given; unknown: none).
 
     GPUs of down or drained nodes are not offered, so they count in neither ``total_gpus`` nor
-    ``gpus_in_use``. GPUs in use are the nodes' GRES in use, so a job on two nodes with two GPUs
-    each counts four. ``jobs_running`` counts the jobs in ``running`` whose state is RUNNING.
+    ``gpus_in_use``. GPUs in use are the nodes' GRES in use, so a job on two nodes with two GPUs each counts
+    four. ``jobs_running`` counts the jobs in ``running`` whose state is RUNNING. A node in two partitions
+    counts in both: each names the other in ``shares_nodes_with``.
     """
     by_partition: dict[str, list[NodeInfo]] = defaultdict(list)
     for node in nodes:
         by_partition[node.partition].append(node)
     names = sorted(by_partition) if partition is None else [partition] if partition in by_partition else []
-    return [_snapshot(name, by_partition[name], running, now) for name in names]
+    holders: dict[str, set[str]] = defaultdict(set)
+    for node in nodes:
+        holders[node.name].add(node.partition)
+    return [
+        _snapshot(name, by_partition[name], running, now).model_copy(
+            update={
+                "shares_nodes_with": sorted({p for node in by_partition[name] for p in holders[node.name]} - {name})
+            }
+        )
+        for name in names
+    ]
 
 
 def _snapshot(name: str, nodes: list[NodeInfo], jobs: Sequence[JobStatus], now: datetime) -> ResourceSnapshot:

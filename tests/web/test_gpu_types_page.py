@@ -165,7 +165,7 @@ def test_the_resources_page_shows_the_whole_cluster_and_each_partition_per_type(
     open_page(typed_page, "/resources")
     cards = typed_page.locator(".partition-card")
     expect(cards.first.locator(".partition-name")).to_contain_text("Whole cluster")
-    expect(cards.first.locator(".gauge-detail").first).to_have_text("1 / 4 · 25%")
+    expect(cards.first.locator(".gauge-detail").first).to_have_text("1 of 4 in use · 25%")
     expect(cards.first.locator(".gpu-types")).to_have_text(BOTH)
     expect(typed_page.locator(".partition-card[data-partition=long] .gpu-types")).to_have_text("a100: 1 of 2 free")
     expect(typed_page.locator(".partition-card[data-partition=debug] .gpu-types")).to_have_text("v100: 2 of 2 free")

@@ -3,6 +3,8 @@ machine's 22.05 as ``local`` and the 24.11 ``lab24`` over SSH), in a real browse
 
 - B24: the Overview's "Failed (7 days)" of one cluster counts that cluster's jobs only.
 - B36: an ended job's log has nothing to follow or pause: those controls are off.
+- B31, B32: a partition's badge says how many GPUs are free (sinfo's), and partitions sharing a node say so.
+- B33: a job's GPUs name their type (squeue's TRES); "All clusters" sums each type over the clusters.
 - A job svc did not submit (sbatch'ed beside it): Started and Ended are accounting's (sacct), and its page asks
   for no script svc does not have (no 404 in the browser's console).
 """
@@ -20,6 +22,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from svc_host.slurm.states import normalize_state
+from svc_host.slurm.values import gpus_in_gres
 from svc_host.testing.waiting import eventually_blocking
 from tests.web.conftest import Server, add_dev_profile, open_page
 from tests.web.test_all_clusters import env24
@@ -147,3 +150,114 @@ def test_a_job_svc_did_not_submit_shows_accountings_times_and_asks_for_no_script
     expect(page.locator("#job-no-script")).to_have_text("svc did not submit this job, so it keeps no script of it.")
     page.wait_for_load_state("networkidle")
     assert not failures, f"the page of a job svc did not submit got errors: {failures}"
+
+
+def sinfo_gpus(partition: str) -> tuple[int, int]:
+    """GPUs of ``partition``'s up nodes and those in use, as sinfo tells them now on this machine's Slurm."""
+    lines = subprocess.run(
+        ["sinfo", "-h", "-N", "-p", partition, "-O", "NodeList:|,StateLong:|,Gres:|,GresUsed:"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.splitlines()
+    total = used = 0
+    for line in lines:
+        _, state, gres, gres_used = (part.strip() for part in line.split("|"))
+        if any(word in state for word in ("down", "drain", "fail")):
+            continue
+        total += gpus_in_gres(gres)
+        used += gpus_in_gres(gres_used)
+    return total, used
+
+
+def partitions_of_nodes() -> dict[str, set[str]]:
+    """Each partition's nodes, as sinfo lists them."""
+    lines = subprocess.run(
+        ["sinfo", "-h", "-N", "-o", "%N %R"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.splitlines()
+    found: dict[str, set[str]] = {}
+    for line in lines:
+        node, partition = line.split()
+        found.setdefault(partition, set()).add(node)
+    return found
+
+
+def test_partition_cards_say_what_is_free_and_which_share_a_node(page: Page) -> None:
+    """B31: the badge beside the in-use figure says how many GPUs are free; B32: partitions holding the same node
+    say so, as their in-use figures are the same GPUs."""
+    from playwright.sync_api import expect
+
+    nodes = partitions_of_nodes()
+    assert nodes["debug"] & nodes["gpu"], "the dev node is in both debug and gpu"
+    open_page(page, "/resources?cluster=local")
+    debug = page.locator(".partition-card[data-partition='debug']")
+
+    def agrees() -> bool:
+        total, used = sinfo_gpus("debug")
+        free = total - used
+        badge = f"{free} GPU{'' if free == 1 else 's'} free" if free else "full"
+        shown = (debug.locator(".gpus-free").inner_text(), debug.locator(".gauge-detail").first.inner_text())
+        if shown[0] == badge and shown[1].startswith(f"{used} of {total} in use"):
+            return True
+        page.reload()  # GPU jobs of other tests come and go: the page and sinfo must agree at one moment
+        page.wait_for_selector(".page[data-ready=true] .partition-card[data-partition='debug']")
+        return False
+
+    eventually_blocking(agrees, timeout=120, what="the debug partition's GPUs as sinfo tells them")
+    others = sorted(p for p in nodes if p != "debug" and nodes[p] & nodes["debug"])
+    expect(debug.locator(".shared-nodes")).to_have_text(
+        f"shares nodes with {', '.join(others)}: the same GPUs, counted once in the whole cluster"
+    )
+    expect(page.locator(".partition-whole .shared-nodes")).to_have_count(0)
+
+
+def ssh24(command: str) -> str:
+    """Run ``command`` on the 24.11 dev cluster's login (its sshd), as its user."""
+    env = env24()
+    argv = ["ssh", "-p", env["SVC_DEV_SSH_PORT"], "-i", env["SVC_DEV_SSH_KEY"], "-o", "BatchMode=yes"]
+    argv += ["-o", f"UserKnownHostsFile={env['SVC_DEV_SSH_KNOWN_HOSTS']}"]
+    argv += [f"{env['SVC_DEV_SSH_USER']}@{env['SVC_DEV_SSH_HOST']}", command]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout
+
+
+@pytest.fixture
+def held_a100(svc_server: Server, lab24: str) -> Iterator[int]:
+    """A held job on lab24 asking for one a100 (``--gres=gpu:a100:1``): held, it never takes the GPU."""
+    job_id = svc_server.api(
+        "POST",
+        "/api/jobs",
+        params={"transport": lab24},
+        json={
+            "name": "typed",
+            "script_content": "#!/bin/bash\n#SBATCH --hold\n#SBATCH --time=5\n#SBATCH --partition=gpu\n"
+            "#SBATCH --gres=gpu:a100:1\nsleep 60\n",
+        },
+    )["job_id"]
+    try:
+        yield job_id
+    finally:
+        svc_server.client.delete(f"/api/jobs/{job_id}", params={"transport": lab24})
+
+
+def test_a_jobs_gpus_say_their_type_and_every_clusters_types_are_summed(
+    page: Page, svc_server: Server, lab24: str, held_a100: int
+) -> None:
+    """B33: "GPUs 1" of ``--gres=gpu:a100:1`` says a100 (squeue says so) on the job page and in the Jobs list; the
+    All-clusters "GPUs free" sums each type over the clusters."""
+    from playwright.sync_api import expect
+
+    tres = ssh24(f"squeue -h -j {held_a100} -O tres-alloc:200").strip()
+    assert "gres/gpu:a100=1" in tres, tres
+    open_page(page, f"/jobs/{held_a100}?cluster={lab24}")
+    expect(page.locator("#job-gpus")).to_have_text("1 a100")
+    open_page(page, f"/jobs?cluster={lab24}")
+    row = page.locator("#jobs-table tbody tr", has=page.locator(f"a[href^='/jobs/{held_a100}?']"))
+    expect(row.locator("td.job-gpus")).to_have_text("1 a100")
+
+    totals = [svc_server.api("GET", "/api/resources/total", params={"transport": name}) for name in ("local", lab24)]
+    a100 = [t for total in totals for t in total["gpu_types"] if t["type"] == "a100"]
+    assert a100, "lab24 has a100s"
+    open_page(page, "/?cluster=*")
+    types = page.locator(".stat", has=page.locator(".stat-label", has_text="GPUs free")).locator(".gpu-types")
+    expect(types).to_contain_text(f"a100: {sum(t['available'] for t in a100)} of {sum(t['total'] for t in a100)} free")

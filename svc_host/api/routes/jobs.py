@@ -17,7 +17,7 @@ from svc_host.api.snapshot_headers import SNAPSHOT_RESPONSE, snapshot_headers
 from svc_host.domain.jobs import JobStatus
 from svc_host.domain.submission import JOB_NAME_MAX, MAX_SCRIPT_CHARS, NO_CONTROL, NO_NUL, JobDefinition
 from svc_host.domain.validation_words import describe_validation
-from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError
+from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, SvcError
 from svc_host.host import Host
 from svc_host.services import jobs
 from svc_host.services.jobs import MAX_TAIL_LINES
@@ -94,6 +94,11 @@ class JobListItem(BaseModel):
     partition: str
     nodes: int
     gpus: int
+    gpu_types: dict[str, int] = Field(
+        default_factory=dict,
+        description='The GPUs per type, when Slurm tells (`{"a100": 1}` for `--gres=gpu:a100:1`); untyped ones are '
+        "left out (they count in `gpus`).",
+    )
     elapsed_time: str
 
 
@@ -178,6 +183,8 @@ async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, A
     from svc_host.store.jobs import transitions
 
     job, record = view.status, view.record
+    if record is not None and job.gpus and not job.gpu_types:
+        job = await _with_gpu_types(host, transport, job)
     upstream = await host.store.run(run_repo.upstream_names, record.transport, [job.job_id]) if record else {}
     body = list_form(job, json.loads(record.command) if record else None, upstream.get(job.job_id))
     body.update(
@@ -208,6 +215,16 @@ async def _detail(host: Host, transport: str, view: jobs.JobView) -> dict[str, A
     if record is not None:
         body["resources"] = json.loads(record.resources)
     return body
+
+
+async def _with_gpu_types(host: Host, transport: str, job: JobStatus) -> JobStatus:
+    """A stored job with its GPUs' types, which svc's store does not keep: the scheduler's (squeue while it
+    runs, then accounting); unchanged when the scheduler cannot tell (the count still stands)."""
+    try:
+        seen = (await host.transport(transport).statuses([job.job_id])).get(job.job_id)
+    except SvcError:
+        return job
+    return job.model_copy(update={"gpu_types": seen.gpu_types}) if seen is not None else job
 
 
 def _moment(at: datetime | None) -> str | None:

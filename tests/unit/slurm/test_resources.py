@@ -94,3 +94,15 @@ def test_recorded_cluster_with_a_two_gpu_job_running() -> None:
     assert snaps["gpu"].has_available_gpus
     [gpu] = summarize(nodes, jobs, now=NOW, partition="gpu")
     assert gpu == snaps["gpu"]
+
+
+def test_partitions_sharing_a_node_name_each_other() -> None:
+    """The dev node is in debug, gpu and multi (recorded sinfo): each partition shows its use, and names the others
+    that show it too."""
+    nodes = parse_sinfo((FIXTURES / "sinfo.txt").read_text(encoding="utf-8"))
+    snaps = {s.partition: s for s in summarize(nodes, [], now=NOW)}
+    assert snaps["debug"].shares_nodes_with == ["gpu", "multi"]
+    assert snaps["gpu"].shares_nodes_with == ["debug", "multi"]
+    assert (snaps["debug"].gpus_in_use, snaps["gpu"].gpus_in_use) == (2, 2)  # the same two GPUs
+    by_name = {s.partition: s.shares_nodes_with for s in summarize(NODES, JOBS, now=NOW)}
+    assert by_name == {"cpu": [], "debug": ["gpu"], "gpu": ["debug"]}

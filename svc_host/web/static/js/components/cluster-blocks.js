@@ -3,12 +3,13 @@
 // cluster (GET /api/resources/total and GET /api/jobs with ?transport=<name>), so a cluster that does not answer
 // shows its error on its own block while the others draw. Two profiles can reach one Slurm cluster (two login
 // nodes, `local` on a login node): GET /api/resources/cluster names the cluster each one reaches, the totals
-// count such a cluster once, and its later blocks say whose cluster they show. The queue counted is the user's own
-// (GET /api/jobs?user=me: each profile's login, `local`'s the server's), or everyone's with `queueOfAll`.
+// count such a cluster once (GPUs per type summed over the clusters), and its later blocks say whose cluster they
+// show. The queue counted is the user's own (GET /api/jobs?user=me: each profile's login, `local`'s the server's),
+// or everyone's with `queueOfAll`.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge } from '../ui.js';
-import { gpuTypesText } from './gpu-types.js';
+import { gpuTypesText, sumGpuTypes } from './gpu-types.js';
 
 /** Counts of a queue answer: `{running, pending}`. */
 export function queueCounts(queue) {
@@ -126,13 +127,15 @@ export function allClusters(names, { queueOfAll = false } = {}) {
     // a job seen through two profiles of one cluster is one job: its ids are merged per cluster
     const counts = queued.map((g) => queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]));
     const shared = blocks.length - groups.length;
+    // GPUs per type over every cluster (each counted once): a100 of two clusters is one figure
+    const typed = gpuTypesText(sumGpuTypes(answered.map((b) => b.state.whole.gpu_types || [])));
     replace(stats,
       statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—',
         { tone: 'info', hint: `${whose} on ${queued.length} of ${groups.length} clusters` }),
       statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—',
         { tone: 'warn', hint: whose }),
       statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
-        { tone: 'ok', hint: `${answered.length} of ${groups.length} clusters answer` }),
+        { tone: 'ok', hint: [`${answered.length} of ${groups.length} clusters answer`, typed ? h('div', { class: 'gpu-types' }, typed) : null] }),
       statCard('Clusters', String(groups.length), {
         hint: [groups.length - answered.length ? `${groups.length - answered.length} not answering` : 'all answer',
           shared ? `${blocks.length} profiles` : null].filter(Boolean).join(' · '),

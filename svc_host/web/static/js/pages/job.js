@@ -5,6 +5,7 @@ import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';
 import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
 import { pendingBox } from '../components/pending.js';
+import { jobGpusText } from '../components/gpu-types.js';
 import { bindJobCluster, clusterQuery } from '../cluster.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
@@ -112,7 +113,7 @@ export async function render(root, params, query) {
     const rows = [
       ['Partition', job.partition || r.partition || '—'],
       ['Nodes', String(job.nodes ?? r.nodes ?? '—')],
-      ['GPUs', `${job.gpus ?? 0}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`],
+      ['GPUs', h('span', { id: 'job-gpus' }, `${jobGpusText(job.gpus, job.gpu_types)}${r.gpus_per_node ? ` (${r.gpus_per_node} per node)` : ''}`)],
       r.cpus_per_task ? ['CPUs per task', String(r.cpus_per_task)] : null,
       r.memory_per_node ? ['Memory per node', r.memory_per_node] : null,
       ['Time limit', h('span', { id: 'job-time-limit' }, limitText(job.time_limit || r.time_limit))],

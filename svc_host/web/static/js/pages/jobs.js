@@ -7,6 +7,7 @@ import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { live, applyJobEvents, jobKey } from '../live.js';
+import { jobGpusText } from '../components/gpu-types.js';
 import { allClustersChosen, chooseListed, jobHref, shownCluster } from '../cluster.js';
 
 const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
@@ -35,7 +36,7 @@ export function mergeJobs(queue, historyRows, cluster) {
     const key = jobKey(cluster, q.job_id);
     const known = rows.get(key);
     const elapsed = clockSeconds(q.elapsed_time);
-    if (known) Object.assign(known, { status: q.status, partition: q.partition || known.partition, elapsed, inQueue: true });
+    if (known) Object.assign(known, { status: q.status, partition: q.partition || known.partition, gpu_types: q.gpu_types, elapsed, inQueue: true });
     else rows.set(key, { ...q, transport: cluster, elapsed, inQueue: true, source: null, submitted_at: null });
   }
   return [...rows.values()];
@@ -124,7 +125,7 @@ export async function render(root, _params, query) {
       h('td', null, h('span', { class: 'cluster-chip' }, r.transport || '?')),
       h('td', null, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null),
       h('td', null, r.partition || ''),
-      h('td', { class: 'num' }, String(r.gpus || 0)),
+      h('td', { class: 'num job-gpus' }, jobGpusText(r.gpus, r.gpu_types)),
       h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
       h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
       h('td', null, r.source || ''),

@@ -9,7 +9,7 @@ import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState, navigate } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
-import { gpuTypesText } from '../components/gpu-types.js';
+import { gpuTypesText, jobGpusText, sharedNodesText } from '../components/gpu-types.js';
 import { allClusters } from '../components/cluster-blocks.js';
 import { allClustersChosen, clusters, jobHref, shownCluster } from '../cluster.js';
 
@@ -168,7 +168,8 @@ export async function render(root, _params, query) {
       snapshots.map((p) => h('div', { dataset: { partition: p.partition } },
         gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
         h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`),
-        types(p))));
+        types(p),
+        sharedNodesText(p) ? h('div', { class: 'gauge-sub shared-nodes' }, sharedNodesText(p)) : null)));
   }
 
   function drawJobs() {
@@ -184,7 +185,7 @@ export async function render(root, _params, query) {
         h('td', null, j.name),
         h('td', null, stateBadge(j.status)),
         h('td', null, j.partition),
-        h('td', { class: 'num' }, String(j.gpus)),
+        h('td', { class: 'num' }, jobGpusText(j.gpus, j.gpu_types)),
         h('td', { class: 'num' }, durationSpan(clockSeconds(j.elapsed_time), j.status === 'RUNNING', { class: 'elapsed' })))))));
   }
 

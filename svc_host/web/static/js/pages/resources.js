@@ -8,7 +8,7 @@ import { card, gauge, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
-import { gpuTypesText } from '../components/gpu-types.js';
+import { gpuTypesText, sharedNodesText } from '../components/gpu-types.js';
 import { allClustersChosen, clusters, shownCluster } from '../cluster.js';
 import { allClusters } from '../components/cluster-blocks.js';
 
@@ -50,10 +50,14 @@ export async function render(root, _params, query) {
   // The whole cluster (each node counted once) first, then each partition.
   function partitionCard(p, name, cls = '') {
     const types = gpuTypesText(p.gpu_types);
+    const shared = sharedNodesText(p);
     return h('div', { class: ['partition-card', cls], dataset: { partition: p.partition } },
-      h('div', { class: 'partition-name' }, name, p.has_available_gpus ? h('span', { class: 'badge state-COMPLETED' }, 'GPUs free') : h('span', { class: 'badge state-PENDING' }, p.total_gpus ? 'full' : 'no GPUs')),
-      gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs', detail: `${p.gpus_in_use} / ${p.total_gpus} · ${fmtPercent(p.gpu_utilization)}` }),
+      h('div', { class: 'partition-name' }, name, p.has_available_gpus
+        ? h('span', { class: 'badge state-COMPLETED gpus-free' }, `${p.gpus_available} GPU${p.gpus_available === 1 ? '' : 's'} free`)
+        : h('span', { class: 'badge state-PENDING gpus-free' }, p.total_gpus ? 'full' : 'no GPUs')),
+      gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs in use', detail: `${p.gpus_in_use} of ${p.total_gpus} in use · ${fmtPercent(p.gpu_utilization)}` }),
       types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
+      shared ? h('div', { class: 'gauge-sub shared-nodes' }, shared) : null,
       gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, { label: 'Nodes busy', detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}` }),
       h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`));
   }
