@@ -1,15 +1,20 @@
 // Settings: configuration layers (which layer each value comes from, user values editable), SSH profiles and
-// their mounts (add, edit, make the server default, test, delete), and the server's SVC_* environment.
+// their mounts (add, edit, make the server default, test, delete; a mount's exclude patterns), each project's
+// configuration (the project file in a mount's directory: job defaults and excludes), and the server's SVC_*
+// environment. Values are judged by the API; its problems are said under their fields.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError, showFormError, patternRule, confirmDialog, actionButton, toast, tabs } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { clustersChanged } from '../cluster.js';
+import { excludeField } from '../components/exclude-field.js';
+import { projectEditor } from '../components/project-editor.js';
 
 export async function render(root, _params, query) {
   replace(root, tabs([
     { id: 'general', label: 'Configuration', render: (panel) => configTab(panel) },
     { id: 'profiles', label: 'SSH profiles & mounts', render: (panel) => profilesTab(panel, query.new === '1') },
+    { id: 'projects', label: 'Projects', render: (panel) => projectsTab(panel) },
     { id: 'environment', label: 'Environment', render: (panel) => envTab(panel) },
   ], query.tab, (id) => setQuery({ tab: id === 'general' ? '' : id })));
   return null;
@@ -229,8 +234,9 @@ async function profilesTab(panel, startNew) {
       await load();
     }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError });
     const mounts = p.mounts.length
-      ? h('table', { class: 'data compact' }, h('thead', null, h('tr', null, h('th', null, 'Mount'), h('th', null, 'Local'), h('th', null, 'Cluster'), h('th', null, ''))),
-        h('tbody', null, p.mounts.map((m) => h('tr', null, h('td', null, h('strong', null, m.name)), h('td', null, h('code', null, m.local)), h('td', null, h('code', null, m.remote)),
+      ? h('table', { class: 'data compact' }, h('thead', null, h('tr', null, h('th', null, 'Mount'), h('th', null, 'Local'), h('th', null, 'Cluster'), h('th', null, 'Excludes'), h('th', null, ''))),
+        h('tbody', null, p.mounts.map((m) => h('tr', { dataset: { mount: m.name } }, h('td', null, h('strong', null, m.name)), h('td', null, h('code', null, m.local)), h('td', null, h('code', null, m.remote)),
+          excludesCell(name, m),
           h('td', null, actionButton('Remove', async () => {
             if (!await confirmDialog({ title: `Remove mount "${m.name}"?`, body: 'Only the mount goes; no file is deleted, here or on the cluster.', confirmLabel: 'Remove mount', danger: true })) return;
             await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/mounts/${encodeURIComponent(m.name)}`, { method: 'DELETE' });
@@ -249,6 +255,39 @@ async function profilesTab(panel, startNew) {
       h('div', { class: 'mounts' }, h('div', { class: 'mounts-head' }, h('h3', { class: 'sub' }, 'Mounts'),
         h('button', { type: 'button', class: 'btn btn-sm', onClick: () => replace(mountBox, mountForm(name, async (changed) => { replace(mountBox); if (changed) await load(); })) }, 'Add mount')),
       mounts, mountBox));
+  }
+
+  /** A mount's exclude patterns, and an editor of them (the API judges them; a bad one is said under the field). */
+  function excludesCell(profileName, m) {
+    const cell = h('td', { class: 'wrap mount-excludes' });
+    const show = () => replace(cell,
+      m.exclude.length ? h('code', null, m.exclude.join(' ')) : h('span', { class: 'muted' }, 'none'), ' ',
+      h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Edit the excludes of ${m.name}`, onClick: edit }, 'Edit'));
+    function edit() {
+      const error = alertBox(null);
+      const patterns = excludeField(m.exclude);
+      const form = h('form', {
+        class: 'exclude-form', novalidate: true,
+        onSubmit: async (event) => {
+          event.preventDefault();
+          showFormError(form, error, null);
+          try {
+            const path = `/api/config/ssh/profiles/${encodeURIComponent(profileName)}/mounts/${encodeURIComponent(m.name)}/exclude`;
+            await api(path, { method: 'PUT', body: { exclude: patterns.value() } });
+            toast(`Excludes of ${m.name} saved`, 'ok');
+            await load();
+          } catch (err) {
+            showFormError(form, error, err);
+          }
+        },
+      }, patterns.element, error, h('div', { class: 'form-actions' },
+        h('button', { type: 'submit', class: 'btn btn-sm btn-primary' }, 'Save excludes'),
+        h('button', { type: 'button', class: 'btn btn-sm', onClick: show }, 'Cancel')));
+      replace(cell, form);
+      form.querySelector('textarea').focus();
+    }
+    show();
+    return cell;
   }
 
   /** "server default" (a badge) on the default cluster, else a button that makes `name` the default. */
@@ -287,6 +326,29 @@ async function profilesTab(panel, startNew) {
     error, formBox, list);
   await load();
   if (startNew) newProfile();
+}
+
+// -- projects ---------------------------------------------------------------------------------------------
+
+/** The project of each mount of the server's default profile (the project config routes answer for those). */
+async function projectsTab(panel) {
+  panel.append(h('div', { class: 'loading' }, 'Loading…'));
+  let entries;
+  try {
+    entries = await api('/api/config/projects');
+  } catch (err) {
+    replace(panel, alertBox(err));
+    return;
+  }
+  const intro = h('p', { class: 'muted' }, 'A project file (.svc.json in the mount\'s local directory) sets job defaults for '
+    + 'the project\'s jobs over your user configuration, and exclude patterns its syncs add to the mount\'s own.');
+  if (!entries.length) {
+    replace(panel, intro, card(null, emptyState('No project to configure',
+      'Projects are the mounts of the server\'s default SSH profile. Make a profile the server default, or add a mount to it, under SSH profiles & mounts.',
+      h('a', { class: 'btn', href: '/settings?tab=profiles' }, 'SSH profiles & mounts'))));
+    return;
+  }
+  replace(panel, intro, ...(await Promise.all(entries.map((entry) => projectEditor(entry)))));
 }
 
 // -- environment ------------------------------------------------------------------------------------------
