@@ -1,6 +1,99 @@
-"""Test support for svc and for plugin authors: fixtures, contract suites and a fake transport.
+"""Test support for svc and for plugin authors: fixtures, contract suites, a fake transport and waiting helpers.
 
-Installed as a pytest plugin (entry point ``pytest11: svc``, fixtures in ``svc_host.testing.plugin``).
-Subclass ``svc_host.testing.contract.TransportContract`` in your plugin's tests to prove your transport
-behaves like svc's own; ``svc_host.testing.fake.FakeTransport`` serves fast unit tests of the host.
+``from svc_host.testing import TransportContract, eventually`` — a plugin's tests import from here (and from
+``svc_host.plugin``); the names in ``__all__`` are public, under the plugin API's version and snapshot
+(tests/unit/plugin_api/), and change as ``svc_host.plugin``'s do. The modules behind them are not: import the
+names from this package. Subclass ``TransportContract`` (or ``SyncBackendContract``) in your plugin's tests to
+prove your transport (or sync backend) behaves like svc's own; ``FakeTransport`` serves fast unit tests.
+
+The fixtures (``svc_plugin_manager``, ``svc_paths``, ``svc_host``...) are in ``svc_host.testing.plugin``, a pytest
+plugin. Names load on first use, so importing this package costs nothing of pytest, FastAPI or the store.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE: dict[str, str] = {
+    # contract suites, and what they write and read
+    "TransportContract": "svc_host.testing.contract",
+    "SyncBackendContract": "svc_host.testing.sync_contract",
+    "write_tree": "svc_host.testing.sync_contract",
+    "user_entries": "svc_host.testing.sync_contract",
+    # a transport with no cluster behind it, and a plugin offering one
+    "FakeTransport": "svc_host.testing.fake",
+    "TransportPlugin": "svc_host.testing.fake",
+    "transport_plugin": "svc_host.testing.fake",
+    # waiting on what happens elsewhere, with deadlines of seconds
+    "eventually": "svc_host.testing.waiting",
+    "eventually_blocking": "svc_host.testing.waiting",
+    "wait_for_state": "svc_host.testing.waiting",
+    # clients of svc's faces
+    "asgi_client": "svc_host.testing.http",
+    "security_for_tests": "svc_host.testing.http",
+    "TEST_API_TOKEN": "svc_host.testing.http",
+    "live_server": "svc_host.testing.live_server",
+    "SseMessage": "svc_host.testing.sse",
+    "sse_messages": "svc_host.testing.sse",
+    # ``svc serve`` as a process of its own
+    "ServeProcess": "svc_host.testing.serve",
+    "start_serve": "svc_host.testing.serve",
+    "running_serve": "svc_host.testing.serve",
+    "isolated_env": "svc_host.testing.serve",
+    "free_port": "svc_host.testing.serve",
+    # cluster tests: skipped on a laptop, failed in CI
+    "in_ci": "svc_host.testing.plugin",
+    "skip_or_fail": "svc_host.testing.plugin",
+}
+
+__all__ = [
+    "TEST_API_TOKEN",
+    "FakeTransport",
+    "ServeProcess",
+    "SseMessage",
+    "SyncBackendContract",
+    "TransportContract",
+    "TransportPlugin",
+    "asgi_client",
+    "eventually",
+    "eventually_blocking",
+    "free_port",
+    "in_ci",
+    "isolated_env",
+    "live_server",
+    "running_serve",
+    "security_for_tests",
+    "skip_or_fail",
+    "sse_messages",
+    "start_serve",
+    "transport_plugin",
+    "user_entries",
+    "wait_for_state",
+    "write_tree",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"svc_host.testing has no attribute {name!r} (the public names: docs/plugins/api.md)")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
+
+
+if TYPE_CHECKING:
+    from svc_host.testing.contract import TransportContract
+    from svc_host.testing.fake import FakeTransport, TransportPlugin, transport_plugin
+    from svc_host.testing.http import TEST_API_TOKEN, asgi_client, security_for_tests
+    from svc_host.testing.live_server import live_server
+    from svc_host.testing.plugin import in_ci, skip_or_fail
+    from svc_host.testing.serve import ServeProcess, free_port, isolated_env, running_serve, start_serve
+    from svc_host.testing.sse import SseMessage, sse_messages
+    from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+    from svc_host.testing.waiting import eventually, eventually_blocking, wait_for_state

@@ -1,4 +1,5 @@
-"""The public plugin API as data: every name of ``svc_host.plugin.__all__`` with its kind and signature(s).
+"""The public plugin API as data: every name of ``svc_host.plugin.__all__`` and ``svc_host.testing.__all__`` with
+its kind and signature(s), and every hook specification with its signature and pluggy options.
 
 ``python tests/unit/plugin_api/surface.py --write`` records the surface in ``public_api.json`` beside this file,
 after a change that bumped ``API_VERSION`` and has its CHANGELOG entry (``test_public_api.py`` checks both).
@@ -46,18 +47,45 @@ def _class_surface(cls: type) -> dict[str, Any]:
     return {"kind": "class", "bases": bases, "fields": fields, "members": members}
 
 
-def surface() -> dict[str, Any]:
-    import svc_host.plugin as api
+TESTING = "svc_host.testing."
+"""The prefix of ``svc_host.testing``'s names in the snapshot (``svc_host.plugin``'s have none)."""
+
+HOOKSPEC = "hookspec "
+"""The prefix of a hook specification in the snapshot: ``hookspec svc_transports``."""
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    if inspect.isclass(value):
+        return _class_surface(value)
+    if callable(value):
+        return {"kind": "function", "signature": _signature(value)}
+    return {"kind": "value", "type": type(value).__name__}
+
+
+def hookspecs() -> dict[str, Any]:
+    """Every hook svc calls: its signature (what an implementation may take) and pluggy's options for it."""
+    from svc_host.plugin_core import specs
+    from svc_host.plugin_core.identity import PROJECT
 
     found: dict[str, Any] = {}
-    for name in sorted(api.__all__):
-        value = getattr(api, name)
-        if inspect.isclass(value):
-            found[name] = _class_surface(value)
-        elif callable(value):
-            found[name] = {"kind": "function", "signature": _signature(value)}
-        else:
-            found[name] = {"kind": "value", "type": type(value).__name__}
+    for name, function in sorted(vars(specs).items()):
+        options = getattr(function, f"{PROJECT}_spec", None)
+        if options is not None:
+            found[f"{HOOKSPEC}{name}"] = {
+                "kind": "hookspec",
+                "signature": _signature(function),
+                "options": {key: options[key] for key in sorted(options) if options[key]},
+            }
+    return found
+
+
+def surface() -> dict[str, Any]:
+    import svc_host.plugin as api
+    from svc_host import testing
+
+    found = {name: _describe(getattr(api, name)) for name in sorted(api.__all__)}
+    found.update({f"{TESTING}{name}": _describe(getattr(testing, name)) for name in sorted(testing.__all__)})
+    found.update(hookspecs())
     return found
 
 
@@ -72,4 +100,4 @@ if __name__ == "__main__":
     import svc_host.plugin as api
 
     SNAPSHOT.write_text(json.dumps({"api_version": api.API_VERSION, "names": surface()}, indent=1) + "\n")
-    print(f"recorded {len(api.__all__)} public names of plugin API {api.API_VERSION} in {SNAPSHOT}")
+    print(f"recorded the {len(surface())} public names and hooks of plugin API {api.API_VERSION} in {SNAPSHOT}")

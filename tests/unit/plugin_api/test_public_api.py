@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 import svc_host.plugin as api
+from svc_host import testing
 from svc_host.plugin_core.manager import PluginManager
 
 HERE = Path(__file__).resolve().parent
@@ -92,5 +93,44 @@ def test_a_range_that_is_not_one_is_refused() -> None:
 
 
 def test_the_snapshot_file_is_json_with_every_name() -> None:
+    from svc_host.plugin_core import specs
+
     data = json.loads((HERE / "public_api.json").read_text())
-    assert sorted(data["names"]) == sorted(api.__all__)
+    hooks = sorted(SURFACE.hookspecs())  # type: ignore[attr-defined]
+    assert hooks == sorted(f"hookspec {name}" for name in dir(specs) if name.startswith("svc_"))
+    assert sorted(data["names"]) == sorted(
+        [*api.__all__, *(SURFACE.TESTING + name for name in testing.__all__), *hooks]  # type: ignore[attr-defined]
+    )
+
+
+def test_a_hookspec_change_is_a_surface_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new argument to a hook, or a hook turned ``firstresult``, fails the snapshot test until it is recorded
+    under a new ``API_VERSION``."""
+    from svc_host.plugin_core import specs
+    from svc_host.plugin_core.identity import hookspec
+
+    def svc_renderers(config: object) -> None: ...
+
+    recorded = SURFACE.recorded()["names"]  # type: ignore[attr-defined]
+    monkeypatch.setattr(specs, "svc_renderers", hookspec(svc_renderers))
+    changed = SURFACE.surface()["hookspec svc_renderers"]  # type: ignore[attr-defined]
+    assert changed["signature"] == "(config: 'object') -> 'None'"
+    assert changed != recorded["hookspec svc_renderers"]
+    monkeypatch.setattr(specs, "svc_event", hookspec(firstresult=True)(specs.svc_event))
+    assert SURFACE.surface()["hookspec svc_event"]["options"] == {"firstresult": True}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", testing.__all__)
+def test_every_public_testing_name_loads_and_is_documented(name: str) -> None:
+    assert getattr(testing, name) is not None
+    assert f"`{name}`" in (REPO / "docs" / "plugins" / "api.md").read_text()
+
+
+def test_the_testing_door_loads_names_on_first_use() -> None:
+    probe = (
+        "import sys\nfrom svc_host.testing import eventually, FakeTransport\n"
+        "heavy = ('fastapi', 'mcp', 'sqlalchemy', 'sqlmodel', 'asyncssh', 'pytest')\n"
+        "print(','.join(sorted(m for m in heavy if m in sys.modules)))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
