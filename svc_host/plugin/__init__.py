@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from svc_host.plugin_core.deprecation import Deprecated, DeprecatedNames
 from svc_host.plugin_core.identity import API_VERSION, hookimpl
 
 _WHERE: dict[str, str] = {
@@ -194,15 +195,28 @@ __all__ = [
 ]
 
 
+_DEPRECATED: dict[str, Deprecated] = {}
+"""Old public names that still work: old name -> its replacement and the API version that removes it (docs/plugins/
+api.md, "Deprecated names"). They are not in ``__all__`` and warn once per process (``DeprecatedNames``)."""
+
+_OLD_NAMES = DeprecatedNames("svc_host.plugin", _DEPRECATED)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:  # never kept in globals(): each use passes here, the warning is given once
+        return _OLD_NAMES.resolve(name, _load)
+    value = _load(name)
+    globals()[name] = value
+    return value
+
+
+def _load(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"svc_host.plugin has no attribute {name!r} (the public API: docs/plugins/api.md)")
     found = importlib.import_module(module)
     attribute = _RENAMED.get(name, name)
-    value = getattr(found, attribute) if attribute else found  # "": the name is the module itself
-    globals()[name] = value
-    return value
+    return getattr(found, attribute) if attribute else found  # "": the name is the module itself
 
 
 def __dir__() -> list[str]:

@@ -60,6 +60,11 @@ MOVED_MODULES: Mapping[str, str] = {
 
 
 class _Alias(importlib.abc.Loader):
+    """Loads an old path as a module of its own that reads every name from the module at its new place.
+
+    Returning the real module would let the import system set the real module's ``__spec__`` (and so its
+    ``__name__`` for ``importlib.reload``, pickling by reference, ``python -m``) to the old path's."""
+
     def __init__(self, old: str, new: str) -> None:
         self.old, self.new = old, new
 
@@ -70,10 +75,19 @@ class _Alias(importlib.abc.Loader):
             DeprecationWarning,
             stacklevel=2,
         )
-        return importlib.import_module(self.new)
+        return ModuleType(self.old, f"Deprecated: the names of {self.new} (internal), until {REMOVED_IN}.")
 
     def exec_module(self, module: ModuleType) -> None:
-        """The module was executed at its new place."""
+        real = importlib.import_module(self.new)
+
+        def forwarded(name: str) -> object:
+            return getattr(real, name)
+
+        def names() -> list[str]:
+            return dir(real)
+
+        public = getattr(real, "__all__", [name for name in dir(real) if not name.startswith("_")])
+        module.__dict__.update(__getattr__=forwarded, __dir__=names, __all__=list(public))
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

@@ -61,6 +61,28 @@ def test_an_old_import_path_still_imports_and_says_where_to_go(module: str, name
     assert refused.returncode != 0  # the warning is a real DeprecationWarning
 
 
+def test_an_old_path_leaves_the_real_module_as_it_was() -> None:
+    """The alias is a module of its own: the real module keeps its ``__spec__`` and name, so it still reloads and
+    pickles by its own path, and the old path gives the very same objects."""
+    code = (
+        "import importlib, pickle, warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import svc_host.transports.base as real\n"
+        "import svc_host.transport as old\n"
+        "from svc_host.transport import CommandResult\n"
+        "assert CommandResult is real.CommandResult\n"
+        "print(real.__spec__.name, real.__name__, old.__spec__.name)\n"
+        "importlib.reload(real)\n"
+        "print(pickle.loads(pickle.dumps(real.CommandResult)).__module__)\n"
+    )
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "svc_host.transports.base svc_host.transports.base svc_host.transport",
+        "svc_host.transports.base",
+    ]
+
+
 def test_a_run_without_idempotent_is_called_without_it_and_warned_about() -> None:
     code = (
         "import asyncio, sys\n"
