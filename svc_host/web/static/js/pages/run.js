@@ -12,7 +12,7 @@ import { oneAtATime } from '../live.js';
 import { dagView } from '../components/dag.js';
 import { icon } from '../icons.js';
 import { efficiencyCard } from '../components/efficiency.js';
-import { FAILED } from './job.js';
+import { FAILED } from '../job-states.js';
 import { jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);

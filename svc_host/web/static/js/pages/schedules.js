@@ -7,7 +7,7 @@ import { card, field, alertBox, showError, showFormError, patternRule, confirmDi
 import { emptyState, setTitle } from '../router.js';
 import { live } from '../live.js';
 import { liveIndicator } from '../events.js';
-import { typed } from './workflows.js';
+import { typed } from '../workflow-editor/document.js';
 import { clusterField } from '../components/cluster-field.js';
 
 const UNITS = [['s', 1], ['m', 60], ['h', 3600], ['d', 86400]];
