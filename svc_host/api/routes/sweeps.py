@@ -19,6 +19,7 @@ from svc_host.api.deps import HostDep
 from svc_host.api.params import MAX_ROW_ID, error_responses
 from svc_host.errors import NotFoundError, SvcError
 from svc_host.runtime.throttle import sweep_waiter
+from svc_host.sweeps.cell_timing import cell_jobs_times, cell_timing
 from svc_host.sweeps.queued import queue_reason, queued_cells
 from svc_host.sweeps.views import cell_view, sweep_view
 
@@ -67,11 +68,15 @@ async def _views(host: Host, sweeps: list[SweepRunRecord]) -> list[dict[str, Any
 
 @router.get("/{sweep_id}/cells", responses=error_responses(404))
 async def get_cells(sweep_id: str, host: HostDep) -> list[dict[str, Any]]:
-    """The cells of a sweep by status, started_at, id, each with its jobs' ids (``job_ids``); 404."""
+    """The cells of a sweep by status, started_at, id, each with its jobs' ids (``job_ids``) and its jobs' own
+    state and times (``job_state``, ``job_started_at``, ``job_ended_at``: a launched cell may be queued); 404."""
     orchestrator = await host.sweep_orchestrator()
+    number = _sweep_id(sweep_id)
+    cells = await orchestrator.cells_with_jobs(number)
+    times = await host.store.run(cell_jobs_times, number)
     return [
-        cell_view(cell, job_ids, host.submit_throttle.reason(cell.id))
-        for cell, job_ids in await orchestrator.cells_with_jobs(_sweep_id(sweep_id))
+        {**cell_view(cell, job_ids, host.submit_throttle.reason(cell.id)), **cell_timing(times.get(cell.id, []))}
+        for cell, job_ids in cells
     ]
 
 

@@ -11,6 +11,7 @@ import { emptyState, navigate } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
 import { gpuTypesText, jobGpusText, sharedNodesText } from '../components/gpu-types.js';
 import { allClusters } from '../components/cluster-blocks.js';
+import { runShownStatus } from '../components/run-state.js';
 import { allClustersChosen, clusters, jobHref, shownCluster } from '../cluster.js';
 
 const EVENTS = ['job.status_changed', 'resources.sampled', 'workflow_run.status_changed', 'sweep_run.status_changed'];
@@ -59,7 +60,7 @@ function recentBoxes(shown) {
         return;
       }
       replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
-        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(r.status),
+        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(runShownStatus(r)),
         agoSpan(r.started_at, { class: 'muted' })))));
     } catch (err) {
       replace(runsBox, alertBox(err));

@@ -203,14 +203,19 @@ async function renderSweep(root, sweepId) {
     replace(cellsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
       h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Jobs'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
       h('tbody', null, cells.map((cell) => {
-        const end = cell.completed_at ? new Date(cell.completed_at) : new Date();
-        return h('tr', { dataset: { cell: cell.id, status: cell.status } },
+        // the cell's own jobs say when it started and how long it took (a task of an array may wait long after
+        // the sweep submitted it); a launched cell whose jobs all wait in the queue is queued, not running
+        const queued = cell.status === 'running' && cell.job_state === 'PENDING';
+        const started = cell.job_started_at;
+        const ended = cell.job_ended_at || (TERMINAL.has(cell.status) ? cell.completed_at : null);
+        const took = started ? durationSpan(((ended ? new Date(ended) : new Date()) - new Date(started)) / 1000, !ended) : '—';
+        return h('tr', { dataset: { cell: cell.id, status: queued ? 'queued' : cell.status } },
           h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
           axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
-          h('td', null, stateBadge(cell.status)),
+          h('td', { class: 'cell-status', title: queued ? 'Slurm keeps its job in the queue' : null }, stateBadge(queued ? 'queued' : cell.status)),
           h('td', { class: 'cell-jobs mono' }, Object.entries(cell.job_ids || {}).map(([name, id]) => h('a', { href: jobHref(sweep.transport, id), title: name }, id))),
-          h('td', { title: fmtTime(cell.started_at) }, cell.status === 'pending' ? '—' : agoSpan(cell.started_at)),
-          h('td', null, cell.status === 'pending' ? '—' : durationSpan((end - new Date(cell.started_at)) / 1000, !cell.completed_at)),
+          h('td', { class: 'cell-started', title: started ? fmtTime(started) : '' }, started ? agoSpan(started) : '—'),
+          h('td', { class: 'cell-took' }, took),
           h('td', { class: 'wrap muted' }, cell.error || ''));
       })))));
   }
