@@ -23,7 +23,7 @@ SLURM24_TESTS = tests/contract/test_ssh_transport.py tests/integration/test_ssh_
 PYTEST24 = SVC_TEST_SLURM=24.11 $(PYTHON) -m pytest -n 4 --dist loadgroup -m "cluster and not outage and not local_slurm" \
 	$(SLURM24_TESTS)
 
-.PHONY: install cluster postgres browser lint test test24 test-oldest stress run
+.PHONY: install cluster postgres browser lint jstest test test24 test-oldest stress run
 
 # A PYTHON given on the command line (make test PYTHON=python3) is used as it is; the default one is made here.
 install: $(filter $(VENV)/bin/python,$(PYTHON))
@@ -53,9 +53,19 @@ postgres:
 browser:
 	bash scripts/browser
 
-lint: install
+# The dashboard's ES modules are checked too: Biome (lint + format, pinned in the dev-only package.json; nothing
+# under node_modules is served or installed) and node's own test runner over the pure modules (tests/js).
+# `npm ci` runs only when package-lock.json is newer than the last install.
+lint: install node_modules/.svc-npm-ci jstest
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
+
+node_modules/.svc-npm-ci: package.json package-lock.json
+	npm ci --quiet --no-audit --no-fund
+	touch $@
+
+jstest:
+	node --test tests/js/
 
 # Most cluster tests wait on Slurm (time limits, job ends), so four workers share the two cores well;
 # tests marked HOLDS_GPUS (svc_host.testing.plugin) count or hold the GPUs and run one after another.
