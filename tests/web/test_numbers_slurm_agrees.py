@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.local_slurm  # jobs sbatch'ed beside svc on this machine's 22.05
 
+SHOTS = Path(os.environ.get("SVC_TEST_SHOTS", "/tmp"))
+"""Where this module's checks leave their screenshots to look at (not docs/screenshots: those are the docs')."""
 FAILING = "#!/bin/bash\n#SBATCH --time=1\necho about to fail\nexit 3\n"
 
 
@@ -261,3 +263,26 @@ def test_a_jobs_gpus_say_their_type_and_every_clusters_types_are_summed(
     open_page(page, "/?cluster=*")
     types = page.locator(".stat", has=page.locator(".stat-label", has_text="GPUs free")).locator(".gpu-types")
     expect(types).to_contain_text(f"a100: {sum(t['available'] for t in a100)} of {sum(t['total'] for t in a100)} free")
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_a_failed_rows_log_button_is_in_view_in_the_jobs_table(
+    page: Page, failed_local: dict[str, Any], width: int
+) -> None:
+    """B34: at 1280 px (and 900) the failed row's Log button shows without scrolling the table sideways."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": width, "height": 800})
+    open_page(page, "/jobs?cluster=local&status=FAILED")
+    row = page.locator(f"#jobs-table tbody tr[data-job-id='{failed_local['job_id']}'][data-cluster='local']")
+    log = row.get_by_role("link", name="Log")
+    expect(log).to_have_attribute("href", f"/jobs/{failed_local['job_id']}?cluster=local&log=stderr")
+    wrap = page.locator(".table-wrap", has=page.locator("#jobs-table"))
+    box, shown = log.bounding_box(), wrap.bounding_box()
+    assert box is not None
+    assert shown is not None
+    right = box["x"] + box["width"]
+    assert shown["x"] <= box["x"], (box, shown)
+    assert right <= shown["x"] + shown["width"], f"the Log button ends at {right} px, past the table's {shown}"
+    assert right <= width
+    page.screenshot(path=str(SHOTS / f"jobs-failed-log-{width}.png"))

@@ -91,7 +91,7 @@ export async function render(root, _params, query) {
       if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
       else { state.sort = c.key; state.dir = c.num || c.key === 'submitted_at' ? 'desc' : 'asc'; }
       sync();
-    } }, c.label))), h('th', null, h('span', { class: 'sr-only' }, 'Actions'))));
+    } }, c.label)))));
   }
 
   function visibleRows() {
@@ -121,15 +121,16 @@ export async function render(root, _params, query) {
     const failed = FAILED_STATES.has(r.status);
     return h('tr', { dataset: { jobId: String(r.job_id), cluster: r.transport || '' } },
       h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
-      h('td', null, r.name || h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'job-name-cell', title: r.name || null }, r.name || h('span', { class: 'muted' }, '—')),
       h('td', null, h('span', { class: 'cluster-chip' }, r.transport || '?')),
-      h('td', null, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null),
+      // a failed job's Log sits by its state, where the eye is, not in a last column a narrow window scrolls away
+      h('td', { class: 'job-state-cell' }, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null,
+        failed ? h('a', { class: 'btn btn-sm btn-ghost-danger job-log', href: jobHref(r.transport, r.job_id, { log: 'stderr' }), title: 'Its stderr' }, 'Log') : null),
       h('td', null, r.partition || ''),
       h('td', { class: 'num job-gpus' }, jobGpusText(r.gpus, r.gpu_types)),
       h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
       h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
-      h('td', null, r.source || ''),
-      h('td', null, failed ? h('a', { class: 'btn btn-sm btn-ghost-danger', href: jobHref(r.transport, r.job_id, { log: 'stderr' }) }, 'Log') : null));
+      h('td', null, r.source || ''));
   }
 
   function draw() {
@@ -176,7 +177,7 @@ export async function render(root, _params, query) {
         search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
       tableBox, emptyBox,
     ], { cls: 'flush' }));
-  replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length + 1), class: 'loading' }, 'Loading the queue and history…')));
+  replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length), class: 'loading' }, 'Loading the queue and history…')));
 
   let loads = 0;
   async function load() {
