@@ -20,6 +20,8 @@ const REASONS = {
   idle_timeout: 'idle timeout',
   job_ended: 'its job ended',
 };
+/** An app that never ran: the guard could not find its program (exit 127: bash's "command not found" too). */
+const NOT_FOUND = /^exit code 127\b|cannot start '[^']*': \[Errno 2\]/m;
 const FAILED = new Set(['app_exited', 'node_failure', 'start_timeout']);
 const BADGES = { queued: 'status-pending', starting: 'status-running', ready: 'status-completed', ended: 'status-cancelled' };
 
@@ -127,7 +129,7 @@ export async function render(root, _params, query) {
       return;
     }
     replace(listBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data sessions' },
-      h('thead', null, h('tr', null, ['Kind', 'Cluster', 'Job', 'State', 'Node', 'Time left', ''].map((t) => h('th', null, t)))),
+      h('thead', null, h('tr', null, ['Kind', 'Cluster', 'Job', 'State', 'Node', 'Time left', ''].map((t) => h('th', { class: t === 'Job' ? 'num' : null }, t)))),
       h('tbody', null, shown.map(row)))));
     tick();
   }
@@ -167,6 +169,10 @@ export async function render(root, _params, query) {
     }
     if (s.state === 'ended') {
       lines.push(h('div', { class: 'end-reason' }, REASONS[s.end_reason] || s.end_reason || 'ended'));
+      if (s.end_reason === 'app_exited' && NOT_FOUND.test(s.end_detail || '')) {
+        // the first start of many a new user: JupyterLab is not on the node's PATH, the detail says so in Python's words
+        lines.push(h('div', { class: 'end-hint' }, 'its program was not found on the node: give the environment that has it (Venv), or check the command'));
+      }
       if (s.end_detail) lines.push(h('details', { class: 'end-detail' }, h('summary', null, 'detail'), h('pre', null, s.end_detail)));
     }
     if (s.state === 'ready' && s.idle_warned_at && s.idle_minutes) {
