@@ -232,11 +232,12 @@ class TarSyncBackend(SyncBackend):
                 await self._check(["sh", "-c", script, "tarsync", remote], "deleting", stdin)
 
     async def _send(self, local: Path, remote: str, todo: Plan, progress: Callable[[int], None] | None) -> None:
-        buffer = io.BytesIO()
+        buffer, sent = io.BytesIO(), 0
         with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
-            for count, path in enumerate(todo.send, start=1):
+            for path in todo.send:
                 tar.add(local / path.rstrip("/"), arcname=path.rstrip("/"), recursive=False)
                 if progress is not None and not path.endswith("/"):
-                    progress(len([p for p in todo.send[:count] if not p.endswith("/")]))
+                    sent += 1
+                    progress(sent)
         if todo.send:
             await self._check(["sh", "-c", _EXTRACT, "tarsync", remote], "tar -x", buffer.getvalue())

@@ -129,3 +129,37 @@ async def test_switching_a_profile_from_rsync_to_tarsync_keeps_the_claim(
     use("rsync")
     back = svc("sync", fresh_mount.name, "--delete", "--dry-run")
     assert back.returncode == 0, back.stderr
+
+
+async def test_hostile_names_sync_exactly_and_nothing_runs(
+    dev_profile: SSHProfile, tmp_path: Path, remote_base: str, cluster: Cluster
+) -> None:
+    """Names cross as arguments or on stdin, never as shell code: on the way up, in the listing, in a mirror."""
+    pwned = Path(f"/tmp/pwned-{uuid.uuid4().hex[:12]}")
+    names = [
+        "-dash",
+        " lead",
+        "new\nline",
+        "it's",
+        'say "hi"',
+        "a;b|c&d",
+        "ü ✓",
+        f"$(touch {pwned})",
+        f"`touch {pwned}`",
+    ]
+    local = tmp_path / "local"
+    write_tree(local, {name: name for name in names} | {"sub dir/x": "x"})
+    mount = Mount(name="hostile", local=str(local), remote=f"{remote_base}/we ird $(touch {pwned}); |'\"`x`")
+    expected = {str(path.relative_to(local)) + ("/" if path.is_dir() else "") for path in local.rglob("*")}
+    backend = TarSyncBackend("dev", dev_profile, state_dir=tmp_path / "state")
+    try:
+        assert (await backend.sync(mount)).files_transferred == len(names) + 1
+        assert user_entries(await cluster.listing(mount.remote)) == expected
+        for name in names[:5]:
+            (local / name).unlink()
+        mirror = await backend.sync(mount, delete=True)
+        assert sorted(mirror.deleted_paths) == sorted(names[:5])
+        assert user_entries(await cluster.listing(mount.remote)) == expected - set(names[:5])
+    finally:
+        await backend.close()
+    assert not pwned.exists()  # noqa: ASYNC240  (one stat, after the test)
