@@ -37,7 +37,10 @@ export function efficiencyTable(rows, { showCluster = false } = {}) {
       h('td', { class: 'num', title: e.gpus.note || '' }, String(e.gpus.allocated)),
       h('td', { class: 'suggestions' }, e.suggestions.length
         ? h('ul', null, e.suggestions.map((f) => h('li', null, f.message)))
-        : h('span', { class: 'muted', title: 'no request worth changing: too small a saving, or the job did not complete' }, 'nothing to change')));
+        : r.status === 'COMPLETED'
+          ? h('span', { class: 'muted', title: 'no request worth changing: too small a saving' }, 'nothing to change')
+          // a job that did not complete says little about what it needs: no advice rather than a wrong one
+          : h('span', { class: 'muted', title: 'no advice: the job did not complete' }, '—')));
   });
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
     h('thead', null, h('tr', null, ['Job', 'Name', showCluster ? 'Cluster' : null, 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].filter(Boolean).map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
@@ -45,10 +48,11 @@ export function efficiencyTable(rows, { showCluster = false } = {}) {
 }
 
 /** The "Efficiency" card of an ended run or sweep: `url` answers `{summary, jobs}` (`/api/history/efficiency/...`),
- * `over` names what the summary is over ("the run"), `name(job)` what the Name column says (the job's name).
+ * `over` names what the summary is over ("the run"), `name(job)` what the Name column says (the job's name),
+ * `state(job)` what its Status column says (Slurm's state; a run says its own word, as its graph does).
  * Hidden until `draw()` finds jobs; `stop()` ends its retries. A failed read leaves it as it was: the page is
  * still the run's or the sweep's page. */
-export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
+export function efficiencyCard(url, { id, over, name = (job) => job.name, state = (job) => job.status }) {
   const box = h('div');
   const el = card('Efficiency', box, { cls: 'flush' });
   el.id = id;
@@ -74,7 +78,7 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name }) {
       h('p', { class: 'eff-summary' },
         `Over ${over}: CPU ${pct(s.cpu_percent)} · memory ${pct(s.memory_percent)} · time ${pct(s.time_percent)}`,
         s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null),
-      measured.length ? efficiencyTable(measured.map((job) => ({ ...job, name: name(job) }))) : null,
+      measured.length ? efficiencyTable(measured.map((job) => ({ ...job, name: name(job), status: state(job) }))) : null,
       unmeasured ? h('p', { class: 'muted small eff-unmeasured' },
         `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
     if (unmeasured && tries++ < RETRIES) timer = setTimeout(draw, RETRY_MS);

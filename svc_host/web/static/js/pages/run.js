@@ -77,7 +77,13 @@ export async function render(root, params) {
   const jobsBox = h('div');
   const stderrBox = h('div', { id: 'failed-stderr' });
   const tails = new Map(); // job id -> its stderr's last lines (read once: a failed job's log is complete)
-  const efficiency = efficiencyCard(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`, { id: 'run-efficiency', over: 'the run' });
+  // a job's state in the run's own word (SKIPPED where Slurm says CANCELLED: the run had it cancelled unrun), as the
+  // graph and the jobs table say it
+  const runState = (job) => {
+    const name = Object.keys(run.job_ids).find((n) => String(run.job_ids[n]) === String(job.job_id));
+    return (name && run.job_statuses[name]) || job.status;
+  };
+  const efficiency = efficiencyCard(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`, { id: 'run-efficiency', over: 'the run', state: runState });
   const actionError = alertBox(null);
   let selected = null;
   const dag = dagView({
