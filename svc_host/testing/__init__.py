@@ -25,6 +25,13 @@ _WHERE: dict[str, str] = {
     "FakeTransport": "svc_host.testing.fake",
     "TransportPlugin": "svc_host.testing.fake",
     "transport_plugin": "svc_host.testing.fake",
+    # a host as svc serve runs one, for plugins that work in servers
+    "PluginSet": "svc_host.testing.hosts",
+    "ServingHost": "svc_host.testing.hosts",
+    "serving_host": "svc_host.testing.hosts",
+    "background_task_names": "svc_host.testing.hosts",
+    "record_job": "svc_host.testing.hosts",
+    "submit_job": "svc_host.testing.hosts",
     # waiting on what happens elsewhere, with deadlines of seconds
     "eventually": "svc_host.testing.waiting",
     "eventually_blocking": "svc_host.testing.waiting",
@@ -50,23 +57,29 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "TEST_API_TOKEN",
     "FakeTransport",
+    "PluginSet",
     "ServeProcess",
+    "ServingHost",
     "SseMessage",
     "SyncBackendContract",
     "TransportContract",
     "TransportPlugin",
     "asgi_client",
+    "background_task_names",
     "eventually",
     "eventually_blocking",
     "free_port",
     "in_ci",
     "isolated_env",
     "live_server",
+    "record_job",
     "running_serve",
     "security_for_tests",
+    "serving_host",
     "skip_or_fail",
     "sse_messages",
     "start_serve",
+    "submit_job",
     "transport_plugin",
     "user_entries",
     "wait_for_state",
@@ -90,6 +103,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from svc_host.testing.contract import TransportContract
     from svc_host.testing.fake import FakeTransport, TransportPlugin, transport_plugin
+    from svc_host.testing.hosts import (
+        PluginSet,
+        ServingHost,
+        background_task_names,
+        record_job,
+        serving_host,
+        submit_job,
+    )
     from svc_host.testing.http import TEST_API_TOKEN, asgi_client, security_for_tests
     from svc_host.testing.live_server import live_server
     from svc_host.testing.plugin import in_ci, skip_or_fail

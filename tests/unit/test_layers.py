@@ -4,7 +4,7 @@
 - svc_host's wings sit on floors (``FLOORS``); a file imports only from its own wing or a lower floor.
 - No two files import each other, directly or round a longer circle.
 - The plugins in this repository import svc only through its front door: ``svc_host.plugin`` (and
-  ``svc_host.testing`` in their tests).
+  ``svc_host.testing`` in their tests, plugins/*/tests included).
 """
 
 from __future__ import annotations
@@ -171,10 +171,14 @@ def test_no_import_circle_in_the_plugins() -> None:
         assert circles(edges) == [], tree
 
 
+PLUGIN_TEST_TREES = [str(path.relative_to(REPO)) for path in sorted((REPO / "plugins").glob("*/tests"))]
+"""The tests of the plugins in this repository: like a third party's, they import only svc's two doors."""
+
+
 def plugin_imports(tree: str) -> list[str]:
     found = []
     for path in sorted((REPO / tree).rglob("*.py")):
-        in_tests = "tests" in path.relative_to(REPO / tree).parts or path.name == "conftest.py"
+        in_tests = "tests" in path.relative_to(REPO).parts or path.name == "conftest.py"
         allowed = ("svc_host.plugin", "svc_host.testing") if in_tests else ("svc_host.plugin",)
         for target in imported(path, module_name(path, REPO / tree).rpartition(".")[0]):
             if target.split(".")[0] == "svc_host" and not any(
@@ -186,6 +190,11 @@ def plugin_imports(tree: str) -> list[str]:
 
 def test_the_plugins_here_import_svc_only_through_its_front_door() -> None:
     assert [line for tree in PLUGIN_TREES for line in plugin_imports(tree)] == []
+
+
+def test_the_plugins_tests_here_import_svc_only_through_its_two_doors() -> None:
+    assert PLUGIN_TEST_TREES, "no plugin tests found under plugins/*/tests: the test would check nothing"
+    assert [line for tree in PLUGIN_TEST_TREES for line in plugin_imports(tree)] == []
 
 
 def test_no_plugin_imports_another() -> None:

@@ -10,11 +10,8 @@ from typing import Any
 
 import pytest
 import svc_plugin_local.hooks
-from svc_host.domain.submission import JobDefinition
-from svc_host.plugin_core.manager import PluginManager
-from svc_host.services.jobs import submit
-from svc_host.settings.paths import SvcPaths
-from svc_host.testing.waiting import eventually
+from svc_host.plugin import JobDefinition, SvcPaths
+from svc_host.testing import PluginSet, eventually, submit_job
 
 import svc_plugin_chat.hooks
 
@@ -28,7 +25,7 @@ async def test_a_failed_job_reaches_the_webhook_exactly_once(
     slurm_cluster: None,
     receiver: Receiver,
     monkeypatch: pytest.MonkeyPatch,
-    svc_plugin_manager: PluginManager,
+    svc_plugin_manager: PluginSet,
     svc_register_plugin: Callable[..., Any],
     svc_paths: SvcPaths,
     tmp_path: Path,
@@ -44,7 +41,7 @@ async def test_a_failed_job_reaches_the_webhook_exactly_once(
     job_id = ""
     try:
         definition = JobDefinition(name="chat-e2e", command="exit 3", work_dir=str(tmp_path), log_dir=str(tmp_path))
-        job_id = (await submit(host, definition, transport="local", source="cli")).job_id
+        job_id = await submit_job(host, definition, transport="local")
         # the receiver is down while the job fails: the message waits in the outbox
         await eventually(lambda: host.plugins.health(host.paths)["chat"].details.get("waiting") == 1, timeout=120)
         assert receiver.bodies == []

@@ -11,13 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from svc_host.host import Host
-from svc_host.plugin_core.manager import PluginManager
-from svc_host.plugin_core.records import Event
-from svc_host.settings.paths import SvcPaths
-from svc_host.settings.profiles import ProfileStore
-from svc_host.store.database import Store
-from svc_host.testing.waiting import eventually
+from svc_host.plugin import Event, SvcPaths
+from svc_host.testing import PluginSet, ServingHost, background_task_names, eventually, record_job, serving_host
 
 import svc_plugin_chat.hooks
 from svc_plugin_chat.messages import Message
@@ -47,7 +42,7 @@ def chat_env(receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Receiver:
     return receiver
 
 
-async def drained(server: Host, delivered: int, refused: int = 0) -> None:
+async def drained(server: ServingHost, delivered: int, refused: int = 0) -> None:
     """Once the outbox holds nothing more to send: every message delivered or refused, none waiting. A message
     sent twice would have been sent by then (it is marked delivered after its post), so counting after this is
     final, however slow the machine."""
@@ -59,30 +54,25 @@ async def drained(server: Host, delivered: int, refused: int = 0) -> None:
     )
 
 
-def make_server(svc_plugin_manager: PluginManager, paths: SvcPaths) -> Host:
-    return Host(
-        paths=paths,
-        plugins=svc_plugin_manager,
-        profiles=ProfileStore(paths.profiles_file),
-        store=Store(f"sqlite:///{paths.state_dir / 'svc.db'}"),
-        source="mcp",  # a server: starts plugin tasks (and no resource sampler, which needs a cluster)
-        read_env=False,
-    )
+def make_server(svc_plugin_manager: PluginSet, paths: SvcPaths) -> ServingHost:
+    return serving_host(svc_plugin_manager, paths)
 
 
 @pytest.fixture
 async def server(
-    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any], svc_paths: SvcPaths
-) -> AsyncIterator[Host]:
+    svc_plugin_manager: PluginSet, svc_register_plugin: Callable[..., Any], svc_paths: SvcPaths
+) -> AsyncIterator[ServingHost]:
     svc_register_plugin(svc_plugin_chat.hooks, "chat")
     host = make_server(svc_plugin_manager, svc_paths)
     await host.start()
-    assert host.plugin_tasks.names() == ["chat-outbox"]
+    assert background_task_names(host) == ["chat-outbox"]
     yield host
     await host.close()
 
 
-async def test_a_receiver_that_was_down_gets_every_message_once_in_order(chat_env: Receiver, server: Host) -> None:
+async def test_a_receiver_that_was_down_gets_every_message_once_in_order(
+    chat_env: Receiver, server: ServingHost
+) -> None:
     server.plugins.emit(failed_job("1"))
     server.plugins.emit(failed_job("2"))
     server.plugins.emit(sweep_ended(7))
@@ -109,7 +99,7 @@ async def test_a_receiver_that_was_down_gets_every_message_once_in_order(chat_en
     assert health.summary == f"http://127.0.0.1:{chat_env.port}/… (slack): 3 delivered, 0 waiting, 0 refused"
 
 
-async def test_the_same_change_emitted_twice_is_one_message(chat_env: Receiver, server: Host) -> None:
+async def test_the_same_change_emitted_twice_is_one_message(chat_env: Receiver, server: ServingHost) -> None:
     chat_env.up()
     server.plugins.emit(failed_job("5"))
     server.plugins.emit(failed_job("5"))
@@ -117,7 +107,9 @@ async def test_the_same_change_emitted_twice_is_one_message(chat_env: Receiver, 
     assert len(chat_env.bodies) == 1
 
 
-async def test_a_slow_webhook_blocks_nothing(chat_env: Receiver, server: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_slow_webhook_blocks_nothing(
+    chat_env: Receiver, server: ServingHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SVC_CHAT_TIMEOUT_SECONDS", "60")  # a post made on the event loop would hold it a minute
     chat_env.status, chat_env.delay = 503, 120.0  # answers late, and badly
     chat_env.up()
@@ -133,7 +125,7 @@ async def test_a_slow_webhook_blocks_nothing(chat_env: Receiver, server: Host, m
     assert len(chat_env.bodies) == 1
 
 
-async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: Receiver, server: Host) -> None:
+async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: Receiver, server: ServingHost) -> None:
     chat_env.status = 400
     chat_env.up()
     server.plugins.emit(failed_job("9"))
@@ -154,7 +146,7 @@ async def test_a_refused_message_is_kept_and_does_not_block_the_next(chat_env: R
 
 
 async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
-    chat_env: Receiver, svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any]
+    chat_env: Receiver, svc_plugin_manager: PluginSet, svc_register_plugin: Callable[..., Any]
 ) -> None:
     svc_register_plugin(svc_plugin_chat.hooks, "chat")
     svc_plugin_manager.emit(failed_job("11"))  # no server in this process: straight into the outbox
@@ -171,7 +163,7 @@ async def test_events_of_a_cli_command_are_delivered_by_the_next_server(
 
 
 def test_an_unsafe_url_is_reported_not_used(
-    receiver: Receiver, monkeypatch: pytest.MonkeyPatch, svc_plugin_manager: PluginManager, svc_paths: SvcPaths
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch, svc_plugin_manager: PluginSet, svc_paths: SvcPaths
 ) -> None:
     svc_plugin_manager.register(svc_plugin_chat.hooks, "chat")
     monkeypatch.setenv("CHAT_WEBHOOK_URL", receiver.url)
@@ -185,13 +177,9 @@ def test_an_unsafe_url_is_reported_not_used(
     assert svc_plugin_manager.health(svc_paths)["chat"].summary == "off: no chat webhook URL set"
 
 
-async def test_a_workflows_own_failed_job_is_left_to_its_run(chat_env: Receiver, server: Host) -> None:
-    from svc_host.store.jobs import add_job
-
+async def test_a_workflows_own_failed_job_is_left_to_its_run(chat_env: Receiver, server: ServingHost) -> None:
     for job_id, source in (("20", "workflow"), ("21", "cli")):
-        await server.store.run(
-            add_job, transport="local", job_id=job_id, name="train", source=source, resources={}, command=["false"]
-        )
+        await record_job(server, transport="local", job_id=job_id, name="train", source=source)
     chat_env.up()
     server.plugins.emit(failed_job("20"))
     server.plugins.emit(failed_job("21"))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from svc_host.errors import ConfigError
-from svc_host.plugin_core.records import Event
+from svc_host.plugin import ConfigError, Event
 
 from svc_plugin_chat.messages import message_for, payload_for
 from svc_plugin_chat.rules import DEFAULT_RULES, parse_rules
