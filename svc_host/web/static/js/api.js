@@ -74,7 +74,11 @@ async function readError(response) {
     const data = await response.json();
     if (data && data.detail !== undefined) {
       const fields = Array.isArray(data.errors) ? data.errors : [];
-      return { detail: fields.length ? wordedDetail(fields) : String(data.detail), remedy: data.remedy || null, fields };
+      return {
+        detail: fields.length ? wordedDetail(fields) : String(data.detail),
+        remedy: data.remedy || null,
+        fields,
+      };
     }
     return { detail: `HTTP ${response.status}`, remedy: null, fields: [] };
   } catch {
@@ -90,12 +94,14 @@ export function wordedDetail(fields) {
 
 /** "resources.time_limit" as "time limit": the field's own name, in words. */
 export function fieldName(path) {
-  const parts = String(path).split('.').filter((p) => !/^\d+$/.test(p));
+  const parts = String(path)
+    .split('.')
+    .filter((p) => !/^\d+$/.test(p));
   return (parts[parts.length - 1] || String(path)).replace(/_/g, ' ');
 }
 
 /** The message to show for any error thrown by api(). */
 export function errorText(err) {
   if (err instanceof ApiError) return typeof err.detail === 'string' ? err.detail : err.message;
-  return err && err.message ? err.message : String(err);
+  return err?.message ? err.message : String(err);
 }

@@ -3,35 +3,56 @@ import { h, replace, tickTimes } from './dom.js';
 import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { loginLinkCommand, showLogin } from './login.js';
-import { ALL_CLUSTERS, chooseCluster, clusters, onClusterChange, pillLabel, shownCluster, tabCluster } from './cluster.js';
+import {
+  ALL_CLUSTERS,
+  chooseCluster,
+  clusters,
+  onClusterChange,
+  pillLabel,
+  shownCluster,
+  tabCluster,
+} from './cluster.js';
 import { icon } from './icons.js';
 
 const NAV = [
-  ['overview', '/', 'Overview'], ['jobs', '/jobs', 'Jobs'], ['submit', '/submit', 'Submit'], ['sessions', '/sessions', 'Sessions'],
-  ['workflows', '/workflows', 'Workflows'], ['sweeps', '/sweeps', 'Sweeps'],
-  ['schedules', '/schedules', 'Schedules'], ['files', '/files', 'Files'],
-  ['history', '/history', 'History'], ['resources', '/resources', 'Resources'], ['settings', '/settings', 'Settings'],
+  ['overview', '/', 'Overview'],
+  ['jobs', '/jobs', 'Jobs'],
+  ['submit', '/submit', 'Submit'],
+  ['sessions', '/sessions', 'Sessions'],
+  ['workflows', '/workflows', 'Workflows'],
+  ['sweeps', '/sweeps', 'Sweeps'],
+  ['schedules', '/schedules', 'Schedules'],
+  ['files', '/files', 'Files'],
+  ['history', '/history', 'History'],
+  ['resources', '/resources', 'Resources'],
+  ['settings', '/settings', 'Settings'],
 ];
 
 function buildNav() {
   const nav = document.getElementById('nav');
-  const links = NAV.map(([id, href, label]) => h('a', { href, class: 'nav-link', dataset: { nav: id } }, icon(id), h('span', null, label)));
+  const links = NAV.map(([id, href, label]) =>
+    h('a', { href, class: 'nav-link', dataset: { nav: id } }, icon(id), h('span', null, label)),
+  );
   replace(nav, links);
   onNavigate((route) => {
     for (const a of links) {
       const on = route && a.dataset.nav === route.nav;
       a.classList.toggle('active', on);
-      if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+      if (on) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
     }
   });
-  replace(document.getElementById('sidebar-foot'),
+  replace(
+    document.getElementById('sidebar-foot'),
     h('a', { href: '/docs', class: 'foot-link', target: '_blank', rel: 'noopener' }, 'API docs'),
-    h('button', { type: 'button', class: 'foot-link', onClick: logout }, 'Log out'));
+    h('button', { type: 'button', class: 'foot-link', onClick: logout }, 'Log out'),
+  );
 }
 
 /**
  * Below 1024 px the sidebar folds away behind the top bar's ☰ button (aria-expanded says which); it opens over the
- * page and closes on a choice, Escape or a click on the page beside it. Wider, it is always there and the button is hidden.
+ * page and closes on a choice, Escape or a click on the page beside it. Wider, it is always there and the button
+ * is hidden.
  */
 function buildNavToggle() {
   const btn = document.getElementById('nav-toggle');
@@ -47,7 +68,9 @@ function buildNavToggle() {
     setOpen(open);
     if (open) sidebar.querySelector('.nav-link.active, .nav-link')?.focus();
   });
-  sidebar.addEventListener('click', (event) => { if (event.target.closest('a')) setOpen(false); });
+  sidebar.addEventListener('click', (event) => {
+    if (event.target.closest('a')) setOpen(false);
+  });
   document.addEventListener('keydown', (event) => {
     if (event.key !== 'Escape' || !document.body.classList.contains('nav-open')) return;
     setOpen(false);
@@ -68,7 +91,11 @@ function logIn(message = null) {
 
 function setTheme(theme) {
   document.documentElement.dataset.theme = theme;
-  try { localStorage.setItem('svc-theme', theme); } catch { /* storage disabled: the choice lasts this page */ }
+  try {
+    localStorage.setItem('svc-theme', theme);
+  } catch {
+    /* storage disabled: the choice lasts this page */
+  }
   const btn = document.getElementById('theme-toggle');
   btn.textContent = theme === 'dark' ? '☀' : '☾';
   btn.setAttribute('aria-label', theme === 'dark' ? 'Switch to light theme' : 'Switch to dark theme');
@@ -91,7 +118,8 @@ async function drawClusterPill() {
   try {
     known = await clusters();
   } catch (err) {
-    if (err.status !== 401) replace(pill, h('span', { class: 'server-answer' }, `clusters unknown: ${err.detail || err.message}`));
+    if (err.status !== 401)
+      replace(pill, h('span', { class: 'server-answer' }, `clusters unknown: ${err.detail || err.message}`));
     return;
   }
   const chosen = tabCluster();
@@ -99,13 +127,21 @@ async function drawClusterPill() {
   const rank = (name) => (name === 'local' ? 0 : name === ALL_CLUSTERS ? 2 : 1);
   const names = known.transports.map((t) => t.name).sort((x, y) => rank(x) - rank(y) || x.localeCompare(y));
   if (chosen && !names.includes(chosen)) names.push(chosen);
-  const select = h('select', {
-    id: 'cluster-switch', class: 'cluster-select', 'aria-label': 'Cluster this tab shows',
-    title: 'The cluster this tab shows; other tabs keep theirs. The server default is set in Settings.',
-    onChange: () => { chooseCluster(select.value || null); renderCurrent(); },
-  },
-  h('option', { value: '' }, `${known.defaultName} · server default`),
-  names.map((name) => h('option', { value: name }, pillLabel(name))));
+  const select = h(
+    'select',
+    {
+      id: 'cluster-switch',
+      class: 'cluster-select',
+      'aria-label': 'Cluster this tab shows',
+      title: 'The cluster this tab shows; other tabs keep theirs. The server default is set in Settings.',
+      onChange: () => {
+        chooseCluster(select.value || null);
+        renderCurrent();
+      },
+    },
+    h('option', { value: '' }, `${known.defaultName} · server default`),
+    names.map((name) => h('option', { value: name }, pillLabel(name))),
+  );
   select.value = chosen || '';
   const tone = serverState.answers === null ? 'unknown' : serverState.answers ? 'ok' : 'bad';
   replace(pill, h('span', { class: ['dot', `dot-${tone}`], 'aria-hidden': 'true' }), select);
@@ -114,7 +150,10 @@ async function drawClusterPill() {
 
 function drawServerStatus() {
   const el = document.getElementById('server-status');
-  if (!serverState.cluster) { replace(el); return; }
+  if (!serverState.cluster) {
+    replace(el);
+    return;
+  }
   const text = serverState.answers === null ? 'checking…' : serverState.answers ? 'answers' : 'does not answer';
   el.title = serverState.detail || `Slurm on the cluster "${serverState.cluster}"`;
   replace(el, h('span', { class: 'sr-only' }, `${serverState.cluster} `), h('span', { class: 'server-answer' }, text));
@@ -137,7 +176,7 @@ async function checkServer() {
     await drawClusterPill();
     const query = { transport: shown };
     const recent = await api('/api/resources/history', { query: { ...query, hours: 0.1 } }).catch(() => null);
-    const sampled = recent && recent.series.some((s) => s.points.length);
+    const sampled = recent?.series.some((s) => s.points.length);
     if (!sampled) await api('/api/resources', { query });
     if (seq !== checkSeq) return;
     serverState.answers = true;
@@ -155,7 +194,11 @@ async function followServer() {
     const { subscribe } = await import('./events.js');
     subscribe(['resources.sampled'], (event) => {
       if (event.payload && event.payload.transport !== serverState.cluster) return;
-      if (serverState.answers !== true) { serverState.answers = true; serverState.detail = ''; drawServerStatus(); }
+      if (serverState.answers !== true) {
+        serverState.answers = true;
+        serverState.detail = '';
+        drawServerStatus();
+      }
     });
   } catch (err) {
     console.warn('live updates unavailable', err);
@@ -166,7 +209,11 @@ async function followServer() {
 function followNavigation() {
   onNavigate(() => {
     if (document.getElementById('cluster-switch')) drawClusterPill();
-    shownCluster().then((shown) => { if (shown !== serverState.cluster) checkServer(); }).catch(() => null);
+    shownCluster()
+      .then((shown) => {
+        if (shown !== serverState.cluster) checkServer();
+      })
+      .catch(() => null);
   });
 }
 
@@ -179,7 +226,11 @@ function followClusters() {
     shownBefore = shown;
     checkServer();
   });
-  shownCluster().then((name) => { shownBefore = name; }).catch(() => null);
+  shownCluster()
+    .then((name) => {
+      shownBefore = name;
+    })
+    .catch(() => null);
 }
 
 export function serverStatus() {
@@ -191,9 +242,13 @@ function keyboardShortcuts() {
   document.addEventListener('keydown', (event) => {
     if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
-    if (target.closest && target.closest('input, textarea, select, [contenteditable="true"]')) return;
+    if (target.closest?.('input, textarea, select, [contenteditable="true"]')) return;
     const search = document.querySelector('main input[type="search"]');
-    if (search) { event.preventDefault(); search.focus(); search.select(); }
+    if (search) {
+      event.preventDefault();
+      search.focus();
+      search.select();
+    }
   });
 }
 
@@ -220,14 +275,19 @@ async function start() {
     params.delete('login');
     const qs = params.toString();
     history.replaceState(null, '', location.pathname + (qs ? `?${qs}` : ''));
-    logIn('That login link was used already, has expired or is wrong: each link logs in one browser, within '
-      + `10 minutes. Run \`${loginLinkCommand()}\` for a new one, or paste the token below.`);
+    logIn(
+      'That login link was used already, has expired or is wrong: each link logs in one browser, within ' +
+        `10 minutes. Run \`${loginLinkCommand()}\` for a new one, or paste the token below.`,
+    );
     return;
   }
   // One quiet question first (always 200): a logged-out browser goes straight to the login view, with no 401 from
   // every request the page would make (each one an error in the browser's console).
   const session = await api('/api/auth/session').catch(() => ({ logged_in: true }));
-  if (!session.logged_in) { logIn(); return; }
+  if (!session.logged_in) {
+    logIn();
+    return;
+  }
   followAll();
   renderCurrent();
   checkServer().then(followServer);

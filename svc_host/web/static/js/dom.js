@@ -60,8 +60,14 @@ export function toDate(value) {
 }
 
 const dateTimeFmt = new Intl.DateTimeFormat('en-CA', {
-  year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  hourCycle: 'h23', timeZoneName: 'short',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+  timeZoneName: 'short',
 });
 const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit' });
@@ -100,9 +106,12 @@ export function fmtAgo(value, now = Date.now()) {
 export function fmtDuration(seconds, { coarse = false } = {}) {
   if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return '—';
   let s = Math.max(0, Math.round(seconds));
-  const d = Math.floor(s / 86400); s -= d * 86400;
-  const hr = Math.floor(s / 3600); s -= hr * 3600;
-  const m = Math.floor(s / 60); s -= m * 60;
+  const d = Math.floor(s / 86400);
+  s -= d * 86400;
+  const hr = Math.floor(s / 3600);
+  s -= hr * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
   if (coarse) {
     if (d) return `${d} d`;
     if (hr) return `${hr} h`;
@@ -121,7 +130,11 @@ export function clockSeconds(text) {
   if (!text) return null;
   let days = 0;
   let rest = text;
-  if (rest.includes('-')) { const [d, r] = rest.split('-'); days = Number(d); rest = r; }
+  if (rest.includes('-')) {
+    const [d, r] = rest.split('-');
+    days = Number(d);
+    rest = r;
+  }
   const parts = rest.split(':').map(Number);
   if (parts.some(Number.isNaN)) return null;
   while (parts.length < 3) parts.unshift(0);
@@ -137,14 +150,20 @@ export function agoSpan(value, props = {}) {
 /** A duration of `seconds` as of now, counted on by the shell's ticker while `running` ("running for 12s"). */
 export function durationSpan(seconds, running, props = {}) {
   const ticking = running && seconds !== null && seconds !== undefined;
-  return h('span', { ...props, dataset: ticking ? { since: String(Date.now() - seconds * 1000) } : {} }, fmtDuration(seconds));
+  return h(
+    'span',
+    { ...props, dataset: ticking ? { since: String(Date.now() - seconds * 1000) } : {} },
+    fmtDuration(seconds),
+  );
 }
 
-/** Rewrite every `agoSpan` and running `durationSpan` under `root` for the time now (the shell calls it each second). */
+/** Rewrite every `agoSpan` and running `durationSpan` under `root` for the time now (the shell calls it each
+ * second). */
 export function tickTimes(root = document) {
   const now = Date.now();
   for (const el of root.querySelectorAll('[data-ago]')) el.textContent = fmtAgo(el.dataset.ago, now);
-  for (const el of root.querySelectorAll('[data-since]')) el.textContent = fmtDuration((now - Number(el.dataset.since)) / 1000);
+  for (const el of root.querySelectorAll('[data-since]'))
+    el.textContent = fmtDuration((now - Number(el.dataset.since)) / 1000);
 }
 
 /** Bytes as "1.5 MiB". */
@@ -153,7 +172,10 @@ export function fmtBytes(bytes) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = Number(bytes);
   let i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
   return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 

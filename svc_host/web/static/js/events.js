@@ -7,8 +7,14 @@
 // {type, payload, at, id}. A `resync` event (type 'resync', delivered to every subscriber) means events were
 // missed (the tab fell behind or reconnected too late): reload what the page shows from the REST API.
 
-const KNOWN_TYPES = ['job.status_changed', 'workflow_run.status_changed', 'sweep_run.status_changed', 'resources.sampled',
-  'session.status_changed', 'session.idle_warning'];
+const KNOWN_TYPES = [
+  'job.status_changed',
+  'workflow_run.status_changed',
+  'sweep_run.status_changed',
+  'resources.sampled',
+  'session.status_changed',
+  'session.idle_warning',
+];
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 30000;
 
@@ -119,7 +125,7 @@ function onChannel(message) {
 /** Join the browser's shared stream (or open one of this tab's own where tabs cannot coordinate). */
 function start() {
   if (role) return;
-  if (!channel || !(navigator.locks && navigator.locks.request)) {
+  if (!channel || !navigator.locks?.request) {
     role = 'solo';
     connect();
     return;

@@ -47,12 +47,22 @@ export function oneAtATime(load) {
   let running = null;
   let next = null;
   const start = () => {
-    running = Promise.resolve().then(load).finally(() => { running = null; });
+    running = Promise.resolve()
+      .then(load)
+      .finally(() => {
+        running = null;
+      });
     return running;
   };
   return () => {
     if (!running) return start();
-    if (!next) next = running.catch(() => null).then(() => { next = null; return start(); });
+    if (!next)
+      next = running
+        .catch(() => null)
+        .then(() => {
+          next = null;
+          return start();
+        });
     return next;
   };
 }
@@ -86,7 +96,18 @@ export function applyJobEvents(rows, events) {
       row.status = p.to;
       if (p.exit_code !== undefined && p.exit_code !== null) row.exit_code = p.exit_code;
     } else {
-      const added = { job_id: p.job_id, name: p.name || '', status: p.to, exit_code: p.exit_code ?? null, partition: '', gpus: 0, nodes: 1, elapsed_time: '', command: [], transport: p.transport };
+      const added = {
+        job_id: p.job_id,
+        name: p.name || '',
+        status: p.to,
+        exit_code: p.exit_code ?? null,
+        partition: '',
+        gpus: 0,
+        nodes: 1,
+        elapsed_time: '',
+        command: [],
+        transport: p.transport,
+      };
       rows.push(added);
       byKey.set(key, added);
     }

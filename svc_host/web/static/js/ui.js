@@ -4,24 +4,59 @@ import { errorText, fieldName } from './api.js';
 
 /** A titled panel; `actions` go to the right of the title. */
 export function card(title, body, { actions = null, cls = '' } = {}) {
-  return h('section', { class: ['card', cls] },
-    title || actions ? h('div', { class: 'card-head' }, title ? h('h2', null, title) : h('span'), actions ? h('div', { class: 'card-actions' }, actions) : null) : null,
-    h('div', { class: 'card-body' }, body));
+  return h(
+    'section',
+    { class: ['card', cls] },
+    title || actions
+      ? h(
+          'div',
+          { class: 'card-head' },
+          title ? h('h2', null, title) : h('span'),
+          actions ? h('div', { class: 'card-actions' }, actions) : null,
+        )
+      : null,
+    h('div', { class: 'card-body' }, body),
+  );
 }
 
 /** A stat tile: big number, label, optional hint line and tone (ok, warn, bad, info). */
 export function statCard(label, value, { hint = null, tone = '', href = null } = {}) {
-  const inner = [h('div', { class: 'stat-value' }, value), h('div', { class: 'stat-label' }, label), hint ? h('div', { class: 'stat-hint' }, hint) : null];
-  return href ? h('a', { class: ['stat', tone && `tone-${tone}`], href }, inner) : h('div', { class: ['stat', tone && `tone-${tone}`] }, inner);
+  const inner = [
+    h('div', { class: 'stat-value' }, value),
+    h('div', { class: 'stat-label' }, label),
+    hint ? h('div', { class: 'stat-hint' }, hint) : null,
+  ];
+  return href
+    ? h('a', { class: ['stat', tone && `tone-${tone}`], href }, inner)
+    : h('div', { class: ['stat', tone && `tone-${tone}`] }, inner);
 }
 
 /** A horizontal gauge: used of total with a label; colour follows how full it is. */
 export function gauge(used, total, { label = '', detail = '' } = {}) {
   const frac = total > 0 ? Math.min(1, used / total) : 0;
   const tone = frac >= 0.9 ? 'bad' : frac >= 0.6 ? 'warn' : 'ok';
-  return h('div', { class: 'gauge', role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': String(total), 'aria-valuenow': String(used), 'aria-label': label },
-    h('div', { class: 'gauge-head' }, h('span', { class: 'gauge-label' }, label), h('span', { class: 'gauge-detail' }, detail)),
-    h('div', { class: 'gauge-track' }, h('div', { class: ['gauge-fill', `tone-${tone}`], style: { width: `${(frac * 100).toFixed(1)}%` } })));
+  return h(
+    'div',
+    {
+      class: 'gauge',
+      role: 'meter',
+      'aria-valuemin': '0',
+      'aria-valuemax': String(total),
+      'aria-valuenow': String(used),
+      'aria-label': label,
+    },
+    h(
+      'div',
+      { class: 'gauge-head' },
+      h('span', { class: 'gauge-label' }, label),
+      h('span', { class: 'gauge-detail' }, detail),
+    ),
+    h(
+      'div',
+      { class: 'gauge-track' },
+      h('div', { class: ['gauge-fill', `tone-${tone}`], style: { width: `${(frac * 100).toFixed(1)}%` } }),
+    ),
+  );
 }
 
 /** A short-lived message in the corner. */
@@ -52,12 +87,22 @@ export function showError(box, err) {
 export function confirmDialog({ title, body, confirmLabel = 'Confirm', danger = false }) {
   return new Promise((resolve) => {
     const cancel = h('button', { type: 'button', class: 'btn', onClick: () => close(false) }, 'Cancel');
-    const ok = h('button', { type: 'button', class: ['btn', danger ? 'btn-danger' : 'btn-primary'], onClick: () => close(true) }, confirmLabel);
-    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'dialog-title' },
+    const ok = h(
+      'button',
+      { type: 'button', class: ['btn', danger ? 'btn-danger' : 'btn-primary'], onClick: () => close(true) },
+      confirmLabel,
+    );
+    const dialog = h(
+      'dialog',
+      { class: 'dialog', 'aria-labelledby': 'dialog-title' },
       h('h2', { id: 'dialog-title' }, title),
       h('div', { class: 'dialog-body' }, body),
-      h('div', { class: 'dialog-actions' }, cancel, ok));
-    dialog.addEventListener('cancel', (e) => { e.preventDefault(); close(false); });
+      h('div', { class: 'dialog-actions' }, cancel, ok),
+    );
+    dialog.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      close(false);
+    });
     function close(value) {
       dialog.close();
       dialog.remove();
@@ -78,12 +123,15 @@ export function confirmDialog({ title, body, confirmLabel = 'Confirm', danger = 
  */
 export function showFormError(form, box, err, { focus = true } = {}) {
   for (const note of form.querySelectorAll('.field-error[data-from="api"]')) unmark(note);
-  const problems = (err && err.fields) || [];
+  const problems = err?.fields || [];
   const rest = [];
   let first = null;
   for (const problem of problems) {
     const control = problem.field ? controlFor(form, problem.field) : null;
-    if (!control) { rest.push(problem.field ? `${fieldName(problem.field)}: ${problem.message}` : problem.message); continue; }
+    if (!control) {
+      rest.push(problem.field ? `${fieldName(problem.field)}: ${problem.message}` : problem.message);
+      continue;
+    }
     markField(control, problem.message, 'api');
     first = first || control;
   }
@@ -94,7 +142,10 @@ export function showFormError(form, box, err, { focus = true } = {}) {
 }
 
 function controlFor(form, path) {
-  const last = path.split('.').filter((p) => !/^\d+$/.test(p)).pop();
+  const last = path
+    .split('.')
+    .filter((p) => !/^\d+$/.test(p))
+    .pop();
   const controls = [...form.querySelectorAll('input, select, textarea')].filter((c) => !c.closest('[hidden]'));
   const names = (c) => [c.name, ...(c.dataset.field || '').split(' ')].filter(Boolean);
   return controls.find((c) => names(c).includes(path)) || controls.find((c) => names(c).includes(last)) || null;
@@ -111,12 +162,21 @@ function markField(control, message, from) {
   holder.append(note);
   control.setAttribute('aria-invalid', 'true');
   control.setAttribute('aria-describedby', note.id);
-  control.addEventListener('input', () => { if (note.isConnected && note.dataset.from === 'api') unmark(note); }, { once: true });
+  control.addEventListener(
+    'input',
+    () => {
+      if (note.isConnected && note.dataset.from === 'api') unmark(note);
+    },
+    { once: true },
+  );
 }
 
 function unmark(note) {
   const control = document.getElementById(note.dataset.for);
-  if (control) { control.removeAttribute('aria-invalid'); control.removeAttribute('aria-describedby'); }
+  if (control) {
+    control.removeAttribute('aria-invalid');
+    control.removeAttribute('aria-describedby');
+  }
   note.remove();
 }
 
@@ -131,7 +191,7 @@ export function patternRule(control, pattern, words) {
   control.title = words;
   const check = () => {
     const holder = control.closest('.field') || control.parentElement;
-    const note = holder && holder.querySelector(`.field-error[data-for="${control.id}"][data-from="typing"]`);
+    const note = holder?.querySelector(`.field-error[data-for="${control.id}"][data-from="typing"]`);
     if (control.value && control.validity.patternMismatch) {
       if (!note) markField(control, words, 'typing');
     } else if (note) unmark(note);
@@ -145,10 +205,13 @@ export function patternRule(control, pattern, words) {
 export function field(label, input, { hint = null, id = null } = {}) {
   const inputId = id || input.id || `f-${Math.random().toString(36).slice(2, 9)}`;
   input.id = inputId;
-  return h('div', { class: 'field' },
+  return h(
+    'div',
+    { class: 'field' },
     h('label', { htmlFor: inputId }, label),
     input,
-    hint ? h('div', { class: 'hint' }, hint) : null);
+    hint ? h('div', { class: 'hint' }, hint) : null,
+  );
 }
 
 /** A button that shows a busy state while its async action runs and reports errors into `errorBox`. */
@@ -183,10 +246,19 @@ export function loading(container, text = 'Loading…') {
 export function tabs(items, active, onChange) {
   const bar = h('div', { class: 'tabs', role: 'tablist' });
   const panel = h('div', { class: 'tab-panel', role: 'tabpanel' });
-  const buttons = items.map((item) => h('button', {
-    type: 'button', role: 'tab', class: 'tab', id: `tab-${item.id}`,
-    onClick: () => select(item.id),
-  }, item.label));
+  const buttons = items.map((item) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        class: 'tab',
+        id: `tab-${item.id}`,
+        onClick: () => select(item.id),
+      },
+      item.label,
+    ),
+  );
   bar.append(...buttons);
   function select(id) {
     items.forEach((item, i) => {
@@ -203,8 +275,16 @@ export function tabs(items, active, onChange) {
   bar.addEventListener('keydown', (e) => {
     const i = buttons.indexOf(document.activeElement);
     if (i < 0) return;
-    const next = e.key === 'ArrowRight' ? (i + 1) % buttons.length : e.key === 'ArrowLeft' ? (i - 1 + buttons.length) % buttons.length : -1;
-    if (next >= 0) { buttons[next].focus(); select(items[next].id); }
+    const next =
+      e.key === 'ArrowRight'
+        ? (i + 1) % buttons.length
+        : e.key === 'ArrowLeft'
+          ? (i - 1 + buttons.length) % buttons.length
+          : -1;
+    if (next >= 0) {
+      buttons[next].focus();
+      select(items[next].id);
+    }
   });
   select(active || items[0].id);
   return h('div', null, bar, panel);

@@ -44,8 +44,22 @@ export function niceTicks(min, max, count = 5, { integer = false } = {}) {
 const MINUTE = 60e3;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const TIME_STEPS = [MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 3 * HOUR,
-  6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY];
+const TIME_STEPS = [
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+  2 * DAY,
+  7 * DAY,
+];
 
 /** Tick times (epoch ms) on round local-time boundaries between t0 and t1, about `count` of them. */
 export function timeTicks(t0, t1, count = 6) {
@@ -53,7 +67,7 @@ export function timeTicks(t0, t1, count = 6) {
   const step = TIME_STEPS.find((st) => span / st <= count) || 14 * DAY;
   const midnight = new Date(t0);
   midnight.setHours(0, 0, 0, 0); // local midnight: ticks fall on round times of the browser's zone
-  const unit = step >= DAY ? DAY : step;
+  const unit = Math.min(step, DAY);
   const ticks = [];
   for (let t = midnight.getTime() + Math.ceil((t0 - midnight.getTime()) / unit) * unit; t <= t1; t += step) {
     ticks.push(t);
@@ -63,7 +77,12 @@ export function timeTicks(t0, t1, count = 6) {
 
 const clockFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-const fullFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+const fullFmt = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+});
 
 function tickLabel(t, step, spanMs) {
   const d = new Date(t);
@@ -78,13 +97,23 @@ function fmtValue(v) {
 
 /** A series' colour: its own `color` (any CSS colour, e.g. 'var(--bad)' for failures), else the palette's. */
 function colorOf(series, i) {
-  return series[i] && series[i].color ? series[i].color : colorVar(i);
+  return series[i]?.color ? series[i].color : colorVar(i);
 }
 
 function legend(series) {
-  return div('chart-legend', series.map((ser, i) => div('chart-legend-item',
-    Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorOf(series, i)}` }),
-    document.createTextNode(ser.name))));
+  return div(
+    'chart-legend',
+    series.map((ser, i) =>
+      div(
+        'chart-legend-item',
+        Object.assign(document.createElement('span'), {
+          className: 'chart-swatch',
+          style: `background:${colorOf(series, i)}`,
+        }),
+        document.createTextNode(ser.name),
+      ),
+    ),
+  );
 }
 
 /** Redraw `draw(width)` into `holder` whenever its width changes (charts stay crisp at any size). */
@@ -130,34 +159,89 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
     const hgt = height - MARGIN.top - MARGIN.bottom;
     const x = (t) => MARGIN.left + ((t - t0) / (t1 - t0)) * w;
     const y = (v) => MARGIN.top + hgt - (v / y1) * hgt;
-    const svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': yLabel || 'chart' });
+    const svg = s('svg', {
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: 'img',
+      'aria-label': yLabel || 'chart',
+    });
     const { ticks, step } = timeTicks(t0, t1, Math.max(2, Math.floor(w / 110)));
     for (const v of yTicks) {
       svg.append(s('line', { class: 'chart-grid', x1: MARGIN.left, x2: MARGIN.left + w, y1: y(v), y2: y(v) }));
-      svg.append(s('text', { class: 'chart-tick', x: MARGIN.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmtValue(v)));
+      svg.append(
+        s('text', { class: 'chart-tick', x: MARGIN.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmtValue(v)),
+      );
     }
     for (const t of ticks) {
-      svg.append(s('line', { class: 'chart-axis-tick', x1: x(t), x2: x(t), y1: MARGIN.top + hgt, y2: MARGIN.top + hgt + 4 }));
-      svg.append(s('text', { class: 'chart-tick', x: x(t), y: MARGIN.top + hgt + 18, 'text-anchor': 'middle' }, tickLabel(t, step, t1 - t0)));
+      svg.append(
+        s('line', { class: 'chart-axis-tick', x1: x(t), x2: x(t), y1: MARGIN.top + hgt, y2: MARGIN.top + hgt + 4 }),
+      );
+      svg.append(
+        s(
+          'text',
+          { class: 'chart-tick', x: x(t), y: MARGIN.top + hgt + 18, 'text-anchor': 'middle' },
+          tickLabel(t, step, t1 - t0),
+        ),
+      );
     }
-    svg.append(s('line', { class: 'chart-axis', x1: MARGIN.left, x2: MARGIN.left + w, y1: MARGIN.top + hgt, y2: MARGIN.top + hgt }));
+    svg.append(
+      s('line', {
+        class: 'chart-axis',
+        x1: MARGIN.left,
+        x2: MARGIN.left + w,
+        y1: MARGIN.top + hgt,
+        y2: MARGIN.top + hgt,
+      }),
+    );
     if (yLabel) {
-      svg.append(s('text', { class: 'chart-label', transform: `translate(12 ${MARGIN.top + hgt / 2}) rotate(-90)`, 'text-anchor': 'middle' }, yLabel));
+      svg.append(
+        s(
+          'text',
+          {
+            class: 'chart-label',
+            transform: `translate(12 ${MARGIN.top + hgt / 2}) rotate(-90)`,
+            'text-anchor': 'middle',
+          },
+          yLabel,
+        ),
+      );
     }
     series.forEach((ser, i) => {
       if (!ser.points.length) return;
       const d = ser.points.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join('');
-      svg.append(s('path', { class: 'chart-line-path', d, style: `stroke:${colorOf(series, i)}` }, s('title', {}, ser.name)));
+      svg.append(
+        s('path', { class: 'chart-line-path', d, style: `stroke:${colorOf(series, i)}` }, s('title', {}, ser.name)),
+      );
       if (ser.points.length <= 60) {
         for (const p of ser.points) {
-          svg.append(s('circle', { class: 'chart-dot', cx: x(p[0]), cy: y(p[1]), r: 2.5, style: `fill:${colorOf(series, i)}` },
-            s('title', {}, `${ser.name}: ${fmtValue(p[1])} at ${fullFmt.format(new Date(p[0]))}`)));
+          svg.append(
+            s(
+              'circle',
+              { class: 'chart-dot', cx: x(p[0]), cy: y(p[1]), r: 2.5, style: `fill:${colorOf(series, i)}` },
+              s('title', {}, `${ser.name}: ${fmtValue(p[1])} at ${fullFmt.format(new Date(p[0]))}`),
+            ),
+          );
         }
       }
     });
-    const cursor = s('line', { class: 'chart-cursor', x1: 0, x2: 0, y1: MARGIN.top, y2: MARGIN.top + hgt, visibility: 'hidden' });
+    const cursor = s('line', {
+      class: 'chart-cursor',
+      x1: 0,
+      x2: 0,
+      y1: MARGIN.top,
+      y2: MARGIN.top + hgt,
+      visibility: 'hidden',
+    });
     svg.append(cursor);
-    const hit = s('rect', { class: 'chart-hit', x: MARGIN.left, y: MARGIN.top, width: w, height: hgt, fill: 'transparent' });
+    const hit = s('rect', {
+      class: 'chart-hit',
+      x: MARGIN.left,
+      y: MARGIN.top,
+      width: w,
+      height: hgt,
+      fill: 'transparent',
+    });
     hit.addEventListener('mousemove', (ev) => {
       const box = svg.getBoundingClientRect();
       const t = t0 + ((ev.clientX - box.left - MARGIN.left) / w) * (t1 - t0);
@@ -167,8 +251,16 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
       cursor.setAttribute('visibility', 'visible');
       const rows = series.map((ser, i) => {
         const p = ser.points.reduce((a, b) => (Math.abs(b[0] - near) < Math.abs(a[0] - near) ? b : a), ser.points[0]);
-        return p ? div('chart-tip-row', Object.assign(document.createElement('span'), { className: 'chart-swatch', style: `background:${colorOf(series, i)}` }),
-          document.createTextNode(`${ser.name}: ${fmtValue(p[1])}`)) : null;
+        return p
+          ? div(
+              'chart-tip-row',
+              Object.assign(document.createElement('span'), {
+                className: 'chart-swatch',
+                style: `background:${colorOf(series, i)}`,
+              }),
+              document.createTextNode(`${ser.name}: ${fmtValue(p[1])}`),
+            )
+          : null;
       });
       tip.replaceChildren(div('chart-tip-time', fullFmt.format(new Date(near))), ...rows.filter(Boolean));
       tip.hidden = false;
@@ -191,8 +283,15 @@ export function lineChart({ series = [], yLabel = '', height = 220, yMax = null,
  * barChart({categories, series: [{name, values, color?}], stacked, yLabel, height, formatValue}) -> element.
  * Vertical bars per category, side by side or stacked, with a value axis, a legend and a title per bar.
  */
-export function barChart({ categories = [], series = [], stacked = false, yLabel = '', height = 220,
-  formatValue = fmtValue, empty = 'No data yet' } = {}) {
+export function barChart({
+  categories = [],
+  series = [],
+  stacked = false,
+  yLabel = '',
+  height = 220,
+  formatValue = fmtValue,
+  empty = 'No data yet',
+} = {}) {
   const root = div('chart chart-bar');
   if (!categories.length || !series.length) {
     root.append(div('chart-empty', empty));
@@ -200,9 +299,11 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
   }
   const plot = div('chart-plot');
   plot.style.height = `${height}px`;
-  const totals = categories.map((_, ci) => (stacked
-    ? series.reduce((sum, ser) => sum + (Number(ser.values[ci]) || 0), 0)
-    : Math.max(...series.map((ser) => Number(ser.values[ci]) || 0))));
+  const totals = categories.map((_, ci) =>
+    stacked
+      ? series.reduce((sum, ser) => sum + (Number(ser.values[ci]) || 0), 0)
+      : Math.max(...series.map((ser) => Number(ser.values[ci]) || 0)),
+  );
   const integer = series.every((ser) => ser.values.every((v) => Number.isInteger(Number(v) || 0)));
   const yTicks = niceTicks(0, Math.max(...totals, 1), 4, { integer });
   const y1 = yTicks[yTicks.length - 1];
@@ -212,10 +313,18 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
     const y = (v) => MARGIN.top + hgt - (v / y1) * hgt;
     const band = w / categories.length;
     const gap = Math.min(band * 0.2, 16);
-    const svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': yLabel || 'bar chart' });
+    const svg = s('svg', {
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: 'img',
+      'aria-label': yLabel || 'bar chart',
+    });
     for (const v of yTicks) {
       svg.append(s('line', { class: 'chart-grid', x1: MARGIN.left, x2: MARGIN.left + w, y1: y(v), y2: y(v) }));
-      svg.append(s('text', { class: 'chart-tick', x: MARGIN.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, formatValue(v)));
+      svg.append(
+        s('text', { class: 'chart-tick', x: MARGIN.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, formatValue(v)),
+      );
     }
     const labelEvery = Math.max(1, Math.ceil(categories.length / Math.max(1, Math.floor(w / 60))));
     categories.forEach((cat, ci) => {
@@ -226,20 +335,67 @@ export function barChart({ categories = [], series = [], stacked = false, yLabel
         const v = Number(ser.values[ci]) || 0;
         const title = s('title', {}, `${cat} · ${ser.name}: ${formatValue(v)}`);
         if (stacked) {
-          if (v > 0) svg.append(s('rect', { class: 'chart-bar-rect', x: x0, y: y(base + v), width: Math.max(1, bw), height: Math.max(0, y(base) - y(base + v)), style: `fill:${colorOf(series, si)}` }, title));
+          if (v > 0)
+            svg.append(
+              s(
+                'rect',
+                {
+                  class: 'chart-bar-rect',
+                  x: x0,
+                  y: y(base + v),
+                  width: Math.max(1, bw),
+                  height: Math.max(0, y(base) - y(base + v)),
+                  style: `fill:${colorOf(series, si)}`,
+                },
+                title,
+              ),
+            );
           base += v;
         } else {
           const sw = bw / series.length;
-          svg.append(s('rect', { class: 'chart-bar-rect', x: x0 + si * sw, y: y(v), width: Math.max(1, sw - 1), height: Math.max(0, y(0) - y(v)), style: `fill:${colorOf(series, si)}` }, title));
+          svg.append(
+            s(
+              'rect',
+              {
+                class: 'chart-bar-rect',
+                x: x0 + si * sw,
+                y: y(v),
+                width: Math.max(1, sw - 1),
+                height: Math.max(0, y(0) - y(v)),
+                style: `fill:${colorOf(series, si)}`,
+              },
+              title,
+            ),
+          );
         }
       });
       if (ci % labelEvery === 0) {
-        svg.append(s('text', { class: 'chart-tick', x: x0 + bw / 2, y: MARGIN.top + hgt + 18, 'text-anchor': 'middle' }, cat));
+        svg.append(
+          s('text', { class: 'chart-tick', x: x0 + bw / 2, y: MARGIN.top + hgt + 18, 'text-anchor': 'middle' }, cat),
+        );
       }
     });
-    svg.append(s('line', { class: 'chart-axis', x1: MARGIN.left, x2: MARGIN.left + w, y1: MARGIN.top + hgt, y2: MARGIN.top + hgt }));
+    svg.append(
+      s('line', {
+        class: 'chart-axis',
+        x1: MARGIN.left,
+        x2: MARGIN.left + w,
+        y1: MARGIN.top + hgt,
+        y2: MARGIN.top + hgt,
+      }),
+    );
     if (yLabel) {
-      svg.append(s('text', { class: 'chart-label', transform: `translate(12 ${MARGIN.top + hgt / 2}) rotate(-90)`, 'text-anchor': 'middle' }, yLabel));
+      svg.append(
+        s(
+          'text',
+          {
+            class: 'chart-label',
+            transform: `translate(12 ${MARGIN.top + hgt / 2}) rotate(-90)`,
+            'text-anchor': 'middle',
+          },
+          yLabel,
+        ),
+      );
     }
     return svg;
   });
@@ -278,10 +434,17 @@ export function stackedBar(parts = [], { showLegend = true, label = 'progress' }
       seg.dataset.value = String(p.value);
       seg.textContent = pct >= 8 ? String(p.value) : '';
     }
-    legendEl.replaceChildren(...next.map((p) => div('stacked-legend-item',
-      Object.assign(document.createElement('span'), { className: `stacked-swatch ${p.cls || ''}` }),
-      document.createTextNode(`${p.label} ${p.value}`))));
-    if (!total) bar.classList.add('is-empty'); else bar.classList.remove('is-empty');
+    legendEl.replaceChildren(
+      ...next.map((p) =>
+        div(
+          'stacked-legend-item',
+          Object.assign(document.createElement('span'), { className: `stacked-swatch ${p.cls || ''}` }),
+          document.createTextNode(`${p.label} ${p.value}`),
+        ),
+      ),
+    );
+    if (!total) bar.classList.add('is-empty');
+    else bar.classList.remove('is-empty');
   };
   root.update(parts);
   return root;

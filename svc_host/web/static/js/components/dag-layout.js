@@ -23,7 +23,12 @@ export function parseDependency(entry) {
 /** name -> the names it depends on (known jobs only, no self-loops). */
 function parentsOf(jobs) {
   const names = new Set(jobs.map((job) => job.name));
-  return new Map(jobs.map((job) => [job.name, (job.depends_on || []).map((d) => parseDependency(d).job).filter((p) => names.has(p) && p !== job.name)]));
+  return new Map(
+    jobs.map((job) => [
+      job.name,
+      (job.depends_on || []).map((d) => parseDependency(d).job).filter((p) => names.has(p) && p !== job.name),
+    ]),
+  );
 }
 
 /** Every job that waits for `name`, directly or through others (its descendants). */
@@ -66,20 +71,23 @@ export function cycleEdges(jobs) {
 export function layout(jobs) {
   const byName = new Map(jobs.map((job, i) => [job.name, { ...job, index: i }]));
   const cyclic = cycleEdges(jobs);
-  const parents = new Map([...parentsOf(jobs)].map(([name, ps]) => [name, ps.filter((p) => !cyclic.has(`${p}->${name}`))]));
+  const parents = new Map(
+    [...parentsOf(jobs)].map(([name, ps]) => [name, ps.filter((p) => !cyclic.has(`${p}->${name}`))]),
+  );
   const layer = new Map();
   const depth = (name) => {
     if (!layer.has(name)) layer.set(name, Math.max(-1, ...parents.get(name).map(depth)) + 1);
     return layer.get(name);
   };
-  jobs.forEach((job) => depth(job.name));
+  for (const job of jobs) depth(job.name);
   const columns = [];
   for (const job of jobs) {
     const d = layer.get(job.name);
-    (columns[d] ||= []).push(job.name);
+    if (!columns[d]) columns[d] = [];
+    columns[d].push(job.name);
   }
   const row = new Map();
-  columns.forEach((col, ci) => {
+  for (const [ci, col] of columns.entries()) {
     if (ci > 0) {
       const weight = (name) => {
         const ps = parents.get(name).filter((p) => row.has(p));
@@ -87,16 +95,18 @@ export function layout(jobs) {
       };
       col.sort((a, b) => weight(a) - weight(b) || byName.get(a).index - byName.get(b).index);
     }
-    col.forEach((name, ri) => row.set(name, ri));
-  });
+    for (const [ri, name] of col.entries()) row.set(name, ri);
+  }
   const tallest = Math.max(1, ...columns.map((c) => c.length));
   const height = PAD * 2 + tallest * NODE_H + (tallest - 1) * ROW_GAP;
   const positions = new Map();
-  columns.forEach((col, ci) => {
+  for (const [ci, col] of columns.entries()) {
     const colHeight = col.length * NODE_H + (col.length - 1) * ROW_GAP;
     const top = (height - colHeight) / 2;
-    col.forEach((name, ri) => positions.set(name, { x: PAD + ci * (NODE_W + COL_GAP), y: top + ri * (NODE_H + ROW_GAP) }));
-  });
+    for (const [ri, name] of col.entries()) {
+      positions.set(name, { x: PAD + ci * (NODE_W + COL_GAP), y: top + ri * (NODE_H + ROW_GAP) });
+    }
+  }
   const width = PAD * 2 + Math.max(1, columns.length) * NODE_W + Math.max(0, columns.length - 1) * COL_GAP;
   const edges = [];
   for (const job of jobs) {
@@ -112,7 +122,8 @@ export function layout(jobs) {
 }
 
 export function edgePath(a, b, bottom = null) {
-  if (bottom !== null) { // a cycle's closing edge: under the graph, from bottom to bottom
+  if (bottom !== null) {
+    // a cycle's closing edge: under the graph, from bottom to bottom
     const bx1 = a.x + NODE_W / 2;
     const bx2 = b.x + NODE_W / 2;
     return `M${bx1},${a.y + NODE_H} C${bx1},${bottom} ${bx2},${bottom} ${bx2},${b.y + NODE_H + 6}`;

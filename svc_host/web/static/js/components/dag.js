@@ -28,8 +28,16 @@ function s(tag, attrs = {}, ...children) {
  * −/+/Fit buttons and Ctrl+wheel zoom, a drag on the background pans. Pointer positions are mapped through the
  * SVG's screen transform, so a drop lands on the job under the pointer at any scale.
  */
-export function dagView({ jobs = [], states = {}, subtitles = {}, selected = null, onSelect = null, onConnect = null,
-  onEdgeClick = null, empty = 'No jobs yet' } = {}) {
+export function dagView({
+  jobs = [],
+  states = {},
+  subtitles = {},
+  selected = null,
+  onSelect = null,
+  onConnect = null,
+  onEdgeClick = null,
+  empty = 'No jobs yet',
+} = {}) {
   const root = document.createElement('div');
   root.className = 'dag';
   let current = { jobs, states: { ...states }, subtitles: { ...subtitles }, selected };
@@ -51,7 +59,11 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
   const tools = document.createElement('div');
   tools.className = 'dag-zoom';
   Object.assign(tools.style, { position: 'static', justifyContent: 'flex-end', padding: '6px 6px 0' });
-  tools.append(button('−', 'Zoom out', () => zoomBy(1 / 1.25)), button('+', 'Zoom in', () => zoomBy(1.25)), button('Fit', 'Fit the graph to the panel', () => fit()));
+  tools.append(
+    button('−', 'Zoom out', () => zoomBy(1 / 1.25)),
+    button('+', 'Zoom in', () => zoomBy(1.25)),
+    button('Fit', 'Fit the graph to the panel', () => fit()),
+  );
 
   /** The screen point of a pointer event in the graph's own coordinates. */
   function toGraph(ev) {
@@ -108,11 +120,15 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
       window.addEventListener('pointermove', move);
       window.addEventListener('pointerup', up);
     });
-    target.addEventListener('wheel', (e) => {
-      if (!e.ctrlKey && !e.metaKey) return; // a plain wheel scrolls the page
-      e.preventDefault();
-      zoomBy(e.deltaY < 0 ? 1.1 : 1 / 1.1, toGraph(e));
-    }, { passive: false });
+    target.addEventListener(
+      'wheel',
+      (e) => {
+        if (!e.ctrlKey && !e.metaKey) return; // a plain wheel scrolls the page
+        e.preventDefault();
+        zoomBy(e.deltaY < 0 ? 1.1 : 1 / 1.1, toGraph(e));
+      },
+      { passive: false },
+    );
   }
 
   function draw(swapped = false) {
@@ -128,16 +144,53 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     const { positions, edges, width, height } = layout(current.jobs);
     content = { width, height };
     svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'group', 'aria-label': 'workflow graph' });
-    svg.append(s('defs', {},
-      s('marker', { id: 'dag-arrow', viewBox: '0 0 10 10', refX: 4, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
-        s('path', { class: 'dag-arrow', d: 'M0,0 L10,5 L0,10 z' })),
-      s('marker', { id: 'dag-arrow-cycle', viewBox: '0 0 10 10', refX: 4, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
-        s('path', { class: 'dag-arrow is-cycle', d: 'M0,0 L10,5 L0,10 z' }))));
+    svg.append(
+      s(
+        'defs',
+        {},
+        s(
+          'marker',
+          {
+            id: 'dag-arrow',
+            viewBox: '0 0 10 10',
+            refX: 4,
+            refY: 5,
+            markerWidth: 7,
+            markerHeight: 7,
+            orient: 'auto-start-reverse',
+          },
+          s('path', { class: 'dag-arrow', d: 'M0,0 L10,5 L0,10 z' }),
+        ),
+        s(
+          'marker',
+          {
+            id: 'dag-arrow-cycle',
+            viewBox: '0 0 10 10',
+            refX: 4,
+            refY: 5,
+            markerWidth: 7,
+            markerHeight: 7,
+            orient: 'auto-start-reverse',
+          },
+          s('path', { class: 'dag-arrow is-cycle', d: 'M0,0 L10,5 L0,10 z' }),
+        ),
+      ),
+    );
     for (const edge of edges) {
-      const what = edge.cycle ? `${edge.to} runs ${edge.type} ${edge.from}: this closes a cycle` : `${edge.to} runs ${edge.type} ${edge.from}`;
-      const path = s('path', { class: `dag-edge is-${edge.type}${edge.cycle ? ' is-cycle' : ''}`, d: edgePath(positions.get(edge.from), positions.get(edge.to), edge.cycle ? height - 4 : null),
-        'marker-end': edge.cycle ? 'url(#dag-arrow-cycle)' : 'url(#dag-arrow)', 'data-from': edge.from, 'data-to': edge.to },
-        s('title', {}, `${what}${onEdgeClick ? ' (click to remove)' : ''}`));
+      const what = edge.cycle
+        ? `${edge.to} runs ${edge.type} ${edge.from}: this closes a cycle`
+        : `${edge.to} runs ${edge.type} ${edge.from}`;
+      const path = s(
+        'path',
+        {
+          class: `dag-edge is-${edge.type}${edge.cycle ? ' is-cycle' : ''}`,
+          d: edgePath(positions.get(edge.from), positions.get(edge.to), edge.cycle ? height - 4 : null),
+          'marker-end': edge.cycle ? 'url(#dag-arrow-cycle)' : 'url(#dag-arrow)',
+          'data-from': edge.from,
+          'data-to': edge.to,
+        },
+        s('title', {}, `${what}${onEdgeClick ? ' (click to remove)' : ''}`),
+      );
       if (onEdgeClick) {
         path.style.cursor = 'pointer';
         path.style.pointerEvents = 'stroke';
@@ -149,15 +202,34 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     for (const job of current.jobs) {
       const p = positions.get(job.name);
       const state = current.states[job.name] || '';
-      const g = s('g', { class: 'dag-node', transform: `translate(${p.x},${p.y})`, tabindex: 0, role: 'button', 'data-name': job.name, 'data-state': state, 'aria-label': `${job.name}${state ? `: ${state}` : ''}` });
+      const g = s('g', {
+        class: 'dag-node',
+        transform: `translate(${p.x},${p.y})`,
+        tabindex: 0,
+        role: 'button',
+        'data-name': job.name,
+        'data-state': state,
+        'aria-label': `${job.name}${state ? `: ${state}` : ''}`,
+      });
       const title = s('title', {}, `${job.name}${state ? ` — ${state}` : ''}`);
-      const stateText = s('text', { class: 'dag-node-state', x: 26, y: 35 }, current.subtitles[job.name] || state || ' ');
-      g.append(title, s('rect', { width: NODE_W, height: NODE_H, rx: 9 }),
+      const stateText = s(
+        'text',
+        { class: 'dag-node-state', x: 26, y: 35 },
+        current.subtitles[job.name] || state || ' ',
+      );
+      g.append(
+        title,
+        s('rect', { width: NODE_W, height: NODE_H, rx: 9 }),
         s('circle', { class: 'dag-node-dot', cx: 14, cy: 17, r: 4 }),
-        s('text', { x: 26, y: 21, 'font-weight': 600 }, clip(job.name)), stateText);
+        s('text', { x: 26, y: 21, 'font-weight': 600 }, clip(job.name)),
+        stateText,
+      );
       g.addEventListener('click', () => choose(job.name));
       g.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); choose(job.name); }
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          choose(job.name);
+        }
       });
       if (onConnect) g.append(handle(job.name, p, positions));
       svg.append(g);
@@ -171,7 +243,11 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
   }
 
   function handle(name, p, positions) {
-    const knob = s('circle', { class: 'dag-handle', cx: NODE_W, cy: NODE_H / 2, r: 6 }, s('title', {}, `Drag to the job that should run after ${name}`));
+    const knob = s(
+      'circle',
+      { class: 'dag-handle', cx: NODE_W, cy: NODE_H / 2, r: 6 },
+      s('title', {}, `Drag to the job that should run after ${name}`),
+    );
     knob.addEventListener('pointerdown', (e) => {
       e.preventDefault();
       e.stopPropagation();
@@ -217,7 +293,8 @@ export function dagView({ jobs = [], states = {}, subtitles = {}, selected = nul
     const w = panelWidth();
     if (!w || w === lastWidth) return;
     lastWidth = w;
-    if (view.fitted) fit(); else show(view);
+    if (view.fitted) fit();
+    else show(view);
   }).observe(root);
 
   /** Recolour in place (no relayout): `states` maps job name -> state; `subtitles` the line under the name. */

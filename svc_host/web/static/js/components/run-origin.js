@@ -6,8 +6,12 @@ import { icon } from '../icons.js';
 export function runOrigin(run) {
   if (run.sweep_id) return h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`);
   if (run.triggered_by === 'schedule') {
-    return h('a', { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' },
-      icon('schedules'), 'schedule');
+    return h(
+      'a',
+      { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' },
+      icon('schedules'),
+      'schedule',
+    );
   }
   return run.triggered_by;
 }

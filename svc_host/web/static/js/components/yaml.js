@@ -3,8 +3,18 @@
 // double-quoted with JSON escapes, which YAML's double-quoted style reads the same way.
 
 const TOP_ORDER = ['name', 'args', 'default_project', 'jobs'];
-const JOB_ORDER = ['name', 'command', 'script_path', 'depends_on', 'resources', 'environment', 'work_dir', 'log_dir',
-  'retry', 'retry_delay'];
+const JOB_ORDER = [
+  'name',
+  'command',
+  'script_path',
+  'depends_on',
+  'resources',
+  'environment',
+  'work_dir',
+  'log_dir',
+  'retry',
+  'retry_delay',
+];
 
 const PLAIN = /^[A-Za-z_./][A-Za-z0-9_ ./@%+=-]*$/;
 const RESERVED = /^(true|false|yes|no|on|off|null|y|n|~)$/i;
@@ -41,7 +51,8 @@ function emitMap(obj, indent, order = []) {
       lines.push(`${pad}${key(k)}: ${scalar(v)}`);
     } else if (Array.isArray(v)) {
       if (!v.length) lines.push(`${pad}${key(k)}: []`);
-      else if (v.every(isScalar) && v.map(scalar).join(', ').length < 80) lines.push(`${pad}${key(k)}: [${v.map(scalar).join(', ')}]`);
+      else if (v.every(isScalar) && v.map(scalar).join(', ').length < 80)
+        lines.push(`${pad}${key(k)}: [${v.map(scalar).join(', ')}]`);
       else lines.push(`${pad}${key(k)}:`, ...emitList(v, indent + 2, k === 'jobs' ? JOB_ORDER : []));
     } else if (!Object.keys(v).length) {
       lines.push(`${pad}${key(k)}: {}`);

@@ -18,7 +18,16 @@ import { jobForm } from '../workflow-editor/job-form.js';
 import { runPanel } from '../workflow-editor/run-form.js';
 import { sweepPanel } from '../workflow-editor/sweep-form.js';
 import {
-  BLANK, FILE_NAME, SAMPLE, addJob, commandSummary, connect, disconnect, errorLine, errorsByLine, jobsOf,
+  BLANK,
+  FILE_NAME,
+  SAMPLE,
+  addJob,
+  commandSummary,
+  connect,
+  disconnect,
+  errorLine,
+  errorsByLine,
+  jobsOf,
 } from '../workflow-editor/document.js';
 
 export async function render(root, params, query) {
@@ -35,30 +44,90 @@ async function renderList(root) {
   const listBox = h('div');
   const runsBox = h('div');
   const listError = alertBox(null);
-  replace(root,
+  replace(
+    root,
     card('Workflows', [listError, listBox], {
       cls: 'flush',
-      actions: [h('a', { class: 'btn btn-sm', href: '/workflows/new?blank=1' }, 'Blank workflow'),
-        h('a', { class: 'btn btn-sm btn-primary', href: '/workflows/new' }, 'New workflow')],
+      actions: [
+        h('a', { class: 'btn btn-sm', href: '/workflows/new?blank=1' }, 'Blank workflow'),
+        h('a', { class: 'btn btn-sm btn-primary', href: '/workflows/new' }, 'New workflow'),
+      ],
     }),
-    card('Recent runs', runsBox, { cls: 'flush', actions: [filterBox, liveIndicator()] }));
+    card('Recent runs', runsBox, { cls: 'flush', actions: [filterBox, liveIndicator()] }),
+  );
 
   try {
     const workflows = await api('/api/workflows');
     if (!workflows.length) {
-      replace(listBox, emptyState('No workflows yet',
-        'A workflow is a DAG of jobs in YAML. Start from the sample (four jobs in a diamond: one fans out to two, which join), edit it, and run it.',
-        h('a', { class: 'btn btn-primary', href: '/workflows/new' }, 'Start from the sample'),
-        h('a', { class: 'btn', href: '/workflows/new?blank=1' }, 'Start from a blank file')));
+      replace(
+        listBox,
+        emptyState(
+          'No workflows yet',
+          'A workflow is a DAG of jobs in YAML. Start from the sample (four jobs in a diamond: one fans out to two, ' +
+            'which join), edit it, and run it.',
+          h('a', { class: 'btn btn-primary', href: '/workflows/new' }, 'Start from the sample'),
+          h('a', { class: 'btn', href: '/workflows/new?blank=1' }, 'Start from a blank file'),
+        ),
+      );
     } else {
-      replace(listBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-        h('thead', null, h('tr', null, h('th', null, 'File'), h('th', null, 'Name'), h('th', null, 'Jobs'), h('th', null, 'Valid'))),
-        h('tbody', null, workflows.map((wf) => h('tr', null,
-          h('td', null, h('a', { href: `/workflows/${encodeURIComponent(wf.name)}` }, wf.name)),
-          h('td', null, wf.workflow_name || '—'),
-          h('td', { class: 'wrap' }, `${wf.job_count}`, wf.job_names.length ? h('span', { class: 'muted' }, ` · ${wf.job_names.slice(0, 6).join(', ')}${wf.job_names.length > 6 ? '…' : ''}`) : null),
-          h('td', { class: 'wrap' }, wf.valid ? h('span', { class: 'badge state-COMPLETED' }, 'valid')
-            : h('span', { class: 'badge state-FAILED', title: (wf.errors || []).join('\n') }, `${(wf.errors || []).length} problem${(wf.errors || []).length === 1 ? '' : 's'}`))))))));
+      replace(
+        listBox,
+        h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'data' },
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                h('th', null, 'File'),
+                h('th', null, 'Name'),
+                h('th', null, 'Jobs'),
+                h('th', null, 'Valid'),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              workflows.map((wf) =>
+                h(
+                  'tr',
+                  null,
+                  h('td', null, h('a', { href: `/workflows/${encodeURIComponent(wf.name)}` }, wf.name)),
+                  h('td', null, wf.workflow_name || '—'),
+                  h(
+                    'td',
+                    { class: 'wrap' },
+                    `${wf.job_count}`,
+                    wf.job_names.length
+                      ? h(
+                          'span',
+                          { class: 'muted' },
+                          ` · ${wf.job_names.slice(0, 6).join(', ')}${wf.job_names.length > 6 ? '…' : ''}`,
+                        )
+                      : null,
+                  ),
+                  h(
+                    'td',
+                    { class: 'wrap' },
+                    wf.valid
+                      ? h('span', { class: 'badge state-COMPLETED' }, 'valid')
+                      : h(
+                          'span',
+                          { class: 'badge state-FAILED', title: (wf.errors || []).join('\n') },
+                          `${(wf.errors || []).length} problem${(wf.errors || []).length === 1 ? '' : 's'}`,
+                        ),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ),
+      );
     }
   } catch (err) {
     showError(listError, err);
@@ -67,10 +136,25 @@ async function renderList(root) {
   async function drawRuns() {
     try {
       const all = await api('/api/workflows/runs', { query: { limit: 30 } });
-      replace(filterBox, clusterFilter(all.map((r) => r.transport), shownOn, (name) => { shownOn = name; chooseListed(name); drawRuns(); }));
+      replace(
+        filterBox,
+        clusterFilter(
+          all.map((r) => r.transport),
+          shownOn,
+          (name) => {
+            shownOn = name;
+            chooseListed(name);
+            drawRuns();
+          },
+        ),
+      );
       const runs = shownOn ? all.filter((r) => r.transport === shownOn) : all;
-      replace(runsBox, runs.length ? runsTable(runs)
-        : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'));
+      replace(
+        runsBox,
+        runs.length
+          ? runsTable(runs)
+          : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'),
+      );
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
@@ -97,9 +181,11 @@ async function renderEditor(root, fileName, query) {
 
   const state = { doc: null, valid: false, errors: [], order: null, selected: null, seq: 0 };
   const opened = text;
-  guardLeaving(() => (text !== (saved ?? opened)
-    ? `Your edits to ${fileName ? `${fileName}.yaml` : 'this new workflow'} are not saved; leaving drops them.`
-    : null));
+  guardLeaving(() =>
+    text !== (saved ?? opened)
+      ? `Your edits to ${fileName ? `${fileName}.yaml` : 'this new workflow'} are not saved; leaving drops them.`
+      : null,
+  );
   const dirtyBadge = h('span', { class: 'badge', hidden: true }, 'unsaved');
   const validity = h('span', { class: 'validity', role: 'status', 'aria-live': 'polite' });
   const errorList = h('ul', { class: 'error-list', 'aria-label': 'Problems' });
@@ -109,13 +195,18 @@ async function renderEditor(root, fileName, query) {
   const dag = dagView({
     jobs: [],
     empty: 'The graph appears when the YAML has jobs',
-    onSelect: (name) => { state.selected = name; drawJobForm(); },
+    onSelect: (name) => {
+      state.selected = name;
+      drawJobForm();
+    },
     onConnect: (parent, child) => {
       const done = connect(builderDoc(), parent, child);
       if (done === 'cycle') toast(`${parent} already waits for ${child}: that dependency would make a cycle`, 'error');
       if (done === 'added') writeBack();
     },
-    onEdgeClick: (edge) => { if (disconnect(builderDoc(), edge.from, edge.to)) writeBack(); },
+    onEdgeClick: (edge) => {
+      if (disconnect(builderDoc(), edge.from, edge.to)) writeBack();
+    },
   });
   const runBox = h('div');
   const sweepBox = h('div');
@@ -136,8 +227,10 @@ async function renderEditor(root, fileName, query) {
     box: runBox,
     cluster: await clusterField({ name: 'run-cluster', onChange: () => runs.draw() }),
     editor: page,
-    onDryRun: (chosen) => dag.update(Object.fromEntries(jobsOf(state.doc)
-      .map((j) => [j.name, chosen.has(j.name) ? 'WAITING' : 'SKIPPED']))),
+    onDryRun: (chosen) =>
+      dag.update(
+        Object.fromEntries(jobsOf(state.doc).map((j) => [j.name, chosen.has(j.name) ? 'WAITING' : 'SKIPPED'])),
+      ),
   });
   const sweeps = sweepPanel({
     box: sweepBox,
@@ -147,27 +240,63 @@ async function renderEditor(root, fileName, query) {
   });
 
   const saveBtn = actionButton('Save', save, { cls: 'btn btn-primary', errorBox: pageError, busyLabel: 'Saving…' });
-  const deleteBtn = fileName ? actionButton('Delete', remove, { cls: 'btn btn-ghost-danger', errorBox: pageError }) : null;
+  const deleteBtn = fileName
+    ? actionButton('Delete', remove, { cls: 'btn btn-ghost-danger', errorBox: pageError })
+    : null;
 
-  replace(root,
-    h('div', { class: 'flow-head' },
-      h('div', { class: 'flow-title' },
-        h('span', { class: 'flow-file' }, fileName ? `${fileName}.yaml` : 'New workflow'), dirtyBadge, validity),
-      h('div', { class: 'btn-group' }, deleteBtn, saveBtn)),
+  replace(
+    root,
+    h(
+      'div',
+      { class: 'flow-head' },
+      h(
+        'div',
+        { class: 'flow-title' },
+        h('span', { class: 'flow-file' }, fileName ? `${fileName}.yaml` : 'New workflow'),
+        dirtyBadge,
+        validity,
+      ),
+      h('div', { class: 'btn-group' }, deleteBtn, saveBtn),
+    ),
     pageError,
-    h('div', { class: 'flow-grid' },
+    h(
+      'div',
+      { class: 'flow-grid' },
       card('YAML', [editor.el, errorList], { cls: 'flow-editor-card' }),
-      card('Graph', [
-        h('div', { class: 'builder-bar' },
-          h('button', { type: 'button', class: 'btn btn-sm', onClick: () => { state.selected = addJob(builderDoc()); writeBack(); } },
-            '+ Add job'),
-          h('span', { class: 'hint' }, 'Drag from a job\'s right dot to another job to make it wait for it; '
-            + 'click an arrow to remove it. Builder changes rewrite the YAML (comments are not kept).')),
-        dag, jobFormBox], { cls: 'flow-graph-card' })),
-    h('div', { class: 'grid grid-2' },
-      card('Run', runBox),
-      card('Sweep', sweepBox)),
-    card('Runs of this workflow', runsBox, { cls: 'flush', actions: liveIndicator() }));
+      card(
+        'Graph',
+        [
+          h(
+            'div',
+            { class: 'builder-bar' },
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'btn btn-sm',
+                onClick: () => {
+                  state.selected = addJob(builderDoc());
+                  writeBack();
+                },
+              },
+              '+ Add job',
+            ),
+            h(
+              'span',
+              { class: 'hint' },
+              "Drag from a job's right dot to another job to make it wait for it; " +
+                'click an arrow to remove it. Builder changes rewrite the YAML (comments are not kept).',
+            ),
+          ),
+          dag,
+          jobFormBox,
+        ],
+        { cls: 'flow-graph-card' },
+      ),
+    ),
+    h('div', { class: 'grid grid-2' }, card('Run', runBox), card('Sweep', sweepBox)),
+    card('Runs of this workflow', runsBox, { cls: 'flush', actions: liveIndicator() }),
+  );
 
   // -- validation as you type --------------------------------------------------------------------------
   let timer = null;
@@ -216,11 +345,17 @@ async function renderEditor(root, fileName, query) {
     validity.className = `validity ${state.valid ? 'is-valid' : 'is-invalid'}`;
     const count = state.errors.length;
     validity.textContent = state.valid ? '✓ valid' : `${count} problem${count === 1 ? '' : 's'}`;
-    replace(errorList, state.errors.map((msg) => {
-      const line = errorLine(msg);
-      return h('li', null,
-        line ? h('button', { type: 'button', class: 'linklike', onClick: () => editor.goToLine(line) }, msg) : msg);
-    }));
+    replace(
+      errorList,
+      state.errors.map((msg) => {
+        const line = errorLine(msg);
+        return h(
+          'li',
+          null,
+          line ? h('button', { type: 'button', class: 'linklike', onClick: () => editor.goToLine(line) }, msg) : msg,
+        );
+      }),
+    );
   }
 
   function drawGraph() {
@@ -230,8 +365,8 @@ async function renderEditor(root, fileName, query) {
       dag.dataset.key = key;
       dag.setJobs(jobs);
     }
-    const raw = Array.isArray(state.doc && state.doc.jobs) ? state.doc.jobs : [];
-    dag.update({}, Object.fromEntries(raw.filter((j) => j && j.name).map((j) => [j.name, commandSummary(j)])));
+    const raw = Array.isArray(state.doc?.jobs) ? state.doc.jobs : [];
+    dag.update({}, Object.fromEntries(raw.filter((j) => j?.name).map((j) => [j.name, commandSummary(j)])));
     if (state.selected && !jobs.some((j) => j.name === state.selected)) state.selected = null;
     dag.select(state.selected);
     drawJobForm();
@@ -253,10 +388,13 @@ async function renderEditor(root, fileName, query) {
   }
 
   function drawJobForm() {
-    replace(jobFormBox, jobForm(state.doc, state.selected, (selected) => {
-      state.selected = selected;
-      writeBack();
-    }));
+    replace(
+      jobFormBox,
+      jobForm(state.doc, state.selected, (selected) => {
+        state.selected = selected;
+        writeBack();
+      }),
+    );
   }
 
   // -- save / delete ------------------------------------------------------------------------------------
@@ -265,8 +403,10 @@ async function renderEditor(root, fileName, query) {
     if (!target) {
       const wanted = state.doc && typeof state.doc.name === 'string' ? state.doc.name : '';
       if (!FILE_NAME.test(wanted)) {
-        throw new Error(`The file is named after the workflow's name; "${wanted}" cannot be a file name `
-          + '(letters, digits, - and _ only)');
+        throw new Error(
+          `The file is named after the workflow's name; "${wanted}" cannot be a file name ` +
+            '(letters, digits, - and _ only)',
+        );
       }
       const existing = await api('/api/workflows');
       if (existing.some((wf) => wf.name === wanted)) {
@@ -299,27 +439,39 @@ async function renderEditor(root, fileName, query) {
 
   // -- runs of this workflow ----------------------------------------------------------------------------
   async function drawRuns() {
-    const workflowName = state.doc && state.doc.name;
+    const workflowName = state.doc?.name;
     if (!fileName || !workflowName) {
       replace(runsBox, emptyState('Not run yet', 'Save the workflow and press Run; its runs are listed here.'));
       return;
     }
     try {
       const found = await api('/api/workflows/runs', { query: { workflow: workflowName, limit: 20 } });
-      replace(runsBox, found.length ? runsTable(found, { showWorkflow: false })
-        : emptyState('Not run yet', 'Press Run above; the run page shows every job turning state live.'));
+      replace(
+        runsBox,
+        found.length
+          ? runsTable(found, { showWorkflow: false })
+          : emptyState('Not run yet', 'Press Run above; the run page shows every job turning state live.'),
+      );
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
   }
 
-  const stop = live(['workflow_run.status_changed'], (events) => {
-    if (events.some((e) => e.type === 'resync' || (state.doc && e.payload.workflow_name === state.doc.name))) drawRuns();
-  }, { wait: 400 });
+  const stop = live(
+    ['workflow_run.status_changed'],
+    (events) => {
+      if (events.some((e) => e.type === 'resync' || (state.doc && e.payload.workflow_name === state.doc.name)))
+        drawRuns();
+    },
+    { wait: 400 },
+  );
   markDirty();
   await check();
   runs.draw();
   sweeps.draw();
   await drawRuns();
-  return () => { stop(); clearTimeout(timer); };
+  return () => {
+    stop();
+    clearTimeout(timer);
+  };
 }

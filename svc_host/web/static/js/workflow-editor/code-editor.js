@@ -6,7 +6,14 @@ import { h, replace } from '../dom.js';
 export function codeEditor(initial, onInput) {
   const gutter = h('div', { class: 'code-gutter', 'aria-hidden': 'true' });
   const marks = h('div', { class: 'code-marks', 'aria-hidden': 'true' });
-  const area = h('textarea', { class: 'code-input', spellcheck: 'false', wrap: 'off', 'aria-label': 'Workflow YAML', autocapitalize: 'off', autocomplete: 'off' });
+  const area = h('textarea', {
+    class: 'code-input',
+    spellcheck: 'false',
+    wrap: 'off',
+    'aria-label': 'Workflow YAML',
+    autocapitalize: 'off',
+    autocomplete: 'off',
+  });
   area.value = initial;
   const wrap = h('div', { class: 'code-editor' }, gutter, h('div', { class: 'code-area' }, marks, area));
   let errorLines = new Map();
@@ -18,15 +25,32 @@ export function codeEditor(initial, onInput) {
       rows.push(h('div', { class: msg ? 'has-error' : null, title: msg || null }, String(i)));
     }
     replace(gutter, rows);
-    replace(marks, [...errorLines.entries()].filter(([line]) => line <= count).map(([line, msg]) => h('div', { class: 'code-mark', style: { top: `${(line - 1) * 20 + 10}px` }, title: msg })));
+    replace(
+      marks,
+      [...errorLines.entries()]
+        .filter(([line]) => line <= count)
+        .map(([line, msg]) =>
+          h('div', { class: 'code-mark', style: { top: `${(line - 1) * 20 + 10}px` }, title: msg }),
+        ),
+    );
     gutter.scrollTop = area.scrollTop;
     marks.style.transform = `translateY(${-area.scrollTop}px)`;
   }
-  area.addEventListener('input', () => { drawGutter(); onInput(area.value); });
-  area.addEventListener('scroll', () => { gutter.scrollTop = area.scrollTop; marks.style.transform = `translateY(${-area.scrollTop}px)`; });
+  area.addEventListener('input', () => {
+    drawGutter();
+    onInput(area.value);
+  });
+  area.addEventListener('scroll', () => {
+    gutter.scrollTop = area.scrollTop;
+    marks.style.transform = `translateY(${-area.scrollTop}px)`;
+  });
   area.addEventListener('keydown', (e) => {
-    if (e.key === 'Tab' && !e.shiftKey && !e.ctrlKey && !e.altKey) { // two spaces; Escape then Tab leaves the editor
-      if (area.dataset.escaped === '1') { area.dataset.escaped = ''; return; }
+    if (e.key === 'Tab' && !e.shiftKey && !e.ctrlKey && !e.altKey) {
+      // two spaces; Escape then Tab leaves the editor
+      if (area.dataset.escaped === '1') {
+        area.dataset.escaped = '';
+        return;
+      }
       e.preventDefault();
       area.setRangeText('  ', area.selectionStart, area.selectionEnd, 'end');
       drawGutter();
@@ -39,9 +63,17 @@ export function codeEditor(initial, onInput) {
   return {
     el: wrap,
     area,
-    get value() { return area.value; },
-    set value(text) { area.value = text; drawGutter(); },
-    setErrors(lines) { errorLines = lines; drawGutter(); },
+    get value() {
+      return area.value;
+    },
+    set value(text) {
+      area.value = text;
+      drawGutter();
+    },
+    setErrors(lines) {
+      errorLines = lines;
+      drawGutter();
+    },
     goToLine(line) {
       const lines = area.value.split('\n');
       const start = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);

@@ -57,7 +57,9 @@ export function jobsOf(doc) {
 export function commandSummary(job, max = 22) {
   const command = job.script_path
     ? `script ${job.script_path}`
-    : Array.isArray(job.command) ? job.command.join(' ') : String(job.command ?? '');
+    : Array.isArray(job.command)
+      ? job.command.join(' ')
+      : String(job.command ?? '');
   return command.length > max ? `${command.slice(0, max - 1)}…` : command;
 }
 
@@ -89,7 +91,10 @@ export function matrixOf(axes) {
   const matrix = {};
   for (const axis of axes) {
     if (!axis.name.trim()) continue;
-    matrix[axis.name.trim()] = axis.values.split(',').filter((v) => v.trim()).map(typed);
+    matrix[axis.name.trim()] = axis.values
+      .split(',')
+      .filter((v) => v.trim())
+      .map(typed);
   }
   return matrix;
 }
