@@ -24,6 +24,8 @@ REASONS = {
     "AssocMaxJobsLimit": "association job limit",
 }
 """Slurm's pending reasons in a few words (any other reason is shown as Slurm writes it)."""
+NO_REASON = frozenset({"", "None"})
+"""What squeue writes for a pending job it has not judged yet (after a release): not a reason."""
 
 
 def queued_cells(session: Session, sweep_ids: Collection[int]) -> dict[int, int]:
@@ -36,11 +38,17 @@ def queued_cells(session: Session, sweep_ids: Collection[int]) -> dict[int, int]
 
 
 def queue_reason(queue: Sequence[JobStatus], array_job_id: str) -> str | None:
-    """Why the queue keeps the pending tasks of the array ``array_job_id``, in words (the most frequent reason)."""
+    """Why the queue keeps the pending tasks of the array ``array_job_id``, in words (the most frequent reason).
+
+    Right after ``scontrol release`` (a sweep resumed) Slurm writes the reason ``None`` until its scheduler looks
+    at the tasks again: that is no reason, so a task saying it counts for none (the next read names it)."""
     reasons = Counter(
         job.reason
         for job in queue
-        if job.state is JobState.PENDING and job.reason and job.job_id.startswith(f"{array_job_id}_")
+        if job.state is JobState.PENDING
+        and job.reason is not None
+        and job.reason not in NO_REASON
+        and job.job_id.startswith(f"{array_job_id}_")
     )
     if not reasons:
         return None

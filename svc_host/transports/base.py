@@ -28,6 +28,7 @@ from svc_host.domain.resources import NodeInfo, ResourceSnapshot
 from svc_host.errors import OutcomeUnknownError, TransportError
 from svc_host.slurm import answers, arrays, parse, tags
 from svc_host.slurm import argv as slurm_argv
+from svc_host.slurm.hold_answers import hold_failures
 from svc_host.slurm.resources import summarize, summarize_cluster
 from svc_host.slurm.usage import parse_sacct_usage
 from svc_host.transports.overrides import adapt_overrides
@@ -413,9 +414,20 @@ class SlurmTransport(Transport):
             await self.check(slurm_argv.scancel_argv(list(job_ids)))
 
     async def hold(self, job_ids: Sequence[str], *, release: bool = False) -> None:
-        # scontrol goes through every id, so one that just ended (an error) leaves the others held
-        if job_ids:
-            await self.check(slurm_argv.scontrol_hold_argv(list(job_ids), release=release), idempotent=False)
+        # scontrol goes through every id, so one that just ended (exit 1) leaves the others held: only a line that
+        # is neither "No error" nor "already finished" is a failure (hold_answers)
+        if not job_ids:
+            return
+        result = await self.run(slurm_argv.scontrol_hold_argv(list(job_ids), release=release), idempotent=False)
+        failures = hold_failures(result.stderr)
+        if result.exit_code != 0 and (failures or not result.stderr.strip()):
+            verb = "release" if release else "uhold"
+            raise TransportError(
+                f"scontrol {verb} failed on transport {self.name!r}: {'; '.join(failures) or 'no reason given'}",
+                argv=result.argv,
+                exit_code=result.exit_code,
+                stderr=result.stderr,
+            )
 
     async def read_log(self, path: str, *, offset: int = 0, limit: int = LOG_CHUNK_LIMIT) -> LogChunk:
         limit = max(1, min(limit, LOG_CHUNK_LIMIT))
