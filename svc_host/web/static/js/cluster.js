@@ -161,7 +161,7 @@ function follow() {
   if (following) return;
   following = true;
   import('./events.js').then(({ subscribe }) => subscribe(['server.default_changed'], (event) => {
-    const name = event.payload && event.payload.transport;
+    const name = event.payload?.transport;
     if (!name || !offered || offered.defaultName === name) return;
     offered = null; // a new default may come with a new profile: read the list again
     for (const listener of listeners) listener();

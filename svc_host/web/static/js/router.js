@@ -26,7 +26,7 @@ export const ROUTES = [
 const compiled = ROUTES.map((route) => ({
   ...route,
   regex: new RegExp(
-    '^' + route.path.replace(/\/:(\w+)/g, (_, name) => `/(?<${name}>[^/]+)`).replace(/\/$/, '') + '/?$',
+    `^${route.path.replace(/\/:(\w+)/g, (_, name) => `/(?<${name}>[^/]+)`).replace(/\/$/, '')}/?$`,
   ),
 }));
 
@@ -59,7 +59,7 @@ export function guardLeaving(check) {
 }
 
 async function mayLeave() {
-  const loss = leaveGuard && leaveGuard();
+  const loss = leaveGuard?.();
   if (!loss) return true;
   const { confirmDialog } = await import('./ui.js');
   return confirmDialog({ title: 'Leave without saving?', body: loss, confirmLabel: 'Leave', danger: true });
@@ -124,7 +124,7 @@ export async function renderCurrent() {
   const root = document.getElementById('main');
   const found = match(location.pathname);
   const query = Object.fromEntries(new URLSearchParams(location.search));
-  for (const listener of listeners) listener(found && found.route);
+  for (const listener of listeners) listener(found?.route);
   if (!found) {
     setTitle('Not found');
     replace(root, emptyState('No such page', `Nothing lives at ${location.pathname}.`, h('a', { class: 'btn', href: '/' }, 'Go to the overview')));
@@ -185,12 +185,12 @@ export function interceptLinks() {
     if (path !== location.pathname + location.search) mayLeave().then((ok) => { if (ok) navigate(path); });
   });
   window.addEventListener('popstate', async () => {
-    if (!leaveGuard || !leaveGuard()) { renderCurrent(); return; }
+    if (!leaveGuard?.()) { renderCurrent(); return; }
     const wanted = location.pathname + location.search;
     history.pushState(null, '', here); // the page stays on screen: so does its URL, until leaving is confirmed
     if (await mayLeave()) navigate(wanted);
   });
   window.addEventListener('beforeunload', (event) => {
-    if (leaveGuard && leaveGuard()) { event.preventDefault(); event.returnValue = ''; }
+    if (leaveGuard?.()) { event.preventDefault(); event.returnValue = ''; }
   });
 }

@@ -124,7 +124,7 @@ export async function render(root, _params, query) {
       replace(chartBox, charts.barChart({ categories: labels, series, stacked: true, yLabel: 'jobs', height: 240 }));
       replace(gpuBox, charts.barChart({ categories: labels, series: [{ name: 'GPU-hours', values: gpuHours.map((v) => Math.round(v * 100) / 100), color: 'var(--warn)' }], yLabel: 'GPU-hours', height: 240 }));
     } else {
-      replace(chartBox, h('table', { class: 'data' }, h('tbody', null, days.map((d, i) => h('tr', null, h('td', null, labels[i]), h('td', null, series.map((x) => `${x.name} ${x.values[i]}`).join(' · ')))))));
+      replace(chartBox, h('table', { class: 'data' }, h('tbody', null, days.map((_d, i) => h('tr', null, h('td', null, labels[i]), h('td', null, series.map((x) => `${x.name} ${x.values[i]}`).join(' · ')))))));
     }
     note.textContent = records.length >= HISTORY_LIMIT
       ? `The per-day charts use the newest ${HISTORY_LIMIT} jobs; the totals above count every job in the range.`

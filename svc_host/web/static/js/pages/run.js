@@ -26,7 +26,10 @@ function stderrHref(cluster, id) {
 /** A run's attempts by job name, oldest first. */
 function byJob(attempts) {
   const grouped = {};
-  for (const a of attempts) (grouped[a.job] ||= []).push(a);
+  for (const a of attempts) {
+    if (!grouped[a.job]) grouped[a.job] = [];
+    grouped[a.job].push(a);
+  }
   return grouped;
 }
 
