@@ -1,20 +1,10 @@
 // Charts drawn as SVG, no library: a time-series line chart, a category bar chart and a stacked bar.
 // Colours come from CSS variables (--chart-1 … --chart-8, --border, --muted in flow.css/app.css), so a theme
 // switch recolours them without a redraw. Times are shown in the browser's zone.
+import { svg as s } from '../svg.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const PALETTE = 8;
 const MARGIN = { top: 12, right: 16, bottom: 28, left: 48 };
-
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
 
 function div(cls, ...children) {
   const el = document.createElement('div');

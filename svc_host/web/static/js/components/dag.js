@@ -4,20 +4,8 @@
 // `onConnect` a drag from a node's right handle to another node draws a dependency (the visual builder).
 // An edge that closes a dependency cycle is drawn red (is-cycle) and left out of the layering. The geometry (layout,
 // edge paths, the pan/zoom view) is components/dag-layout.js; this module draws it and handles the pointer.
-
+import { svg as s } from '../svg.js';
 import { NODE_H, NODE_W, clip, edgePath, fittedView, isSwap, keptInPanel, layout, zoomedView } from './dag-layout.js';
-
-const SVG = 'http://www.w3.org/2000/svg';
-
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const child of children.flat()) {
-    if (child === null || child === undefined) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
 
 /**
  * dagView({jobs: [{name, depends_on}], states: {name: state}, subtitles: {name: text}, selected, onSelect,
