@@ -161,7 +161,7 @@ class Host:
         from svc_host.runtime.events import event_hub
 
         event_hub().publish(event)
-        self.plugins.emit(event)
+        self.plugins.emit(event, self)
 
     def config(self) -> SvcConfig:
         """The merged job defaults (system, user, project files; SVC_* variables unless ``read_env`` is off)."""

@@ -283,8 +283,9 @@ class PluginHooks:
                 self._hook_failed(plugin_name, "svc_health", f"returned {type(report).__name__}, expected HealthReport")
         return out
 
-    def emit(self, event: Event) -> None:
-        """Broadcast an event; a failing observer is logged and neither the others nor the caller notice."""
+    def emit(self, event: Event, host: PluginHost | None = None) -> None:
+        """Broadcast an event (with the ``host`` of the process that made it, for observers that declare it); a
+        failing observer is logged and neither the others nor the caller notice."""
         try:
             providers = self._call_plan("svc_event")
         except Exception:  # the broadcast must never raise into the monitor or the engine
@@ -292,7 +293,7 @@ class PluginHooks:
             return
         for plugin_name, others in providers:
             try:
-                self._pm.subset_hook_caller("svc_event", remove_plugins=others)(event=event)
+                self._pm.subset_hook_caller("svc_event", remove_plugins=others)(event=event, host=host)
             except Exception:
                 log.exception("plugin %s failed handling %s", plugin_name, event.name)
 

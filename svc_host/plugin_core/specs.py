@@ -162,11 +162,15 @@ def svc_mcp_tools() -> Sequence[ToolSpec]:
 
 
 @hookspec
-def svc_event(event: Event) -> None:
+def svc_event(event: Event, host: PluginHost | None) -> None:
     """Observe something that happened: ``job.status_changed``, ``workflow_run.status_changed``,
     ``sweep_run.status_changed``. Called synchronously on the event loop for every event, in the process
     that made the change (a server, or a CLI command driving its own run): enqueue, never do network I/O
     here. An exception is logged and never stops the other observers or the host. Return nothing.
+
+    ``host`` (1.2; declare it to receive it, as for every hook) is the ``PluginHost`` of that process, for its
+    paths and settings (``host.plugin_settings(...)``); ``None`` only for an event a test emits straight through
+    a plugin manager.
 
     Example::
 
