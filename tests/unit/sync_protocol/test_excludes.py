@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,6 +47,16 @@ def test_an_untrusted_project_file_adds_no_excludes_and_stops_nothing(tmp_path: 
     assert sync_excludes(mount) == [*DEFAULT_EXCLUDES, "data/"]
     (tmp_path / ".svc.json").write_text('{"exclude": "not a list"}')  # invalid but untrusted: ignored
     assert sync_excludes(mount) == [*DEFAULT_EXCLUDES, "data/"]
+
+
+def test_a_fifo_or_directory_under_the_project_files_name_stops_nothing(tmp_path: Path) -> None:
+    """Read without blocking (``read_config_bytes``): a FIFO would hang a plain read."""
+    os.mkfifo(tmp_path / ".svc.json")
+    mount = Mount(name="m", local=str(tmp_path), remote="proj")
+    assert sync_excludes(mount) == list(DEFAULT_EXCLUDES)
+    (tmp_path / ".svc.json").unlink()
+    (tmp_path / ".svc.json").mkdir()
+    assert sync_excludes(mount) == list(DEFAULT_EXCLUDES)
 
 
 TREE = [
