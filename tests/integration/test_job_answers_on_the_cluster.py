@@ -1,7 +1,8 @@
 """The reviewer's N10 on the real cluster: with ``sacct`` failing (as while slurmdbd is down), an id slurmctld does
-not hold (never given, or aged out past ``MinJobAge``) was answered with the first job of ``scontrol show job``'s
-whole listing, another job of the same user here: ``GET /api/jobs/{id}`` showed it, ``DELETE`` answered for it and
-MCP's ``get_job_logs`` read its stdout. Now every face answers "not found", or the job asked for.
+not hold (never given, or a real job aged out past ``MinJobAge``) was answered with the first job of ``scontrol
+show job``'s whole listing, another job of the same user here: ``GET /api/jobs/{id}`` showed it, ``DELETE``
+answered for it and MCP's ``get_job_logs`` read its stdout. Now every face answers "not found", or the job asked
+for.
 
 No shared daemon is stopped: the transport's profile puts a ``sacct`` that fails first on the cluster's ``PATH``
 (the way tests/integration/test_ssh_transport.py wraps ``sbatch``), over SSH, so the test runs on Slurm 22.05 and,
@@ -27,18 +28,22 @@ from svc_host.rendering.sbatch import render_sbatch
 from svc_host.slurm.argv import scontrol_show_job_argv
 from svc_host.slurm.parse import parse_scontrol_jobs
 from svc_host.testing.fake import transport_plugin
-from svc_host.testing.waiting import wait_for_state
+from svc_host.testing.waiting import eventually, wait_for_state
 from svc_plugin_ssh.transport import SSHTransport
 
 pytestmark = pytest.mark.cluster
 
 BROKEN = "nosacct"
 NEVER_GIVEN = "4000000000"
-"""Past Slurm's largest job id (``MaxJobId``, 67043328 at most): slurmctld never holds it, as an aged-out job."""
+"""Past Slurm's largest job id (``MaxJobId``, 67043328 at most): slurmctld never held it."""
 FAILING_SACCT = """#!/bin/sh
 echo "sacct: error: Problem talking to the database: Connection refused" >&2
 exit 1
 """
+ENDED_JOBS_ARGV = ("sacct", "-X", "-n", "-P", "--state=CD", "-S", "now-30days", "-E", "now", "-o", "JobID")
+"""This user's completed jobs of the last 30 days (with ``--state``, sacct's end defaults to the start: ``-E now``)."""
+PURGE_PASS = 120.0
+"""Seconds past ``MinJobAge`` by which slurmctld has dropped an ended job: it purges old jobs once a minute."""
 
 
 @pytest.fixture
@@ -88,7 +93,42 @@ async def two_jobs(healthy: SSHTransport) -> AsyncIterator[tuple[str, str]]:
         await healthy.run(["rm", "-rf", "--", job_dir])
 
 
+async def held_ids(transport: SSHTransport) -> set[str]:
+    return {job.job_id for job in parse_scontrol_jobs(await transport.check(scontrol_show_job_argv()))}
+
+
+@pytest.fixture
+async def aged_out(healthy: SSHTransport) -> AsyncIterator[str]:
+    """A real job of this user that ended and that slurmctld no longer holds (purged past ``MinJobAge``), as
+    accounting knows it while ``sacct`` works: the newest such job, or on a cluster too fresh to have one, a job
+    submitted now and waited for until slurmctld drops it (``MinJobAge`` plus its purge pass, about 6 minutes on
+    the dev clusters' 300 s)."""
+    ended = await healthy.check([*ENDED_JOBS_ARGV])
+    held = await held_ids(healthy)
+    candidates = [job_id for job_id in ended.split() if job_id.isdigit() and job_id not in held]
+    if candidates:
+        yield max(candidates, key=int)
+        return
+    config = await healthy.check(["scontrol", "show", "config"])
+    min_age = next(int(line.split("=")[1].split()[0]) for line in config.splitlines() if "MinJobAge" in line)
+    job_dir = f"svc-aged-{uuid.uuid4().hex[:8]}"
+    job_id = await healthy.submit(render_sbatch(JobDefinition(name="aged", command="true", log_dir=job_dir)))
+    try:
+        await wait_for_state(healthy, job_id, {JobState.COMPLETED})
+        await eventually(
+            lambda: held_ids(healthy),
+            until=lambda ids: job_id not in ids,
+            timeout=min_age + PURGE_PASS,
+            interval=5,
+            what=f"slurmctld dropping job {job_id} past MinJobAge={min_age}",
+        )
+        yield job_id
+    finally:
+        await healthy.run(["rm", "-rf", "--", job_dir])
+
+
 async def test_with_sacct_failing_the_job_routes_answer_the_job_asked_or_not_found(
+    aged_out: str,
     two_jobs: tuple[str, str],
     broken: SSHTransport,
     healthy: SSHTransport,
@@ -101,13 +141,17 @@ async def test_with_sacct_failing_the_job_routes_answer_the_job_asked_or_not_fou
     assert held in listing  # what the old describe picked from: other jobs, ours among them
     where = {"transport": BROKEN}
 
-    unknown = await svc_api_client.get(f"/api/jobs/{NEVER_GIVEN}", params=where)
-    assert unknown.status_code == 404, unknown.text
-    assert unknown.json() == {"detail": f"job {NEVER_GIVEN} not found on transport '{BROKEN}'"}
-    logs = await svc_api_client.get(f"/api/jobs/{NEVER_GIVEN}/logs", params=where)
-    assert logs.status_code == 404, logs.text
-    cancelled = await svc_api_client.delete(f"/api/jobs/{NEVER_GIVEN}", params=where)
-    assert cancelled.status_code == 404, cancelled.text
+    missing = (NEVER_GIVEN, aged_out)
+    assert aged_out not in listing
+    assert (await healthy.run(scontrol_show_job_argv(aged_out))).exit_code != 0  # slurmctld forgot it
+    for job_id in missing:
+        unknown = await svc_api_client.get(f"/api/jobs/{job_id}", params=where)
+        assert unknown.status_code == 404, unknown.text
+        assert unknown.json() == {"detail": f"job {job_id} not found on transport '{BROKEN}'"}
+        logs = await svc_api_client.get(f"/api/jobs/{job_id}/logs", params=where)
+        assert logs.status_code == 404, logs.text
+        cancelled = await svc_api_client.delete(f"/api/jobs/{job_id}", params=where)
+        assert cancelled.status_code == 404, cancelled.text
     assert (await healthy.statuses([held]))[held].state is JobState.PENDING  # nobody else's job was touched
 
     asked = await svc_api_client.get(f"/api/jobs/{ended}", params=where)
@@ -122,11 +166,12 @@ async def test_with_sacct_failing_the_job_routes_answer_the_job_asked_or_not_fou
 
     async with svc_mcp_client() as client:
         for tool in ("get_job_logs", "get_job_status", "cancel_job"):
-            result = await client.call_tool(tool, {"job_id": NEVER_GIVEN, "transport": BROKEN})
-            assert result.structured_content == {
-                "success": False,
-                "error": f"job {NEVER_GIVEN} not found on transport '{BROKEN}'",
-            }, tool
+            for job_id in missing:
+                result = await client.call_tool(tool, {"job_id": job_id, "transport": BROKEN})
+                assert result.structured_content == {
+                    "success": False,
+                    "error": f"job {job_id} not found on transport '{BROKEN}'",
+                }, (tool, job_id)
         result = await client.call_tool("get_job_logs", {"job_id": ended, "transport": BROKEN})
         assert result.structured_content is not None
         assert (result.structured_content["job_id"], result.structured_content["stdout"]) == (
