@@ -286,3 +286,42 @@ def test_a_failed_rows_log_button_is_in_view_in_the_jobs_table(
     assert right <= shown["x"] + shown["width"], f"the Log button ends at {right} px, past the table's {shown}"
     assert right <= width
     page.screenshot(path=str(SHOTS / f"jobs-failed-log-{width}.png"))
+
+
+@pytest.fixture
+def via_lab22(svc_server: Server, dev_env: dict[str, str]) -> Iterator[int]:
+    """A held job svc submitted through ``lab22``: an SSH profile to this machine's Slurm, which ``local`` reaches
+    too (one slurmctld, one numbering)."""
+    add_dev_profile(svc_server, dev_env, "lab22")
+    job_id = svc_server.api(
+        "POST",
+        "/api/jobs",
+        params={"transport": "lab22"},
+        json={"name": "two-names", "script_content": "#!/bin/bash\n#SBATCH --hold\n#SBATCH --time=5\nsleep 60\n"},
+    )["job_id"]
+    try:
+        yield job_id
+    finally:
+        svc_server.client.delete(f"/api/jobs/{job_id}", params={"transport": "lab22"})
+        svc_server.client.delete("/api/config/ssh/profiles/lab22")
+
+
+def test_a_job_seen_through_two_names_of_one_cluster_is_one_row(page: Page, svc_server: Server, via_lab22: int) -> None:
+    """B27: ``local`` and ``lab22`` are one Slurm cluster (GET /api/resources/cluster says so); with "All
+    clusters" the job svc submitted through lab22, which local's queue lists too, is one row naming both."""
+    from playwright.sync_api import expect
+
+    keys = {
+        name: svc_server.api("GET", "/api/resources/cluster", params={"transport": name})["key"]
+        for name in ("local", "lab22")
+    }
+    assert keys["local"] == keys["lab22"] is not None
+    squeue = subprocess.run(
+        ["squeue", "-h", "-j", str(via_lab22), "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert squeue == [str(via_lab22), "PENDING"]  # one job, in the one queue both names read
+    open_page(page, "/jobs?cluster=*")
+    rows = page.locator(f"#jobs-table tbody tr:has(td.num a[href^='/jobs/{via_lab22}?'])")
+    expect(rows).to_have_count(1)
+    expect(rows.locator(".job-clusters .cluster-chip")).to_have_text(["lab22", "local"])
+    expect(rows.locator("td.num a")).to_have_attribute("href", f"/jobs/{via_lab22}?cluster=lab22")

@@ -26,20 +26,45 @@ const COLUMNS = [
 ];
 
 /** One row per job (cluster and id): history rows (svc's own jobs, every cluster) with the live queue of
- * `cluster` laid over them. */
-export function mergeJobs(queue, historyRows, cluster) {
+ * `cluster` laid over them. Two names that reach one Slurm cluster (`sameCluster`: name -> that cluster's key, as
+ * GET /api/resources/cluster gives it; a name it lacks is a cluster of its own) share its job ids: their rows of one
+ * id are one job, which lists every name it was seen through (`names`, the row's own `transport` first). */
+export function mergeJobs(queue, historyRows, cluster, sameCluster = new Map()) {
+  const keyOf = (name, id) => jobKey(sameCluster.get(name) || `name:${name}`, id);
   const rows = new Map();
+  const seenAs = (row, name) => { if (!row.names.includes(name)) row.names.push(name); };
   for (const r of historyRows) {
-    rows.set(jobKey(r.transport, r.job_id), { ...r, elapsed: r.elapsed_seconds, inQueue: false });
+    const key = keyOf(r.transport, r.job_id);
+    if (rows.has(key)) seenAs(rows.get(key), r.transport);
+    else rows.set(key, { ...r, names: [r.transport], elapsed: r.elapsed_seconds, inQueue: false });
   }
   for (const q of queue) {
-    const key = jobKey(cluster, q.job_id);
+    const key = keyOf(cluster, q.job_id);
     const known = rows.get(key);
     const elapsed = clockSeconds(q.elapsed_time);
-    if (known) Object.assign(known, { status: q.status, partition: q.partition || known.partition, gpu_types: q.gpu_types, elapsed, inQueue: true });
-    else rows.set(key, { ...q, transport: cluster, elapsed, inQueue: true, source: null, submitted_at: null });
+    if (known) {
+      const partition = q.partition || known.partition;
+      Object.assign(known, { status: q.status, partition, gpu_types: q.gpu_types, elapsed, inQueue: true });
+      seenAs(known, cluster);
+    } else {
+      rows.set(key, { ...q, transport: cluster, names: [cluster], elapsed, inQueue: true, source: null, submitted_at: null });
+    }
   }
   return [...rows.values()];
+}
+
+/** Every name a row's job was seen through (a row a live event added has its own only). */
+const namesOf = (r) => r.names || [r.transport];
+
+const clusterKeys = new Map(); // name -> its Slurm cluster's key (null: it cannot tell), asked once per page load
+
+/** Which Slurm cluster each of `names` reaches (GET /api/resources/cluster, kept by the server for a day). */
+async function sameClusterOf(names) {
+  await Promise.all([...new Set(names)].filter((name) => name && !clusterKeys.has(name)).map(async (name) => {
+    const identity = await api('/api/resources/cluster', { query: { transport: name } }).catch(() => null);
+    clusterKeys.set(name, identity?.key || null);
+  }));
+  return new Map([...clusterKeys].filter(([, key]) => key));
 }
 
 export async function render(root, _params, query) {
@@ -97,7 +122,7 @@ export async function render(root, _params, query) {
   function visibleRows() {
     const needle = state.q.toLowerCase();
     const filtered = rows.filter((r) => {
-      if (!state.all && r.transport !== cluster) return false;
+      if (!state.all && !namesOf(r).includes(cluster)) return false;
       if (state.status === 'active' && !(r.status === 'RUNNING' || r.status === 'PENDING')) return false;
       if (state.status === 'FAILED' && !FAILED_STATES.has(r.status)) return false;
       if (!['all', 'active', 'FAILED'].includes(state.status) && r.status !== state.status) return false;
@@ -122,7 +147,8 @@ export async function render(root, _params, query) {
     return h('tr', { dataset: { jobId: String(r.job_id), cluster: r.transport || '' } },
       h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
       h('td', { class: 'job-name-cell', title: r.name || null }, r.name || h('span', { class: 'muted' }, '—')),
-      h('td', null, h('span', { class: 'cluster-chip' }, r.transport || '?')),
+      h('td', { class: 'job-clusters', title: namesOf(r).length > 1 ? 'One Slurm cluster, reached through each' : null },
+        namesOf(r).map((name) => h('span', { class: 'cluster-chip' }, name || '?'))),
       // a failed job's Log sits by its state, where the eye is, not in a last column a narrow window scrolls away
       h('td', { class: 'job-state-cell' }, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null,
         failed ? h('a', { class: 'btn btn-sm btn-ghost-danger job-log', href: jobHref(r.transport, r.job_id, { log: 'stderr' }), title: 'Its stderr' }, 'Log') : null),
@@ -193,9 +219,17 @@ export async function render(root, _params, query) {
     ]);
     performance.mark('svc-jobs-data');
     if (seq !== loads) return; // "Mine" or "Whole queue" was chosen meanwhile: the later answer draws
-    rows = mergeJobs(queue, historyRows, cluster);
+    const names = [cluster, ...historyRows.map((r) => r.transport)];
+    const known = new Set(clusterKeys.keys());
+    rows = mergeJobs(queue, historyRows, cluster, new Map([...clusterKeys].filter(([, key]) => key)));
     draw();
     performance.mark('svc-jobs-drawn');
+    if (names.every((name) => known.has(name))) return;
+    // a cluster met for the first time: which Slurm cluster it is, then one row per job of each
+    const sameCluster = await sameClusterOf(names);
+    if (seq !== loads) return;
+    rows = mergeJobs(queue, historyRows, cluster, sameCluster);
+    draw();
   }
   await load();
 
