@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from svc_host.plugin import SSHProfile
-from svc_host.testing.plugin import skip_or_fail
+from svc_host.testing import skip_or_fail
 
 DEVCLUSTER = Path(__file__).resolve().parents[3] / "scripts" / "devcluster"
 

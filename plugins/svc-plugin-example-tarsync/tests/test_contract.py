@@ -20,7 +20,7 @@ from svc_host.plugin import (
     ssh_exec_files,
     temporary_name,
 )
-from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+from svc_host.testing import SyncBackendContract, user_entries, write_tree
 
 from svc_example_tarsync.backend import TarSyncBackend
 
