@@ -18,7 +18,7 @@ SLURM24_TESTS = tests/contract/test_ssh_transport.py tests/integration/test_ssh_
 	tests/integration/test_ssh_pool.py tests/integration/test_efficiency.py tests/integration/test_pending_reasons.py \
 	tests/integration/test_cluster_identity.py tests/integration/test_dev_apps.py tests/integration/test_job_answers_on_the_cluster.py \
 	tests/integration/test_sweeps.py tests/integration/test_sweep_arrays.py tests/integration/test_hold_partly_ended_array.py \
-	tests/api/test_workflows_api.py \
+	tests/api/test_workflows_api.py tests/security/test_foreign_log_path.py \
 	tests/mcp/test_mcp_tools.py::test_ssh_transport_through_a_profile \
 	tests/cli/test_cli.py::test_submit_with_a_mount_runs_under_the_mounts_cluster_root tests/integration/test_sessions_end_to_end.py
 PYTEST24 = SVC_TEST_SLURM=24.11 $(PYTHON) -m pytest -n 4 --dist loadgroup -m "cluster and not outage and not local_slurm" \
@@ -60,6 +60,7 @@ browser:
 lint: install node_modules/.svc-npm-ci jstest
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
+	node_modules/.bin/biome ci --colors=off svc_host/web/static/js tests/js
 
 node_modules/.svc-npm-ci: package.json package-lock.json
 	npm ci --quiet --no-audit --no-fund

@@ -1,7 +1,8 @@
 """Issue 26, N16 on the real cluster: another user's job names the svc user's 0600 file as its log.
 
-svc reaches the dev cluster as ``svcdev`` over SSH. Root (this test, through this machine's own ``sbatch``) submits
-a held job whose ``--output`` is a 0600 file of svcdev's. svc used to read that file as svcdev and answer it as the
+svc reaches the dev cluster as ``svcdev`` over SSH. Root (this test, with the cluster's own ``sbatch``: this
+machine's for Slurm 22.05, the chroot's for lab24, so the 24.11 pass runs it too) submits a held job whose
+``--output`` is a 0600 file of svcdev's. svc used to read that file as svcdev and answer it as the
 job's stdout, on the dashboard's REST route and through MCP's ``get_job_logs``. svc now reads the logs of jobs it
 did not submit only from files the job's own user owns; svcdev's own jobs (submitted outside svc) still show theirs.
 """
@@ -12,6 +13,7 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,7 +27,7 @@ from svc_host.testing.fake import transport_plugin
 from svc_host.testing.waiting import wait_for_state
 from svc_plugin_ssh.transport import SSHTransport
 
-pytestmark = [pytest.mark.cluster, pytest.mark.local_slurm]
+pytestmark = pytest.mark.cluster
 
 SECRET = "svcdev-private-" + uuid.uuid4().hex
 
@@ -48,10 +50,18 @@ async def secret_file(svc_side: SSHTransport) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def foreign_job(secret_file: str) -> Iterator[str]:
+def as_root(dev_env: dict[str, str]) -> list[str]:
+    """The argv prefix that runs a Slurm command as root on the cluster's machine: none on this one, ``chroot``
+    into lab24's root (its munged and slurmctld answer there; this machine's 22.05 client cannot talk to 24.11)."""
+    root = Path(dev_env["SVC_DEV_ROOT"])
+    return [] if root == Path("/") else ["chroot", str(root)]
+
+
+@pytest.fixture
+def foreign_job(secret_file: str, as_root: list[str]) -> Iterator[str]:
     """root's held job whose stdout and stderr are svcdev's secret file (it never runs: nothing writes it)."""
     submitted = subprocess.run(
-        ["sbatch", "--parsable", "--hold", "--partition=debug", f"--output={secret_file}", "--wrap=true"],
+        [*as_root, "sbatch", "--parsable", "--hold", "--partition=debug", f"--output={secret_file}", "--wrap=true"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -59,7 +69,7 @@ def foreign_job(secret_file: str) -> Iterator[str]:
     )
     job_id = submitted.stdout.strip().split(";")[0]
     yield job_id
-    subprocess.run(["scancel", job_id], capture_output=True, timeout=60, check=False)
+    subprocess.run([*as_root, "scancel", job_id], capture_output=True, timeout=60, check=False)
 
 
 async def test_another_users_job_cannot_read_the_svc_users_file(
