@@ -9,7 +9,7 @@ profile ``proj22`` the default, with a mount ``code`` whose local directory is i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +64,7 @@ def test_the_profile_form_says_a_bad_port_under_its_field(page: Page, svc_server
 
 
 def test_a_projects_configuration_is_saved_read_again_and_judged_like_the_api(
-    page: Page, svc_server: Server, project: Path
+    page: Page, svc_server: Server, project: Path, screenshot: Callable[[Page, str], None]
 ) -> None:
     from playwright.sync_api import expect
 
@@ -93,6 +93,7 @@ def test_a_projects_configuration_is_saved_read_again_and_judged_like_the_api(
     form.locator("[name='resources.nodes']").fill("0")  # bad values: said under their fields, nothing written
     form.get_by_role("button", name="Save project").click()
     expect(error_under(form, "resources.nodes")).to_have_text("Must be at least 1")
+    screenshot(page, "settings-project")
     form.locator("[name='resources.nodes']").fill("")
     form.locator("textarea[name=exclude]").fill(f"data/\n{LONG}")
     form.get_by_role("button", name="Save project").click()
@@ -108,9 +109,10 @@ def test_a_mounts_excludes_are_edited_and_a_bad_one_said_under_the_field(
 
     open_page(page, "/settings?tab=profiles")
     cell = page.locator("[data-profile=proj22] tr[data-mount=code] .mount-excludes")
+    editor = page.locator("[data-profile=proj22] tr[data-exclude-of=code]")  # a row of its own below the mount's
     cell.get_by_role("button", name="Edit the excludes of code").click()
-    cell.locator("textarea[name=exclude]").fill("build/\n*.tmp")
-    cell.get_by_role("button", name="Save excludes").click()
+    editor.locator("textarea[name=exclude]").fill("build/\n*.tmp")
+    editor.get_by_role("button", name="Save excludes").click()
     expect(cell.locator("code")).to_have_text("build/ *.tmp")
     assert profile_of(svc_server)["mounts"][0]["exclude"] == ["build/", "*.tmp"]
 
@@ -118,7 +120,7 @@ def test_a_mounts_excludes_are_edited_and_a_bad_one_said_under_the_field(
     page.wait_for_selector(".page[data-ready=true]")
     expect(cell.locator("code")).to_have_text("build/ *.tmp")
     cell.get_by_role("button", name="Edit the excludes of code").click()
-    cell.locator("textarea[name=exclude]").fill(f"build/\n{LONG}")
-    cell.get_by_role("button", name="Save excludes").click()
-    expect(error_under(cell, "exclude")).to_contain_text("is longer than 1024 characters")
+    editor.locator("textarea[name=exclude]").fill(f"build/\n{LONG}")
+    editor.get_by_role("button", name="Save excludes").click()
+    expect(error_under(editor, "exclude")).to_contain_text("is longer than 1024 characters")
     assert profile_of(svc_server)["mounts"][0]["exclude"] == ["build/", "*.tmp"]

@@ -235,13 +235,13 @@ async function profilesTab(panel, startNew) {
     }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError });
     const mounts = p.mounts.length
       ? h('table', { class: 'data compact' }, h('thead', null, h('tr', null, h('th', null, 'Mount'), h('th', null, 'Local'), h('th', null, 'Cluster'), h('th', null, 'Excludes'), h('th', null, ''))),
-        h('tbody', null, p.mounts.map((m) => h('tr', { dataset: { mount: m.name } }, h('td', null, h('strong', null, m.name)), h('td', null, h('code', null, m.local)), h('td', null, h('code', null, m.remote)),
+        h('tbody', null, p.mounts.map((m) => [h('tr', { dataset: { mount: m.name } }, h('td', null, h('strong', null, m.name)), h('td', null, h('code', null, m.local)), h('td', null, h('code', null, m.remote)),
           excludesCell(name, m),
           h('td', null, actionButton('Remove', async () => {
             if (!await confirmDialog({ title: `Remove mount "${m.name}"?`, body: 'Only the mount goes; no file is deleted, here or on the cluster.', confirmLabel: 'Remove mount', danger: true })) return;
             await api(`/api/config/ssh/profiles/${encodeURIComponent(name)}/mounts/${encodeURIComponent(m.name)}`, { method: 'DELETE' });
             await load();
-          }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError }))))))
+          }, { cls: 'btn btn-sm btn-ghost-danger', errorBox: cardError }))), m.editRow])))
       : h('p', { class: 'muted small' }, 'No mounts: add one to browse and sync a project folder.');
     return h('div', { class: ['profile', current && 'current'], dataset: { profile: name } },
       h('div', { class: 'profile-head' },
@@ -257,12 +257,19 @@ async function profilesTab(panel, startNew) {
       mounts, mountBox));
   }
 
-  /** A mount's exclude patterns, and an editor of them (the API judges them; a bad one is said under the field). */
+  /** A mount's exclude patterns, and an editor of them in a row of its own below the mount's (`m.editRow`, set
+   * here): the API judges them, and a bad one is said under the field. */
   function excludesCell(profileName, m) {
     const cell = h('td', { class: 'wrap mount-excludes' });
-    const show = () => replace(cell,
-      m.exclude.length ? h('code', null, m.exclude.join(' ')) : h('span', { class: 'muted' }, 'none'), ' ',
-      h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Edit the excludes of ${m.name}`, onClick: edit }, 'Edit'));
+    const editCell = h('td', { colspan: '5' });
+    m.editRow = h('tr', { class: 'exclude-edit-row', dataset: { excludeOf: m.name }, hidden: true }, editCell);
+    const show = () => {
+      m.editRow.hidden = true;
+      replace(editCell);
+      replace(cell,
+        m.exclude.length ? h('code', null, m.exclude.join(' ')) : h('span', { class: 'muted' }, 'none'), ' ',
+        h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Edit the excludes of ${m.name}`, onClick: edit }, 'Edit'));
+    };
     function edit() {
       const error = alertBox(null);
       const patterns = excludeField(m.exclude);
@@ -283,7 +290,8 @@ async function profilesTab(panel, startNew) {
       }, patterns.element, error, h('div', { class: 'form-actions' },
         h('button', { type: 'submit', class: 'btn btn-sm btn-primary' }, 'Save excludes'),
         h('button', { type: 'button', class: 'btn btn-sm', onClick: show }, 'Cancel')));
-      replace(cell, form);
+      replace(editCell, form);
+      m.editRow.hidden = false;
       form.querySelector('textarea').focus();
     }
     show();
