@@ -9,7 +9,7 @@ import {
   fmtPercent,
   fmtTime,
   toDate,
-} from '../../svc_host/web/static/js/dom.js';
+} from '../../svc_host/web/static/js/format.js';
 
 test('durations read as hours, minutes and seconds; coarse ones as one unit', () => {
   assert.equal(fmtDuration(0), '0s');
