@@ -326,12 +326,24 @@ def test_jupyterlab_with_one_gpu_from_the_page_runs_a_cell(
             "time_limit": "5:00",
         },
     )
+    # and one whose program is not on the node (a first JupyterLab without its Venv): the row says what to give
+    missing = svc_server.api(
+        "POST",
+        "/api/sessions",
+        json={"kind": "command", "fields": {"command": "no-such-app --port $SVC_SESSION_PORT"}, "time_limit": "5:00"},
+    )
     row = run_a_cell_in_jupyterlab(page, svc_server, "lab22", "22.05")
     ended = session_row(page, failing["job_id"])
     expect(ended).to_have_attribute("data-state", "ended", timeout=READY_WAIT)
     expect(ended.locator(".end-reason")).to_have_text("the app exited")
     ended.locator(".end-detail summary").click()
     expect(ended.locator(".end-detail pre")).to_contain_text("no such file: checkpoints/model-final.pt")
+    expect(ended.locator(".end-hint")).to_have_count(0)  # it ran, and said why it stopped
+    not_found = session_row(page, missing["job_id"])
+    expect(not_found).to_have_attribute("data-state", "ended", timeout=READY_WAIT)
+    expect(not_found.locator(".end-hint")).to_have_text(
+        "its program was not found on the node: give the environment that has it (Venv), or check the command"
+    )
 
     expect(row.locator("button:text-is('Open')")).to_be_visible()
     page.evaluate("window.scrollTo(0, 0)")
