@@ -117,7 +117,8 @@ class SessionProxy:
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": to_browser(response.headers)}
         )
-        if await _until_gone(self._relay_body(upstream, send), receive):
+        whole = await self._relay_arrived(upstream, send)
+        if whole or (whole is None and await _until_gone(self._relay_body(upstream, send), receive)):
             self._give_back(upstream)
         else:
             upstream.close()
@@ -179,6 +180,29 @@ class SessionProxy:
             if not message.get("more_body", False):
                 await upstream.send(h11.EndOfMessage())
                 return
+
+    async def _relay_arrived(self, upstream: Upstream, send: Send) -> bool | None:
+        """Hand the browser the part of the body that already arrived with the head, in one message; ``True`` when
+        that was all of it (a small answer, or one without a body: no task is started, nothing is waited for),
+        ``None`` when more is to come (``_relay_body`` then goes on), ``False`` when the app broke off."""
+        chunks: list[bytes] = []
+        while True:
+            try:
+                event = upstream.h11.next_event()
+            except h11.ProtocolError as exc:
+                log.warning("session app %s: response cut short: %s", self.target.endpoint or "?", exc)
+                return False
+            if isinstance(event, h11.Data):
+                chunks.append(bytes(event.data))
+                continue
+            ended = isinstance(event, h11.EndOfMessage)
+            if event is h11.NEED_DATA or ended:
+                break
+            return False  # the connection closed in the middle of the answer
+        if chunks or ended:
+            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": not ended})
+            self.on_traffic()
+        return True if ended else None
 
     async def _relay_body(self, upstream: Upstream, send: Send) -> bool:
         """Hand the response body to the browser as it arrives; False when the app broke off in the middle (the
