@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 HELD = "#!/bin/bash\n#SBATCH --hold\n#SBATCH --time=5\nsleep 60\n"
+FLOW = "name: tab-flow\njobs:\n  - name: hello\n    command: echo hello\n"
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,12 @@ def test_all_clusters_is_a_choice_of_every_list(page: Page, svc_server: Server, 
         expect(page.locator("select.cluster-filter")).to_have_value("")
         open_page(page, f"{path}?cluster=lab24")
         expect(page.locator("select.cluster-filter")).to_have_value("lab24")
+    svc_server.api("POST", "/api/workflows/upload", json={"yaml": FLOW, "filename": "tab-flow.yaml"})
+    run = svc_server.api("POST", "/api/workflows/tab-flow/run", json={"transport": "local"})
+    open_page(page, "/workflows?cluster=lab24")  # runs elsewhere only: the empty list says whose it is
+    expect(page.locator(".empty-title", has_text="No runs on lab24")).to_have_count(1)
+    open_page(page, "/workflows?cluster=*")
+    expect(page.locator(f"tr[data-run='{run['id']}']")).to_have_count(1)
 
     open_page(page, "/resources?cluster=*")
     for name in ("local", "lab22", "lab24"):

@@ -82,7 +82,12 @@ async function renderList(root, query) {
       return;
     }
     replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; chooseListed(name); draw(); }));
+    const anywhere = sweeps.length;
     if (shownOn) sweeps = sweeps.filter((sw) => sw.transport === shownOn);
+    if (!sweeps.length && anywhere) {
+      replace(box, emptyState(`No sweeps on ${shownOn}`, 'Sweeps on the other clusters show with "All clusters", here or in the top bar.'));
+      return;
+    }
     if (!sweeps.length) {
       replace(box, emptyState('No sweeps yet',
         'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',

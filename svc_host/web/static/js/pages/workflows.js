@@ -153,7 +153,9 @@ async function renderList(root) {
         runsBox,
         runs.length
           ? runsTable(runs)
-          : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'),
+          : all.length
+            ? emptyState(`No runs on ${shownOn}`, 'Runs on the other clusters show with "All clusters", here or in the top bar.')
+            : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'),
       );
     } catch (err) {
       replace(runsBox, alertBox(err));
