@@ -105,7 +105,7 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     # ended cells took what their own task took (sacct's End - Start), not the time since the sweep started; a
     # cell whose task never started took nothing; nothing ticks any more
     def took_as_accounted() -> bool:
-        page.reload()
+        page.goto(f"/sweeps/{sweep_id}")  # read again: the monitor stores each task's Start and End as it learns them
         page.wait_for_selector(".page[data-ready=true] tr[data-cell]")
         for cell_id in running_cells:
             row = page.locator(f"tr[data-cell='{cell_id}']")
