@@ -23,10 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import click
 import uvicorn
 
-from svc_host.errors import NotFoundError
+from svc_host.errors import InvalidStateError, NotFoundError, SvcError
 from svc_host.sessions import manage, reach
 from svc_host.sessions.entry import KEY_FILE, load_or_create_key
 from svc_host.sessions.origin import SessionsOrigin
@@ -91,7 +90,7 @@ class SessionPorts:
     async def open(self, cluster: str, job_id: str) -> dict[str, Any]:
         """``{"url": LINK, "port": N}`` once the session is ready and served here (a new one-time link each call);
         ``{"state": STATE}`` when it is not ready within ``wait_seconds``. An unknown session is ``NotFoundError``,
-        an ended one a ``ClickException`` saying why it ended."""
+        an ended one an ``InvalidStateError`` saying why it ended."""
         row = await manage.detail(self.host, cluster, job_id)
         self._waiting += 1
         try:
@@ -99,7 +98,7 @@ class SessionPorts:
                 await self._watching()
                 row = await self._ready(cluster, job_id)
             if row.state == "ended":
-                raise click.ClickException(manage.ended_words(row))
+                raise InvalidStateError(manage.ended_words(row))
             if row.state != "ready":
                 return {"state": row.state}
             served = self._served.get((cluster, job_id)) or await self._serve(cluster, job_id)
@@ -180,7 +179,7 @@ class SessionPorts:
             sock.listen(128)
         except OSError as exc:
             sock.close()
-            raise click.ClickException(f"cannot listen on 127.0.0.1 for the session: {exc}") from None
+            raise SvcError(f"cannot listen on 127.0.0.1 for the session: {exc}") from None
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             origin,

@@ -31,7 +31,9 @@ WAIT_TICK = 1.0
 
 
 async def ready_session(host: Host, cluster: str, job_id: str) -> InteractiveSessionRecord:
-    """The session once ready (its state told on stderr while it waits); a ``ClickException`` when it ended."""
+    """The session once ready (its state told on stderr while it waits); an ``InvalidStateError`` when it ended
+    (``error: ...``, as every other command's failure)."""
+    from svc_host.errors import InvalidStateError
     from svc_host.sessions import manage
 
     said = ""
@@ -40,7 +42,7 @@ async def ready_session(host: Host, cluster: str, job_id: str) -> InteractiveSes
         if row.state == "ready":
             return row
         if row.state == "ended":
-            raise click.ClickException(manage.ended_words(row))
+            raise InvalidStateError(manage.ended_words(row))
         said = _tell_wait(cluster, job_id, row.state, said)
         await asyncio.sleep(WAIT_TICK)
 

@@ -10,12 +10,11 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-import click
 import httpx
 import pytest
 
 from svc_host.agent.session_ports import SessionPorts
-from svc_host.errors import NotFoundError
+from svc_host.errors import InvalidStateError, NotFoundError
 from svc_host.host import Host
 from svc_host.sessions import secrets
 from svc_host.store import sessions as repo
@@ -124,9 +123,9 @@ async def test_an_ended_or_unknown_session_is_an_error_in_words(
     await a_session(svc_host, fake, "ended")
     ports = SessionPorts(svc_host)
     try:
-        with pytest.raises(click.ClickException) as ended:
+        with pytest.raises(InvalidStateError) as ended:
             await ports.open("fake", "42")
-        assert ended.value.message == "session 42 on 'fake' ended (app_exited): OSError: address in use"
+        assert str(ended.value) == "session 42 on 'fake' ended (app_exited): OSError: address in use"
         with pytest.raises(NotFoundError, match="no session 43 on transport 'fake'"):
             await ports.open("fake", "43")
         assert ports.describe() == []
