@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -20,6 +21,7 @@ import pluggy
 from svc_host.errors import PluginError
 from svc_host.plugin_core.hook_calls import ENTRY_POINT_GROUP, PluginHooks, PluginInfo
 from svc_host.plugin_core.identity import PROJECT
+from svc_host.plugin_core.internal_imports import warn_internal_imports
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +127,8 @@ class PluginManager(PluginHooks):
             info.status, info.error = "failed", f"{where}: {refusal}"
             self._report(info, key=info.name)
             return
+        if info.distribution != "svc" and isinstance(module, ModuleType):  # svc's own are held by its tests
+            warn_internal_imports(module.__name__.partition(".")[0])
         info.hooks = sorted(caller.name for caller in self._pm.get_hookcallers(module) or [])
         info.delivers = sorted(str(key) for key in getattr(module, "SVC_DELIVERS", ()))
         self._infos[info.name] = info
