@@ -79,3 +79,23 @@ test('no import circle among the modules', () => {
   for (const module of graph.keys()) visit(module, []);
   assert.deepEqual(circles, []);
 });
+
+// Modules of pure logic, unit-tested under node: no DOM, no browser state, and only pure modules imported.
+const PURE = [
+  'format.js',
+  'job-states.js',
+  'components/dag-layout.js',
+  'components/gpu-types.js',
+  'components/yaml.js',
+  'workflow-editor/document.js',
+];
+const BROWSER = /\b(document|window|localStorage|sessionStorage|location|navigator|fetch|HTMLElement)\b/;
+
+test('the pure modules touch no DOM and import only pure modules', () => {
+  for (const module of PURE) {
+    assert.ok(graph.has(module), `${module} is gone: update the list`);
+    const code = readFileSync(join(ROOT, module), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '');
+    assert.doesNotMatch(code, BROWSER, `${module} reaches the browser`);
+    for (const target of graph.get(module)) assert.ok(PURE.includes(target), `${module} imports ${target}`);
+  }
+});
