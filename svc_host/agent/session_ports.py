@@ -94,14 +94,15 @@ class SessionPorts:
         row = await manage.detail(self.host, cluster, job_id)
         self._waiting += 1
         try:
-            if row.state not in ("ready", "ended"):
+            if row.state != "ended":
                 await self._watching()
+            if row.state not in ("ready", "ended"):
                 row = await self._ready(cluster, job_id)
             if row.state == "ended":
                 raise InvalidStateError(manage.ended_words(row))
             if row.state != "ready":
                 return {"state": row.state}
-            served = self._served.get((cluster, job_id)) or await self._serve(cluster, job_id)
+            served = self._served.get((cluster, job_id)) or self._serve(cluster, job_id)
         finally:
             self._waiting -= 1
             await self._rest()
@@ -168,11 +169,14 @@ class SessionPorts:
         served = {served.port for served in self._served.values()}
         return name.lower() in LOOPBACK_NAMES and port.isdigit() and int(port) in served
 
-    async def _serve(self, cluster: str, job_id: str) -> _Served:
+    def _serve(self, cluster: str, job_id: str) -> _Served:
         """Listen on a free 127.0.0.1 port (before the link is made: a quick browser waits in the backlog) and
-        serve the session there until it ends."""
+        serve the session there until it ends. Registered before anything awaits, so two calls at once serve
+        one port. The monitor is poked for the session's cluster: its loop then runs while the job is live, so
+        the watch sees the job end (a time limit) and the port closes, even when the session was ready before
+        this agent first looked."""
         origin = self._origin_app()
-        await self._watching()  # the watch ends the session (time limit, app exited): then its port closes
+        self.host.monitor.poke(cluster)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             sock.bind(("127.0.0.1", 0))
@@ -212,7 +216,8 @@ class SessionPorts:
             with contextlib.suppress(asyncio.CancelledError):
                 await ended
             sock.close()
-            self._served.pop(key, None)
+            if key in self._served and self._served[key].server is server:
+                del self._served[key]
             log.info("closed the port of session %s on %s", key[1], key[0])
             await self._rest()
 
