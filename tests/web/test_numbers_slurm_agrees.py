@@ -325,3 +325,39 @@ def test_a_job_seen_through_two_names_of_one_cluster_is_one_row(page: Page, svc_
     expect(rows).to_have_count(1)
     expect(rows.locator(".job-clusters .cluster-chip")).to_have_text(["lab22", "local"])
     expect(rows.locator("td.num a")).to_have_attribute("href", f"/jobs/{via_lab22}?cluster=lab22")
+
+
+SWEEPABLE = """name: aligned
+args:
+  x: 1
+jobs:
+  - name: work
+    command: "echo {{ x }}"
+"""
+
+
+@pytest.mark.parametrize("width", [900, 1280, 1920])
+def test_the_sweep_forms_fields_of_one_row_line_up(page: Page, svc_server: Server, width: int) -> None:
+    """B21: in the workflow page's Sweep form, fields side by side start on one line (the cluster's hint below it
+    pushed "Max parallel cells" down)."""
+    svc_server.api("POST", "/api/workflows/upload", json={"yaml": SWEEPABLE, "filename": "aligned.yaml"})
+    page.set_viewport_size({"width": width, "height": 1000})
+    open_page(page, "/workflows/aligned")
+    options = page.locator(".sweep-options")
+    options.scroll_into_view_if_needed()
+    fields = options.locator(":scope > .field")
+    assert fields.count() >= 3, "the cluster, max parallel cells and max failures fields"
+    placed = []  # (the field's box, its label's top)
+    for i in range(fields.count()):
+        box, label = fields.nth(i).bounding_box(), fields.nth(i).locator(":scope > label").bounding_box()
+        assert box is not None
+        assert label is not None
+        placed.append((box, label["y"]))
+    pairs = 0
+    for i, (box, top) in enumerate(placed):
+        for other, other_top in placed[i + 1 :]:
+            if box["y"] < other["y"] + other["height"] and other["y"] < box["y"] + box["height"]:  # one grid row
+                pairs += 1
+                assert abs(top - other_top) <= 1, f"labels of one row at {top} and {other_top} px ({width} px wide)"
+    assert pairs, f"no two fields side by side at {width} px"
+    options.screenshot(path=str(SHOTS / f"sweep-form-{width}.png"))
