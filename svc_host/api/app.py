@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from svc_host import __version__
 from svc_host.api.errors import error_body, status_for
 from svc_host.api.middleware import SecurityMiddleware
+from svc_host.api.openapi_links import add_links
 from svc_host.api.params import ErrorBody
 from svc_host.api.routes import auth, docs
 from svc_host.api.security import PUBLIC_API_PATHS, ServerSecurity
@@ -95,12 +96,14 @@ def create_app(host: Host | None = None, *, security: ServerSecurity) -> FastAPI
 
 
 def _openapi_with_auth(app: FastAPI, security: ServerSecurity) -> dict[str, Any]:
-    """The generated schema plus the Bearer scheme on every token-protected operation (and its 401)."""
+    """The generated schema plus the Bearer scheme on every token-protected operation (and its 401), and the links
+    from an operation's answer to the operations that take what it made (``openapi_links``)."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     _validation_as_error_body(schema)
     _middleware_refusals(schema)
+    add_links(schema)
     if security.auth_required:
         schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         schemas.setdefault("ErrorBody", ErrorBody.model_json_schema())

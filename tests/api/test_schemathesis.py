@@ -1,5 +1,8 @@
 """schemathesis over the whole OpenAPI of a real ``svc serve`` on the dev cluster: no undeclared 5xx, and
-every error body is ``{detail: string}``.
+every error body is ``{detail: string}``; then its stateful phase, which follows the served document's OpenAPI
+links (svc_host/api/openapi_links.py) from what a call created to the calls that take it (a job submitted, then
+read, its logs, cancelled; a workflow created, run, its run read and cancelled; a session, a profile, a schedule,
+a mount).
 
 What runs, and why it is safe on the shared cluster:
 
@@ -10,7 +13,7 @@ What runs, and why it is safe on the shared cluster:
   another host, and whatever reaches Slurm runs as ``svcdev``, never as the user running the tests.
 * ``DELETE /api/jobs/{job_id}`` never names another test's job: the leading digits of a generated id (``123``,
   ``123_4``, ``123_[1-3]``) are moved above Slurm's largest possible job id (67,108,863), so the route is
-  exercised down to "not found".
+  exercised down to "not found"; only the stateful phase cancels a job, one it submitted itself.
 * ``POST /api/jobs`` scripts start with ``exit 0``: the generated text still goes through validation,
   rendering and sbatch, but runs nothing, and each job ends at once.
 * A mount's ``local`` directory is moved under the test's temporary directory: the project-config endpoints
@@ -19,7 +22,8 @@ What runs, and why it is safe on the shared cluster:
 * ``/api/events`` is left out: an event stream never ends, which is its point, not a hang.
 
 Bounded: a fixed seed and ``MAX_EXAMPLES`` generated cases per operation besides schemathesis' own
-coverage cases: about 2,250 requests, under 30 s on two cores.
+coverage cases: about 2,250 requests, under 30 s on two cores; the stateful phase runs ``STATEFUL_SCENARIOS``
+scenarios of at most ``STATEFUL_STEPS`` calls each.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 MAX_EXAMPLES = 8
 SLURM_MAX_JOB_ID = 67_108_863
 SAFE_SCRIPT = "#!/bin/sh\nexit 0\n"
+STATEFUL_SCENARIOS = 25
+STATEFUL_STEPS = 6
 
 
 @pytest.fixture(scope="module")
@@ -83,12 +89,15 @@ def _out_of_slurm_range(digits: re.Match[str]) -> str:
     return str(SLURM_MAX_JOB_ID + 1 + int(digits[0]) % SLURM_MAX_JOB_ID)
 
 
-def _made_harmless(case: Any, scratch: Path) -> None:
-    """The substitutions the module docstring lists (only on values of the expected type)."""
+def _made_harmless(case: Any, scratch: Path, own_jobs: frozenset[str] = frozenset()) -> None:
+    """The substitutions the module docstring lists (only on values of the expected type); ``own_jobs``, the jobs
+    this test submitted, may be cancelled."""
     method, path = case.method.upper(), case.path
     if method == "DELETE" and path == "/api/jobs/{job_id}":
         job_id = (case.path_parameters or {}).get("job_id")
-        if isinstance(job_id, str):  # 123, 123_4, 123_[1-3]: the array's id moves, the rest is kept
+        if isinstance(job_id, int):
+            job_id = str(job_id)
+        if isinstance(job_id, str) and job_id not in own_jobs:  # 123, 123_4, 123_[1-3]: the array's id moves
             case.path_parameters["job_id"] = re.sub(r"^\d+", _out_of_slurm_range, job_id)
     body = case.body if isinstance(case.body, dict) else None
     if body is None:
@@ -116,7 +125,11 @@ def _declared(case: Any) -> set[str]:
 def test_no_undeclared_server_error(case: Any, server: tuple[str, Path]) -> None:
     _, scratch = server
     _made_harmless(case, scratch)
-    response = case.call(headers=AUTH, timeout=60)
+    _check_answer(case, case.call(headers=AUTH, timeout=60))
+
+
+def _check_answer(case: Any, response: Any) -> None:
+    """No undeclared 5xx; an error in JSON is ``{detail: string}``."""
     status = response.status_code
     shown = f"{case.method} {case.formatted_path} -> {status}: {response.text[:300]}"
     if status >= 500:
@@ -126,3 +139,48 @@ def test_no_undeclared_server_error(case: Any, server: tuple[str, Path]) -> None
         body = response.json()
         assert isinstance(body, dict), shown
         assert isinstance(body.get("detail"), str), f"error body is not {{detail: string}}: {shown}"
+
+
+@pytest.fixture
+def stateful_schema(server: tuple[str, Path]) -> Any:
+    """The served schema with only its own links (schemathesis' inference would add guesses of its own)."""
+    base, _ = server
+    loaded = schemathesis.openapi.from_url(f"{base}/openapi.json", headers=AUTH)
+    loaded.config.phases.stateful.inference.algorithms = []
+    return loaded.exclude(path="/api/events")
+
+
+def test_stateful_chains_follow_the_links(stateful_schema: Any, server: tuple[str, Path]) -> None:
+    _, scratch = server
+    submitted: set[str] = set()
+    followed: list[str] = []
+
+    class Harmless(stateful_schema.as_state_machine()):  # type: ignore[misc]
+        def before_call(self, case: Any) -> None:
+            _made_harmless(case, scratch, frozenset(submitted))
+            job_id = str((case.path_parameters or {}).get("job_id"))
+            if case.path.startswith("/api/jobs/{job_id}") and job_id in submitted:
+                followed.append(f"{case.method} {case.path}")
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": AUTH, "timeout": 60}
+
+        def after_call(self, response: Any, case: Any) -> None:
+            if case.method.upper() == "POST" and case.path == "/api/jobs" and response.status_code == 201:
+                submitted.add(str(response.json()["job_id"]))
+
+        def validate_response(self, response: Any, case: Any, *args: Any, **kwargs: Any) -> None:
+            _check_answer(case, response)
+
+    Harmless.run(
+        settings=settings(
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    assert submitted, "the stateful phase submitted no job"
+    assert followed, f"no link from POST /api/jobs was followed to job {sorted(submitted)}"
