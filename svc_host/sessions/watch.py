@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -62,16 +63,29 @@ STARTING_INTERVAL = 0.25
 """Seconds between ticks while a session is queued or starting: its app is seen answering within a quarter second
 (the goal: ready within a second of the app's own start). A tick then reads the store, the waiting sessions'
 ``endpoint.json`` in one command per cluster, then one GET through the way in per session whose guard is up."""
+LOOK_INTERVAL = 0.5
+"""Seconds between looks at the store for a new session between full ticks: a session started through any face is
+seen waiting within half a second (a job on an idle cluster starts within a second), while the ready sessions'
+own checks keep the slower ``interval``. A look is one read of the open sessions, nothing on the cluster."""
 
 
 class SessionWatch:
     """Ticks every ``interval`` seconds while the process runs (``svc serve``), every ``starting_interval`` while
-    a session waits to be ready; ``tick`` is one pass."""
+    a session waits to be ready, and at once when a look (every ``look_interval``) finds a new one waiting; ``tick``
+    is one pass."""
 
-    def __init__(self, ports: Ports, *, interval: float = 2.0, starting_interval: float = STARTING_INTERVAL) -> None:
+    def __init__(
+        self,
+        ports: Ports,
+        *,
+        interval: float = 2.0,
+        starting_interval: float = STARTING_INTERVAL,
+        look_interval: float = LOOK_INTERVAL,
+    ) -> None:
         self.ports = ports
         self.interval = interval
         self.starting_interval = min(interval, starting_interval)
+        self.look_interval = min(interval, look_interval)
         self._task: asyncio.Task[None] | None = None
         self._watching = contextlib.ExitStack()
         self._watched: set[str] = set()
@@ -91,12 +105,23 @@ class SessionWatch:
         self._watched.clear()
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = -math.inf
         while True:
             try:
-                await self.tick()
+                if self._watched or loop.time() - last >= self.interval or await self._one_waiting():
+                    last = loop.time()
+                    await self.tick()
             except Exception:  # one bad tick must not end the watch
                 log.exception("session watch tick failed")
-            await asyncio.sleep(self.starting_interval if self._watched else self.interval)
+            await asyncio.sleep(self.starting_interval if self._watched else self.look_interval)
+
+    async def _one_waiting(self) -> bool:
+        """Whether an open session waits to be ready (one just started): the look between full ticks."""
+        from svc_host.store import sessions as repo
+
+        rows = await self.ports.store.run(repo.open_sessions)
+        return any(row.state in WAITING for row in rows)
 
     async def tick(self, now: datetime | None = None) -> None:
         """Move every open session one step (``now``: the time the tick decides at)."""

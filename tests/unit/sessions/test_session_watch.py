@@ -4,6 +4,7 @@ and one ``session.status_changed`` per move."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from svc_host.sessions.watch import SessionWatch
 from svc_host.store import jobs as job_repo
 from svc_host.store import sessions as repo
 from svc_host.store.tables import JobRecord
+from svc_host.testing.waiting import eventually
 
 from .conftest import App, FileTransport
 
@@ -135,6 +137,26 @@ async def test_a_guard_up_makes_its_session_ready_before_the_monitor_sees_the_jo
         await watch.tick(T0 + timedelta(seconds=2))  # only the other session still waits for its guard
         reads = [argv for argv in fake.commands if argv[:3] == ["sh", "-c", endpoints.READ_ALL]]
         assert reads == [["sh", "-c", endpoints.READ_ALL, "sh", f"{DIR}-2"]]
+    finally:
+        await watch.close()
+
+
+async def test_a_new_session_is_seen_between_slow_ticks(
+    svc_host: Host, fake: FileTransport, web_kind: None, app: App
+) -> None:
+    """A session started while the watch has nothing to wait for is seen at its next look, not its next full tick
+    (a minute away here): it is ready within seconds of its app answering."""
+    watch = SessionWatch(svc_host, interval=60, starting_interval=0.05, look_interval=0.05)
+    await watch.start()
+    try:
+        await asyncio.sleep(0.2)  # the first full tick has passed: nothing was open
+        job_id = await session(svc_host, fake)
+        fake.files[f"{DIR}/endpoint.json"] = json.dumps({"host": "node1", "port": app.port, "job_id": job_id}).encode()
+
+        async def state() -> str:
+            return (await row(svc_host, job_id))[0]
+
+        await eventually(state, until=lambda found: found == "ready", what="the new session ready")
     finally:
         await watch.close()
 
