@@ -105,14 +105,30 @@ async def _exercise(manager: PluginManager) -> tuple[dict[str, dict[str, list[st
         except SvcError as exc:
             warnings.append(str(exc))
         pieces = manager.pieces(host_config, host)
-        try:
-            manager.transport_specs(host_config)
-            manager.build_tables()
-        except SvcError as exc:
-            warnings.append(str(exc))
     finally:
         await host.close()
-    return pieces, warnings
+    return pieces, warnings + duplicates(pieces)
+
+
+UNIQUE = ("transports", "sync_backends", "renderers", "mcp_tools", "session_kinds", "cli_commands")
+"""The kinds of pieces whose names must be unique across plugins (a server refuses to start otherwise)."""
+
+
+def duplicates(pieces: dict[str, dict[str, list[str]]]) -> list[str]:
+    """One sentence per name of a ``UNIQUE`` kind that more than one plugin offers, naming them all."""
+    out = []
+    for kind in UNIQUE:
+        offered: dict[str, list[str]] = {}
+        for plugin, kinds in pieces.items():
+            for name in kinds.get(kind, []):
+                offered.setdefault(name, []).append(plugin)
+        out += [
+            f"{kind.replace('_', ' ')} {name!r} is offered by {' and '.join(plugins)}: a server will not start; "
+            "disable one with SVC_DISABLE_PLUGINS"
+            for name, plugins in sorted(offered.items())
+            if len(plugins) > 1
+        ]
+    return out
 
 
 SHOWN_PER_KIND = 6

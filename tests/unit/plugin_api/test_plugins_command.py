@@ -59,7 +59,9 @@ def manager(monkeypatch: pytest.MonkeyPatch) -> PluginManager:
     return built
 
 
-def test_a_garbage_returning_hook_shows_as_failed_with_the_reason(manager: PluginManager) -> None:
+def test_a_garbage_returning_hook_shows_as_failed_with_the_reason(
+    manager: PluginManager, caplog: pytest.LogCaptureFixture
+) -> None:
     result = run_in_process("plugins", "--json")
     assert result.exit_code == 0, result.output
     listed = {entry["name"]: entry for entry in json.loads(result.stdout)}
@@ -77,11 +79,23 @@ def test_a_garbage_returning_hook_shows_as_failed_with_the_reason(manager: Plugi
     assert "GET /api/plugins" in listed["svc_host.api.hooks"]["pieces"]["routes"]
     assert "submit_job" in listed["svc_host.mcp.hooks"]["pieces"]["mcp_tools"]
 
+    caplog.clear()
     text = run_in_process("plugins")
     assert text.exit_code == 0, text.output
     row = next(line for line in text.stdout.splitlines() if "garbage" in line)
     assert "failed: plugin garbage (local 0) failed in svc_renderers: returned str" in row
     assert "transports: mysite; renderers: mysite; cli commands: mysite" in text.stdout
+    assert caplog.text.count("failed in svc_renderers") == 1  # each hook called once: one log line
+
+
+def test_a_name_two_plugins_offer_is_a_warning_naming_both(manager: PluginManager) -> None:
+    manager.register(SimpleNamespace(svc_cli_commands=hookimpl(lambda: [click.Command("mysite")])), "again")
+    result = run_in_process("plugins")
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: cli commands 'mysite' is offered by sound and again: a server will not start; disable one with "
+        "SVC_DISABLE_PLUGINS"
+    ) in result.stderr
 
 
 @pytest.fixture
