@@ -37,6 +37,9 @@ CELL_FIELDS = {
     "triggered_by",
     "queued",
     "job_ids",
+    "job_state",  # the cell's jobs' own state and times (a launched cell may be queued)
+    "job_started_at",
+    "job_ended_at",
 }
 GRID = """\
 name: grid
