@@ -150,8 +150,10 @@ async def test_resources_per_partition(svc_api_client: httpx.AsyncClient) -> Non
         "gpu_utilization",
         "has_available_gpus",
         "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
+        "shares_nodes_with",  # and the partitions holding its nodes too (their GPUs are these)
     }
     assert gpu["total_gpus"] == 4
+    assert "debug" in gpu["shares_nodes_with"]  # the dev node is in debug and gpu
     assert [(t["type"], t["total"]) for t in gpu["gpu_types"]] == [(None, 4)]  # the dev cluster's GPUs are untyped
     only = (await svc_api_client.get("/api/resources", params={"partition": "gpu"})).json()
     assert [snap["partition"] for snap in only] == ["gpu"]
