@@ -4,7 +4,7 @@ import { api, setUnauthorizedHandler } from './api.js';
 import { interceptLinks, onNavigate, renderCurrent } from './router.js';
 import { loginLinkCommand, showLogin } from './login.js';
 import {
-  ALL_CLUSTERS,
+  byClusterOrder,
   chooseCluster,
   clusters,
   onClusterChange,
@@ -123,9 +123,8 @@ async function drawClusterPill() {
     return;
   }
   const chosen = tabCluster();
-  // this machine's Slurm first, then the profiles by name, "All clusters" last
-  const rank = (name) => (name === 'local' ? 0 : name === ALL_CLUSTERS ? 2 : 1);
-  const names = known.transports.map((t) => t.name).sort((x, y) => rank(x) - rank(y) || x.localeCompare(y));
+  // this machine's Slurm first, then the profiles by name, "All clusters" last: as in every form and filter
+  const names = known.transports.map((t) => t.name).sort(byClusterOrder);
   if (chosen && !names.includes(chosen)) names.push(chosen);
   const select = h(
     'select',

@@ -10,6 +10,7 @@ import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, statCard, gauge } from '../ui.js';
 import { gpuTypesText, sumGpuTypes } from './gpu-types.js';
+import { byClusterOrder } from '../cluster.js';
 
 /** Counts of a queue answer: `{running, pending}`. */
 export function queueCounts(queue) {
@@ -141,7 +142,7 @@ export function allClusters(names, { queueOfAll = false } = {}) {
           shared ? `${blocks.length} profiles` : null].filter(Boolean).join(' · '),
       }));
   }
-  const ordered = [...names].sort((x, y) => (x === 'local' ? -1 : y === 'local' ? 1 : x.localeCompare(y))); // as the pill
+  const ordered = [...names].sort(byClusterOrder); // as the pill
   const whose = queueOfAll ? "every user's" : 'yours';
   blocks = ordered.map((name) => clusterBlock(name, drawTotals, queueOfAll));
   drawTotals();
