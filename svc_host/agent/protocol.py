@@ -95,7 +95,7 @@ ARGUMENTS: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
         "offset": (_count, "a non-negative integer"),
         "follow": (_flag, "true or false"),
     },
-    "session_open": {"transport": (_text, "a string"), "job_id": (_text, "a string")},
+    "session_open": {"transport": (_text, "a string"), "job_id": (_text, "a string"), "wait": (_flag, "true or false")},
     "ping": {},
     "stop": {},
 }

@@ -262,7 +262,7 @@ class Agent:
         self.served.add(transport)
         try:
             if request.call == "session_open":
-                result = await self.sessions.open(transport, request.args["job_id"])
+                result = await self.sessions.open(transport, request.args["job_id"], wait=request.args["wait"])
             else:
                 result = await CALLS[request.call](self.host, Path(request.cwd), **request.args)
             reply: dict[str, Any] = {"result": result}

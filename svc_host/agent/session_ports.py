@@ -87,9 +87,10 @@ class SessionPorts:
             for (cluster, job_id), served in sorted(self._served.items())
         ]
 
-    async def open(self, cluster: str, job_id: str) -> dict[str, Any]:
+    async def open(self, cluster: str, job_id: str, *, wait: bool = True) -> dict[str, Any]:
         """``{"url": LINK, "port": N}`` once the session is ready and served here (a new one-time link each call);
-        ``{"state": STATE}`` when it is not ready within ``wait_seconds``. An unknown session is ``NotFoundError``,
+        ``{"state": STATE}`` when it is not ready within ``wait_seconds`` (at once without ``wait``: the CLI's
+        first call, so it says what the session waits for before it waits). An unknown session is ``NotFoundError``,
         an ended one an ``InvalidStateError`` saying why it ended."""
         row = await manage.detail(self.host, cluster, job_id)
         self._waiting += 1
@@ -97,7 +98,7 @@ class SessionPorts:
             if row.state != "ended":
                 await self._watching()
             if row.state not in ("ready", "ended"):
-                row = await self._ready(cluster, job_id)
+                row = await self._ready(cluster, job_id, self.wait_seconds if wait else 0.0)
             if row.state == "ended":
                 raise InvalidStateError(manage.ended_words(row))
             if row.state != "ready":
@@ -128,9 +129,9 @@ class SessionPorts:
         if self._origin is not None:
             await self._origin.close()
 
-    async def _ready(self, cluster: str, job_id: str) -> InteractiveSessionRecord:
-        """The session's row once ready or ended, or as it is when ``wait_seconds`` passed."""
-        deadline = time.monotonic() + self.wait_seconds
+    async def _ready(self, cluster: str, job_id: str, seconds: float) -> InteractiveSessionRecord:
+        """The session's row once ready or ended, or as it is when ``seconds`` passed."""
+        deadline = time.monotonic() + seconds
         while True:
             row = await manage.detail(self.host, cluster, job_id)
             if row.state in ("ready", "ended") or time.monotonic() >= deadline:

@@ -71,8 +71,9 @@ def through_agent(cluster: str, job_id: str) -> str | None:
         return None
     said = ""
     while True:
+        args = {"transport": cluster, "job_id": job_id, "wait": bool(said)}  # the first at once: say the state
         try:
-            answer = client.call(place, "session_open", {"transport": cluster, "job_id": job_id})
+            answer = client.call(place, "session_open", args)
         except client.AgentUnavailable:
             return None
         if not isinstance(answer, dict):
@@ -90,7 +91,8 @@ def _show(url: str, *, browser: bool, serving: str) -> None:
     if browser:
         import webbrowser
 
-        webbrowser.open(url)
+        if not webbrowser.open(url):  # a terminal without a display (over SSH): nothing opened
+            click.echo("no browser to open here: open the link above in yours", err=True)
 
 
 async def open_session(host: Host, cluster: str, job_id: str, *, browser: bool) -> None:

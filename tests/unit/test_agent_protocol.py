@@ -27,7 +27,8 @@ def test_a_valid_request_round_trips() -> None:
 
 
 def test_a_session_open_request_round_trips() -> None:
-    sent = protocol.Request("0.1.0", "ab" * 32, "session_open", {"transport": "hpc", "job_id": "42"}, "/w")
+    args = {"transport": "hpc", "job_id": "42", "wait": True}
+    sent = protocol.Request("0.1.0", "ab" * 32, "session_open", args, "/w")
     assert protocol.parse_request(protocol.request_line(sent)) == sent
     assert "session_open" not in protocol.SIDE_EFFECTS  # a CLI that lost the agent may serve the session itself
 
@@ -81,11 +82,15 @@ def test_a_session_open_request_round_trips() -> None:
         (line(args={"transport": "hpc", "user": None}, cwd="relative"), "'cwd' must be an absolute path"),
         (line(call="session_open", args={"transport": "hpc"}), "call 'session_open' needs argument 'job_id'"),
         (
-            line(call="session_open", args={"transport": "hpc", "job_id": 42}),
+            line(call="session_open", args={"transport": "hpc", "job_id": 42, "wait": True}),
             "call 'session_open': argument 'job_id' must be a string",
         ),
         (
-            line(call="session_open", args={"transport": "hpc", "job_id": "42", "port": 8888}),
+            line(call="session_open", args={"transport": "hpc", "job_id": "42", "wait": "yes"}),
+            "call 'session_open': argument 'wait' must be true or false",
+        ),
+        (
+            line(call="session_open", args={"transport": "hpc", "job_id": "42", "wait": True, "port": 8888}),
             "call 'session_open' takes no argument 'port'",
         ),
     ],

@@ -110,7 +110,8 @@ async def test_a_session_not_ready_is_answered_with_its_state_and_nothing_is_ser
     await a_session(svc_host, fake, "starting")
     ports = SessionPorts(svc_host, wait_seconds=0.5)
     try:
-        assert await ports.open("fake", "42") == {"state": "starting"}
+        assert await ports.open("fake", "42", wait=False) == {"state": "starting"}  # at once
+        assert await ports.open("fake", "42") == {"state": "starting"}  # after wait_seconds
         assert ports.describe() == []
         assert not ports.busy
     finally:
