@@ -37,12 +37,20 @@ def _api_refusal(module: object) -> str | None:
     return None if wanted is None else _range_refusal(str(wanted))
 
 
-def declared_range(entry_point: EntryPoint) -> str | None:
-    """The plugin API range an entry point declares in brackets after its module, read from the distribution's
-    metadata without importing anything: ``example = "example_plugin.hooks [>=1.0,<2]"``. Python ignores the
-    brackets when it loads the entry point (they are its "extras" field)."""
-    _, bracket, rest = entry_point.value.partition("[")
-    return rest.rstrip().removesuffix("]").strip() or None if bracket else None
+def _entry_point_refusal(entry_point: EntryPoint) -> str | None:
+    """Why a plugin is refused from the API range its entry point declares (``site = "svc_site:hooks
+    [svc-api-1.2]"``, docs/plugins/api.md), read from the installed metadata before anything is imported. Python
+    ignores the brackets when it loads the entry point (they are its "extras" field)."""
+    from svc_host.plugin_core.api_range import entry_point_range
+    from svc_host.plugin_core.identity import API_VERSION
+
+    try:
+        declared = entry_point_range(entry_point.value)
+    except ValueError as exc:
+        return str(exc)
+    if declared is None or declared.admits(API_VERSION):
+        return None
+    return f"supports plugin API {declared.describe()}, and this svc offers plugin API {API_VERSION}"
 
 
 def _range_refusal(wanted: str) -> str | None:
@@ -110,8 +118,7 @@ class PluginManager(PluginHooks):
             self._infos[info.name] = info
             return
         where = f"entry point {entry_point.value!r}" if entry_point is not None else info.name
-        declared = declared_range(entry_point) if entry_point is not None else None
-        refusal = _range_refusal(declared) if declared is not None else None
+        refusal = _entry_point_refusal(entry_point) if entry_point is not None else None
         if refusal is not None:  # refused from its metadata: the module is never imported
             info.status, info.error = "failed", f"{where}: {refusal}"
             self._report(info, key=info.name)
