@@ -31,7 +31,7 @@ LIST_LIMIT = 50
 def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str, Mount]:
     from svc_host.errors import InvalidRequestError, NotConfiguredError
     from svc_host.plugin_core.manager import get_plugin_manager
-    from svc_host.settings.mounts import find_mount
+    from svc_host.settings.mounts import find_mount, mount_profile
 
     name = transport or config.current_profile
     if name is None:
@@ -39,7 +39,8 @@ def _choose(config: HostConfig, transport: str | None, mount: str) -> tuple[str,
     spec = get_plugin_manager().transport_specs(config).get(name)
     if spec is not None and not spec.mounts:
         raise InvalidRequestError(f"{name!r} has no mounts; pass an SSH profile with --transport")
-    return name, find_mount(config.profiles, name, mount)
+    profile = name if spec is None else mount_profile(spec)
+    return profile, find_mount(config.profiles, profile, mount)
 
 
 @click.command()

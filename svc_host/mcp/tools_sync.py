@@ -16,7 +16,13 @@ from svc_host.host import Host
 from svc_host.mcp.context import host_of
 from svc_host.mcp.results import tool_result
 from svc_host.plugin_core.records import ToolSpec
-from svc_host.settings.mounts import find_mount
+from svc_host.settings.mounts import find_mount, mount_profile
+
+
+def _profile(host: Host, transport: str) -> str:
+    """The SSH profile whose mounts and sync backend ``transport`` uses (``TransportSpec.mounts_of``)."""
+    spec = host.transports.specs().get(transport)
+    return transport if spec is None else mount_profile(spec)
 
 
 def _mount(host: Host, transport: str, mount: str) -> Mount:
@@ -31,7 +37,7 @@ def _mount(host: Host, transport: str, mount: str) -> Mount:
             f"transport={transport!r} ({spec.description or 'not an SSH profile'}) has no mounts to sync; pass the "
             "name of an SSH profile (see list_ssh_profiles)"
         )
-    return find_mount(host.transports.config.profiles, transport, mount)
+    return find_mount(host.transports.config.profiles, _profile(host, transport), mount)
 
 
 _NOT_IN_SPEC = {"transferred_paths", "transferred_paths_omitted"}
@@ -51,7 +57,7 @@ async def sync_files(
 ) -> dict[str, Any]:
     host = host_of(ctx)
     found = _mount(host, transport, mount)
-    result = await host.sync_backend(transport).sync(
+    result = await host.sync_backend(_profile(host, transport)).sync(
         found, dry_run=dry_run, delete=delete, max_delete=max_delete, adopt=adopt, force=force
     )
     return result.model_dump(mode="json", exclude=_NOT_IN_SPEC)
@@ -61,7 +67,7 @@ async def sync_files(
 async def inspect_mount(ctx: Context, transport: str, mount: str, max_paths: int = 1000) -> dict[str, Any]:
     host = host_of(ctx)
     found = _mount(host, transport, mount)
-    report = await host.sync_backend(transport).inspect(found, max_paths=max_paths)
+    report = await host.sync_backend(_profile(host, transport)).inspect(found, max_paths=max_paths)
     return report.model_dump(mode="json")
 
 

@@ -46,11 +46,17 @@ class TransportSpec:
     mounts: bool = False
     """The SSH profile of the same name has mounts that apply to this transport: ``mount=`` translates paths
     and sync copies files (requires ``remote``)."""
+    mounts_of: str | None = None
+    """(1.2) A transport built on another (``host.transport("gpu")`` in its factory) names the SSH profile whose
+    mounts and sync backend it uses, ``mounts_of="gpu"``: its jobs' paths translate and its files sync as that
+    profile's do (requires ``mounts``). ``None``: the profile of the transport's own name."""
 
     def __post_init__(self) -> None:
         _check_name("transport", self.name)
         if self.mounts and not self.remote:
             raise ValueError(f"transport {self.name!r}: mounts=True requires remote=True")
+        if self.mounts_of is not None and not self.mounts:
+            raise ValueError(f"transport {self.name!r}: mounts_of={self.mounts_of!r} requires mounts=True")
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,12 @@ class MountCapable(Protocol):
     def mounts(self) -> bool: ...
 
 
+def mount_profile(transport: MountCapable) -> str:
+    """The SSH profile whose mounts and sync backend ``transport`` uses: the one its spec names (``mounts_of``, a
+    transport built on a profile's), else the profile of its own name."""
+    return getattr(transport, "mounts_of", None) or transport.name
+
+
 def cluster_paths(
     profiles: Mapping[str, SSHProfile],
     transport: MountCapable | None,
@@ -109,7 +115,7 @@ def cluster_paths(
             "mount requires an SSH transport; pass transport='<profile>' (local runs have no mount "
             "translation: work_dir and log_dir are used as given on this machine)"
         )
-    found = find_mount(profiles, transport.name, mount)
+    found = find_mount(profiles, mount_profile(transport), mount)
     root = cluster_root(found.remote)  # the Mount model already refused the forms it cannot express
     work = root if work_dir is None else _place(found, root, work_dir, "work_dir")
     log = _place(found, root, log_dir, "log_dir")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from svc_host.errors import InvalidRequestError, SyncError, WorkflowError
-from svc_host.settings.mounts import find_mount
+from svc_host.settings.mounts import find_mount, mount_profile
 from svc_host.sweeps.matrix import SweepSpec, check_sweep_jobs, expand
 from svc_host.sweeps.store import NewSweep
 from svc_host.workflows.prepare import PreparedRun, RunRequest, prepare
@@ -92,9 +92,10 @@ def _values(spec: SweepSpec, args: Mapping[str, Any]) -> str:
 
 async def sync_mounts(host: Ports, transport: str, names: list[str]) -> None:
     """Sync each mount once, under its lock. ``SyncError`` says which mount failed."""
+    profile = mount_profile(host.transports.spec(transport))
     for name in names:
-        backend = host.sync_backend(transport)
-        mount = find_mount(host.transports.config.profiles, transport, name)
+        backend = host.sync_backend(profile)
+        mount = find_mount(host.transports.config.profiles, profile, name)
         try:
             async with backend.lock(mount):
                 await backend.sync(mount)

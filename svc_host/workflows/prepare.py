@@ -33,7 +33,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.domain.submission import Environment, JobDefinition, Resources
 from svc_host.errors import NotFoundError, PluginError, WorkflowError
 from svc_host.plugin_core.settings import renderer_for
-from svc_host.settings.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount
+from svc_host.settings.mounts import LOCAL, PathForbiddenError, cluster_paths, find_mount, mount_profile
 from svc_host.transports.base import SlurmTransport
 from svc_host.workflows.dag import SelectedJob, select
 from svc_host.workflows.files import confine, read_text
@@ -125,11 +125,11 @@ def prepare(host: Ports, request: RunRequest) -> PreparedRun:
     if request.mount is not None:
         if not spec.mounts:
             cluster_paths(profiles, spec, request.mount, work_dir=None, log_dir=".")  # the spec's message
-        find_mount(profiles, transport, request.mount)
+        find_mount(profiles, mount_profile(spec), request.mount)
     sync_mounts: list[str] = []
     if spec.mounts:
         if workflow.default_project is not None:
-            find_mount(profiles, transport, workflow.default_project)
+            find_mount(profiles, mount_profile(spec), workflow.default_project)
             root = root or workflow.default_project
         sync_mounts = list(dict.fromkeys(name for name in (request.mount, workflow.default_project) if name))
     config = host.config()

@@ -20,7 +20,7 @@ from svc_host.domain.submission import JobDefinition
 from svc_host.domain.times import utc_now
 from svc_host.errors import ConfigError, RenderError, SvcError, SyncError, TransportError
 from svc_host.plugin_core.settings import render_job
-from svc_host.settings.mounts import find_mount
+from svc_host.settings.mounts import find_mount, mount_profile
 from svc_host.slurm.arrays import array_of
 from svc_host.workflows import job_rows, run_status
 from svc_host.workflows import store as repo
@@ -178,8 +178,9 @@ class RunDriver:
         name = ""
         try:
             for name in mounts:
-                backend = self.host.sync_backend(run.transport)
-                mount = find_mount(self.host.transports.config.profiles, run.transport, name)
+                profile = mount_profile(self.host.transports.spec(run.transport))
+                backend = self.host.sync_backend(profile)
+                mount = find_mount(self.host.transports.config.profiles, profile, name)
                 await locks.enter_async_context(backend.lock(mount))
                 await backend.sync(mount)
         except Exception as exc:

@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from svc_host import hookimpl
 from svc_host.domain.submission import RenderedScript
 from svc_host.errors import OutcomeUnknownError, TransportError
+from svc_host.host import Host
 from svc_host.transports.base import CommandResult, SlurmTransport
 
 SCRIPT = RenderedScript(text="#!/bin/bash\necho hi\n", log_dir="logs", stdout_path="logs/o", stderr_path="logs/e")
@@ -176,3 +181,40 @@ def _site_version() -> str:
     from importlib.metadata import version
 
     return version("svc-plugin-example-site")
+
+
+async def test_a_transport_built_on_a_profile_uses_that_profiles_mounts(
+    svc_host: Host, svc_register_plugin: Callable[..., Any], tmp_path: Path
+) -> None:
+    """``TransportSpec(mounts_of="gpu")``: a workflow with ``mount=`` on the wrapping transport translates its paths
+    with profile gpu's mount and syncs that mount with gpu's backend."""
+    from svc_host.domain.profiles import Mount, SSHProfile
+    from svc_host.plugin_core.records import TransportSpec
+    from svc_host.settings.mounts import cluster_paths, mount_profile
+    from svc_host.workflows.prepare import RunRequest, prepare
+    from svc_plugin_ssh import hooks as ssh_hooks
+
+    local = tmp_path / "proj"
+    local.mkdir()
+    mount = Mount(name="proj", local=str(local), remote="/scratch/ada/proj")
+    svc_host.profiles.create("gpu", SSHProfile(hostname="gpu.example", username="ada", mounts=[mount]))
+    await svc_host.reload_profiles()
+
+    def site(*, host: Any) -> Wrapper:
+        return Wrapper(host.transport("gpu"), ["--account=site"])
+
+    spec = TransportSpec(name="site", factory=site, remote=True, mounts=True, mounts_of="gpu")
+    svc_register_plugin(ssh_hooks, "ssh")
+    svc_register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [spec])), "wrapper")
+    assert mount_profile(spec) == "gpu"
+    placed = cluster_paths(svc_host.transports.config.profiles, spec, "proj", work_dir="run", log_dir="logs")
+    assert (placed.work_dir, placed.log_dir) == ("/scratch/ada/proj/run", "/scratch/ada/proj/logs")
+
+    yaml = local / "wf.yaml"
+    yaml.write_text("name: wf\njobs:\n  - name: a\n    command: echo hi\n")
+    prepared = prepare(svc_host, RunRequest(yaml_path=yaml, transport="site", mount="proj"))
+    assert prepared.new_run.sync_mounts == ["proj"]
+    assert prepared.new_run.jobs[0].definition.work_dir == "/scratch/ada/proj"
+
+    with pytest.raises(ValueError, match="mounts_of='gpu' requires mounts=True"):
+        TransportSpec(name="site", factory=site, remote=True, mounts_of="gpu")
