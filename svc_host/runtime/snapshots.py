@@ -131,21 +131,20 @@ class SchedulerSnapshots:
         transport = self.transport(name)
         if not isinstance(transport, SlurmTransport):  # it summarizes on its own
             return await transport.resources(partition)
-        nodes, running = await self._nodes_and_running(transport, name, partition)
+        # every partition's nodes, even for one: which other partitions share its nodes is part of the answer
+        nodes, running = await self._nodes_and_running(transport, name)
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def _resources_total(self, name: str) -> ResourceSnapshot:
         transport = self.transport(name)
         if not isinstance(transport, SlurmTransport):
             return await transport.resources_total()
-        nodes, running = await self._nodes_and_running(transport, name, None)
+        nodes, running = await self._nodes_and_running(transport, name)
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
 
-    async def _nodes_and_running(
-        self, transport: SlurmTransport, name: str, partition: str | None
-    ) -> tuple[list[NodeInfo], list[JobStatus]]:
+    async def _nodes_and_running(self, transport: SlurmTransport, name: str) -> tuple[list[NodeInfo], list[JobStatus]]:
         # The running jobs come from the queue snapshot (the monitor's tick, GET /api/jobs): only sinfo is new.
-        nodes, queued = await asyncio.gather(transport.nodes(partition), self.queue(name))
+        nodes, queued = await asyncio.gather(transport.nodes(), self.queue(name))
         return nodes, [job for job in queued.value if job.state is JobState.RUNNING]
 
     def changed(self, transport: str) -> None:

@@ -449,16 +449,17 @@ class SlurmTransport(Transport):
         return parse.parse_sinfo(await self.check(slurm_argv.sinfo_argv(partition)))
 
     async def resources(self, partition: str | None = None) -> list[ResourceSnapshot]:
-        nodes, running = await self._nodes_and_running(partition)
+        # every partition's nodes, even for one: which other partitions share its nodes is part of the answer
+        nodes, running = await self._nodes_and_running()
         return summarize(nodes, running, now=datetime.now(UTC), partition=partition)
 
     async def resources_total(self) -> ResourceSnapshot:
-        nodes, running = await self._nodes_and_running(None)
+        nodes, running = await self._nodes_and_running()
         return summarize_cluster(nodes, running, now=datetime.now(UTC))
 
-    async def _nodes_and_running(self, partition: str | None) -> tuple[list[NodeInfo], list[JobStatus]]:
+    async def _nodes_and_running(self) -> tuple[list[NodeInfo], list[JobStatus]]:
         """sinfo and squeue at the same time (two channels on one SSH connection, two local processes)."""
-        nodes, queue = await asyncio.gather(self.nodes(partition), self.queue())
+        nodes, queue = await asyncio.gather(self.nodes(), self.queue())
         return nodes, [job for job in queue if job.state is JobState.RUNNING]
 
 

@@ -148,7 +148,9 @@ async def test_local_resources_shape(mcp_factory: Callable[[], Any]) -> None:
             "nodes_idle",
             "nodes_down",
             "gpu_types",  # added beside the spec's fields: GPUs per type (docs/interfaces.md)
+            "shares_nodes_with",  # and the partitions sharing its nodes: none for the whole cluster
         }
+        assert whole["shares_nodes_with"] == []
         assert whole["gpu_types"] == [
             {"type": None, "total": 4, "in_use": whole["gpus_in_use"], "available": whole["gpus_available"]}
         ]
@@ -157,6 +159,7 @@ async def test_local_resources_shape(mcp_factory: Callable[[], Any]) -> None:
         gpu = await mcp("get_resources", partition="gpu")
         assert gpu["partition"] == "gpu"
         assert gpu["nodes_total"] == 1
+        assert "debug" in gpu["shares_nodes_with"]  # the dev node is in both
 
 
 async def test_config_and_profiles_without_any_setup(mcp_factory: Callable[[], Any]) -> None:
