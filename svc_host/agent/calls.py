@@ -1,4 +1,4 @@
-"""The work behind ``svc jobs|status|submit|logs``, as calls on a ``Host``: JSON in, JSON out.
+"""The work behind ``svc jobs|status|submit|logs`` and ``svc session start``, as calls on a ``Host``: JSON in, JSON out.
 
 A command runs these in its own process, or has the svc agent run them (``svc_host.agent``) on the Host it
 keeps warm. Both print what the call returned with the same code, so their output cannot differ. Expected
@@ -141,10 +141,36 @@ async def log_step(
     return {**step, "wait": True}
 
 
+async def session_start(
+    host: Host,
+    cwd: Path,
+    *,
+    transport: str,
+    kind: str,
+    fields: dict[str, str],
+    gpus: str | None,
+    time_limit: str | None,
+    partition: str | None,
+) -> dict[str, Any]:
+    """``svc session start``: check the request (a usage error in words), start the session, answer its view."""
+    from pydantic import ValidationError
+
+    from svc_host.domain.validation_words import describe_validation
+    from svc_host.sessions import manage
+    from svc_host.sessions.request import SessionRequest
+
+    try:
+        request = SessionRequest(kind=kind, fields=fields, gpus=gpus, time_limit=time_limit, partition=partition)
+    except ValidationError as exc:
+        raise click.UsageError(describe_validation(exc.errors())) from None
+    return manage.views(host, [await manage.start(host, request, transport=transport, source="cli")])[0]
+
+
 CALLS: dict[str, Callable[..., Coroutine[Any, Any, Any]]] = {
     "queue": queue,
     "status": status,
     "submit": submit,
     "log_step": log_step,
+    "session_start": session_start,
 }
-"""By the names of ``svc_host.agent.protocol.JOB_CALLS``."""
+"""By the names of ``svc_host.agent.protocol.JOB_CALLS`` and ``session_start``."""

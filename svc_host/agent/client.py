@@ -139,8 +139,9 @@ def _raise(error: Any, name: str, place: Place, *, started: bool) -> NoReturn:
 
 def _lost(name: str, place: Place, cause: Exception) -> NoReturn:
     if name in protocol.SIDE_EFFECTS:
+        command, look = protocol.SIDE_EFFECTS[name]
         raise SvcError(
-            f"the svc agent failed during `svc {name}` ({cause or type(cause).__name__}), so whether it took "
-            f"effect is unknown: look with `svc jobs` before you try again (agent log: {place.log_file})"
+            f"the svc agent failed during `{command}` ({cause or type(cause).__name__}), so whether it took "
+            f"effect is unknown: look with `{look}` before you try again (agent log: {place.log_file})"
         )
     raise AgentUnavailable(f"the agent was lost: {cause or type(cause).__name__}")

@@ -27,11 +27,13 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
 JOB_CALLS = ("queue", "status", "submit", "log_step")
 """The calls behind ``svc jobs``, ``svc status``, ``svc submit`` and ``svc logs``."""
-SESSION_CALLS = ("session_open",)
-"""``svc session open``: the agent serves the session on a port of its own (``agent.session_ports``)."""
+SESSION_CALLS = ("session_start", "session_open")
+"""``svc session start`` (a call like ``submit``), and ``svc session open``: the agent serves the session on a port
+of its own (``agent.session_ports``)."""
 CONTROL_CALLS = ("ping", "stop")
-SIDE_EFFECTS = frozenset({"submit"})
-"""Calls whose outcome is unknown when the agent is lost after ``go``: never run again by the CLI."""
+SIDE_EFFECTS = {"submit": ("svc submit", "svc jobs"), "session_start": ("svc session start", "svc session list")}
+"""Calls whose outcome is unknown when the agent is lost after ``go``, never run again by the CLI: the command
+and where the user looks before trying again."""
 
 
 class BadRequest(Exception):
@@ -94,6 +96,14 @@ ARGUMENTS: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
         "which": (_stream, "'stdout' or 'stderr'"),
         "offset": (_count, "a non-negative integer"),
         "follow": (_flag, "true or false"),
+    },
+    "session_start": {
+        "transport": (_text, "a string"),
+        "kind": (_text, "a string"),
+        "fields": (_text_map, "an object of strings"),
+        "gpus": (_optional_text, "a string or null"),
+        "time_limit": (_optional_text, "a string or null"),
+        "partition": (_optional_text, "a string or null"),
     },
     "session_open": {"transport": (_text, "a string"), "job_id": (_text, "a string"), "wait": (_flag, "true or false")},
     "ping": {},

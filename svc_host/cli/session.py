@@ -54,25 +54,21 @@ def start(
     as_json: bool,
 ) -> None:
     """Start a session of KIND and print its job id (then `svc session list` shows its state, `svc session open`
-    opens it); with --open, wait until it is ready and open it here."""
-    from pydantic import ValidationError
+    opens it); with --open, wait until it is ready and open it here. Through the svc agent when one runs, as
+    `svc submit`."""
+    from svc_host.cli.job_session import JobSession
 
-    from svc_host.domain.validation_words import describe_validation
-    from svc_host.sessions.request import SessionRequest
-
-    try:
-        request = SessionRequest(
-            kind=kind, fields=_fields(field_pairs), gpus=gpus, time_limit=time_limit, partition=partition
+    fields = _fields(field_pairs)
+    with JobSession(transport) as calls:
+        view: dict[str, Any] = calls.call(
+            "session_start",
+            transport=transport,
+            kind=kind,
+            fields=fields,
+            gpus=gpus,
+            time_limit=time_limit,
+            partition=partition,
         )
-    except ValidationError as exc:
-        raise click.UsageError(describe_validation(exc.errors())) from None
-
-    async def work(host: Host) -> dict[str, Any]:
-        from svc_host.sessions import manage
-
-        return manage.views(host, [await manage.start(host, request, transport=transport, source="cli")])[0]
-
-    view = with_host(work)
     if as_json:
         print_json(view)
     else:

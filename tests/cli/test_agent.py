@@ -279,6 +279,20 @@ def test_an_agent_lost_during_a_submit_is_an_unknown_outcome_never_a_second_subm
     assert json.loads(svc("history", "--json", agent=False).stdout) == []
 
 
+def test_an_agent_lost_during_a_session_start_is_an_unknown_outcome_never_a_second_start() -> None:
+    fake = FakeAgent(Place.from_env(), "ready-then-vanish")
+    try:
+        made = svc("session", "start", "command", "--field", "command=true", "--transport", "hpc")
+    finally:
+        fake.close()
+    assert made.returncode == 1
+    assert made.stderr.startswith("error: the svc agent failed during `svc session start`")
+    assert "whether it took effect is unknown: look with `svc session list` before you try again" in made.stderr
+    assert len(made.stderr.strip().splitlines()) == 1
+    assert json.loads(fake.received.splitlines()[1]) == {"go": True}
+    assert json.loads(svc("session", "list", "--json", agent=False).stdout) == []
+
+
 def raw_request(place: Place, body: dict[str, Any]) -> dict[str, Any]:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
@@ -296,8 +310,8 @@ def test_the_agent_answers_bad_or_foreign_requests_with_one_clear_reply(agent: P
     assert raw_request(agent, {**request, "call": "frobnicate"}) == {
         "error": {
             "kind": "request",
-            "message": "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_open, ping, "
-            "stop",
+            "message": "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_start, "
+            "session_open, ping, stop",
         }
     }
     assert raw_request(agent, {**request, "call": "ping", "fingerprint": "0" * 64}) == {

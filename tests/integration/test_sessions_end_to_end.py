@@ -529,6 +529,15 @@ def test_svc_session_start_open_and_open_serve_it_without_svc_serve(
         *svc, "start", "command", "--field", f"command={serving_command(mark)}", "--transport", served.cluster,
         "-t", "10", "--open", "--no-browser",
     ]  # fmt: skip
+    if served.cluster == "dev":  # the agent serves remote transports only
+        with agent_running(env) as agent_env:
+            job_id, url = started_by_agent(served, agent_env, start_open, mark)
+            opened_here(svc, env, served, job_id, mark)  # SVC_AGENT=off: served by the command itself
+            stop_here(svc, env, served, job_id)
+            eventually_blocking(lambda: agent_facts(agent_env)["sessions"] == [], what="the agent closing its port")
+            with pytest.raises(httpx.ConnectError), httpx.Client(timeout=30) as late:
+                late.get(url)
+        return
     for url, base in opened(start_open, env):
         job_id = base.rstrip("/").rsplit("/", 1)[1]
         with httpx.Client(timeout=120, follow_redirects=True) as browser:
@@ -536,18 +545,23 @@ def test_svc_session_start_open_and_open_serve_it_without_svc_serve(
             assert page.status_code == 200
             assert "page.txt" in page.text  # http.server's listing of the session's directory
             assert browser.get(f"{base}page.txt").text == f"{mark}\n"
+    opened_here(svc, env, served, job_id, mark)
+    stop_here(svc, env, served, job_id)
+
+
+def stop_here(svc: list[str], env: dict[str, str], served: Served, job_id: str) -> None:
+    stop_command = [*svc, "stop", job_id, "-t", served.cluster]
+    stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert stopped.returncode == 0, stopped.stderr
+
+
+def opened_here(svc: list[str], env: dict[str, str], served: Served, job_id: str, mark: str) -> None:
+    """``svc session open`` serving the session in its own process until Ctrl-C; its link is good once."""
     for url, base in opened([*svc, "open", job_id, "-t", served.cluster, "--no-browser"], env):
         with httpx.Client(timeout=120) as browser:
             assert browser.get(url).status_code == 303
             assert browser.get(f"{base}page.txt").text == f"{mark}\n"
             assert browser.get(url).status_code == 401  # the link is good once
-    stop_command = [*svc, "stop", job_id, "-t", served.cluster]
-    if served.cluster == "dev":  # the agent serves remote transports only
-        with agent_running(env) as agent_env:
-            opened_by_agent(served, agent_env, job_id, mark, stop_command)
-        return
-    stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, check=False)
-    assert stopped.returncode == 0, stopped.stderr
 
 
 @contextlib.contextmanager
@@ -580,27 +594,27 @@ def agent_facts(env: dict[str, str]) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-def opened_by_agent(served: Served, env: dict[str, str], job_id: str, mark: str, stop_command: list[str]) -> None:
-    """``svc session open`` with an agent running returns at once with the link; the agent serves the session
-    through its own connection (the CLI has exited when the browser comes) until the session is stopped."""
-    command = [sys.executable, "-m", "svc_host", "session", "open", job_id, "-t", served.cluster, "--no-browser"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=READY_WAIT, check=False)
+def started_by_agent(served: Served, env: dict[str, str], start_open: list[str], mark: str) -> tuple[str, str]:
+    """``svc session start ... --open`` with an agent running: the agent starts the session (as it submits a job),
+    waits until it is ready and serves it through its own connection, and the command returns at once with the
+    link (the CLI has exited when the browser comes). The session's job id and the link."""
+    done = subprocess.run(start_open, env=env, capture_output=True, text=True, timeout=READY_WAIT, check=False)
     assert done.returncode == 0, done.stderr
     assert "the svc agent serves the session until it ends" in done.stderr
     url = done.stdout.strip()
-    port = urlsplit(url).port
-    assert url == f"http://127.0.0.1:{port}/s/{served.cluster}/{job_id}/?svc_code={url.rsplit('=', 1)[1]}"
+    match = re.fullmatch(rf"http://127\.0\.0\.1:(\d+)/s/{served.cluster}/(\d+)/\?svc_code=\S+", url)
+    assert match, url
+    port, job_id = int(match.group(1)), match.group(2)
     facts = agent_facts(env)
     assert facts["sessions"] == [{"cluster": served.cluster, "job_id": job_id, "port": port}]
-    assert facts["transports"] == [served.cluster]
+    calls = Path(facts["log"]).read_text()
+    assert f"session_start on {served.cluster}: ok" in calls  # started through the agent's connection too
     with httpx.Client(timeout=120, follow_redirects=True) as browser:
-        assert browser.get(url).status_code == 200
+        page = browser.get(url)
+        assert page.status_code == 200
+        assert "page.txt" in page.text  # http.server's listing of the session's directory
         assert browser.get(f"http://127.0.0.1:{port}/s/{served.cluster}/{job_id}/page.txt").text == f"{mark}\n"
-    stopped = subprocess.run(stop_command, env=env, capture_output=True, text=True, check=False)
-    assert stopped.returncode == 0, stopped.stderr
-    eventually_blocking(lambda: agent_facts(env)["sessions"] == [], what="the agent closing the ended session's port")
-    with pytest.raises(httpx.ConnectError), httpx.Client(timeout=30) as late:
-        late.get(url)
+    return job_id, url
 
 
 @pytest.mark.parametrize(

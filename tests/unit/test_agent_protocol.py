@@ -26,6 +26,13 @@ def test_a_valid_request_round_trips() -> None:
     assert protocol.parse_request(protocol.request_line(sent)) == sent
 
 
+def test_a_session_start_request_round_trips_and_is_never_run_twice() -> None:
+    args = {"transport": "hpc", "kind": "jupyter", "fields": {"venv": "/opt/v"}, "gpus": "1", "time_limit": None}
+    sent = protocol.Request("0.1.0", "ab" * 32, "session_start", {**args, "partition": None}, "/w")
+    assert protocol.parse_request(protocol.request_line(sent)) == sent
+    assert protocol.SIDE_EFFECTS["session_start"] == ("svc session start", "svc session list")
+
+
 def test_a_session_open_request_round_trips() -> None:
     args = {"transport": "hpc", "job_id": "42", "wait": True}
     sent = protocol.Request("0.1.0", "ab" * 32, "session_open", args, "/w")
@@ -40,7 +47,8 @@ def test_a_session_open_request_round_trips() -> None:
         (b"[1, 2]", "a request is one JSON object on one line"),
         (
             line(call="frobnicate"),
-            "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_open, ping",
+            "unknown call 'frobnicate'; choose one of: queue, status, submit, log_step, session_start, session_open, "
+            "ping",
         ),
         (line(call=7), "request field 'call' must be a string"),
         (line(args=[]), "call 'queue': 'args' must be an object"),
