@@ -149,7 +149,9 @@ def test_a_job_svc_did_not_submit_shows_accountings_times_and_asks_for_no_script
     expect(page.locator("#job-started")).to_contain_text(shown(start, zone))
     expect(page.locator("#job-ended")).to_contain_text(shown(end, zone))
     expect(page.locator("#job-time-limit")).to_have_text("00:01:00")
-    expect(page.locator("#job-no-script")).to_have_text("svc did not submit this job, so it keeps no script of it.")
+    expect(page.locator("#job-no-script")).to_have_text(
+        "svc did not submit this job, and Slurm keeps its script only while it is queued or running."
+    )
     page.wait_for_load_state("networkidle")
     assert not failures, f"the page of a job svc did not submit got errors: {failures}"
 

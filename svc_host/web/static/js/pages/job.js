@@ -130,8 +130,11 @@ export async function render(root, params, query) {
   }
 
   async function loadScript() {
-    if (!job.submitted_at) { // svc keeps the script of the jobs it submitted only: nothing to ask for
-      replace(scriptBox, h('p', { class: 'muted', id: 'job-no-script' }, 'svc did not submit this job, so it keeps no script of it.',
+    // Slurm keeps a batch script while the job is in slurmctld's memory; of an ended job svc did not submit there
+    // is nothing to ask for (the answer would be a 404 in the console of every such page)
+    if (!job.submitted_at && !ACTIVE.has(job.status)) {
+      replace(scriptBox, h('p', { class: 'muted', id: 'job-no-script' },
+        'svc did not submit this job, and Slurm keeps its script only while it is queued or running.',
         job.command && job.command.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
       return;
     }
