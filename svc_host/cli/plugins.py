@@ -87,23 +87,26 @@ async def _exercise(manager: PluginManager) -> tuple[dict[str, dict[str, list[st
     from svc_host.host import Host
     from svc_host.plugin_core.settings import section_problems
     from svc_host.settings.config import load_config
+    from svc_host.settings.paths import SvcPaths
     from svc_host.settings.warnings import config_warnings
 
     warnings: list[str] = []
-    host = Host.create("cli", plugins=manager)
+    paths = SvcPaths.from_env()
     try:
-        try:
-            config = load_config(host.paths, env=os.environ)
-        except SvcError as exc:  # the plugins are still worth listing; the configuration's own fix comes first
-            warnings.append(str(exc))
-        else:
-            warnings += config_warnings(config, manager.delivered())
-            warnings += section_problems(manager, config)
-        host_config = HostConfig()
-        try:
-            host_config = host.transports.config
-        except SvcError as exc:
-            warnings.append(str(exc))
+        config = load_config(paths, env=os.environ)
+    except SvcError as exc:  # the plugins are still worth listing; the configuration's own fix comes first
+        warnings.append(str(exc))
+    else:
+        warnings += config_warnings(config, manager.delivered())
+        warnings += section_problems(manager, config)
+    try:
+        host = Host.create("cli", paths=paths, plugins=manager)
+        host_config = host.transports.config
+    except SvcError as exc:  # a broken profiles file: listed without the profiles' transports and the host
+        warnings.append(str(exc))
+        pieces = manager.pieces(HostConfig(), None)
+        return pieces, warnings + duplicates(pieces)
+    try:
         pieces = manager.pieces(host_config, host)
     finally:
         await host.close()

@@ -297,9 +297,9 @@ class PluginHooks:
             except Exception:
                 log.exception("plugin %s failed handling %s", plugin_name, event.name)
 
-    def pieces(self, config: Any, host: PluginHost) -> dict[str, dict[str, list[str]]]:
+    def pieces(self, config: Any, host: PluginHost | None) -> dict[str, dict[str, list[str]]]:
         """What each plugin offers, by plugin name and kind (``transports``, ``renderers``, ``routes``...): every
-        collect hook called once, as ``svc plugins`` shows it.
+        collect hook called once, as ``svc plugins`` shows it (``svc_background_tasks`` only with a ``host``).
 
         A hook that raises or returns something other than its records marks its plugin ``failed`` with the
         reason (``PluginInfo.error``), as a real use would; duplicate names are not refused here (a host refuses
@@ -318,8 +318,9 @@ class PluginHooks:
             ("renderers", "svc_renderers", RendererSpec, {}),
             ("mcp_tools", "svc_mcp_tools", ToolSpec, {}),
             ("session_kinds", "svc_session_kinds", SessionKindSpec, {}),
-            ("background_tasks", "svc_background_tasks", TaskSpec, {"host": host}),
         ]
+        if host is not None:
+            named.append(("background_tasks", "svc_background_tasks", TaskSpec, {"host": host}))
         for kind, hook_name, record_type, kwargs in named:
             for plugin_name, record in self._records(hook_name, record_type, **kwargs):
                 add(plugin_name, kind, record.name)

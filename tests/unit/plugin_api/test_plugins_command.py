@@ -154,3 +154,14 @@ def test_plugin_variables_take_json_lists_and_objects_and_name_themselves(home: 
     with pytest.raises(ConfigError) as caught:
         load_config(paths, env={"SVC_PLUGINS__CHAT__ALLOW_HTTP_HOSTS": '["hooks.lan"'})
     assert str(caught.value).startswith("environment variable SVC_PLUGINS__CHAT__ALLOW_HTTP_HOSTS: not valid JSON (")
+
+
+def test_a_broken_profiles_file_is_a_warning_and_the_plugins_are_still_listed(home: Path) -> None:
+    profiles = SvcPaths.from_env().profiles_file
+    profiles.parent.mkdir(parents=True, exist_ok=True)
+    profiles.write_text(json.dumps({"profiles": {"LOCAL": {}}}))
+    listed = run_svc("plugins", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.startswith(f"warning: {profiles}: profiles: invalid profile name 'LOCAL'")
+    entries = {entry["name"]: entry for entry in json.loads(listed.stdout)}
+    assert entries["local"]["pieces"] == {"transports": ["local"]}
