@@ -128,6 +128,10 @@ def list_sessions(transport: str | None, as_json: bool) -> None:
     if as_json:
         print_json(views)
         return
+    if not views:
+        where, option = (f" on {transport!r}", f" --transport {transport}") if transport else ("", "")
+        click.echo(f"no sessions{where} yet: `svc session start jupyter -G 1 -t 1:00:00{option} --open` starts one")
+        return
     from svc_host.domain.times import clock
 
     rows = [
