@@ -4,7 +4,7 @@ The guard writes ``endpoint.json`` (atomically) once it runs, so its appearance 
 listens, whatever the monitor last saw. The watch reads it for every session still waiting on a cluster at each
 of its quick ticks, so one command per cluster and tick, never one per session: a shell loop over the session
 directories, each a positional parameter (``"$@"``), never part of the script text, printing each file's bytes as
-one line (a missing one as an empty line) in the order asked.
+one line (a missing one as an empty line) in the order asked, with the shell's builtins alone.
 """
 
 from __future__ import annotations
@@ -17,10 +17,17 @@ from svc_host.errors import TransportError
 from svc_host.sessions.files import SessionFiles
 
 ENDPOINT_FILE = "endpoint.json"
-MAX_ENDPOINT_BYTES = 4096
-"""The most read of one ``endpoint.json`` (the guard writes a few dozen bytes)."""
-READ_ALL = f'for d; do head -c {MAX_ENDPOINT_BYTES} -- "$d/{ENDPOINT_FILE}" 2>/dev/null | tr -d "\\n"; echo; done'
-"""One line per directory given: its ``endpoint.json`` without newlines (JSON needs none), or nothing."""
+MAX_ENDPOINT_LINES = 64
+"""The most lines read of one ``endpoint.json`` (the guard writes one)."""
+READ_ALL = (
+    'for d; do out= n=0 f="$d/endpoint.json"; '
+    'if [ -r "$f" ]; then '
+    f'while [ "$n" -lt {MAX_ENDPOINT_LINES} ] && {{ IFS= read -r line || [ -n "$line" ]; }}; '
+    'do out="$out$line" n=$((n + 1)); done < "$f"; '
+    'fi; printf "%s\\n" "$out"; done'
+)
+"""One line per directory given: its ``endpoint.json`` with its lines joined (JSON needs no newline), or nothing.
+Shell builtins only: no process per session (``head``, ``tr``), which every quarter second added up."""
 
 
 def endpoint_of(found: dict[str, Any] | None, job_id: str) -> tuple[str, int] | None:
