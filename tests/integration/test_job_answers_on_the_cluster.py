@@ -40,8 +40,9 @@ FAILING_SACCT = """#!/bin/sh
 echo "sacct: error: Problem talking to the database: Connection refused" >&2
 exit 1
 """
-ENDED_JOBS_ARGV = ("sacct", "-X", "-n", "-P", "--state=CD", "-S", "now-30days", "-E", "now", "-o", "JobID")
-"""This user's completed jobs of the last 30 days (with ``--state``, sacct's end defaults to the start: ``-E now``)."""
+ENDED_JOBS_ARGV = ("sacct", "-a", "-X", "-n", "-P", "--state=CD", "-S", "now-30days", "-E", "now", "-o", "JobID")
+"""Every user's completed jobs of the last 30 days (with ``--state``, sacct's end defaults to the start: ``-E now``);
+every user's, so that early in a run on a fresh cluster root's local jobs count too."""
 PURGE_PASS = 120.0
 """Seconds past ``MinJobAge`` by which slurmctld has dropped an ended job: it purges old jobs once a minute."""
 
@@ -99,10 +100,10 @@ async def held_ids(transport: SSHTransport) -> set[str]:
 
 @pytest.fixture
 async def aged_out(healthy: SSHTransport) -> AsyncIterator[str]:
-    """A real job of this user that ended and that slurmctld no longer holds (purged past ``MinJobAge``), as
-    accounting knows it while ``sacct`` works: the newest such job, or on a cluster too fresh to have one, a job
-    submitted now and waited for until slurmctld drops it (``MinJobAge`` plus its purge pass, about 6 minutes on
-    the dev clusters' 300 s)."""
+    """A real job that ended and that slurmctld no longer holds (purged past ``MinJobAge``), as accounting knows it
+    while ``sacct`` works: the newest such job of any user, or on a cluster too fresh to have one, a job submitted
+    now and waited for until slurmctld drops it (``MinJobAge`` plus its purge pass, up to 7 minutes on the dev
+    clusters' 300 s)."""
     ended = await healthy.check([*ENDED_JOBS_ARGV])
     held = await held_ids(healthy)
     candidates = [job_id for job_id in ended.split() if job_id.isdigit() and job_id not in held]
