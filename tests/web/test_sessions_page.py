@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.slow]
 
-APPS = "/opt/svc-apps"
 """The dev clusters' venv with JupyterLab (docs/clusters.md)."""
 DEV_CLUSTERS = {"22.05": ("status", "env", "SVC_DEV_"), "24.11": ("status24", "env24", "SVC_DEV24_")}
 """Slurm version -> the ``scripts/devcluster`` commands saying whether its dev cluster is up and its facts."""
@@ -278,7 +277,9 @@ def run_a_cell_in_jupyterlab(page: Page, server: SessionsServer, cluster: str, v
         add_dev_profile(server, dev_cluster_facts(version), cluster)
     open_page(page, "/sessions")
     before = len(sessions(server))
-    start_from_form(page, "jupyter", {"venv": APPS}, gpus="1", time_limit="30:00", cluster=cluster)
+    # Venv left empty, as a new user leaves it: the dev clusters have jupyter on every job's PATH, like a site that
+    # installs it for everyone (scripts/devapps)
+    start_from_form(page, "jupyter", {}, gpus="1", time_limit="30:00", cluster=cluster)
     started = newest_session(server, before)
     assert (started["kind"], started["cluster"]) == ("jupyter", cluster)
     row = session_row(page, started["job_id"], cluster)
