@@ -92,6 +92,8 @@ def status(as_json: bool) -> None:
         click.echo(f"  log: {answer['log']}")
         click.echo(f"  exits: {idle}")
         click.echo(f"  commands served: {answer['requests']} ({', '.join(answer['transports']) or 'no transport yet'})")
+        for served in answer.get("sessions", []):
+            click.echo(f"  session {served['cluster']}:{served['job_id']} on http://127.0.0.1:{served['port']}/")
     else:
         click.echo("no svc agent is running (svc agent start starts one)")
     if answer is None:

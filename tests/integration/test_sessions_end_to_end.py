@@ -607,6 +607,15 @@ def started_by_agent(served: Served, env: dict[str, str], start_open: list[str],
     port, job_id = int(match.group(1)), match.group(2)
     facts = agent_facts(env)
     assert facts["sessions"] == [{"cluster": served.cluster, "job_id": job_id, "port": port}]
+    told = subprocess.run(
+        [sys.executable, "-m", "svc_host", "agent", "status"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert f"session {served.cluster}:{job_id} on http://127.0.0.1:{port}/" in told.stdout  # a person's view too
     calls = Path(facts["log"]).read_text()
     assert f"session_start on {served.cluster}: ok" in calls  # started through the agent's connection too
     with httpx.Client(timeout=120, follow_redirects=True) as browser:
