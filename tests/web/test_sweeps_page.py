@@ -62,6 +62,11 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
         expect(queued.nth(i).locator(".cell-status .badge")).to_have_text("queued")
         expect(queued.nth(i).locator(".cell-started")).to_have_text("—")
         expect(queued.nth(i).locator(".cell-took")).to_have_text("—")
+    queued_cells = [queued.nth(i).get_attribute("data-cell") for i in range(4)]
+    page.goto("/workflows")  # its Recent runs list the cells too: queued ones as queued
+    for cell_id in queued_cells:
+        expect(page.locator(f"tr[data-run='{cell_id}'] .run-status .badge")).to_have_text("queued")
+    page.goto(f"/sweeps/{sweep_id}")
     running = launched
     expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "2")
     expect(page.locator(".stacked-seg[data-label=queued]")).to_have_attribute("data-value", "4")

@@ -1,6 +1,7 @@
 // A table of workflow runs (the Workflows list's recent runs, one workflow's runs on its page).
 import { h, fmtTime, fmtDuration, stateBadge, agoSpan } from '../dom.js';
 import { runOrigin } from './run-origin.js';
+import { runShownStatus } from './run-state.js';
 
 /** Runs as table rows: id (a link), workflow, cluster, status, jobs done, started, took, who started it. */
 export function runsTable(runs, { showWorkflow = true } = {}) {
@@ -40,7 +41,7 @@ export function runsTable(runs, { showWorkflow = true } = {}) {
             h('td', null, h('a', { href: `/runs/${run.id}`, class: 'mono' }, run.id.slice(0, 8))),
             showWorkflow ? h('td', null, run.workflow_name) : null,
             h('td', null, h('span', { class: 'cluster-chip' }, run.transport)),
-            h('td', null, stateBadge(run.status)),
+            h('td', { class: 'run-status' }, stateBadge(runShownStatus(run))), // queued: its jobs wait in Slurm's queue
             h('td', { class: 'num' }, `${done}/${statuses.length}`),
             h('td', { title: fmtTime(run.started_at) }, agoSpan(run.started_at)),
             h('td', null, fmtDuration(took)),
