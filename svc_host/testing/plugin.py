@@ -3,7 +3,7 @@
 Installing svc is enough: this plugin registers the ``cluster`` and ``slow`` markers and, when the project
 has not chosen a pytest-asyncio mode, runs async tests and fixtures in ``auto`` mode, so the contract
 suites run in a plugin author's project with no pytest configuration. Fixture names start with ``svc_``
-(``svc_plugin_manager``, ``svc_installed_plugins``, ``svc_register_plugin``, ``svc_paths``, ``svc_host``,
+(``svc_plugin_manager``, ``svc_installed_plugins``, ``svc_register_plugin``, ``svc_paths``, ``svc_test_host``,
 ``svc_api_client``, ``svc_mcp_client``, ``svc_cli``, ``svc_isolated_home``) except ``slurm_cluster``.
 """
 
@@ -106,7 +106,7 @@ def svc_plugin_manager() -> PluginManager:
 @pytest.fixture
 def svc_installed_plugins() -> PluginManager:
     """A fresh, strict plugin manager with the host's built-ins and every installed entry point of group ``svc``:
-    what ``svc`` builds, except that a plugin failing to load is an error. To run ``svc_host`` and the clients
+    what ``svc`` builds, except that a plugin failing to load is an error. To run ``svc_test_host`` and the clients
     around it with your plugin found through its entry point, use it as ``svc_plugin_manager`` in your conftest::
 
         @pytest.fixture
@@ -155,13 +155,13 @@ def svc_paths(tmp_path: Path) -> SvcPaths:
 
 @pytest.fixture
 def svc_database_url(svc_paths: SvcPaths) -> str:
-    """The store of ``svc_host``: SQLite in ``svc_paths``' state directory. Override it (with a
+    """The store of ``svc_test_host``: SQLite in ``svc_paths``' state directory. Override it (with a
     ``postgresql://`` URL of a database or schema of the test's own) to run tests on PostgreSQL."""
     return f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
 
 
 @pytest.fixture
-async def svc_host(
+async def svc_test_host(
     svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_database_url: str
 ) -> AsyncIterator[Host]:
     """A ``Host`` on ``svc_paths`` and ``svc_database_url`` with ``svc_plugin_manager`` (add plugins with
@@ -183,27 +183,45 @@ async def svc_host(
     await made.close()
 
 
+SVC_HOST_ALIAS_WARNED = pytest.StashKey[bool]()
+"""Set once the deprecated ``svc_host`` fixture has warned in this run: it warns once, not in every test."""
+
+
 @pytest.fixture
-async def svc_api_client(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the REST app built around ``svc_host`` (in-process, no server socket), sending the
+def svc_host(svc_test_host: Host, request: pytest.FixtureRequest) -> Host:
+    """Deprecated alias of ``svc_test_host`` (plugin API 1.2.0; goes in 2.0): a fixture named like the package
+    shadows ``svc_host`` inside every test that asks for it."""
+    if not request.config.stash.get(SVC_HOST_ALIAS_WARNED, False):
+        request.config.stash[SVC_HOST_ALIAS_WARNED] = True
+        warnings.warn(
+            "the svc_host fixture is deprecated (plugin API 1.2.0) and goes in 2.0: ask for svc_test_host",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return svc_test_host
+
+
+@pytest.fixture
+async def svc_api_client(svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the REST app built around ``svc_test_host`` (in-process, no server socket), sending the
     test server's token (``svc_host.testing.http``)."""
     from svc_host.api.app import create_app
     from svc_host.testing.http import asgi_client, security_for_tests
 
-    async with asgi_client(create_app(svc_host, security=security_for_tests())) as client:
+    async with asgi_client(create_app(svc_test_host, security=security_for_tests())) as client:
         yield client
 
 
 @pytest.fixture
-def svc_mcp_client(svc_host: Host) -> Callable[[], AbstractAsyncContextManager[Client]]:
+def svc_mcp_client(svc_test_host: Host) -> Callable[[], AbstractAsyncContextManager[Client]]:
     """``async with svc_mcp_client() as client:`` an MCP client session with the server built around
-    ``svc_host`` (in memory; the server starts and closes the host). A factory rather than a yield fixture:
+    ``svc_test_host`` (in memory; the server starts and closes the host). A factory rather than a yield fixture:
     the client's task group must be entered and left in the test's own task."""
     from mcp import Client
 
     from svc_host.mcp.server import create_server
 
-    return lambda: Client(create_server(svc_host))
+    return lambda: Client(create_server(svc_test_host))
 
 
 @pytest.fixture

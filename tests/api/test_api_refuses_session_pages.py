@@ -18,9 +18,9 @@ SESSIONS = "http://127.0.0.1:8001"
 
 
 @pytest.fixture
-async def logged_in(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def logged_in(svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     """A browser logged in to the dashboard (its session cookie set)."""
-    app = create_app(svc_host, security=ServerSecurity(token=TEST_API_TOKEN))
+    app = create_app(svc_test_host, security=ServerSecurity(token=TEST_API_TOKEN))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url=DASHBOARD) as client:
         assert (await client.post("/api/auth/login", json={"token": TEST_API_TOKEN})).status_code == 204
@@ -43,9 +43,9 @@ async def test_a_session_page_reading_the_api_with_the_dashboards_cookie_is_refu
     assert "another origin" in loaded.json()["detail"]
 
 
-async def test_the_token_still_works_from_anywhere(svc_host: Host) -> None:
+async def test_the_token_still_works_from_anywhere(svc_test_host: Host) -> None:
     """A program with the token is no browser page riding on a login: its Origin does not matter."""
-    app = create_app(svc_host, security=ServerSecurity(token=TEST_API_TOKEN))
+    app = create_app(svc_test_host, security=ServerSecurity(token=TEST_API_TOKEN))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url=DASHBOARD) as client:
         headers = {"Authorization": f"Bearer {TEST_API_TOKEN}", "Origin": SESSIONS}

@@ -102,7 +102,7 @@ FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello\n"
 
 
 async def test_a_schedule_records_its_cluster_and_fires_there_whatever_is_the_default(
-    svc_api_client: httpx.AsyncClient, svc_host: Host, clusters: dict[str, FakeTransport]
+    svc_api_client: httpx.AsyncClient, svc_test_host: Host, clusters: dict[str, FakeTransport]
 ) -> None:
     await svc_api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})
     nightly = {"name": "nightly", "workflow": "hello", "every": 3600}
@@ -111,13 +111,13 @@ async def test_a_schedule_records_its_cluster_and_fires_there_whatever_is_the_de
     profile = {"name": "lab22", "hostname": "lab22.example.org", "username": "me"}
     assert (await svc_api_client.post("/api/config/ssh/profiles", json=profile)).is_success
     assert (await svc_api_client.post("/api/config/ssh/profiles/lab22/activate")).is_success
-    assert svc_host.server_transport_name() == "lab22"
+    assert svc_test_host.server_transport_name() == "lab22"
     fired = await svc_api_client.post("/api/schedules/nightly/run")
     assert fired.status_code == 202, fired.text
     run = (await svc_api_client.get(f"/api/workflows/runs/{fired.json()['run_id']}")).json()
     assert run["transport"] == "local"
     assert clusters["lab22"].calls == []
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 async def test_a_schedule_on_an_unknown_cluster_is_refused(
@@ -134,7 +134,7 @@ async def test_a_schedule_on_an_unknown_cluster_is_refused(
 
 async def test_local_is_always_selectable_as_the_default_and_each_change_is_an_event(
     svc_api_client: httpx.AsyncClient,
-    svc_host: Host,
+    svc_test_host: Host,
     svc_register_plugin: Callable[..., None],
     clusters: dict[str, FakeTransport],
 ) -> None:
@@ -145,7 +145,7 @@ async def test_local_is_always_selectable_as_the_default_and_each_change_is_an_e
     assert (await svc_api_client.post("/api/config/ssh/profiles", json=profile)).is_success
     assert (await svc_api_client.post("/api/config/ssh/profiles/lab22/activate")).is_success
     assert (await svc_api_client.post("/api/config/ssh/profiles/local/activate")).json() == {"ok": True}
-    assert svc_host.server_transport_name() == "local"
+    assert svc_test_host.server_transport_name() == "local"
     assert (await svc_api_client.get("/api/config/ssh/profiles")).json()["current"] == ""
     changes = [event.payload for event in seen if event.name == "server.default_changed"]
     assert changes == [{"transport": "lab22"}, {"transport": "local"}]

@@ -146,14 +146,14 @@ async def test_testing_an_unknown_profile_is_404(svc_api_client: httpx.AsyncClie
 
 
 async def test_a_profile_that_cannot_connect_gets_a_message_without_its_key_path(
-    svc_api_client: httpx.AsyncClient, svc_host: Host, tmp_path: Path
+    svc_api_client: httpx.AsyncClient, svc_test_host: Host, tmp_path: Path
 ) -> None:
     key = tmp_path / "secret-key"
     key.write_text("not a key")
-    svc_host.profiles.create(
+    svc_test_host.profiles.create(
         "closed", SSHProfile(hostname="127.0.0.1", port=1, username="nobody", key_filename=str(key))
     )
-    await svc_host.reload_profiles()
+    await svc_test_host.reload_profiles()
     response = await svc_api_client.post("/api/config/ssh/profiles/closed/test")
     assert response.status_code == 200
     body = response.json()
@@ -167,26 +167,26 @@ async def test_a_profile_that_cannot_connect_gets_a_message_without_its_key_path
 
 @pytest.mark.cluster
 async def test_a_profile_for_the_dev_sshd_answers_with_its_partitions(
-    svc_api_client: httpx.AsyncClient, svc_host: Host, dev_profile: SSHProfile
+    svc_api_client: httpx.AsyncClient, svc_test_host: Host, dev_profile: SSHProfile
 ) -> None:
-    svc_host.profiles.create("dev", dev_profile)
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create("dev", dev_profile)
+    await svc_test_host.reload_profiles()
     body = (await svc_api_client.post("/api/config/ssh/profiles/dev/test")).json()
     assert body["ok"] is True, body
     assert "debug" in body["partitions"]
 
 
 @pytest.fixture
-async def mirrored(svc_host: Host, dev_profile: SSHProfile, tmp_path: Path) -> tuple[Path, Path]:
+async def mirrored(svc_test_host: Host, dev_profile: SSHProfile, tmp_path: Path) -> tuple[Path, Path]:
     """The dev profile current, with mount ``proj`` whose cluster side holds a file the local side lacks."""
     local = tmp_path / "proj"
     local.mkdir()
     (local / "keep.txt").write_text("kept\n")
     relative = f"svc-web-tests/{uuid.uuid4().hex[:8]}"
-    svc_host.profiles.create("dev", dev_profile)
-    svc_host.profiles.add_mount("dev", Mount(name="proj", local=str(local), remote=relative))
-    svc_host.profiles.activate("dev")
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create("dev", dev_profile)
+    svc_test_host.profiles.add_mount("dev", Mount(name="proj", local=str(local), remote=relative))
+    svc_test_host.profiles.activate("dev")
+    await svc_test_host.reload_profiles()
     return local, DEV_HOME / relative
 
 
@@ -236,7 +236,7 @@ async def test_inspect_without_a_profile_is_503(svc_api_client: httpx.AsyncClien
 
 @pytest.mark.cluster
 async def test_the_batch_script_of_a_submitted_job(
-    svc_api_client: httpx.AsyncClient, local_transport: None, svc_host: Host
+    svc_api_client: httpx.AsyncClient, local_transport: None, svc_test_host: Host
 ) -> None:
     script = "#!/bin/bash\n#SBATCH --hold\nexport HF_TOKEN='hf_secret_value'\necho from-the-script\n"
     job = (await svc_api_client.post("/api/jobs", json={"name": "held", "script_content": script})).json()

@@ -27,9 +27,9 @@ AUTH = {"Authorization": f"Bearer {TEST_API_TOKEN}"}
 
 
 @pytest.fixture
-async def base_url(svc_host: Host) -> AsyncIterator[str]:
-    svc_host.monitor.min_interval, svc_host.monitor.max_interval = 0.05, 0.2
-    async with live_server(create_app(svc_host, security=security_for_tests())) as url:
+async def base_url(svc_test_host: Host) -> AsyncIterator[str]:
+    svc_test_host.monitor.min_interval, svc_test_host.monitor.max_interval = 0.05, 0.2
+    async with live_server(create_app(svc_test_host, security=security_for_tests())) as url:
         yield url
 
 
@@ -109,38 +109,42 @@ async def recorded(host: Host, ids: list[str], state: JobState) -> bool:
 
 
 async def test_transitions_reach_every_open_stream_and_streams_add_no_scheduler_query(
-    svc_host: Host, fake: FakeTransport, base_url: str
+    svc_test_host: Host, fake: FakeTransport, base_url: str
 ) -> None:
-    ticks_before = svc_host.monitor.ticks.get("fake", 0)
-    twenty, readers = await watch_jobs_finish(svc_host, fake, base_url, streams=20)
+    ticks_before = svc_test_host.monitor.ticks.get("fake", 0)
+    twenty, readers = await watch_jobs_finish(svc_test_host, fake, base_url, streams=20)
     assert len(readers) == 20
     # every scheduler call came from a monitor tick: one read of the queue per tick (and one question for the
     # jobs that left it), whatever the number of streams
-    ticks = svc_host.monitor.ticks["fake"] - ticks_before
+    ticks = svc_test_host.monitor.ticks["fake"] - ticks_before
     assert ticks <= twenty <= 2 * ticks
     assert set(fake.calls) == {"submit", "queue", "statuses"}
     # and streams do not make the monitor tick: with nothing live it stops, and twenty streams opened and fed an
     # event leave it stopped
-    await eventually(svc_host.monitor._loops["fake"].done, what="the monitor's stop once nothing is live")
+    await eventually(svc_test_host.monitor._loops["fake"].done, what="the monitor's stop once nothing is live")
     calls = len(fake.calls)
     async with AsyncExitStack() as stack:
         client = await stack.enter_async_context(httpx.AsyncClient(base_url=base_url, timeout=10))
         idle = await open_streams(stack, client, 20)
-        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        svc_test_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
         await eventually(lambda: all(reader.messages for reader in idle), what="the event on every stream")
         for reader in idle:
             reader.task.cancel()
     assert len(fake.calls) == calls
-    assert svc_host.monitor._loops["fake"].done()
+    assert svc_test_host.monitor._loops["fake"].done()
 
 
-async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake: FakeTransport, base_url: str) -> None:
+async def test_event_frames_carry_ids_names_and_the_payload(
+    svc_test_host: Host, fake: FakeTransport, base_url: str
+) -> None:
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
         client.stream("GET", "/api/events", params={"types": "sweep_run.status_changed"}, headers=AUTH) as response,
     ):
-        svc_host.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
-        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"}))
+        svc_test_host.emit(Event(name="job.status_changed", payload={"transport": "fake", "job_id": "1", "to": "X"}))
+        svc_test_host.emit(
+            Event(name="sweep_run.status_changed", payload={"id": 3, "from": "running", "to": "draining"})
+        )
         messages = sse_messages(response)
         message = await asyncio.wait_for(anext(messages), DEADLINE)
     assert message.event == "sweep_run.status_changed"
@@ -149,7 +153,7 @@ async def test_event_frames_carry_ids_names_and_the_payload(svc_host: Host, fake
     assert message.json()["name"] == "sweep_run.status_changed"
 
 
-async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_host: Host, base_url: str) -> None:
+async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_test_host: Host, base_url: str) -> None:
     big = "x" * 2000
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=10) as client,
@@ -157,10 +161,12 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
         client.stream("GET", "/api/events", headers=AUTH) as reading,
     ):
         for n in range(3000):  # emit never waits for a socket (how fast it is: bench/event_hub_publish.py)
-            svc_host.emit(Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big}))
+            svc_test_host.emit(
+                Event(name="job.status_changed", payload={"transport": "t", "job_id": str(n), "pad": big})
+            )
             if n % 100 == 0:
                 await asyncio.sleep(0)  # let the server write to the sockets, as it does between monitor ticks
-        svc_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
+        svc_test_host.emit(Event(name="sweep_run.status_changed", payload={"id": 1, "to": "completed"}))
         seen = []
         async for message in sse_messages(reading):
             seen.append(message.event)
@@ -176,12 +182,12 @@ async def test_a_stalled_reader_holds_up_neither_the_host_nor_other_readers(svc_
     assert late.count("job.status_changed") < 3000
 
 
-async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_host: Host, base_url: str) -> None:
+async def test_a_reconnect_with_last_event_id_replays_what_was_missed(svc_test_host: Host, base_url: str) -> None:
     async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
         async with client.stream("GET", "/api/events", headers=AUTH) as first:
-            svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
+            svc_test_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "running"}))
             seen = await asyncio.wait_for(anext(sse_messages(first)), DEADLINE)
-        svc_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
+        svc_test_host.emit(Event(name="workflow_run.status_changed", payload={"id": "r1", "to": "completed"}))
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": seen.id or ""}) as again:
             replayed = await asyncio.wait_for(anext(sse_messages(again)), DEADLINE)
         async with client.stream("GET", "/api/events", headers={**AUTH, "Last-Event-ID": "feedface-9"}) as stale:

@@ -60,10 +60,10 @@ async def make_current(host: Host, profile: SSHProfile, *mounts: Mount) -> None:
 
 
 @pytest.fixture
-async def server(svc_host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
+async def server(svc_test_host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
     """The API with a current profile holding the mount ``proj`` (local ``project``)."""
     mount = Mount(name="proj", local=str(project), remote="/scratch/ada/proj")
-    await make_current(svc_host, SSHProfile(hostname="login.example.org", username="ada"), mount)
+    await make_current(svc_test_host, SSHProfile(hostname="login.example.org", username="ada"), mount)
     return svc_api_client
 
 
@@ -110,15 +110,17 @@ async def test_mounts_never_show_local_paths_but_config_does(server: httpx.Async
     assert config.json() == [{"name": "proj", "local": str(project), "remote": "/scratch/ada/proj", "exclude": []}]
 
 
-async def test_add_mount_persists_it_and_lists_it(server: httpx.AsyncClient, svc_host: Host, tmp_path: Path) -> None:
+async def test_add_mount_persists_it_and_lists_it(
+    server: httpx.AsyncClient, svc_test_host: Host, tmp_path: Path
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     body = {"name": "data", "local": str(other), "remote": "data", "exclude": ["raw/", "*.ckpt"]}
     response = await server.post("/api/files/mounts", json=body)
     assert response.status_code == 200, response.text
     assert response.json() == body
-    assert [mount.name for mount in svc_host.profiles.get(PROFILE).mounts] == ["proj", "data"]
-    stored = json.loads(svc_host.paths.profiles_file.read_text())
+    assert [mount.name for mount in svc_test_host.profiles.get(PROFILE).mounts] == ["proj", "data"]
+    stored = json.loads(svc_test_host.paths.profiles_file.read_text())
     assert stored["profiles"][PROFILE]["mounts"][1]["local"] == str(other)
     assert (await server.get("/api/files/mounts")).json()[1] == {"name": "data", "remote": "data"}
     assert (await server.get("/api/files/browse", params={"mount": "data"})).json()["entries"] == []
@@ -139,7 +141,7 @@ async def test_add_mount_persists_it_and_lists_it(server: httpx.AsyncClient, svc
     ],
 )
 async def test_add_mount_errors(
-    server: httpx.AsyncClient, svc_host: Host, tmp_path: Path, body: dict[str, Any], status: int, detail: str
+    server: httpx.AsyncClient, svc_test_host: Host, tmp_path: Path, body: dict[str, Any], status: int, detail: str
 ) -> None:
     body = {
         key: value.replace("{tmp}", str(tmp_path)) if isinstance(value, str) else value for key, value in body.items()
@@ -148,16 +150,20 @@ async def test_add_mount_errors(
     assert response.status_code == status, response.text
     assert detail in response.json()["detail"]
     assert_no_local_path(response, tmp_path)
-    assert [mount.name for mount in svc_host.profiles.get(PROFILE).mounts] == ["proj"]
+    assert [mount.name for mount in svc_test_host.profiles.get(PROFILE).mounts] == ["proj"]
 
 
 async def test_the_profile_from_environment_variables_keeps_mounts(
-    svc_host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    svc_test_host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SVC_SSH_HOSTNAME", "login.example.org")
     monkeypatch.setenv("SVC_SSH_USERNAME", "alice")
     host = Host(  # a server started with SVC_SSH_* in its environment
-        paths=svc_host.paths, plugins=svc_host.plugins, profiles=svc_host.profiles, store=svc_host.store, source="web"
+        paths=svc_test_host.paths,
+        plugins=svc_test_host.plugins,
+        profiles=svc_test_host.profiles,
+        store=svc_test_host.store,
+        source="web",
     )
     async with asgi_client(create_app(host, security=security_for_tests())) as svc_api_client:
         await _env_profile_keeps_mounts(host, svc_api_client, tmp_path)
@@ -183,10 +189,10 @@ async def _env_profile_keeps_mounts(host: Host, svc_api_client: httpx.AsyncClien
     assert (await svc_api_client.get("/api/files/mounts")).json() == []
 
 
-async def test_delete_mount(server: httpx.AsyncClient, svc_host: Host, project: Path) -> None:
+async def test_delete_mount(server: httpx.AsyncClient, svc_test_host: Host, project: Path) -> None:
     response = await server.delete("/api/files/mounts/proj")
     assert (response.status_code, response.json()) == (200, {"status": "deleted", "name": "proj"})
-    assert svc_host.profiles.get(PROFILE).mounts == []
+    assert svc_test_host.profiles.get(PROFILE).mounts == []
     assert (await server.get("/api/files/mounts")).json() == []
     assert project.is_dir()  # local files are left alone
     missing = await server.delete("/api/files/mounts/proj")
@@ -380,10 +386,10 @@ async def test_sync_of_a_vanished_local_directory_is_502_without_its_path(
 
 
 @pytest.fixture
-async def closing(svc_host: Host) -> AsyncIterator[Host]:
+async def closing(svc_test_host: Host) -> AsyncIterator[Host]:
     """``host``, closed afterwards with its sync backends' SSH connections."""
-    yield svc_host
-    await svc_host.close()
+    yield svc_test_host
+    await svc_test_host.close()
 
 
 @pytest.fixture

@@ -94,10 +94,12 @@ def canonical_array(job_id: str) -> int | None:
 
 
 @pytest.fixture
-async def two_jobs(fake: FakeTransport, svc_host: Host) -> FakeTransport:
+async def two_jobs(fake: FakeTransport, svc_test_host: Host) -> FakeTransport:
     """Two jobs svc submitted (``MINE`` and ``OTHER``), both running, each with its own stdout."""
     for name in ("mine", "other"):
-        record = await jobs.submit(svc_host, JobDefinition(name=name, command="true"), transport="fake", source="cli")
+        record = await jobs.submit(
+            svc_test_host, JobDefinition(name=name, command="true"), transport="fake", source="cli"
+        )
         fake.set_state(record.job_id, JobState.RUNNING)
         assert record.stdout_path is not None
         fake.write_log(record.stdout_path, f"output of {record.job_id}\n".encode())

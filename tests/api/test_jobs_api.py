@@ -205,11 +205,11 @@ async def accounting_end(job_id: int) -> str:
 
 
 async def test_a_job_that_ended_between_two_looks_gets_its_times_from_accounting(
-    svc_api_client: httpx.AsyncClient, svc_host: Host
+    svc_api_client: httpx.AsyncClient, svc_test_host: Host
 ) -> None:
     job = await submit(svc_api_client, "#SBATCH --hold\nsleep 2", job_name="blink")
     job_id = job["job_id"]
-    await svc_host.monitor.stop()  # nobody looks until the GET below: the job starts and ends unseen
+    await svc_test_host.monitor.stop()  # nobody looks until the GET below: the job starts and ends unseen
     release = await asyncio.create_subprocess_exec("scontrol", "release", str(job_id))
     assert await release.wait() == 0
     await eventually(

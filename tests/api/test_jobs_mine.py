@@ -26,12 +26,12 @@ async def both_users_jobs(
     svc_api_client: httpx.AsyncClient,
     svc_register_plugin: Callable[..., None],
     local_transport: None,
-    svc_host: Host,
+    svc_test_host: Host,
     dev_profile: SSHProfile,
 ) -> AsyncIterator[tuple[int, int]]:
     """A held job of this process's user (through ``local``) and one of svcdev (through the profile ``dev``)."""
     svc_register_plugin(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    svc_host.profiles.create("dev", dev_profile)
+    svc_test_host.profiles.create("dev", dev_profile)
     assert getpass.getuser() != dev_profile.username
     submitted: list[tuple[str, int]] = []
     try:

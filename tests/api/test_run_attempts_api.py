@@ -25,9 +25,9 @@ jobs:
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     yield svc_api_client
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 async def finished(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:

@@ -21,12 +21,12 @@ FLOW = "name: hello\njobs:\n  - name: greet\n    command: echo hello from a sche
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     assert (
         await svc_api_client.post("/api/workflows/upload", json={"yaml": FLOW, "filename": "hello.yaml"})
     ).is_success
     yield svc_api_client
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 def body(**fields: Any) -> dict[str, Any]:

@@ -31,9 +31,9 @@ def client_for(host: Host, security: ServerSecurity, **kwargs: object) -> httpx.
 
 
 @pytest.fixture
-async def http(svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def http(svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     """A client with no credentials of its own, on a server whose token is TOKEN."""
-    async with client_for(svc_host, ServerSecurity(token=TOKEN, max_body_bytes=64 * 1024)) as client:
+    async with client_for(svc_test_host, ServerSecurity(token=TOKEN, max_body_bytes=64 * 1024)) as client:
         yield client
 
 
@@ -60,9 +60,9 @@ async def test_malformed_or_lookalike_hosts_are_refused(http: httpx.AsyncClient,
     assert (await http.get("/api/plugins", headers={**AUTH, "Host": name})).status_code == 400
 
 
-async def test_a_configured_name_is_answered(svc_host: Host) -> None:
+async def test_a_configured_name_is_answered(svc_test_host: Host) -> None:
     security = ServerSecurity(token=TOKEN, allowed_hosts=frozenset({"Svc.Example.org:443"}))
-    async with client_for(svc_host, security, headers=AUTH) as http:
+    async with client_for(svc_test_host, security, headers=AUTH) as http:
         assert (await http.get("/api/plugins", headers={"Host": "svc.example.org"})).status_code == 200
         assert (await http.get("/api/plugins", headers={"Host": "other.example.org"})).status_code == 400
 
@@ -122,8 +122,8 @@ async def test_the_api_docs_load_only_this_servers_scripts_under_its_csp(http: h
     assert (await http.get("/docs/assets/favicon.png")).status_code == 404  # only the files the pages use
 
 
-async def test_no_auth_mode_still_checks_host(svc_host: Host) -> None:
-    async with client_for(svc_host, ServerSecurity(token=None)) as http:
+async def test_no_auth_mode_still_checks_host(svc_test_host: Host) -> None:
+    async with client_for(svc_test_host, ServerSecurity(token=None)) as http:
         assert (await http.get("/api/plugins")).status_code == 200
         assert (await http.get("/api/plugins", headers={"Host": "evil.example"})).status_code == 400
 
@@ -188,9 +188,9 @@ async def test_cross_origin_state_changes_are_refused_even_with_the_cookie(http:
     assert null.status_code == 403
 
 
-async def test_same_origin_and_configured_origins_may_change_state(svc_host: Host) -> None:
+async def test_same_origin_and_configured_origins_may_change_state(svc_test_host: Host) -> None:
     security = ServerSecurity(token=TOKEN, allowed_origins=frozenset({"https://proxy.example/"}))
-    async with client_for(svc_host, security, headers=AUTH) as http:
+    async with client_for(svc_test_host, security, headers=AUTH) as http:
         same = await http.post("/api/config/reset", headers={"Origin": "http://127.0.0.1:8000"})
         assert same.status_code == 200
         proxied = await http.post("/api/config/reset", headers={"Origin": "https://proxy.example"})
@@ -228,7 +228,7 @@ async def test_a_body_over_the_limit_is_413_before_the_route_reads_it(http: http
 
 
 async def test_an_unexpected_exception_is_a_500_detail_without_internals(
-    svc_host: Host, svc_register_plugin: Callable[..., None]
+    svc_test_host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
     router = APIRouter()
 
@@ -237,14 +237,14 @@ async def test_an_unexpected_exception_is_a_500_detail_without_internals(
         raise RuntimeError("secret detail at /home/someone/.ssh/id_ed25519")
 
     svc_register_plugin(SimpleNamespace(svc_api_routers=hookimpl(lambda: [router])), "boom")
-    async with client_for(svc_host, ServerSecurity(token=TOKEN), headers=AUTH) as http:
+    async with client_for(svc_test_host, ServerSecurity(token=TOKEN), headers=AUTH) as http:
         response = await http.get("/api/boom")
     assert response.status_code == 500
     assert response.json() == {"detail": "internal server error; the server log has the details"}
 
 
 async def test_a_plugin_route_outside_api_still_needs_the_token_to_change_state(
-    svc_host: Host, svc_register_plugin: Callable[..., None]
+    svc_test_host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
     router = APIRouter()
 
@@ -253,6 +253,6 @@ async def test_a_plugin_route_outside_api_still_needs_the_token_to_change_state(
         return {"deployed": True}
 
     svc_register_plugin(SimpleNamespace(svc_api_routers=hookimpl(lambda: [router])), "deployer")
-    async with client_for(svc_host, ServerSecurity(token=TOKEN)) as http:
+    async with client_for(svc_test_host, ServerSecurity(token=TOKEN)) as http:
         assert (await http.post("/hooks/deploy")).status_code == 401
         assert (await http.post("/hooks/deploy", headers=AUTH)).json() == {"deployed": True}

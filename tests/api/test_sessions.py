@@ -50,8 +50,8 @@ def sessions_of(app: FastAPI) -> WebSessions:
 
 
 @pytest.fixture
-async def app(svc_host: Host) -> FastAPI:
-    return server(svc_host)
+async def app(svc_test_host: Host) -> FastAPI:
+    return server(svc_test_host)
 
 
 @pytest.fixture
@@ -92,11 +92,11 @@ async def test_logout_ends_the_session_for_whoever_copied_the_cookie(http: httpx
 
 
 async def test_a_logout_through_another_server_of_the_store_reaches_this_one_within_seconds(
-    http: httpx.AsyncClient, svc_host: Host
+    http: httpx.AsyncClient, svc_test_host: Host
 ) -> None:
     """Each server trusts a session its store confirmed for ``SESSION_RECHECK`` seconds (docs/security.md)."""
     stolen = {"Cookie": f"{COOKIE}={await log_in(http)}"}
-    other = server(svc_host)
+    other = server(svc_test_host)
     async with browser(other, "127.0.0.9") as neighbour:
         assert (await neighbour.get("/api/plugins", headers=stolen)).status_code == 200
         assert (await http.post("/api/auth/logout")).status_code == 204
@@ -118,11 +118,11 @@ async def test_a_session_is_bound_to_the_port_whose_cookie_carried_it(http: http
     assert (await http.get("/api/plugins", headers={"Cookie": f"{COOKIE}={TOKEN}"})).status_code == 401
 
 
-async def test_sessions_outlive_a_restart_and_die_with_the_token(http: httpx.AsyncClient, svc_host: Host) -> None:
+async def test_sessions_outlive_a_restart_and_die_with_the_token(http: httpx.AsyncClient, svc_test_host: Host) -> None:
     stolen = {"Cookie": f"{COOKIE}={await log_in(http)}"}
-    async with browser(server(svc_host)) as restarted:
+    async with browser(server(svc_test_host)) as restarted:
         assert (await restarted.get("/api/plugins", headers=stolen)).status_code == 200
-    async with browser(server(svc_host, token="a-brand-new-token-after-rotation")) as rotated:
+    async with browser(server(svc_test_host, token="a-brand-new-token-after-rotation")) as rotated:
         assert (await rotated.get("/api/plugins", headers=stolen)).status_code == 401
 
 

@@ -26,18 +26,18 @@ jobs:
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     await svc_api_client.post("/api/workflows/upload", json={"yaml": NAP, "filename": "nap.yaml"})
     yield svc_api_client
-    await svc_host.close_services()
-    live = [record.job_id for record in svc_host.store.call(job_repo.live_jobs) if record.transport == "local"]
+    await svc_test_host.close_services()
+    live = [record.job_id for record in svc_test_host.store.call(job_repo.live_jobs) if record.transport == "local"]
     if live:  # only this test's jobs
         await asyncio.to_thread(subprocess.run, ["scancel", *live], check=False, timeout=60)
 
 
 @pytest.mark.parametrize("action", ["pause", "resume"])
-async def test_unknown_and_ended_sweeps(client: httpx.AsyncClient, svc_host: Host, action: str) -> None:
-    ended = finished_sweep(svc_host)
+async def test_unknown_and_ended_sweeps(client: httpx.AsyncClient, svc_test_host: Host, action: str) -> None:
+    ended = finished_sweep(svc_test_host)
     for path in (f"/api/sweep_runs/999/{action}", f"/api/sweep_runs/abc/{action}"):
         missing = await client.post(path)
         assert missing.status_code == 404, path

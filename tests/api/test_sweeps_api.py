@@ -50,11 +50,11 @@ jobs:
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     await svc_api_client.post("/api/workflows/upload", json={"yaml": GRID, "filename": "grid.yaml"})
     yield svc_api_client
-    await svc_host.close_services()
-    live = [record.job_id for record in svc_host.store.call(job_repo.live_jobs) if record.transport == "local"]
+    await svc_test_host.close_services()
+    live = [record.job_id for record in svc_test_host.store.call(job_repo.live_jobs) if record.transport == "local"]
     if live:  # only this test's jobs
         await asyncio.to_thread(subprocess.run, ["scancel", *live], check=False, timeout=60)
 
@@ -81,8 +81,8 @@ async def wait_for(client: httpx.AsyncClient, sweep_id: int, done: Any, timeout:
 # -- without the cluster --------------------------------------------------------------------------------------
 
 
-async def test_list_detail_and_404s(client: httpx.AsyncClient, svc_host: Host) -> None:
-    first, second = finished_sweep(svc_host, "first"), finished_sweep(svc_host, "second")
+async def test_list_detail_and_404s(client: httpx.AsyncClient, svc_test_host: Host) -> None:
+    first, second = finished_sweep(svc_test_host, "first"), finished_sweep(svc_test_host, "second")
     listed = (await client.get("/api/sweep_runs")).json()
     assert [sweep["id"] for sweep in listed] == [second, first]  # newest first
     detail = await client.get(f"/api/sweep_runs/{first}")
@@ -106,8 +106,8 @@ async def test_list_detail_and_404s(client: httpx.AsyncClient, svc_host: Host) -
     assert (cells[0]["status"], cells[0]["args"], cells[0]["triggered_by"]) == ("completed", {"a": 1}, "web")
 
 
-async def test_the_list_stops_at_200(client: httpx.AsyncClient, svc_host: Host) -> None:
-    ids = [finished_sweep(svc_host, f"s{index}") for index in range(201)]
+async def test_the_list_stops_at_200(client: httpx.AsyncClient, svc_test_host: Host) -> None:
+    ids = [finished_sweep(svc_test_host, f"s{index}") for index in range(201)]
     listed = (await client.get("/api/sweep_runs")).json()
     assert len(listed) == 200
     assert listed[0]["id"] == ids[-1]

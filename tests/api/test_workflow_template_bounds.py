@@ -36,9 +36,9 @@ BAD = {
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     yield svc_api_client
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 @pytest.fixture

@@ -28,9 +28,9 @@ jobs:
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     yield svc_api_client
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 @pytest.fixture
@@ -377,7 +377,7 @@ async def test_submission_failure_is_502_with_submitted_jobs_cancelled(client: h
 
 @pytest.mark.cluster
 async def test_sync_failure_is_502_and_the_run_is_failed(
-    client: httpx.AsyncClient, svc_host: Host, dev_profile: SSHProfile, tmp_path: Path
+    client: httpx.AsyncClient, svc_test_host: Host, dev_profile: SSHProfile, tmp_path: Path
 ) -> None:
     import svc_plugin_rsync.hooks
     import svc_plugin_ssh.hooks
@@ -387,10 +387,10 @@ async def test_sync_failure_is_502_and_the_run_is_failed(
     profile = dev_profile.model_copy(
         update={"mounts": [Mount(name="proj", local=str(local), remote="/proc/forbidden")]}
     )
-    svc_host.profiles.create("dev", profile)
-    svc_host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    svc_host.plugins.register(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create("dev", profile)
+    svc_test_host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    svc_test_host.plugins.register(svc_plugin_rsync.hooks, "rsync", distribution="svc", version="0")
+    await svc_test_host.reload_profiles()
     await upload(client, "name: m\ndefault_project: proj\njobs: [{name: a, command: 'true'}]\n", "m.yaml")
     response = await client.post("/api/workflows/m/run", json={"transport": "dev"})
     assert response.status_code == 502, response.text
@@ -404,7 +404,7 @@ async def test_sync_failure_is_502_and_the_run_is_failed(
 
 @pytest.mark.cluster
 async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_ssh(
-    client: httpx.AsyncClient, svc_host: Host, dev_profile: SSHProfile
+    client: httpx.AsyncClient, svc_test_host: Host, dev_profile: SSHProfile
 ) -> None:
     """sbatch runs a job that names no directory in the login directory; svc does the same and logs under it."""
     import shlex
@@ -414,10 +414,10 @@ async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_
     import svc_plugin_ssh.hooks
     from svc_host.plugin import ssh_connect_options
 
-    svc_host.profiles.create("dev", dev_profile)
-    svc_host.profiles.activate("dev")
-    svc_host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create("dev", dev_profile)
+    svc_test_host.profiles.activate("dev")
+    svc_test_host.plugins.register(svc_plugin_ssh.hooks, "ssh", distribution="svc", version="0")
+    await svc_test_host.reload_profiles()
     created = await client.post(
         "/api/workflows/create", json={"name": "athome", "jobs": [{"name": "where", "command": "pwd; echo $USER"}]}
     )

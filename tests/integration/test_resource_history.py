@@ -25,12 +25,16 @@ def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None
 
 
 async def test_samples_of_the_real_cluster_follow_a_gpu_job(
-    local: None, svc_host: Host, svc_api_client: httpx.AsyncClient
+    local: None, svc_test_host: Host, svc_api_client: httpx.AsyncClient
 ) -> None:
     events: list[Event] = []
     # interval 0: every sample() is stored however close together (the loop's own interval is not used here)
     sampler = ResourceSampler(
-        svc_host.store, svc_host.transports, svc_host.watched_clusters, events.append, SamplerSettings(interval=0)
+        svc_test_host.store,
+        svc_test_host.transports,
+        svc_test_host.watched_clusters,
+        events.append,
+        SamplerSettings(interval=0),
     )
     idle = {snap.partition: snap for snap in await sampler.sample("local")}
     assert {"debug", "gpu"} <= set(idle)

@@ -25,9 +25,9 @@ def local(svc_register_plugin: Callable[..., None], slurm_cluster: None) -> None
 
 
 @pytest.fixture
-def commands(local: None, svc_host: Host) -> list[str]:
+def commands(local: None, svc_test_host: Host) -> list[str]:
     """The name of every command the server's ``local`` transport runs."""
-    transport = svc_host.transports.get("local")
+    transport = svc_test_host.transports.get("local")
     real = transport.run  # type: ignore[attr-defined]
     seen: list[str] = []
 
@@ -54,10 +54,12 @@ def held_job() -> Iterator[str]:
 
 
 async def test_fifty_concurrent_job_lists_cost_one_squeue(
-    commands: list[str], held_job: str, svc_api_client: httpx.AsyncClient, svc_host: Host, loop_clock: LoopClock
+    commands: list[str], held_job: str, svc_api_client: httpx.AsyncClient, svc_test_host: Host, loop_clock: LoopClock
 ) -> None:
-    assert svc_host.transports.snapshots.max_age == MAX_AGE  # a second, unless a test sets otherwise:
-    svc_host.transports.snapshots.max_age = 60  # nothing expires while the fifty are served, however busy the machine
+    assert svc_test_host.transports.snapshots.max_age == MAX_AGE  # a second, unless a test sets otherwise:
+    svc_test_host.transports.snapshots.max_age = (
+        60  # nothing expires while the fifty are served, however busy the machine
+    )
     asked = loop_clock.time()
     responses = await asyncio.gather(*(svc_api_client.get("/api/jobs") for _ in range(50)))
     served = loop_clock.time() - asked + 0.001  # the header rounds to a millisecond

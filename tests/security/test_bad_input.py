@@ -40,9 +40,9 @@ def chain(count: int) -> str:
 
 
 @pytest.fixture
-async def client(svc_api_client: httpx.AsyncClient, svc_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(svc_api_client: httpx.AsyncClient, svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     yield svc_api_client
-    await svc_host.close_services()
+    await svc_test_host.close_services()
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ async def test_job_ids_negative_400_zero_404_huge_sweep_404(client: httpx.AsyncC
     ],
 )
 async def test_bad_job_fields_are_422_before_anything_is_submitted(
-    client: httpx.AsyncClient, svc_host: Host, body: dict[str, Any]
+    client: httpx.AsyncClient, svc_test_host: Host, body: dict[str, Any]
 ) -> None:
     detail(await client.post("/api/jobs", json=body), 422)
     assert (await client.get("/api/history")).json() == []

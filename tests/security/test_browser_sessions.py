@@ -113,9 +113,9 @@ def test_a_forwarded_address_does_not_escape_the_limit(server: ServeProcess) -> 
         assert [answer.status_code for answer in statuses[MAX_FAILURES:]] == [429, 429]
 
 
-async def test_a_stream_ends_when_its_session_expires(svc_host: Host) -> None:
+async def test_a_stream_ends_when_its_session_expires(svc_test_host: Host) -> None:
     """The same server, in process, with the sessions' clock moved past the session's lifetime."""
-    app = create_app(svc_host, security=ServerSecurity(token=TOKEN))
+    app = create_app(svc_test_host, security=ServerSecurity(token=TOKEN))
     sessions: WebSessions = app.state.sessions
     async with live_server(app) as base, httpx.AsyncClient(base_url=base, timeout=30) as tab:
         assert (await tab.post("/api/auth/login", json={"token": TOKEN})).status_code == 204
@@ -133,10 +133,10 @@ async def test_a_stream_ends_when_its_session_expires(svc_host: Host) -> None:
         assert (await tab.get("/api/events")).status_code == 401
 
 
-async def test_behind_a_tls_proxy_the_cookie_is_host_only_and_secure(svc_host: Host) -> None:
+async def test_behind_a_tls_proxy_the_cookie_is_host_only_and_secure(svc_test_host: Host) -> None:
     """uvicorn takes ``X-Forwarded-Proto`` from a proxy on 127.0.0.1 (docs/security.md's nginx setup): the browser
     then gets ``__Host-svc_session_<port>``, ``Secure``, which plain http to the same server does not accept."""
-    app = create_app(svc_host, security=ServerSecurity(token=TOKEN))
+    app = create_app(svc_test_host, security=ServerSecurity(token=TOKEN))
     proxied = {"X-Forwarded-Proto": "https"}
     async with live_server(app) as base, httpx.AsyncClient(base_url=base, timeout=30) as tab:
         name = f"__Host-svc_session_{base.rsplit(':', 1)[1]}"

@@ -20,16 +20,16 @@ TOKEN_TEXT = "the-permanent-api-token-0123456789"
 
 
 @pytest.fixture
-async def server(svc_host: Host, svc_api_client: httpx.AsyncClient, home: Path) -> httpx.AsyncClient:
+async def server(svc_test_host: Host, svc_api_client: httpx.AsyncClient, home: Path) -> httpx.AsyncClient:
     """The API with a current profile, a token file in the state directory and keys in ``~/.ssh``."""
-    svc_host.paths.state_dir.mkdir(parents=True, exist_ok=True)
-    svc_host.paths.api_token_file.write_text(TOKEN_TEXT)
-    svc_host.paths.api_token_file.chmod(0o600)
+    svc_test_host.paths.state_dir.mkdir(parents=True, exist_ok=True)
+    svc_test_host.paths.api_token_file.write_text(TOKEN_TEXT)
+    svc_test_host.paths.api_token_file.chmod(0o600)
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
-    svc_host.profiles.create(PROFILE, SSHProfile(hostname="login.example.org", username="ada"))
-    svc_host.profiles.activate(PROFILE)
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create(PROFILE, SSHProfile(hostname="login.example.org", username="ada"))
+    svc_test_host.profiles.activate(PROFILE)
+    await svc_test_host.reload_profiles()
     return svc_api_client
 
 
@@ -49,11 +49,11 @@ def guarded_roots(host: Host, home: Path, tmp_path: Path) -> dict[str, Path]:
 
 
 async def test_a_mount_of_a_guarded_place_is_refused(
-    server: httpx.AsyncClient, svc_host: Host, home: Path, tmp_path: Path
+    server: httpx.AsyncClient, svc_test_host: Host, home: Path, tmp_path: Path
 ) -> None:
-    svc_host.paths.workflows_dir.mkdir(parents=True, exist_ok=True)
-    svc_host.paths.user_config_dir.mkdir(parents=True, exist_ok=True)
-    for name, root in guarded_roots(svc_host, home, tmp_path).items():
+    svc_test_host.paths.workflows_dir.mkdir(parents=True, exist_ok=True)
+    svc_test_host.paths.user_config_dir.mkdir(parents=True, exist_ok=True)
+    for name, root in guarded_roots(svc_test_host, home, tmp_path).items():
         response = await server.post("/api/files/mounts", json={"name": name, "local": str(root), "remote": "~/p"})
         assert response.status_code == 422, (name, response.text)
         assert "state or config directory or ~/.ssh" in response.json()["detail"]
@@ -70,10 +70,12 @@ async def test_a_project_mount_is_still_accepted(server: httpx.AsyncClient, tmp_
     assert read.json()["content"] == "print(1)\n"
 
 
-async def test_the_file_browser_never_reads_the_token(server: httpx.AsyncClient, svc_host: Host) -> None:
+async def test_the_file_browser_never_reads_the_token(server: httpx.AsyncClient, svc_test_host: Host) -> None:
     """A mount of the state directory stored before the refusal (or through the profiles API) cannot be read."""
-    svc_host.profiles.add_mount(PROFILE, Mount(name="state", local=str(svc_host.paths.state_dir), remote="~/s"))
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.add_mount(
+        PROFILE, Mount(name="state", local=str(svc_test_host.paths.state_dir), remote="~/s")
+    )
+    await svc_test_host.reload_profiles()
     read = await server.get("/api/files/read", params={"mount": "state", "path": "api-token"})
     assert read.status_code == 403, read.text
     assert TOKEN_TEXT not in read.text

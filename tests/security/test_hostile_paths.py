@@ -186,11 +186,11 @@ def project(tmp_path: Path, outside: Path) -> Path:
 
 
 @pytest.fixture
-async def client(svc_host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
-    svc_host.profiles.create("gpu", SSHProfile(hostname="login.example.org"))
-    svc_host.profiles.add_mount("gpu", Mount(name="proj", local=str(project), remote="proj"))
-    svc_host.profiles.activate("gpu")
-    await svc_host.reload_profiles()
+async def client(svc_test_host: Host, project: Path, svc_api_client: httpx.AsyncClient) -> httpx.AsyncClient:
+    svc_test_host.profiles.create("gpu", SSHProfile(hostname="login.example.org"))
+    svc_test_host.profiles.add_mount("gpu", Mount(name="proj", local=str(project), remote="proj"))
+    svc_test_host.profiles.activate("gpu")
+    await svc_test_host.reload_profiles()
     return svc_api_client
 
 

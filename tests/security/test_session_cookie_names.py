@@ -29,9 +29,9 @@ HTTPS_NAME = "__Host-svc_session_8443"
 
 
 @pytest.fixture
-async def app(svc_host: Host) -> FastAPI:
+async def app(svc_test_host: Host) -> FastAPI:
     security = ServerSecurity(token=TEST_API_TOKEN, allowed_hosts=frozenset({"svc.example.org"}))
-    return create_app(svc_host, security=security)
+    return create_app(svc_test_host, security=security)
 
 
 def client(app: FastAPI, base: str) -> httpx.AsyncClient:

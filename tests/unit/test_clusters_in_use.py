@@ -99,14 +99,16 @@ def two_clusters(svc_register_plugin: Callable[..., None]) -> dict[str, FakeTran
 
 
 async def test_each_watched_cluster_is_sampled_and_a_silent_one_fails_alone(
-    svc_host: Host, two_clusters: dict[str, FakeTransport], caplog: pytest.LogCaptureFixture
+    svc_test_host: Host, two_clusters: dict[str, FakeTransport], caplog: pytest.LogCaptureFixture
 ) -> None:
     events: list[Event] = []
 
     async def watched() -> list[str]:
         return ["local", "down", "lab24"]
 
-    sampler = ResourceSampler(svc_host.store, svc_host.transports, watched, events.append, SamplerSettings(interval=0))
+    sampler = ResourceSampler(
+        svc_test_host.store, svc_test_host.transports, watched, events.append, SamplerSettings(interval=0)
+    )
     with caplog.at_level(logging.WARNING):
         assert await sampler.sample_watched() == ["local", "down", "lab24"]
         await sampler.sample_watched()
@@ -118,12 +120,12 @@ async def test_each_watched_cluster_is_sampled_and_a_silent_one_fails_alone(
 
 
 async def test_a_request_naming_a_cluster_makes_the_server_watch_it(
-    svc_host: Host, two_clusters: dict[str, FakeTransport], svc_api_client: httpx.AsyncClient
+    svc_test_host: Host, two_clusters: dict[str, FakeTransport], svc_api_client: httpx.AsyncClient
 ) -> None:
-    assert await svc_host.watched_clusters() == ["local"]
+    assert await svc_test_host.watched_clusters() == ["local"]
     answer = await svc_api_client.get("/api/resources", params={"transport": "lab24"})
     assert answer.status_code == 200
-    assert await svc_host.watched_clusters() == ["local", "lab24"]
+    assert await svc_test_host.watched_clusters() == ["local", "lab24"]
     unknown = await svc_api_client.get("/api/resources", params={"transport": "nowhere"})
     assert unknown.status_code == 404
-    assert await svc_host.watched_clusters() == ["local", "lab24"]
+    assert await svc_test_host.watched_clusters() == ["local", "lab24"]

@@ -17,11 +17,11 @@ def moves(seen: list[Event]) -> list[Any]:
     return [event.payload["transport"] for event in seen if event.name == DEFAULT_CHANGED]
 
 
-async def test_a_default_moved_by_another_process_is_announced_once_per_move(svc_host: Host) -> None:
-    other = ProfileStore(svc_host.paths.profiles_file)  # `svc profile use` in a terminal: its own store
+async def test_a_default_moved_by_another_process_is_announced_once_per_move(svc_test_host: Host) -> None:
+    other = ProfileStore(svc_test_host.paths.profiles_file)  # `svc profile use` in a terminal: its own store
     other.create("gpu", SSHProfile(hostname="login.example.org", username="ada"))
     seen: list[Event] = []
-    watch = DefaultClusterWatch(svc_host.server_transport_name, seen.append, every=0.05)
+    watch = DefaultClusterWatch(svc_test_host.server_transport_name, seen.append, every=0.05)
     watch.start()
     try:
         other.activate("gpu")
@@ -34,12 +34,12 @@ async def test_a_default_moved_by_another_process_is_announced_once_per_move(svc
     assert moves(seen) == ["gpu", "local"]
 
 
-async def test_a_move_made_here_is_announced_at_once_and_not_again(svc_host: Host) -> None:
+async def test_a_move_made_here_is_announced_at_once_and_not_again(svc_test_host: Host) -> None:
     seen: list[Event] = []
-    watch = DefaultClusterWatch(svc_host.server_transport_name, seen.append)
-    svc_host.profiles.create("gpu", SSHProfile(hostname="login.example.org", username="ada"))
+    watch = DefaultClusterWatch(svc_test_host.server_transport_name, seen.append)
+    svc_test_host.profiles.create("gpu", SSHProfile(hostname="login.example.org", username="ada"))
     assert watch.check() is None  # a new profile is not a new default
-    svc_host.profiles.activate("gpu")
+    svc_test_host.profiles.activate("gpu")
     assert watch.check() == "gpu"
     assert watch.check() is None
     assert moves(seen) == ["gpu"]

@@ -51,8 +51,10 @@ async def served_tools(host: Host) -> list[str]:
         return sorted(tool.name for tool in (await client.list_tools()).tools)
 
 
-async def test_the_tool_count_and_names_are_those_svc_mcp_serves(svc_plugins: PluginManager, svc_host: Host) -> None:
-    tools = await served_tools(svc_host)
+async def test_the_tool_count_and_names_are_those_svc_mcp_serves(
+    svc_plugins: PluginManager, svc_test_host: Host
+) -> None:
+    tools = await served_tools(svc_test_host)
     stated = re.search(r"`svc mcp` serves (\d+) tools: ((?:`\w+`(?:, | and )?)+)", " ".join(doc().split()))
     assert stated is not None, "docs/interfaces.md does not say which tools `svc mcp` serves"
     assert int(stated[1]) == len(tools)
@@ -165,8 +167,8 @@ def declared_errors(operation: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def test_every_api_route_declares_a_4xx_with_the_error_body(svc_plugins: PluginManager, svc_host: Host) -> None:
-    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+def test_every_api_route_declares_a_4xx_with_the_error_body(svc_plugins: PluginManager, svc_test_host: Host) -> None:
+    paths = create_app(svc_test_host, security=security_for_tests()).openapi()["paths"]
     operations = [
         (method, path, op) for path, ops in paths.items() if path.startswith("/api/") for method, op in ops.items()
     ]
@@ -232,12 +234,12 @@ def openapi_operation(paths: dict[str, Any], method: str, path: str) -> list[dic
 
 
 def test_every_status_the_doc_gives_a_route_is_one_the_route_declares(
-    svc_plugins: PluginManager, svc_host: Host
+    svc_plugins: PluginManager, svc_test_host: Host
 ) -> None:
     """A status docs/interfaces.md gives in a paragraph or list item naming routes must be one those routes declare
     in the OpenAPI (401, FastAPI's 422 and the security middleware's 400 and 403 included); a route the doc names
     must exist with that method."""
-    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    paths = create_app(svc_test_host, security=security_for_tests()).openapi()["paths"]
     claims = route_claims(doc())
     assert len(claims) > 20, "the doc's status claims are no longer found: the test would check nothing"
     wrong = []
@@ -260,9 +262,9 @@ DEFAULT = re.compile(
 
 
 def test_every_default_the_doc_gives_a_route_parameter_is_its_openapi_default(
-    svc_plugins: PluginManager, svc_host: Host
+    svc_plugins: PluginManager, svc_test_host: Host
 ) -> None:
-    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    paths = create_app(svc_test_host, security=security_for_tests()).openapi()["paths"]
     checked, wrong = 0, []
     for block in doc_blocks(doc()):
         operations = [
@@ -290,9 +292,9 @@ QUERY = re.compile(rf"`((?:(?:{METHODS})\|)*(?:{METHODS}))? ?(/api/[^`\s?]*)\?([
 
 
 def test_every_query_parameter_the_doc_writes_is_one_the_route_takes(
-    svc_plugins: PluginManager, svc_host: Host
+    svc_plugins: PluginManager, svc_test_host: Host
 ) -> None:
-    paths = create_app(svc_host, security=security_for_tests()).openapi()["paths"]
+    paths = create_app(svc_test_host, security=security_for_tests()).openapi()["paths"]
     checked, wrong = 0, []
     for joined, path, query in QUERY.findall(doc()):
         for method in joined.split("|") if joined else [""]:
@@ -307,10 +309,10 @@ def test_every_query_parameter_the_doc_writes_is_one_the_route_takes(
 
 
 async def test_every_default_the_doc_gives_a_tool_argument_is_its_schema_default(
-    svc_plugins: PluginManager, svc_host: Host
+    svc_plugins: PluginManager, svc_test_host: Host
 ) -> None:
     """``wait_seconds`` (default 60) in a paragraph naming `run_workflow` is the tool's schema default."""
-    async with Client(create_server(svc_host)) as client:
+    async with Client(create_server(svc_test_host)) as client:
         schemas = {tool.name: tool.input_schema.get("properties", {}) for tool in (await client.list_tools()).tools}
     checked, wrong = 0, []
     for block in doc_blocks(doc()):
@@ -328,11 +330,11 @@ async def test_every_default_the_doc_gives_a_tool_argument_is_its_schema_default
 
 
 async def test_every_422_is_declared_with_the_body_it_answers(
-    svc_plugins: PluginManager, svc_host: Host, svc_api_client: httpx.AsyncClient
+    svc_plugins: PluginManager, svc_test_host: Host, svc_api_client: httpx.AsyncClient
 ) -> None:
     """The doc's "every error body is `{detail}`" in the OpenAPI too: FastAPI's own validation 422 is declared as
     ``ErrorBody`` (``{detail: string, errors}``, what svc answers), never FastAPI's ``HTTPValidationError``."""
-    schema = create_app(svc_host, security=security_for_tests()).openapi()
+    schema = create_app(svc_test_host, security=security_for_tests()).openapi()
     assert "HTTPValidationError" not in str(schema)
     other = [
         f"{method.upper()} {path}"
@@ -473,10 +475,10 @@ async def produced(host: Host) -> dict[str, str]:
     return found
 
 
-async def test_every_quoted_message_is_the_real_one(svc_plugins: PluginManager, svc_host: Host) -> None:
+async def test_every_quoted_message_is_the_real_one(svc_plugins: PluginManager, svc_test_host: Host) -> None:
     quotes = quoted_messages()
     assert len(quotes) > 10, "the doc's quoted messages are no longer found: the test would check nothing"
     literals = code_strings()
-    real = await produced(svc_host)
+    real = await produced(svc_test_host)
     wrong = [q for q in quotes if not in_code(q, literals) and not any(says(m, q) for m in real.values())]
     assert not wrong, f"quoted in docs/interfaces.md, said by nothing in svc: {wrong}"

@@ -29,14 +29,18 @@ def sites_plugin(*, remote: bool) -> SimpleNamespace:
 
 @pytest.mark.parametrize("remote", [False, True])
 def test_an_agent_is_started_only_for_a_transport_declared_remote(
-    remote: bool, svc_plugin_manager: PluginManager, svc_host: Host, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    remote: bool,
+    svc_plugin_manager: PluginManager,
+    svc_test_host: Host,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     svc_plugin_manager.register(sites_plugin(remote=remote), "site")
     started: list[str] = []
     monkeypatch.setenv("SVC_AGENT", "auto")
     monkeypatch.setattr(job_session, "_place", lambda: SimpleNamespace(name="nobody listens here"))
     monkeypatch.setattr(JobSession, "_start_agent", lambda self, place: started.append(self.transport))
-    monkeypatch.setattr(Host, "create", classmethod(lambda cls, source, **_: svc_host))
+    monkeypatch.setattr(Host, "create", classmethod(lambda cls, source, **_: svc_test_host))
 
     from svc_host.agent import client
 

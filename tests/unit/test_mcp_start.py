@@ -32,10 +32,10 @@ def held_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
 
 
 async def test_list_jobs_is_answered_while_the_store_still_loads(
-    svc_host: Host, fake: FakeTransport, held_start: threading.Event
+    svc_test_host: Host, fake: FakeTransport, held_start: threading.Event
 ) -> None:
     job_id = await fake.submit(RenderedScript(text="", log_dir=".", stdout_path="o", stderr_path="e"))
-    async with Client(mcp_server.create_server(svc_host)) as client:
+    async with Client(mcp_server.create_server(svc_test_host)) as client:
         status = asyncio.ensure_future(client.call_tool("get_job_status", {"job_id": job_id, "transport": "fake"}))
         # held, the start would never end within these deadlines: an answer in time did not wait for it
         listed = (await asyncio.wait_for(client.call_tool("list_jobs", {"transport": "fake"}), 60)).structured_content

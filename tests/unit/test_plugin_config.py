@@ -83,7 +83,7 @@ def test_sections_merge_field_by_field_across_layers_and_a_refused_change_writes
 
 
 def test_a_workflow_renderer_applies_to_its_jobs_unless_a_job_names_its_own(
-    plugins: PluginManager, svc_host: Host, tmp_path: Path
+    plugins: PluginManager, svc_test_host: Host, tmp_path: Path
 ) -> None:
     import svc_plugin_local.hooks
 
@@ -92,7 +92,7 @@ def test_a_workflow_renderer_applies_to_its_jobs_unless_a_job_names_its_own(
         "name: chosen\nrenderer: site\njobs:\n  - {name: a, command: 'true'}\n"
         "  - {name: b, command: 'true', renderer: default}\n"
     )
-    run = prepare(svc_host, RunRequest(yaml_path=tmp_path / "wf.yaml", text=text))
+    run = prepare(svc_test_host, RunRequest(yaml_path=tmp_path / "wf.yaml", text=text))
     assert [job.definition.renderer for job in run.new_run.jobs] == ["site", "default"]
     with pytest.raises(ConfigError, match=r"^job 'a': unknown renderer 'nope'; choose one of: default, site$"):
-        prepare(svc_host, RunRequest(yaml_path=tmp_path / "wf.yaml", text=text.replace("site", "nope")))
+        prepare(svc_test_host, RunRequest(yaml_path=tmp_path / "wf.yaml", text=text.replace("site", "nope")))

@@ -25,7 +25,7 @@ from svc_host.testing.waiting import eventually
 FAKE_SITE = Path(__file__).parent.parent / "fixtures" / "plugins" / "site"
 
 
-async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
+async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: PluginManager, svc_test_host: Host) -> None:
     sys.path.insert(0, str(FAKE_SITE))
     try:
         import svc_fake_tools
@@ -33,17 +33,17 @@ async def test_svc_api_routers_of_a_plugin_are_mounted(svc_plugin_manager: Plugi
         sys.path.remove(str(FAKE_SITE))
         sys.modules.pop("svc_fake_tools", None)
     svc_plugin_manager.register(svc_fake_tools, "tools")
-    async with asgi_client(create_app(svc_host, security=security_for_tests())) as http:
+    async with asgi_client(create_app(svc_test_host, security=security_for_tests())) as http:
         assert (await http.get("/api/fake/ping")).json() == {"pong": True}
 
 
-async def test_svc_mcp_tools_carry_their_hints(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
+async def test_svc_mcp_tools_carry_their_hints(svc_plugin_manager: PluginManager, svc_test_host: Host) -> None:
     async def wipe(target: str) -> dict[str, object]:
         return {"success": False, "error": f"refusing to wipe {target}"}
 
     tool = ToolSpec(name="wipe", function=wipe, description="Wipe a thing.", destructive=True)
     svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "wiper")
-    async with Client(create_server(svc_host)) as client:
+    async with Client(create_server(svc_test_host)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert tools["wipe"].annotations is not None
         assert tools["wipe"].annotations.destructive_hint is True
@@ -124,7 +124,9 @@ def test_version_and_builtin_commands_never_load_plugins(monkeypatch: pytest.Mon
     assert CliRunner().invoke(cli, ["config", "--help"]).exit_code == 0
 
 
-async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
+async def test_svc_background_tasks_run_while_a_server_runs(
+    svc_plugin_manager: PluginManager, svc_test_host: Host
+) -> None:
     import asyncio
 
     from svc_host.plugin_core.records import TaskSpec
@@ -143,16 +145,16 @@ async def test_svc_background_tasks_run_while_a_server_runs(svc_plugin_manager: 
         return [TaskSpec(name="worker", run=work)]
 
     svc_plugin_manager.register(SimpleNamespace(svc_background_tasks=hookimpl(tasks)), "busy")
-    svc_host.source = "mcp"
-    await svc_host.start()
+    svc_test_host.source = "mcp"
+    await svc_test_host.start()
     await eventually(lambda: seen, what="the task's start")
-    assert svc_host.plugin_tasks.names() == ["worker"]
-    await svc_host.close()
+    assert svc_test_host.plugin_tasks.names() == ["worker"]
+    await svc_test_host.close()
     assert seen == ["started for mcp", "stopped"]
 
 
 async def test_svc_health_shows_in_the_api_and_the_cli(
-    svc_plugin_manager: PluginManager, svc_host: Host, monkeypatch: pytest.MonkeyPatch
+    svc_plugin_manager: PluginManager, svc_test_host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
 
@@ -166,7 +168,7 @@ async def test_svc_health_shows_in_the_api_and_the_cli(
         return HealthReport(ok=False, summary="3 messages waiting", details={"waiting": 3})
 
     svc_plugin_manager.register(SimpleNamespace(svc_health=hookimpl(health)), "outboxy")
-    async with asgi_client(create_app(svc_host, security=security_for_tests())) as http:
+    async with asgi_client(create_app(svc_test_host, security=security_for_tests())) as http:
         listed = {p["name"]: p for p in (await http.get("/api/plugins")).json()["plugins"]}
     assert listed["outboxy"]["health"] == {"ok": False, "summary": "3 messages waiting", "details": {"waiting": 3}}
     assert listed["svc_host.rendering.hooks"]["health"] is None
@@ -178,20 +180,20 @@ async def test_svc_health_shows_in_the_api_and_the_cli(
 
 
 async def test_a_tool_whose_signature_cannot_be_read_is_left_out(
-    svc_plugin_manager: PluginManager, svc_host: Host
+    svc_plugin_manager: PluginManager, svc_test_host: Host
 ) -> None:
     async def unreadable(thing: NoSuchType) -> dict[str, object]:  # type: ignore[name-defined]  # noqa: F821
         return {"success": True}
 
     tool = ToolSpec(name="unreadable", function=unreadable, description="Cannot be described.")
     svc_plugin_manager.register(SimpleNamespace(svc_mcp_tools=hookimpl(lambda: [tool])), "sloppy")
-    async with Client(create_server(svc_host)) as client:
+    async with Client(create_server(svc_test_host)) as client:
         names = {t.name for t in (await client.list_tools()).tools}
     assert "unreadable" not in names
     assert "submit_job" in names
 
 
-async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, svc_host: Host) -> None:
+async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginManager, svc_test_host: Host) -> None:
     from svc_host.domain.profiles import HostConfig, SSHProfile
     from svc_host.plugin_core.records import SyncBackendSpec
 
@@ -207,7 +209,7 @@ async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginM
     svc_plugin_manager.register(
         SimpleNamespace(svc_sync_backends=hookimpl(lambda: [SyncBackendSpec("recorder", Recorder)])), "recorders"
     )
-    await svc_host.transports.reload(
+    await svc_test_host.transports.reload(
         HostConfig(
             profiles={
                 "site": SSHProfile(hostname="a.example", sync_backend="recorder"),
@@ -215,7 +217,7 @@ async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginM
             }
         )
     )
-    assert isinstance(svc_host.sync_backend("site"), Recorder)
+    assert isinstance(svc_test_host.sync_backend("site"), Recorder)
     assert made == ["site"]
     with pytest.raises(PluginError, match=r"unknown sync backend 'rsinc'; choose one of: recorder \(from recorders"):
-        svc_host.sync_backend("typo")
+        svc_test_host.sync_backend("typo")

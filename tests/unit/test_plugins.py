@@ -269,7 +269,7 @@ def test_svc_trace_plugins_traces_hook_calls(
 
 
 async def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hub(
-    svc_plugin_manager: PluginManager, svc_host: Host
+    svc_plugin_manager: PluginManager, svc_test_host: Host
 ) -> None:
     from svc_host.runtime.events import event_hub
 
@@ -286,7 +286,7 @@ async def test_emit_survives_observers_that_raise_and_still_reaches_the_event_hu
     monkeypatched = hub.publish
     hub.publish = published.append  # type: ignore[method-assign]
     try:
-        svc_host.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
+        svc_test_host.emit(Event(name="job.status_changed", payload={"job_id": "1"}))
     finally:
         hub.publish = monkeypatched  # type: ignore[method-assign]
     assert seen == ["job.status_changed"]

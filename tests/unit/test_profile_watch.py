@@ -62,13 +62,13 @@ def writer(host: Host) -> ProfileStore:
 
 
 @pytest.fixture
-def host(svc_register_plugin: Any, svc_host: Host) -> Host:
+def host(svc_register_plugin: Any, svc_test_host: Host) -> Host:
     svc_register_plugin(SimpleNamespace(svc_transports=svc_transports), "closing-transports")
     svc_register_plugin(
         SimpleNamespace(svc_sync_backends=hookimpl(lambda: [SyncBackendSpec("recording", RecordingBackend)])),
         "recording-backend",
     )
-    return svc_host
+    return svc_test_host
 
 
 def cluster(**fields: object) -> SSHProfile:

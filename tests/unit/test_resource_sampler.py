@@ -51,10 +51,10 @@ def sampler_of(host: Host, events: list[Event], **settings: float) -> ResourceSa
     )
 
 
-async def test_a_sample_stores_each_partition_and_announces_it(svc_host: Host, fake: FakeTransport) -> None:
+async def test_a_sample_stores_each_partition_and_announces_it(svc_test_host: Host, fake: FakeTransport) -> None:
     events: list[Event] = []
-    snapshots = await sampler_of(svc_host, events).sample("local")
-    rows = svc_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))
+    snapshots = await sampler_of(svc_test_host, events).sample("local")
+    rows = svc_test_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))
     assert sorted((row.partition, row.total_gpus, row.gpus_in_use) for row in rows) == [
         ("debug", 4, 2),
         ("gpu", 4, 2),
@@ -66,9 +66,9 @@ async def test_a_sample_stores_each_partition_and_announces_it(svc_host: Host, f
     assert [p["partition"] for p in events[0].payload["partitions"]] == [s.partition for s in snapshots]
 
 
-async def test_samples_past_the_kept_days_or_the_row_bound_are_pruned(svc_host: Host, fake: FakeTransport) -> None:
+async def test_samples_past_the_kept_days_or_the_row_bound_are_pruned(svc_test_host: Host, fake: FakeTransport) -> None:
     old = datetime.now(UTC) - timedelta(days=3)
-    svc_host.store.call(
+    svc_test_host.store.call(
         lambda session: session.add(
             ResourceSample(
                 transport="local",
@@ -83,30 +83,30 @@ async def test_samples_past_the_kept_days_or_the_row_bound_are_pruned(svc_host: 
             )
         )
     )
-    await sampler_of(svc_host, [], keep_days=2).sample("local")
-    rows = svc_host.store.call(repo.samples_since, "local", old - timedelta(days=1))
+    await sampler_of(svc_test_host, [], keep_days=2).sample("local")
+    rows = svc_test_host.store.call(repo.samples_since, "local", old - timedelta(days=1))
     assert len(rows) == 3
     assert min(row.at for row in rows) > old
 
-    await sampler_of(svc_host, [], max_rows=4, interval=0).sample("local")
-    assert len(svc_host.store.call(repo.samples_since, "local", old)) == 4  # the newest four rows are kept
+    await sampler_of(svc_test_host, [], max_rows=4, interval=0).sample("local")
+    assert len(svc_test_host.store.call(repo.samples_since, "local", old)) == 4  # the newest four rows are kept
 
 
-async def test_two_servers_on_one_database_keep_one_series(svc_host: Host, fake: FakeTransport) -> None:
+async def test_two_servers_on_one_database_keep_one_series(svc_test_host: Host, fake: FakeTransport) -> None:
     first_events: list[Event] = []
     second_events: list[Event] = []
-    first, second = sampler_of(svc_host, first_events), sampler_of(svc_host, second_events)  # 60 s intervals
+    first, second = sampler_of(svc_test_host, first_events), sampler_of(svc_test_host, second_events)  # 60 s intervals
     await first.sample("local")
     await second.sample("local")  # right after the other server: not stored again, still announced to its dashboards
     assert (first.samples_taken, second.samples_taken) == (1, 0)
-    assert len(svc_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))) == 3
+    assert len(svc_test_host.store.call(repo.samples_since, "local", datetime.now(UTC) - timedelta(minutes=1))) == 3
     assert [event.name for event in second_events] == ["resources.sampled"]
 
 
 async def test_the_loop_samples_on_its_interval_and_survives_a_scheduler_failure(
-    svc_host: Host, fake: FakeTransport
+    svc_test_host: Host, fake: FakeTransport
 ) -> None:
-    sampler = sampler_of(svc_host, [], interval=0.05)
+    sampler = sampler_of(svc_test_host, [], interval=0.05)
     real = fake.resources
     failures = 0
 
@@ -171,9 +171,9 @@ def test_history_groups_by_partition_and_averages_long_ranges_into_buckets() -> 
 
 
 async def test_the_history_route_returns_the_stored_series(
-    svc_host: Host, fake: FakeTransport, svc_api_client: httpx.AsyncClient
+    svc_test_host: Host, fake: FakeTransport, svc_api_client: httpx.AsyncClient
 ) -> None:
-    await svc_host.resource_sampler.sample("local")
+    await svc_test_host.resource_sampler.sample("local")
     history = await svc_api_client.get("/api/resources/history", params={"hours": 1})
     assert history.status_code == 200
     body = history.json()

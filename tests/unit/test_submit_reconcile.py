@@ -223,7 +223,7 @@ def test_find_tagged_takes_the_exact_comment() -> None:
 
 
 async def test_a_single_job_whose_submit_timed_out_ends_tracked(
-    svc_host: Host, svc_register_plugin: Callable[..., None]
+    svc_test_host: Host, svc_register_plugin: Callable[..., None]
 ) -> None:
     from svc_host.services import jobs
 
@@ -235,10 +235,12 @@ async def test_a_single_job_whose_submit_timed_out_ends_tracked(
             return [TransportSpec(name="flaky", factory=lambda: cluster, description="flaky", remote=True)]
 
     svc_register_plugin(Plugin(), "flaky")
-    record = await jobs.submit(svc_host, JobDefinition(name="train", command="true"), transport="flaky", source="cli")
+    record = await jobs.submit(
+        svc_test_host, JobDefinition(name="train", command="true"), transport="flaky", source="cli"
+    )
 
     assert record.job_id == "100"
     assert len(cluster.sbatch_calls) == 1
-    stored = await svc_host.store.run(job_repo.find_job, "flaky", "100")
+    stored = await svc_test_host.store.run(job_repo.find_job, "flaky", "100")
     assert stored is not None
     assert stored.state == "PENDING"

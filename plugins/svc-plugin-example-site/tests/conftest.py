@@ -64,6 +64,6 @@ def svc_plugin_manager(svc_installed_plugins: object) -> object:
 
 
 @pytest.fixture
-def site_host(site: SiteSettings, svc_host: PluginHost) -> PluginHost:
+def site_host(site: SiteSettings, svc_test_host: PluginHost) -> PluginHost:
     """The in-process host of a configured site, as the plugin's tool, route and command are given it."""
-    return svc_host
+    return svc_test_host

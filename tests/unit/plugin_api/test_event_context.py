@@ -14,7 +14,7 @@ from svc_host.plugin_core.view import PluginHost
 
 
 async def test_an_observer_declaring_host_gets_the_host_and_one_without_keeps_working(
-    svc_host: Host, svc_register_plugin: Callable[..., Any]
+    svc_test_host: Host, svc_register_plugin: Callable[..., Any]
 ) -> None:
     seen: list[tuple[str, object]] = []
 
@@ -27,5 +27,5 @@ async def test_an_observer_declaring_host_gets_the_host_and_one_without_keeps_wo
 
     svc_register_plugin(SimpleNamespace(svc_event=hookimpl(with_host)), "new")
     svc_register_plugin(SimpleNamespace(svc_event=hookimpl(without)), "old")
-    svc_host.emit(Event(name="job.status_changed", payload={"transport": "local", "job_id": "7", "to": "FAILED"}))
-    assert sorted(seen, key=str) == [("event only", "job.status_changed"), ("with host", svc_host.paths)]
+    svc_test_host.emit(Event(name="job.status_changed", payload={"transport": "local", "job_id": "7", "to": "FAILED"}))
+    assert sorted(seen, key=str) == [("event only", "job.status_changed"), ("with host", svc_test_host.paths)]

@@ -184,7 +184,7 @@ def _site_version() -> str:
 
 
 async def test_a_transport_built_on_a_profile_uses_that_profiles_mounts(
-    svc_host: Host, svc_register_plugin: Callable[..., Any], tmp_path: Path
+    svc_test_host: Host, svc_register_plugin: Callable[..., Any], tmp_path: Path
 ) -> None:
     """``TransportSpec(mounts_of="gpu")``: a workflow with ``mount=`` on the wrapping transport translates its paths
     with profile gpu's mount and syncs that mount with gpu's backend."""
@@ -197,8 +197,8 @@ async def test_a_transport_built_on_a_profile_uses_that_profiles_mounts(
     local = tmp_path / "proj"
     local.mkdir()
     mount = Mount(name="proj", local=str(local), remote="/scratch/ada/proj")
-    svc_host.profiles.create("gpu", SSHProfile(hostname="gpu.example", username="ada", mounts=[mount]))
-    await svc_host.reload_profiles()
+    svc_test_host.profiles.create("gpu", SSHProfile(hostname="gpu.example", username="ada", mounts=[mount]))
+    await svc_test_host.reload_profiles()
 
     def site(*, host: Any) -> Wrapper:
         return Wrapper(host.transport("gpu"), ["--account=site"])
@@ -207,12 +207,12 @@ async def test_a_transport_built_on_a_profile_uses_that_profiles_mounts(
     svc_register_plugin(ssh_hooks, "ssh")
     svc_register_plugin(SimpleNamespace(svc_transports=hookimpl(lambda config: [spec])), "wrapper")
     assert mount_profile(spec) == "gpu"
-    placed = cluster_paths(svc_host.transports.config.profiles, spec, "proj", work_dir="run", log_dir="logs")
+    placed = cluster_paths(svc_test_host.transports.config.profiles, spec, "proj", work_dir="run", log_dir="logs")
     assert (placed.work_dir, placed.log_dir) == ("/scratch/ada/proj/run", "/scratch/ada/proj/logs")
 
     yaml = local / "wf.yaml"
     yaml.write_text("name: wf\njobs:\n  - name: a\n    command: echo hi\n")
-    prepared = prepare(svc_host, RunRequest(yaml_path=yaml, transport="site", mount="proj"))
+    prepared = prepare(svc_test_host, RunRequest(yaml_path=yaml, transport="site", mount="proj"))
     assert prepared.new_run.sync_mounts == ["proj"]
     assert prepared.new_run.jobs[0].definition.work_dir == "/scratch/ada/proj"
 

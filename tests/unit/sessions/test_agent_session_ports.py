@@ -75,10 +75,10 @@ async def refused(port: int) -> bool:
 
 
 async def test_a_ready_session_is_served_on_a_port_of_its_own_until_it_ends(
-    svc_host: Host, fake: FileTransport, web_kind: None, app_port: int
+    svc_test_host: Host, fake: FileTransport, web_kind: None, app_port: int
 ) -> None:
-    await a_session(svc_host, fake, "ready", app_port)
-    ports = SessionPorts(svc_host)
+    await a_session(svc_test_host, fake, "ready", app_port)
+    ports = SessionPorts(svc_test_host)
     try:
         first = await ports.open("fake", "42")
         url = urlsplit(first["url"])
@@ -96,7 +96,7 @@ async def test_a_ready_session_is_served_on_a_port_of_its_own_until_it_ends(
             rebound = await stranger.get(again["url"], headers={"Host": f"evil.example:{first['port']}"})
             assert rebound.status_code == 400
         changes = {"state": "ended", "end_reason": "stopped"}
-        await svc_host.store.run(repo.move, "fake", "42", expected="ready", changes=changes, now=NOW)
+        await svc_test_host.store.run(repo.move, "fake", "42", expected="ready", changes=changes, now=NOW)
         await eventually(lambda: not ports.busy, what="the ended session no longer served")
         assert ports.describe() == []
         assert await refused(first["port"])
@@ -105,10 +105,10 @@ async def test_a_ready_session_is_served_on_a_port_of_its_own_until_it_ends(
 
 
 async def test_a_session_not_ready_is_answered_with_its_state_and_nothing_is_served(
-    svc_host: Host, fake: FileTransport, web_kind: None
+    svc_test_host: Host, fake: FileTransport, web_kind: None
 ) -> None:
-    await a_session(svc_host, fake, "starting")
-    ports = SessionPorts(svc_host, wait_seconds=0.5)
+    await a_session(svc_test_host, fake, "starting")
+    ports = SessionPorts(svc_test_host, wait_seconds=0.5)
     try:
         assert await ports.open("fake", "42", wait=False) == {"state": "starting"}  # at once
         assert await ports.open("fake", "42") == {"state": "starting"}  # after wait_seconds
@@ -119,10 +119,10 @@ async def test_a_session_not_ready_is_answered_with_its_state_and_nothing_is_ser
 
 
 async def test_an_ended_or_unknown_session_is_an_error_in_words(
-    svc_host: Host, fake: FileTransport, web_kind: None
+    svc_test_host: Host, fake: FileTransport, web_kind: None
 ) -> None:
-    await a_session(svc_host, fake, "ended")
-    ports = SessionPorts(svc_host)
+    await a_session(svc_test_host, fake, "ended")
+    ports = SessionPorts(svc_test_host)
     try:
         with pytest.raises(InvalidStateError) as ended:
             await ports.open("fake", "42")

@@ -43,9 +43,9 @@ Entry = tuple[SessionsOrigin, httpx.AsyncClient]
 
 
 @pytest.fixture
-async def origin_and_client(svc_host: Host, fake: FileTransport, web_kind: None) -> AsyncIterator[Entry]:
+async def origin_and_client(svc_test_host: Host, fake: FileTransport, web_kind: None) -> AsyncIterator[Entry]:
     """The API app with a sessions' origin beside it (as ``svc serve`` makes them), and a client of the API."""
-    app = create_app(svc_host, security=security_for_tests())
+    app = create_app(svc_test_host, security=security_for_tests())
     allowed = ServerSecurity(token=None).host_allowed
     origin = SessionsOrigin(app.state.resolve_session, key=b"k" * 32, host_allowed=allowed)
     app.state.sessions_origin, app.state.sessions_port = origin, 8766
@@ -54,10 +54,10 @@ async def origin_and_client(svc_host: Host, fake: FileTransport, web_kind: None)
 
 
 async def test_a_ready_session_gets_a_one_time_url_on_the_sessions_port(
-    svc_host: Host, origin_and_client: Entry
+    svc_test_host: Host, origin_and_client: Entry
 ) -> None:
     origin, client = origin_and_client
-    await a_session(svc_host, "ready")
+    await a_session(svc_test_host, "ready")
     answer = await client.post("/api/sessions/42/link", params={"transport": "fake"})
     assert answer.status_code == 200, answer.text
     url = urlsplit(answer.json()["url"])
@@ -68,8 +68,8 @@ async def test_a_ready_session_gets_a_one_time_url_on_the_sessions_port(
 
 
 @pytest.mark.parametrize("state", ["queued", "starting"])
-async def test_a_session_not_ready_is_409_in_words(svc_host: Host, origin_and_client: Entry, state: str) -> None:
-    await a_session(svc_host, state)
+async def test_a_session_not_ready_is_409_in_words(svc_test_host: Host, origin_and_client: Entry, state: str) -> None:
+    await a_session(svc_test_host, state)
     answer = await origin_and_client[1].post("/api/sessions/42/link", params={"transport": "fake"})
     assert answer.status_code == 409
     assert answer.json() == {"detail": f"session 42 on 'fake' is {state}: only a ready session opens"}
@@ -82,9 +82,9 @@ async def test_an_unknown_session_is_404(origin_and_client: Entry) -> None:
 
 
 async def test_without_a_sessions_port_the_link_is_503_in_words(
-    svc_host: Host, svc_api_client: httpx.AsyncClient, fake: FileTransport, web_kind: None
+    svc_test_host: Host, svc_api_client: httpx.AsyncClient, fake: FileTransport, web_kind: None
 ) -> None:
-    await a_session(svc_host, "ready")
+    await a_session(svc_test_host, "ready")
     answer = await svc_api_client.post("/api/sessions/42/link", params={"transport": "fake"})
     assert answer.status_code == 503
     assert "interactive sessions are off on this server" in answer.json()["detail"]

@@ -67,10 +67,10 @@ async def a_session(host: Host, fake: FileTransport, state: str) -> None:
 
 
 async def test_a_ready_session_is_reached_at_its_guard_with_the_kinds_headers(
-    svc_host: Host, fake: FileTransport, tokened: None
+    svc_test_host: Host, fake: FileTransport, tokened: None
 ) -> None:
-    await a_session(svc_host, fake, "ready")
-    target = await reach.resolver(svc_host)("fake", "7")
+    await a_session(svc_test_host, fake, "ready")
+    target = await reach.resolver(svc_test_host)("fake", "7")
     assert target is not None
     assert target.endpoint == "node3:40123"
     assert target.secret == "s3cret"
@@ -79,11 +79,11 @@ async def test_a_ready_session_is_reached_at_its_guard_with_the_kinds_headers(
 
 @pytest.mark.parametrize("state", ["queued", "starting", "ended"])
 async def test_a_session_not_ready_is_not_reached(
-    svc_host: Host, fake: FileTransport, tokened: None, state: str
+    svc_test_host: Host, fake: FileTransport, tokened: None, state: str
 ) -> None:
-    await a_session(svc_host, fake, state)
-    assert await reach.resolve(svc_host, "fake", "7") is None
-    assert await reach.resolve(svc_host, "fake", "8") is None
+    await a_session(svc_test_host, fake, state)
+    assert await reach.resolve(svc_test_host, "fake", "7") is None
+    assert await reach.resolve(svc_test_host, "fake", "8") is None
 
 
 @pytest.mark.parametrize(

@@ -22,13 +22,13 @@ jobs:
 
 
 async def test_the_retry_of_a_node_failure_excludes_the_failed_node(
-    svc_host: Host, svc_register_plugin: Callable[..., None], tmp_path: Path
+    svc_test_host: Host, svc_register_plugin: Callable[..., None], tmp_path: Path
 ) -> None:
     fake = FakeTransport("fake")
     svc_register_plugin(transport_plugin(fake))
-    svc_host.monitor.min_interval, svc_host.monitor.max_interval = 0.05, 0.2
+    svc_test_host.monitor.min_interval, svc_test_host.monitor.max_interval = 0.05, 0.2
     (tmp_path / "flow.yaml").write_text(FLOW)
-    engine = await svc_host.workflow_engine()
+    engine = await svc_test_host.workflow_engine()
     snap = await engine.run(RunRequest(yaml_path=tmp_path / "flow.yaml", transport="fake"), triggered_by="cli")
     first = snap.jobs[0].job_id
     assert first is not None

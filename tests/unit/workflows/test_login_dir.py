@@ -48,7 +48,7 @@ jobs:
 
 
 @pytest.fixture
-def login(svc_register_plugin: Any, svc_host: Host, tmp_path: Path) -> Scripted:
+def login(svc_register_plugin: Any, svc_test_host: Host, tmp_path: Path) -> Scripted:
     """A profile ``hpc`` (with the mount ``code``) whose cluster answers ``pwd`` with the login directory."""
     cluster = Scripted({"pwd": (0, f"{HOME}\n", "")})
 
@@ -63,7 +63,7 @@ def login(svc_register_plugin: Any, svc_host: Host, tmp_path: Path) -> Scripted:
     local = tmp_path / "code"
     local.mkdir()
     profile = SSHProfile(hostname="login.example.org", mounts=[Mount(name="code", local=str(local), remote="p/code")])
-    svc_host.profiles.create("hpc", profile)
+    svc_test_host.profiles.create("hpc", profile)
     return cluster
 
 
@@ -83,32 +83,32 @@ async def prepared_dirs(host: Host, tmp_path: Path, **request: Any) -> dict[str,
 
 
 async def test_jobs_without_work_dir_run_in_the_login_directory(
-    svc_host: Host, login: Scripted, tmp_path: Path
+    svc_test_host: Host, login: Scripted, tmp_path: Path
 ) -> None:
-    placed = await prepared_dirs(svc_host, tmp_path, transport="hpc")
+    placed = await prepared_dirs(svc_test_host, tmp_path, transport="hpc")
     assert placed == {"a": (HOME, "logs"), "b": ("runs/b", "out")}
-    await prepared_dirs(svc_host, tmp_path, transport="hpc")
+    await prepared_dirs(svc_test_host, tmp_path, transport="hpc")
     assert login.calls == [["pwd"], ["pwd"]]  # a connectionless transport asks each time; SSH keeps it
 
 
 async def test_a_mount_keeps_its_translation_and_the_cluster_is_not_asked(
-    svc_host: Host, login: Scripted, tmp_path: Path
+    svc_test_host: Host, login: Scripted, tmp_path: Path
 ) -> None:
-    placed = await prepared_dirs(svc_host, tmp_path, transport="hpc", mount="code")
+    placed = await prepared_dirs(svc_test_host, tmp_path, transport="hpc", mount="code")
     assert placed == {"a": ("p/code", "logs"), "b": ("p/code/runs/b", "../../out")}  # log_dir from the mount root
     assert login.calls == []
 
 
 async def test_a_transport_that_cannot_say_still_needs_work_dir(
-    svc_host: Host, login: Scripted, tmp_path: Path
+    svc_test_host: Host, login: Scripted, tmp_path: Path
 ) -> None:
     with pytest.raises(WorkflowError, match="work_dir is required with transport='plain'"):
-        await prepared_dirs(svc_host, tmp_path, transport="plain")
+        await prepared_dirs(svc_test_host, tmp_path, transport="plain")
 
 
 async def test_a_cluster_answer_that_is_no_absolute_path_is_an_error(
-    svc_host: Host, login: Scripted, tmp_path: Path
+    svc_test_host: Host, login: Scripted, tmp_path: Path
 ) -> None:
     login.answers["pwd"] = (0, "pwd: not found?\n", "")
     with pytest.raises(TransportError, match="did not print an absolute path"):
-        await prepared_dirs(svc_host, tmp_path, transport="hpc")
+        await prepared_dirs(svc_test_host, tmp_path, transport="hpc")
