@@ -1,23 +1,34 @@
-"""pytest plugin (entry point ``pytest11: svc``): fixtures for testing svc and svc plugins.
+"""svc's pytest plugin, opt-in: fixtures for testing svc and svc plugins, and asyncio for the tests they serve.
 
-Installing svc is enough: this plugin registers the ``cluster`` and ``slow`` markers and, when the project
-has not chosen a pytest-asyncio mode, runs async tests and fixtures in ``auto`` mode, so the contract
-suites run in a plugin author's project with no pytest configuration. Fixture names start with ``svc_``
-(``svc_plugin_manager``, ``svc_installed_plugins``, ``svc_register_plugin``, ``svc_paths``, ``svc_test_host``,
-``svc_api_client``, ``svc_mcp_client``, ``svc_cli``, ``svc_isolated_home``) except ``slurm_cluster``.
+A project asks for it in its pytest configuration, ``addopts = "-p svc_host.testing.plugin"`` (or ``-p
+svc_host.testing.plugin`` on the command line, or ``pytest_plugins = ["svc_host.testing.plugin"]`` in its rootdir
+conftest.py). Installing svc alone changes nothing in a project's pytest run: the ``pytest11`` entry point is
+``svc_host.testing.autoload``, which stays out of the way (see there for the 1.x deprecation period).
+
+Once asked for, this plugin registers the ``cluster`` and ``slow`` markers and leaves the project's pytest-asyncio
+mode and loop scopes as they are: it runs in asyncio, one loop per test, only what it serves — the async tests of
+a contract suite (``TransportContract``, ``SyncBackendContract``, and subclasses) and async tests that ask for
+one of its fixtures — with the async fixtures those tests ask for unless pytest-asyncio already runs them. Fixture
+names start with ``svc_`` (``svc_plugin_manager``, ``svc_installed_plugins``, ``svc_register_plugin``,
+``svc_paths``, ``svc_database_url``, ``svc_test_host``, ``svc_api_client``, ``svc_mcp_client``, ``svc_cli``,
+``svc_isolated_home``) except ``slurm_cluster``; ``svc_host`` is a deprecated alias of ``svc_test_host`` (a
+fixture named like the package shadows it in the test).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
+import sys
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_asyncio
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -41,25 +52,91 @@ HOLDS_GPUS = pytest.mark.xdist_group("svc-gpus")
 ``pytest -n N --dist loadgroup`` (a count taken beside another test's GPU job is off by that job)."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-asyncio's own pytest_configure reads its settings
+FIXTURES = frozenset(
+    {
+        "svc_isolated_home",
+        "svc_plugin_manager",
+        "svc_installed_plugins",
+        "svc_register_plugin",
+        "slurm_cluster",
+        "svc_paths",
+        "svc_database_url",
+        "svc_test_host",
+        "svc_host",
+        "svc_api_client",
+        "svc_mcp_client",
+        "svc_cli",
+    }
+)
+"""The fixtures this plugin provides: an async test asking for one of them runs in asyncio."""
+
+CONTRACTS = (
+    ("svc_host.testing.contract", "TransportContract"),
+    ("svc_host.testing.sync_contract", "SyncBackendContract"),
+)
+"""Contract suites (module, class): their async tests, and those of their subclasses, run in asyncio."""
+
+SERVED = pytest.StashKey[bool]()
+"""Set on a test this plugin runs in asyncio: the async fixtures it asks for run in the same loop."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
-    if not config.pluginmanager.hasplugin("asyncio"):
-        return
-    # A plugin author's project may have no pytest configuration at all; svc's contract suites and fixtures are
-    # async, so unless the project chose a pytest-asyncio mode, use "auto" (async tests and fixtures just run),
-    # and give async fixtures a loop per test unless it chose otherwise (pytest-asyncio warns when that is unset,
-    # and pytest 9.2 turns a warning at configure time into an error under -W error).
-    with warnings.catch_warnings():
-        # config.inicfg is the one way to tell a value set in the project's configuration (or -o) from a default;
-        # it warns from pytest 9.2 on and goes in pytest 10, beyond svc's range
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ini = config.inicfg
-        if config.getoption("asyncio_mode", None) is None and "asyncio_mode" not in ini:
-            config.option.asyncio_mode = "auto"
-        if "asyncio_default_fixture_loop_scope" not in ini:
-            ini["asyncio_default_fixture_loop_scope"] = "function"
+
+
+def is_contract_class(cls: object) -> bool:
+    """Whether ``cls`` is one of svc's contract suites or a subclass (a suite whose module was never imported
+    has no subclass, so nothing is imported here)."""
+    if not isinstance(cls, type):
+        return False
+    for module_name, class_name in CONTRACTS:
+        module = sys.modules.get(module_name)
+        if module is not None and issubclass(cls, getattr(module, class_name)):
+            return True
+    return False
+
+
+def is_async(function: object) -> bool:
+    function = getattr(function, "__func__", function)
+    return inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
+
+
+def serves(item: pytest.Function) -> bool:
+    """An async test this plugin runs in asyncio: a contract suite's, or one asking for a svc fixture."""
+    return is_async(item.obj) and (is_contract_class(item.cls) or not FIXTURES.isdisjoint(item.fixturenames))
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)  # inside pytest-asyncio's wrapper: it sees the mark added here
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, object, object]:
+    """Mark ``asyncio`` (a loop per test) the async tests this plugin serves, so they run whatever the project's
+    pytest-asyncio mode is, without changing that mode for the project's other tests."""
+    made = yield
+    for node in made if isinstance(made, list) else [made]:
+        if isinstance(node, pytest.Function) and serves(node):
+            node.stash[SERVED] = True
+            if node.get_closest_marker("asyncio") is None:
+                node.add_marker(pytest.mark.asyncio(loop_scope="function"))
+    return made
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # before pytest-asyncio's wrapper decides whether to run it
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Run in the test's loop an async fixture that a served test asks for and pytest-asyncio would leave alone
+    (strict mode, plain ``@pytest.fixture``): a plugin's ``transport`` fixture of a contract suite, written as
+    svc's docs show it, works in any project. Fixtures pytest-asyncio already runs keep their own loop scope."""
+    if (
+        fixturedef.scope == "function"
+        and request.node.stash.get(SERVED, False)
+        and is_async(fixturedef.func)
+        and not getattr(getattr(fixturedef.func, "__func__", fixturedef.func), "_force_asyncio_fixture", False)
+    ):
+        pytest_asyncio.fixture(fixturedef.func, loop_scope="function")  # marks the function for pytest-asyncio
+    return (yield)
 
 
 def in_ci() -> bool:
@@ -160,7 +237,7 @@ def svc_database_url(svc_paths: SvcPaths) -> str:
     return f"sqlite:///{svc_paths.state_dir / 'svc.db'}"
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="function")
 async def svc_test_host(
     svc_plugin_manager: PluginManager, svc_paths: SvcPaths, svc_database_url: str
 ) -> AsyncIterator[Host]:
@@ -201,7 +278,7 @@ def svc_host(svc_test_host: Host, request: pytest.FixtureRequest) -> Host:
     return svc_test_host
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="function")
 async def svc_api_client(svc_test_host: Host) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client for the REST app built around ``svc_test_host`` (in-process, no server socket), sending the
     test server's token (``svc_host.testing.http``)."""
@@ -228,7 +305,6 @@ def svc_mcp_client(svc_test_host: Host) -> Callable[[], AbstractAsyncContextMana
 def svc_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``svc_cli("plugins", "--json")`` runs the installed ``svc`` command in a fresh process (entry points and
     all, with this test's environment and cwd) and returns its ``CompletedProcess`` (text; never raises)."""
-    import sys
 
     def run(*args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
