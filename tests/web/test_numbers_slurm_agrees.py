@@ -322,8 +322,16 @@ def test_a_job_seen_through_two_names_of_one_cluster_is_one_row(page: Page, svc_
         ["squeue", "-h", "-j", str(via_lab22), "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
     assert squeue == [str(via_lab22), "PENDING"]  # one job, in the one queue both names read
-    open_page(page, "/jobs?cluster=*")
     rows = page.locator(f"#jobs-table tbody tr:has(td.num a[href^='/jobs/{via_lab22}?'])")
+
+    def one_row_both_names() -> bool:
+        # local's queue is a shared snapshot: a job submitted through lab22 is in it from its next read on; the page
+        # is ready once it knows which names reach one cluster
+        open_page(page, "/jobs?cluster=*")
+        chips = rows.locator(".job-clusters .cluster-chip")
+        return rows.count() == 1 and chips.all_inner_texts() == ["lab22", "local"]
+
+    eventually_blocking(one_row_both_names, timeout=120, what=f"job {via_lab22}: one row naming lab22 and local")
     expect(rows).to_have_count(1)
     expect(rows.locator(".job-clusters .cluster-chip")).to_have_text(["lab22", "local"])
     expect(rows.locator("td.num a")).to_have_attribute("href", f"/jobs/{via_lab22}?cluster=lab22")

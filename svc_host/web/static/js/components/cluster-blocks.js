@@ -121,7 +121,7 @@ export function allClusters(names, { queueOfAll = false } = {}) {
   function drawTotals() {
     // each Slurm cluster once, however many profiles reach it: its first block that answered speaks for it
     const groups = sameClusters(blocks);
-    for (const group of groups) group.forEach((b, i) => b.sameAs(i ? group[0].name : null));
+    for (const group of groups) for (const [i, b] of group.entries()) b.sameAs(i ? group[0].name : null);
     const answered = groups.map((g) => g.find((b) => b.state.whole)).filter(Boolean);
     const queued = groups.map((g) => g.filter((b) => b.state.queue)).filter((g) => g.length);
     const sum = (list, f) => list.reduce((acc, b) => acc + f(b), 0);

@@ -4,7 +4,7 @@ import { h, replace, fmtTime } from '../dom.js';
 import { api, errorText } from '../api.js';
 
 function estimateLine(estimate, { none }) {
-  if (!estimate || !estimate.at) return h('div', { class: 'muted' }, none);
+  if (!estimate?.at) return h('div', { class: 'muted' }, none);
   const where = estimate.nodes ? ` on ${estimate.nodes}` : '';
   return h('div', null, 'Expected start: ', h('strong', { title: estimate.at }, fmtTime(estimate.at)), where);
 }

@@ -122,7 +122,7 @@ export async function render(root, params, query) {
       ['Started', h('span', { id: 'job-started' }, fmtTime(job.started_at))],
       ['Ended', h('span', { id: 'job-ended' }, fmtTime(job.ended_at))],
       ['Cluster', job.transport || '—'],
-      job.command && job.command.length ? ['Command', h('code', null, job.command.join(' '))] : null,
+      job.command?.length ? ['Command', h('code', null, job.command.join(' '))] : null,
       ['stdout', job.stdout_path ? h('code', null, job.stdout_path) : '—'],
       ['stderr', job.stderr_path ? h('code', null, job.stderr_path) : '—'],
     ].filter(Boolean);
@@ -135,7 +135,7 @@ export async function render(root, params, query) {
     if (!job.submitted_at && !ACTIVE.has(job.status)) {
       replace(scriptBox, h('p', { class: 'muted', id: 'job-no-script' },
         'svc did not submit this job, and Slurm keeps its script only while it is queued or running.',
-        job.command && job.command.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
+        job.command?.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
       return;
     }
     try {
@@ -143,7 +143,7 @@ export async function render(root, params, query) {
       replace(scriptBox, h('pre', { class: 'script', id: 'job-script' }, script));
     } catch (err) {
       replace(scriptBox, h('p', { class: 'muted' }, err.status === 404 ? `${errorText(err)}.` : errorText(err),
-        job.command && job.command.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
+        job.command?.length ? [' The command was: ', h('code', null, job.command.join(' '))] : null));
     }
   }
 

@@ -61,12 +61,12 @@ function concerns(events, sweepId) {
       && (sweepId === null || Number(e.payload.sweep_id) === sweepId)));
 }
 
-export async function render(root, params, query) {
+export async function render(root, params) {
   if (params.id) return renderSweep(root, Number(params.id));
-  return renderList(root, query);
+  return renderList(root);
 }
 
-async function renderList(root, query) {
+async function renderList(root) {
   const box = h('div');
   const filterBox = h('span');
   let shownOn = await listedCluster(); // the tab's cluster ('' all): the pill and this filter are one choice
@@ -127,7 +127,7 @@ async function renderSweep(root, sweepId) {
   let sweep;
   const taskMoved = (e) => e.type === 'job.status_changed' && (!sweep || e.payload?.transport === sweep.transport);
   const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed', 'job.status_changed'], (events) => {
-    if (!concerns(events, sweepId) && !(sweep && sweep.cells_in_queue && events.some(taskMoved))) return;
+    if (!concerns(events, sweepId) && !(sweep?.cells_in_queue && events.some(taskMoved))) return;
     if (ready) reload(); else missed = true;
   }, { wait: 250 });
   try {
