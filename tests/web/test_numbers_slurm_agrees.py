@@ -210,10 +210,13 @@ def test_partition_cards_say_what_is_free_and_which_share_a_node(page: Page) -> 
 
     eventually_blocking(agrees, timeout=120, what="the debug partition's GPUs as sinfo tells them")
     others = sorted(p for p in nodes if p != "debug" and nodes[p] & nodes["debug"])
-    expect(debug.locator(".shared-nodes")).to_have_text(
-        f"shares nodes with {', '.join(others)}: the same GPUs, counted once in the whole cluster"
-    )
+    expect(debug.locator(".shared-nodes")).to_have_text(f"same nodes as {', '.join(others)}")
     expect(page.locator(".partition-whole .shared-nodes")).to_have_count(0)
+    open_page(page, "/?cluster=local")  # the Overview's partition gauges say it too
+    expect(page.locator(".gauges [data-partition='debug'] .shared-nodes")).to_have_text(
+        f"same nodes as {', '.join(others)}"
+    )
+    expect(page.locator(".gauge-whole .shared-nodes")).to_have_count(0)
 
 
 def ssh24(command: str) -> str:

@@ -26,13 +26,16 @@ export function sumGpuTypes(lists) {
   return [...sums.values()].sort((a, b) => (a.type === null) - (b.type === null) || String(a.type).localeCompare(String(b.type)));
 }
 
-/** "the same node as gpu: …" for a partition whose nodes other partitions hold too (`shares_nodes_with`), so its
- * GPUs and their use are theirs too and the partitions' figures do not add up; '' for none. */
+/** "same nodes as gpu, multi" for a partition whose nodes other partitions hold too (`shares_nodes_with`): its GPUs
+ * and their use are theirs too, so the partitions' figures do not add up; '' for none. */
 export function sharedNodesText(snapshot) {
   const others = snapshot?.shares_nodes_with || [];
-  if (!others.length) return '';
-  return `shares nodes with ${others.join(', ')}: the same GPUs, counted once in the whole cluster`;
+  return others.length ? `same nodes as ${others.join(', ')}` : '';
 }
+
+/** Why a partition's figures repeat another's (the title of `sharedNodesText`). */
+export const SHARED_NODES_TITLE = 'These GPUs are those of the partitions named: their use shows in each, and the whole '
+  + 'cluster counts each node once.';
 
 /** A job's GPUs with their types (`gpu_types` of the jobs list): "1 a100", "2 a100 + 1 v100", "2" when no type is
  * known. */

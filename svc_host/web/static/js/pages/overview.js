@@ -9,7 +9,7 @@ import { api, errorText } from '../api.js';
 import { card, statCard, gauge, alertBox } from '../ui.js';
 import { emptyState, navigate } from '../router.js';
 import { live, snapshotsOf, applyJobEvents } from '../live.js';
-import { gpuTypesText, jobGpusText, sharedNodesText } from '../components/gpu-types.js';
+import { SHARED_NODES_TITLE, gpuTypesText, jobGpusText, sharedNodesText } from '../components/gpu-types.js';
 import { allClusters } from '../components/cluster-blocks.js';
 import { runShownStatus } from '../components/run-state.js';
 import { allClustersChosen, clusters, jobHref, shownCluster } from '../cluster.js';
@@ -170,7 +170,7 @@ export async function render(root, _params, query) {
         gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
         h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`),
         types(p),
-        sharedNodesText(p) ? h('div', { class: 'gauge-sub shared-nodes' }, sharedNodesText(p)) : null)));
+        sharedNodesText(p) ? h('div', { class: 'gauge-sub shared-nodes', title: SHARED_NODES_TITLE }, sharedNodesText(p)) : null)));
   }
 
   function drawJobs() {

@@ -8,7 +8,7 @@ import { card, gauge, alertBox, showError } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { loadCharts } from '../charts.js';
 import { live, snapshotsOf } from '../live.js';
-import { gpuTypesText, sharedNodesText } from '../components/gpu-types.js';
+import { SHARED_NODES_TITLE, gpuTypesText, sharedNodesText } from '../components/gpu-types.js';
 import { allClustersChosen, clusters, shownCluster } from '../cluster.js';
 import { allClusters } from '../components/cluster-blocks.js';
 
@@ -57,7 +57,7 @@ export async function render(root, _params, query) {
         : h('span', { class: 'badge state-PENDING gpus-free' }, p.total_gpus ? 'full' : 'no GPUs')),
       gauge(p.gpus_in_use, p.total_gpus, { label: 'GPUs in use', detail: `${p.gpus_in_use} of ${p.total_gpus} in use · ${fmtPercent(p.gpu_utilization)}` }),
       types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
-      shared ? h('div', { class: 'gauge-sub shared-nodes' }, shared) : null,
+      shared ? h('div', { class: 'gauge-sub shared-nodes', title: SHARED_NODES_TITLE }, shared) : null,
       gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, { label: 'Nodes busy', detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}` }),
       h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`));
   }
