@@ -14,10 +14,11 @@ plugin show in every project's ``pytest --fixtures``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 import warnings
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 
 import pytest
 
@@ -42,8 +43,8 @@ FIXTURES = frozenset(
         "svc_cli",
     }
 )
-"""The fixtures of ``svc_host.testing.plugin`` (kept equal to its ``FIXTURES`` by tests/unit/test_pytest_opt_in.py;
-not imported from there, so that a project that never uses svc imports nothing of it)."""
+"""The fixtures of ``svc_host.testing.plugin``, not imported from there: a project that never uses svc imports
+nothing of it (tests/unit/plugin_api/test_pytest_plugin_opt_in.py keeps the two lists equal)."""
 
 LOADED_FOR = pytest.StashKey[str]()
 """Where this run's use of svc's test support was found first, once the plugin was loaded for it."""
@@ -84,7 +85,8 @@ def load_for(config: pytest.Config, where: str) -> None:
     manager = config.pluginmanager
     if manager.has_plugin(PLUGIN):
         return
-    manager.import_plugin(PLUGIN)
+    # registered as -p would, but without asking pytest to rewrite its asserts: svc's contract suites import it
+    manager.register(importlib.import_module(PLUGIN), PLUGIN)
     config.stash[LOADED_FOR] = where
 
 
@@ -131,3 +133,17 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     if uses_svc_test_support(vars(collector.obj)):
         load_for(collector.config, str(collector.path))
         warn_once(collector.config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """While a test module imports: svc's contract suites mark tests ``cluster`` and ``slow``, markers its plugin
+    registers, which is not loaded yet in a project that has not asked for it; pytest's unknown-mark warning for a
+    mark svc's own modules use is not the project's (every other warning is left as it is)."""
+    if not isinstance(collector, pytest.Module):
+        return (yield)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=pytest.PytestUnknownMarkWarning, module=r"svc_host\.testing\.")
+        return (yield)

@@ -76,9 +76,6 @@ CONTRACTS = (
 )
 """Contract suites (module, class): their async tests, and those of their subclasses, run in asyncio."""
 
-SERVED = pytest.StashKey[bool]()
-"""Set on a test this plugin runs in asyncio: the async fixtures it asks for run in the same loop."""
-
 
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
@@ -115,10 +112,8 @@ def pytest_pycollect_makeitem(
     pytest-asyncio mode is, without changing that mode for the project's other tests."""
     made = yield
     for node in made if isinstance(made, list) else [made]:
-        if isinstance(node, pytest.Function) and serves(node):
-            node.stash[SERVED] = True
-            if node.get_closest_marker("asyncio") is None:
-                node.add_marker(pytest.mark.asyncio(loop_scope="function"))
+        if isinstance(node, pytest.Function) and serves(node) and node.get_closest_marker("asyncio") is None:
+            node.add_marker(pytest.mark.asyncio(loop_scope="function"))
     return made
 
 
@@ -131,7 +126,8 @@ def pytest_fixture_setup(
     svc's docs show it, works in any project. Fixtures pytest-asyncio already runs keep their own loop scope."""
     if (
         fixturedef.scope == "function"
-        and request.node.stash.get(SERVED, False)
+        and isinstance(request.node, pytest.Function)
+        and serves(request.node)
         and is_async(fixturedef.func)
         and not getattr(getattr(fixturedef.func, "__func__", fixturedef.func), "_force_asyncio_fixture", False)
     ):

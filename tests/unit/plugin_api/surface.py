@@ -1,5 +1,6 @@
 """The public plugin API as data: every name of ``svc_host.plugin.__all__`` and ``svc_host.testing.__all__`` with
-its kind and signature(s), and every hook specification with its signature and pluggy options.
+its kind and signature(s), every hook specification with its signature and pluggy options, and every fixture of
+svc's pytest plugin with the fixtures it asks for.
 
 ``python tests/unit/plugin_api/surface.py --write`` records the surface in ``public_api.json`` beside this file,
 after a change that bumped ``API_VERSION`` and has its CHANGELOG entry (``test_public_api.py`` checks both).
@@ -79,6 +80,21 @@ def hookspecs() -> dict[str, Any]:
     return found
 
 
+FIXTURE = "fixture "
+"""The prefix of a fixture of svc's pytest plugin in the snapshot: ``fixture svc_test_host``."""
+
+
+def fixtures() -> dict[str, Any]:
+    """The fixtures of svc's opt-in pytest plugin (``svc_host.testing.plugin``): their names and the fixtures each
+    asks for, which a project's own fixture of the same name overrides."""
+    from svc_host.testing import plugin
+
+    return {
+        f"{FIXTURE}{name}": {"kind": "fixture", "requests": list(inspect.signature(getattr(plugin, name)).parameters)}
+        for name in sorted(plugin.FIXTURES)
+    }
+
+
 def surface() -> dict[str, Any]:
     import svc_host.plugin as api
     from svc_host import testing
@@ -86,6 +102,7 @@ def surface() -> dict[str, Any]:
     found = {name: _describe(getattr(api, name)) for name in sorted(api.__all__)}
     found.update({f"{TESTING}{name}": _describe(getattr(testing, name)) for name in sorted(testing.__all__)})
     found.update(hookspecs())
+    found.update(fixtures())
     return found
 
 

@@ -98,8 +98,9 @@ def test_the_snapshot_file_is_json_with_every_name() -> None:
     data = json.loads((HERE / "public_api.json").read_text())
     hooks = sorted(SURFACE.hookspecs())  # type: ignore[attr-defined]
     assert hooks == sorted(f"hookspec {name}" for name in dir(specs) if name.startswith("svc_"))
+    fixtures = sorted(SURFACE.fixtures())  # type: ignore[attr-defined]
     assert sorted(data["names"]) == sorted(
-        [*api.__all__, *(SURFACE.TESTING + name for name in testing.__all__), *hooks]  # type: ignore[attr-defined]
+        [*api.__all__, *(SURFACE.TESTING + name for name in testing.__all__), *hooks, *fixtures]  # type: ignore[attr-defined]
     )
 
 
