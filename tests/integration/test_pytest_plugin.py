@@ -1,5 +1,7 @@
-"""svc's pytest plugin in a plugin author's project that has no pytest configuration of its own: markers are
-known, async tests and fixtures run, and every fixture (``svc_*``) does its job."""
+"""svc's pytest plugin in a plugin author's project whose pytest configuration only asks for it (and sets
+pytest-asyncio's loop scope, as pytest-asyncio asks every project to): markers are known, the tests asking for
+svc's fixtures and their plain async fixtures run in the project's strict mode, every fixture (``svc_*``) does its
+job, and the contract suite runs; nothing warns."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def with_tool(svc_register_plugin):
 
 
 @pytest.mark.slow
-async def test_async_test_and_fixture(greeting):
+async def test_async_test_and_fixture(greeting, svc_paths):
     assert greeting == "hello"
 
 
@@ -82,9 +84,18 @@ class TestMine(TransportContract):
 """
 
 
+OPTED_IN = """
+[pytest]
+addopts = -p svc_host.testing.plugin
+asyncio_default_fixture_loop_scope = function
+"""
+"""The author's pytest.ini: svc's plugin asked for, pytest-asyncio's own setting, nothing else (strict mode)."""
+
+
 def run_authors_tests(project: Path, filename: str, tests: str, *pytest_args: str) -> str:
     """Write ``tests`` as ``project/tests/filename`` and run the author's pytest there; returns its output."""
     (project / "tests").mkdir(parents=True)
+    (project / "pytest.ini").write_text(OPTED_IN)
     (project / "tests" / filename).write_text(textwrap.dedent(tests))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", *pytest_args, "tests"],
@@ -100,12 +111,14 @@ def run_authors_tests(project: Path, filename: str, tests: str, *pytest_args: st
 
 
 @pytest.mark.slow
-def test_an_authors_project_needs_no_pytest_configuration(tmp_path: Path) -> None:
+def test_an_authors_project_needs_only_to_ask_for_the_plugin(tmp_path: Path) -> None:
     output = run_authors_tests(tmp_path / "svc-myplugin", "test_mine.py", AUTHOR_TESTS, "-W", "error")
     assert "4 passed" in output
 
 
 @pytest.mark.cluster
 def test_the_contract_suite_runs_in_an_authors_project(slurm_cluster: None, tmp_path: Path) -> None:
-    output = run_authors_tests(tmp_path / "svc-mytransport", "test_contract.py", AUTHOR_CONTRACT, "-k", "exit")
+    output = run_authors_tests(
+        tmp_path / "svc-mytransport", "test_contract.py", AUTHOR_CONTRACT, "-k", "exit", "-W", "error"
+    )
     assert "passed" in output
