@@ -6,8 +6,9 @@
 names from this package. Subclass ``TransportContract`` (or ``SyncBackendContract``) in your plugin's tests to
 prove your transport (or sync backend) behaves like svc's own; ``FakeTransport`` serves fast unit tests.
 
-The fixtures (``svc_plugin_manager``, ``svc_paths``, ``svc_host``...) are in ``svc_host.testing.plugin``, a pytest
-plugin. Names load on first use, so importing this package costs nothing of pytest, FastAPI or the store.
+The fixtures (``svc_plugin_manager``, ``svc_paths``, ``svc_test_host``...) are in ``svc_host.testing.plugin``, a
+pytest plugin a project asks for (``-p svc_host.testing.plugin``). Names load on first use, so importing this package
+costs nothing of pytest, FastAPI or the store.
 """
 
 from __future__ import annotations
