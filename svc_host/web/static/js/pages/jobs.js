@@ -1,14 +1,15 @@
-// Jobs: the tab's cluster's queue and svc's history of every cluster in one filterable, sortable table, kept live
-// by job events. A job is its cluster and its id: equal ids of two clusters are two rows. The queue is every
-// user's, or with "Mine" (`?queue=mine`, where the Overview's counts of my jobs lead) only the user's own
-// (GET /api/jobs?user=me).
+// Jobs: the live queue of the tab's cluster (with "All clusters", of every cluster, asked in parallel) and svc's
+// history of every cluster in one filterable, sortable table, kept live by job events. A job is its cluster and its
+// id: equal ids of two clusters are two rows. A cluster whose queue cannot be read says so in a line of its own.
+// The queue is every user's, or with "Mine" (`?queue=mine`, where the Overview's counts of my jobs lead) only the
+// user's own (GET /api/jobs?user=me).
 import { h, replace, fmtTime, fmtDuration, stateBadge, clockSeconds } from '../dom.js';
 import { api } from '../api.js';
 import { card, alertBox } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { live, applyJobEvents, jobKey } from '../live.js';
 import { jobGpusText } from '../components/gpu-types.js';
-import { allClustersChosen, chooseListed, jobHref, shownCluster } from '../cluster.js';
+import { allClustersChosen, chooseListed, clusters, jobHref, shownCluster } from '../cluster.js';
 
 const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
 const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL']);
@@ -25,11 +26,12 @@ const COLUMNS = [
   { key: 'source', label: 'From', value: (r) => r.source || '' },
 ];
 
-/** One row per job (cluster and id): history rows (svc's own jobs, every cluster) with the live queue of
- * `cluster` laid over them. Two names that reach one Slurm cluster (`sameCluster`: name -> that cluster's key, as
- * GET /api/resources/cluster gives it; a name it lacks is a cluster of its own) share its job ids: their rows of one
- * id are one job, which lists every name it was seen through (`names`, the row's own `transport` first). */
-export function mergeJobs(queue, historyRows, cluster, sameCluster = new Map()) {
+/** One row per job (cluster and id): history rows (svc's own jobs, every cluster) with the live queues laid over
+ * them (`queues`: `[name, jobs]` pairs, one per cluster read). Two names that reach one Slurm cluster
+ * (`sameCluster`: name -> that cluster's key, as GET /api/resources/cluster gives it; a name it lacks is a cluster
+ * of its own) share its job ids: their rows of one id are one job, which lists every name it was seen through
+ * (`names`, the row's own `transport` first). */
+export function mergeJobs(queues, historyRows, sameCluster = new Map()) {
   const keyOf = (name, id) => jobKey(sameCluster.get(name) || `name:${name}`, id);
   const rows = new Map();
   const seenAs = (row, name) => { if (!row.names.includes(name)) row.names.push(name); };
@@ -38,16 +40,19 @@ export function mergeJobs(queue, historyRows, cluster, sameCluster = new Map()) 
     if (rows.has(key)) seenAs(rows.get(key), r.transport);
     else rows.set(key, { ...r, names: [r.transport], elapsed: r.elapsed_seconds, inQueue: false });
   }
-  for (const q of queue) {
-    const key = keyOf(cluster, q.job_id);
-    const known = rows.get(key);
-    const elapsed = clockSeconds(q.elapsed_time);
-    if (known) {
-      const partition = q.partition || known.partition;
-      Object.assign(known, { status: q.status, partition, gpu_types: q.gpu_types, elapsed, inQueue: true });
-      seenAs(known, cluster);
-    } else {
-      rows.set(key, { ...q, transport: cluster, names: [cluster], elapsed, inQueue: true, source: null, submitted_at: null });
+  for (const [cluster, queue] of queues) {
+    for (const q of queue) {
+      const key = keyOf(cluster, q.job_id);
+      const known = rows.get(key);
+      const elapsed = clockSeconds(q.elapsed_time);
+      if (known) {
+        const partition = q.partition || known.partition;
+        Object.assign(known, { status: q.status, partition, gpu_types: q.gpu_types, elapsed, inQueue: true });
+        seenAs(known, cluster);
+      } else {
+        const row = { ...q, transport: cluster, names: [cluster], elapsed, inQueue: true };
+        rows.set(key, { ...row, source: null, submitted_at: null });
+      }
     }
   }
   return [...rows.values()];
@@ -78,7 +83,7 @@ export async function render(root, _params, query) {
   };
   const cluster = await shownCluster();
   let rows = [];
-  const error = alertBox(null);
+  const notices = h('div', { class: 'jobs-queue-notices' }); // one line per cluster whose queue could not be read
   const search = h('input', { type: 'search', class: 'search', placeholder: 'Search jobs  (press /)', title: 'Matches id, name, partition and command', 'aria-label': 'Filter jobs (press / to focus)', value: state.q });
   const statusSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'State filter' });
   const count = h('span', { class: 'muted' });
@@ -93,7 +98,8 @@ export async function render(root, _params, query) {
   }, s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase()));
   statusSelect.append(...statusButtons);
   const clusterButtons = [[false, cluster], [true, 'All clusters']].map(([all, label]) => h('button', {
-    type: 'button', dataset: { all: String(all) }, onClick: () => { state.all = all; chooseListed(all ? '' : cluster); sync(); },
+    type: 'button', dataset: { all: String(all) },
+    onClick: () => { if (state.all !== all) { state.all = all; chooseListed(all ? '' : cluster); sync(); load(); } },
   }, label));
   const clusterSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Cluster filter' }, clusterButtons);
   const queueButtons = [[true, 'Mine'], [false, 'Whole queue']].map(([mine, label]) => h('button', {
@@ -197,7 +203,7 @@ export async function render(root, _params, query) {
   }
 
   replace(root,
-    error,
+    notices,
     card(null, [
       h('div', { class: 'toolbar card-toolbar' },
         search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
@@ -205,30 +211,41 @@ export async function render(root, _params, query) {
     ], { cls: 'flush' }));
   replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length), class: 'loading' }, 'Loading the queue and history…')));
 
+  /** `[name, jobs, error]` of each cluster shown: its queue (one request each, in parallel), or why not. */
+  async function readQueues() {
+    const names = state.all ? (await clusters()).clusters.map((t) => t.name) : [cluster];
+    const user = state.mine ? 'me' : 'all';
+    return Promise.all(names.map((name) => api('/api/jobs', { query: { transport: name, user } })
+      .then((jobs) => [name, jobs, null], (err) => [name, [], err])));
+  }
+
+  function drawNotices(read) {
+    replace(notices, read.filter(([, , err]) => err).map(([name, , err]) => {
+      const box = alertBox(`${name}: the queue could not be read (${err.detail || err.message})`);
+      box.classList.add('jobs-queue-notice');
+      box.dataset.cluster = name;
+      return box;
+    }));
+  }
+
   let loads = 0;
   async function load() {
     const seq = ++loads;
-    const [queue, historyRows] = await Promise.all([
-      api('/api/jobs', { query: { transport: cluster, user: state.mine ? 'me' : 'all' } })
-        .catch((err) => {
-          error.hidden = false;
-          error.textContent = `The queue could not be read: ${err.detail || err.message}`;
-          return [];
-        }),
-      api('/api/history', { query: { limit: 1000 } }),
-    ]);
+    const [read, historyRows] = await Promise.all([readQueues(), api('/api/history', { query: { limit: 1000 } })]);
     performance.mark('svc-jobs-data');
-    if (seq !== loads) return; // "Mine" or "Whole queue" was chosen meanwhile: the later answer draws
-    const names = [cluster, ...historyRows.map((r) => r.transport)];
+    if (seq !== loads) return; // another choice (cluster, "Mine" or "Whole queue") was made meanwhile: its answer draws
+    drawNotices(read);
+    const queues = read.map(([name, jobs]) => [name, jobs]);
+    const names = [...queues.map(([name]) => name), ...historyRows.map((r) => r.transport)];
     const known = new Set(clusterKeys.keys());
-    rows = mergeJobs(queue, historyRows, cluster, new Map([...clusterKeys].filter(([, key]) => key)));
+    rows = mergeJobs(queues, historyRows, new Map([...clusterKeys].filter(([, key]) => key)));
     draw();
     performance.mark('svc-jobs-drawn');
     if (names.every((name) => known.has(name))) return;
     // a cluster met for the first time: which Slurm cluster it is, then one row per job of each
     const sameCluster = await sameClusterOf(names);
     if (seq !== loads) return;
-    rows = mergeJobs(queue, historyRows, cluster, sameCluster);
+    rows = mergeJobs(queues, historyRows, sameCluster);
     draw();
   }
   await load();
