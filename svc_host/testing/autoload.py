@@ -91,6 +91,9 @@ def load_for(config: pytest.Config, where: str) -> None:
 
 
 def warn_once(config: pytest.Config) -> None:
+    """Give the opt-in warning, once a run, from inside a test module's collection: pytest records it there for the
+    warnings summary, and under ``-W error`` reports it as that module's collection error (raised from a hook
+    outside a collector, such as ``pytest_collection``, it would end the run in an INTERNALERROR)."""
     where = config.stash.get(LOADED_FOR, None)
     if where is None or config.stash.get(WARNED, False):
         return
@@ -106,17 +109,13 @@ def warn_once(config: pytest.Config) -> None:
 
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
     """A conftest.py that uses svc's test support: load the plugin before the tests under it are collected (their
-    fixtures are looked up as they are); the warning waits for collection, where pytest reports it."""
+    fixtures are looked up as they are); the warning waits for the first test module's collection."""
     path = getattr(plugin, "__file__", None)
     if not isinstance(plugin, types.ModuleType) or not isinstance(path, str) or not path.endswith("conftest.py"):
         return
     config = manager.get_plugin("pytestconfig")
     if isinstance(config, pytest.Config) and uses_svc_test_support(vars(plugin)):
         load_for(config, path)
-
-
-def pytest_collection(session: pytest.Session) -> None:
-    warn_once(session.config)
 
 
 CHECKED = pytest.StashKey[bool]()
@@ -126,13 +125,14 @@ CHECKED = pytest.StashKey[bool]()
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object) -> None:
     """Before a test module's first item is made: load the plugin if the module uses svc's test support (its
-    fixtures must be known before the module's tests are)."""
+    fixtures must be known before the module's tests are), and warn if it was loaded unasked, for this module or
+    for a conftest.py."""
     if not isinstance(collector, pytest.Module) or collector.stash.get(CHECKED, False):
         return
     collector.stash[CHECKED] = True
     if uses_svc_test_support(vars(collector.obj)):
         load_for(collector.config, str(collector.path))
-        warn_once(collector.config)
+    warn_once(collector.config)
 
 
 @pytest.hookimpl(wrapper=True)
