@@ -223,6 +223,7 @@ export async function render(root, _params, query) {
     replace(notices, read.filter(([, , err]) => err).map(([name, , err]) => {
       const box = alertBox(`${name}: the queue could not be read (${err.detail || err.message})`);
       box.classList.add('jobs-queue-notice');
+      box.title = box.textContent; // the line may be cut at the window's edge
       box.dataset.cluster = name;
       return box;
     }));
