@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import HostConfig
-from svc_host.errors import SvcError
+from svc_host.errors import PluginError, SvcError
 from svc_host.plugin_core.manager import PluginManager
 from svc_host.plugin_core.records import TransportSpec, takes_keyword
 from svc_host.runtime.snapshots import SchedulerSnapshots
@@ -53,6 +54,9 @@ class TransportRegistry:
         self._watch = watch
         self._config = config or (watch.config if watch is not None else HostConfig())
         self._instances: dict[str, Transport] = {}
+        self._building = threading.local()
+        """Per thread, the names whose factories are running, outermost first (``names``): a factory that asks
+        for one of them again is a cycle (``svc mcp`` builds in its loading thread and its event loop at once)."""
         self._closing: set[asyncio.Task[None]] = set()
         self.snapshots = SchedulerSnapshots(self.get)
         """The last queue and resources answers of each transport, shared by every client of this process."""
@@ -79,7 +83,18 @@ class TransportRegistry:
         config = self.config
         if name not in self._instances:
             factory = self.plugins.transport_spec(name, config).factory
-            self._instances[name] = factory(host=self.host) if takes_keyword(factory, "host") else factory()
+            building: list[str] = self._building.__dict__.setdefault("names", [])
+            if name in building:
+                cycle = " -> ".join([*building[building.index(name) :], name])
+                raise PluginError(
+                    f"transport {name!r} is built on itself ({cycle}): its factory asks the host for a transport "
+                    f"that is being built from it"
+                )
+            building.append(name)
+            try:
+                self._instances[name] = factory(host=self.host) if takes_keyword(factory, "host") else factory()
+            finally:
+                building.pop()
         return self._instances[name]
 
     def unusable_reason(self, name: str) -> str | None:

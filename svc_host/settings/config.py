@@ -226,6 +226,9 @@ def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     try:
         data = _MappingEnvSource(env)()
     except SettingsError as exc:
+        # pydantic-settings wraps any failure; only a value that does not parse is the environment's
+        if exc.__cause__ is not None and not isinstance(exc.__cause__, ValueError):
+            raise exc.__cause__ from None
         raise ConfigError(f"environment: {exc}; dict values such as SVC_ENVIRONMENT__ENV_VARS take JSON") from None
     plugins = data.get("plugins")
     for name, section in plugins.items() if isinstance(plugins, dict) else []:
