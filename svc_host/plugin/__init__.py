@@ -44,6 +44,7 @@ _WHERE: dict[str, str] = {
     "Transport": "svc_host.transports.base",
     "SlurmTransport": "svc_host.transports.base",
     "CommandResult": "svc_host.transports.base",
+    "LogChunk": "svc_host.transports.base",
     "ProcessStarts": "svc_host.transports.processes",
     "kill_process": "svc_host.transports.processes",
     "ssh_connect_options": "svc_host.transports.ssh_options",
@@ -79,7 +80,9 @@ _WHERE: dict[str, str] = {
     "JobDefinition": "svc_host.domain.submission",
     "Resources": "svc_host.domain.submission",
     "RenderedScript": "svc_host.domain.submission",
+    "Environment": "svc_host.domain.submission",
     "JobState": "svc_host.domain.jobs",
+    "JobStatus": "svc_host.domain.jobs",
     "SSHProfile": "svc_host.domain.profiles",
     "Mount": "svc_host.domain.profiles",
     "HostConfig": "svc_host.domain.profiles",
@@ -127,6 +130,7 @@ __all__ = [
     "CommandResult",
     "ConfigError",
     "ConflictError",
+    "Environment",
     "Event",
     "FileState",
     "FoundFile",
@@ -138,6 +142,8 @@ __all__ = [
     "JobDefinition",
     "JobRecordView",
     "JobState",
+    "JobStatus",
+    "LogChunk",
     "Mount",
     "NotFoundError",
     "OutcomeUnknownError",
@@ -227,7 +233,7 @@ if TYPE_CHECKING:
     from svc_host.api.deps import PluginHostDep as HostDep
     from svc_host.cli.output import print_json, print_table
     from svc_host.cli.plugin_host import cli_host
-    from svc_host.domain.jobs import JobState
+    from svc_host.domain.jobs import JobState, JobStatus
     from svc_host.domain.profiles import (
         HostConfig,
         Mount,
@@ -236,7 +242,7 @@ if TYPE_CHECKING:
         check_proxy_jump,
         cluster_root,
     )
-    from svc_host.domain.submission import JobDefinition, RenderedScript, Resources
+    from svc_host.domain.submission import Environment, JobDefinition, RenderedScript, Resources
     from svc_host.errors import (
         CommandError,
         ConfigError,
@@ -271,7 +277,7 @@ if TYPE_CHECKING:
     from svc_host.settings.secrets import REDACTED
     from svc_host.slurm.argv import program as slurm_program
     from svc_host.transports import ssh_exec_files
-    from svc_host.transports.base import CommandResult, SlurmTransport, Transport
+    from svc_host.transports.base import CommandResult, LogChunk, SlurmTransport, Transport
     from svc_host.transports.processes import ProcessStarts
     from svc_host.transports.processes import kill as kill_process
     from svc_host.transports.ssh_chain import open_connection as open_ssh_connection
