@@ -98,6 +98,8 @@ def partial_for(key: str, value: str, user_env_vars: dict[str, str]) -> dict[str
             parsed = json.loads(value)
         except json.JSONDecodeError:
             parsed = value
+        if parsed is not None and not isinstance(parsed, str) and takes_text(plugin_field(name, field)):
+            parsed = value  # a text field given digits (a numeric account) or true is that text
         return {"plugins": {name: {field: parsed}}}
     if key == "environment.env_vars":
         try:
@@ -106,6 +108,27 @@ def partial_for(key: str, value: str, user_env_vars: dict[str, str]) -> dict[str
             raise InputError(f'{key} takes a JSON object such as \'{{"HF_HOME": "/data/hf"}}\'') from None
     section, _, field = key.rpartition(".")
     return {section: {field: parsed}} if section else {field: parsed}
+
+
+def plugin_field(plugin: str, field: str) -> Any:
+    """The type plugin ``plugin``'s settings model declares for ``field`` (``config_keys`` listed it)."""
+    from svc_host.plugin_core.manager import get_plugin_manager
+
+    return get_plugin_manager().settings_models()[plugin].model_fields[field].annotation
+
+
+def takes_text(annotation: Any) -> bool:
+    """Whether a field of this type takes text (``str``, ``str | None``, a ``Literal`` of texts): its value is set
+    as typed, not read as JSON first, where ``1234`` would be a number the field refuses."""
+    import types
+    import typing
+
+    if annotation is str:
+        return True
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return all(isinstance(argument, str) for argument in arguments)
+    return origin in (typing.Union, types.UnionType) and any(takes_text(argument) for argument in arguments)
 
 
 @click.group()
