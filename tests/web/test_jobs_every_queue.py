@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.local_slurm  # sbatch and squeue of this machine's 22.05, which ``local`` reaches
 
 NAME = "web-every-queue"
-SBATCH = ["sbatch", "--parsable", "--time=5", f"--job-name={NAME}", "--wrap=sleep 240"]
+SBATCH = ["sbatch", "--parsable", "--time=5", f"--job-name={NAME}", "--output=/dev/null", "--wrap=sleep 240"]
 
 
 def squeue_state(cluster: str, job_id: int) -> str:
