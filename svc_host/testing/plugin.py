@@ -147,6 +147,12 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def isolated_home(tmp_path: Path) -> Path:
+    """The HOME ``svc_isolated_home`` gives a test; ``svc_paths``' user config directory is the one svc finds there,
+    so an SSH profile ``svc_cli("profile", "add", ...)`` writes is the test host's too."""
+    return tmp_path / "home"
+
+
 @pytest.fixture
 def svc_isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run the test as a fresh user: HOME, XDG dirs and the system config under ``tmp_path``, no ``SVC_*`` or
@@ -156,7 +162,7 @@ def svc_isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in [key for key in os.environ if key.startswith("SVC_") or key == "CHAT_WEBHOOK_URL"]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("SVC_AGENT", "off")
-    home = tmp_path / "home"
+    home = isolated_home(tmp_path)
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -213,14 +219,16 @@ def slurm_cluster() -> None:
 
 @pytest.fixture
 def svc_paths(tmp_path: Path) -> SvcPaths:
-    """Config, state and project directories under ``tmp_path`` (nothing of the real user's is touched)."""
+    """Config, state and project directories under ``tmp_path`` (nothing of the real user's is touched). The
+    system config file and the user config directory (config, SSH profiles) are the ones ``svc_isolated_home``
+    makes svc read, so ``svc_test_host`` and the ``svc`` commands ``svc_cli`` runs share them."""
     from svc_host.settings.paths import SvcPaths
 
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     return SvcPaths(
         system_config=tmp_path / "etc" / "config.json",
-        user_config_dir=tmp_path / "config",
+        user_config_dir=isolated_home(tmp_path) / ".config" / "svc",
         state_dir=tmp_path / "state",
         project_dir=project,
     )
