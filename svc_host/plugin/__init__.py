@@ -45,6 +45,8 @@ _WHERE: dict[str, str] = {
     "SlurmTransport": "svc_host.transports.base",
     "CommandResult": "svc_host.transports.base",
     "LogChunk": "svc_host.transports.base",
+    "ByteReader": "svc_host.transports.streams",
+    "ByteWriter": "svc_host.transports.streams",
     "ProcessStarts": "svc_host.transports.processes",
     "kill_process": "svc_host.transports.processes",
     "ssh_connect_options": "svc_host.transports.ssh_options",
@@ -83,6 +85,10 @@ _WHERE: dict[str, str] = {
     "Environment": "svc_host.domain.submission",
     "JobState": "svc_host.domain.jobs",
     "JobStatus": "svc_host.domain.jobs",
+    "JobUsage": "svc_host.domain.usage",
+    "NodeInfo": "svc_host.domain.resources",
+    "ResourceSnapshot": "svc_host.domain.resources",
+    "GpuTypeAvailability": "svc_host.domain.resources",
     "SSHProfile": "svc_host.domain.profiles",
     "Mount": "svc_host.domain.profiles",
     "HostConfig": "svc_host.domain.profiles",
@@ -91,6 +97,8 @@ _WHERE: dict[str, str] = {
     "check_proxy_jump": "svc_host.domain.profiles",
     "SvcPaths": "svc_host.settings.paths",
     "SvcConfig": "svc_host.settings.config",
+    "Notifications": "svc_host.settings.config",
+    "Rendering": "svc_host.settings.config",
     "load_config": "svc_host.settings.config",
     "REDACTED": "svc_host.settings.secrets",
     # settings
@@ -126,6 +134,8 @@ __all__ = [
     "REDACTED",
     "SYNC_LOCK_WAIT",
     "AppLaunch",
+    "ByteReader",
+    "ByteWriter",
     "CommandError",
     "CommandResult",
     "ConfigError",
@@ -134,6 +144,7 @@ __all__ = [
     "Event",
     "FileState",
     "FoundFile",
+    "GpuTypeAvailability",
     "HealthReport",
     "HostConfig",
     "HostDep",
@@ -143,9 +154,12 @@ __all__ = [
     "JobRecordView",
     "JobState",
     "JobStatus",
+    "JobUsage",
     "LogChunk",
     "Mount",
+    "NodeInfo",
     "NotFoundError",
+    "Notifications",
     "OutcomeUnknownError",
     "OwnerMarker",
     "PluginError",
@@ -154,6 +168,8 @@ __all__ = [
     "RenderError",
     "RenderedScript",
     "RendererSpec",
+    "Rendering",
+    "ResourceSnapshot",
     "Resources",
     "SSHProfile",
     "SessionKindSpec",
@@ -242,7 +258,9 @@ if TYPE_CHECKING:
         check_proxy_jump,
         cluster_root,
     )
+    from svc_host.domain.resources import GpuTypeAvailability, NodeInfo, ResourceSnapshot
     from svc_host.domain.submission import Environment, JobDefinition, RenderedScript, Resources
+    from svc_host.domain.usage import JobUsage
     from svc_host.errors import (
         CommandError,
         ConfigError,
@@ -272,7 +290,7 @@ if TYPE_CHECKING:
     from svc_host.plugin_core.settings import plugin_settings
     from svc_host.plugin_core.view import JobRecordView, PluginHost
     from svc_host.rendering.sbatch import render_sbatch
-    from svc_host.settings.config import SvcConfig, load_config
+    from svc_host.settings.config import Notifications, Rendering, SvcConfig, load_config
     from svc_host.settings.paths import SvcPaths
     from svc_host.settings.secrets import REDACTED
     from svc_host.slurm.argv import program as slurm_program
@@ -282,6 +300,7 @@ if TYPE_CHECKING:
     from svc_host.transports.processes import kill as kill_process
     from svc_host.transports.ssh_chain import open_connection as open_ssh_connection
     from svc_host.transports.ssh_options import ssh_connect_options
+    from svc_host.transports.streams import ByteReader, ByteWriter
     from svc_host.transports.sync_backend import (
         DELETED_PATHS_CAP,
         InspectReport,
