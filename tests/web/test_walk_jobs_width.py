@@ -1,0 +1,86 @@
+"""From the walk of the dashboard with two clusters (issue 28, item 7): at 1280 px the Jobs list of every cluster
+is whole in its card. A failed row (state, exit code and Log button), a typed GPU (lab24's ``1 a100``) and a name
+of a usual length made the table 70-90 px wider than its card, so the last column (From) was scrolled out of sight;
+a job's name longer than the column keeps its whole text in the title."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from svc_host.testing.waiting import eventually_blocking
+from tests.web.conftest import Server, open_page
+from tests.web.test_all_clusters import env24
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+LONG_NAME = "preprocess-imagenet-shard-0007-of-1024"
+HELD = "#!/bin/bash\n#SBATCH --hold\n#SBATCH --time=5\n"
+JOBS = {
+    "fails": "#!/bin/bash\n#SBATCH --time=5\nexit 4\n",
+    "gpu-held": HELD + "#SBATCH --partition=gpu\n#SBATCH --gres=gpu:a100:1\ntrue\n",
+    LONG_NAME: HELD + "true\n",
+}
+
+
+@pytest.fixture(scope="module")
+def lab24_jobs(svc_server: Server) -> Iterator[dict[str, int]]:
+    """lab24 (Slurm 24.11 with typed GPUs) as an SSH profile beside ``local``, and a failed, a GPU and a long-named
+    job on it; the failed one has ended when this returns."""
+    facts = env24()
+    svc_server.api(
+        "POST",
+        "/api/config/ssh/profiles",
+        json={
+            "name": "lab24",
+            "hostname": facts["SVC_DEV_SSH_HOST"],
+            "port": int(facts["SVC_DEV_SSH_PORT"]),
+            "username": facts["SVC_DEV_SSH_USER"],
+            "key_filename": facts["SVC_DEV_SSH_KEY"],
+            "known_hosts": facts["SVC_DEV_SSH_KNOWN_HOSTS"],
+        },
+    )
+    ids: dict[str, int] = {}
+    try:
+        for name, script in JOBS.items():
+            answer = svc_server.api(
+                "POST", "/api/jobs", params={"transport": "lab24"}, json={"name": name, "script_content": script}
+            )
+            ids[name] = answer["job_id"]
+        eventually_blocking(
+            lambda: svc_server.api("GET", f"/api/jobs/{ids['fails']}", params={"transport": "lab24"})["status"],
+            until=lambda status: status == "FAILED",
+            timeout=90,
+            what="lab24's failing job to fail",
+        )
+        yield ids
+    finally:
+        for job_id in ids.values():
+            svc_server.client.delete(f"/api/jobs/{job_id}", params={"transport": "lab24"})
+        svc_server.client.delete("/api/config/ssh/profiles/lab24")
+
+
+def test_the_jobs_table_of_every_cluster_is_whole_at_1280px(page: Page, lab24_jobs: dict[str, int]) -> None:
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_page(page, "/jobs?cluster=*")
+    failed_row = f"tr[data-cluster=lab24][data-job-id='{lab24_jobs['fails']}']"
+    failed = page.locator(failed_row)
+    expect(failed.locator(".job-log")).to_be_visible(timeout=60_000)
+    expect(page.locator(f"tr[data-cluster=lab24][data-job-id='{lab24_jobs['gpu-held']}'] .job-gpus")).to_have_text(
+        "1 a100"
+    )
+    wrap = page.locator("#jobs-table").locator("xpath=..")
+    scroll, client = wrap.evaluate("w => [w.scrollWidth, w.clientWidth]")
+    assert scroll <= client, f"the Jobs table is {scroll - client} px wider than its card at 1280 px"
+    right_edge = wrap.evaluate("w => w.getBoundingClientRect().right")
+    for selector in ("#jobs-table th:last-child", f"{failed_row} .job-log"):
+        box = page.locator(selector).bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= right_edge, f"{selector} ends past the card's right edge"
+    long_row = page.locator(f"tr[data-cluster=lab24][data-job-id='{lab24_jobs[LONG_NAME]}'] .job-name-cell")
+    expect(long_row).to_have_attribute("title", LONG_NAME)
