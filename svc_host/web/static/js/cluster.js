@@ -22,13 +22,20 @@ let offered = null;
 let loading = null;
 
 function stored() {
-  try { return sessionStorage.getItem(KEY); } catch { return null; }
+  try {
+    return sessionStorage.getItem(KEY);
+  } catch {
+    return null;
+  }
 }
 
 function store(name) {
   try {
-    if (name) sessionStorage.setItem(KEY, name); else sessionStorage.removeItem(KEY);
-  } catch { /* storage disabled: the URL still carries the cluster */ }
+    if (name) sessionStorage.setItem(KEY, name);
+    else sessionStorage.removeItem(KEY);
+  } catch {
+    /* storage disabled: the URL still carries the cluster */
+  }
 }
 
 /** The cluster this tab shows (`?cluster=`: on a job page its job's, else the tab's last choice); null: it follows
@@ -52,7 +59,10 @@ export function boundCluster() {
 export function keepClusterInUrl() {
   const params = new URLSearchParams(location.search);
   const named = params.get('cluster');
-  if (named) { if (!onJobPage()) store(named); return; }
+  if (named) {
+    if (!onJobPage()) store(named);
+    return;
+  }
   const kept = stored();
   if (!kept) return;
   params.set('cluster', kept);
@@ -74,7 +84,8 @@ export function bindJobCluster(name, path) {
 export function chooseCluster(name) {
   store(name);
   const params = onJobPage() ? new URLSearchParams() : new URLSearchParams(location.search);
-  if (name) params.set('cluster', name); else params.delete('cluster');
+  if (name) params.set('cluster', name);
+  else params.delete('cluster');
   const qs = params.toString();
   history.pushState(history.state, '', (onJobPage() ? '/jobs' : location.pathname) + (qs ? `?${qs}` : ''));
   for (const listener of listeners) listener();
@@ -108,12 +119,22 @@ export function jobHref(cluster, jobId, extra = {}) {
 export async function clusters() {
   if (offered) return offered;
   if (!loading) {
-    loading = api('/api/plugins').then((plugins) => {
-      const usable = (plugins.transports || []).filter((t) => t.usable !== false).sort((a, b) => byClusterOrder(a.name, b.name));
-      offered = { defaultName: plugins.server_transport, clusters: usable, transports: [...usable, { name: ALL_CLUSTERS }] };
-      follow();
-      return offered;
-    }).finally(() => { loading = null; });
+    loading = api('/api/plugins')
+      .then((plugins) => {
+        const usable = (plugins.transports || [])
+          .filter((t) => t.usable !== false)
+          .sort((a, b) => byClusterOrder(a.name, b.name));
+        offered = {
+          defaultName: plugins.server_transport,
+          clusters: usable,
+          transports: [...usable, { name: ALL_CLUSTERS }],
+        };
+        follow();
+        return offered;
+      })
+      .finally(() => {
+        loading = null;
+      });
   }
   return loading;
 }
@@ -160,12 +181,16 @@ let following = false;
 function follow() {
   if (following) return;
   following = true;
-  import('./events.js').then(({ subscribe }) => subscribe(['server.default_changed'], (event) => {
-    const name = event.payload?.transport;
-    if (!name || !offered || offered.defaultName === name) return;
-    offered = null; // a new default may come with a new profile: read the list again
-    for (const listener of listeners) listener();
-  })).catch((err) => console.warn('live updates unavailable', err));
+  import('./events.js')
+    .then(({ subscribe }) =>
+      subscribe(['server.default_changed'], (event) => {
+        const name = event.payload?.transport;
+        if (!name || !offered || offered.defaultName === name) return;
+        offered = null; // a new default may come with a new profile: read the list again
+        for (const listener of listeners) listener();
+      }),
+    )
+    .catch((err) => console.warn('live updates unavailable', err));
 }
 
 /** "local" is this machine's Slurm; a profile is shown by its name; `*` is "All clusters". */

@@ -25,9 +25,7 @@ export const ROUTES = [
 
 const compiled = ROUTES.map((route) => ({
   ...route,
-  regex: new RegExp(
-    `^${route.path.replace(/\/:(\w+)/g, (_, name) => `/(?<${name}>[^/]+)`).replace(/\/$/, '')}/?$`,
-  ),
+  regex: new RegExp(`^${route.path.replace(/\/:(\w+)/g, (_, name) => `/(?<${name}>[^/]+)`).replace(/\/$/, '')}/?$`),
 }));
 
 /** The route for a pathname, with its decoded params; null when nothing matches. */
@@ -104,7 +102,11 @@ export function stopPage() {
 function runCleanup() {
   leaveGuard = null;
   if (typeof cleanup === 'function') {
-    try { cleanup(); } catch (err) { console.error('page cleanup failed', err); }
+    try {
+      cleanup();
+    } catch (err) {
+      console.error('page cleanup failed', err);
+    }
   }
   cleanup = null;
 }
@@ -127,7 +129,14 @@ export async function renderCurrent() {
   for (const listener of listeners) listener(found?.route);
   if (!found) {
     setTitle('Not found');
-    replace(root, emptyState('No such page', `Nothing lives at ${location.pathname}.`, h('a', { class: 'btn', href: '/' }, 'Go to the overview')));
+    replace(
+      root,
+      emptyState(
+        'No such page',
+        `Nothing lives at ${location.pathname}.`,
+        h('a', { class: 'btn', href: '/' }, 'Go to the overview'),
+      ),
+    );
     return;
   }
   setTitle(found.route.title);
@@ -138,12 +147,15 @@ export async function renderCurrent() {
   } catch (err) {
     if (seq !== renderSeq) return;
     console.error(err);
-    replace(root, emptyState(
-      'This page is not available',
-      `The dashboard could not load its "${found.route.page}" page (${err.message}). The rest of the dashboard works; `
-        + 'reinstall svc if this persists.',
-      h('a', { class: 'btn', href: '/' }, 'Go to the overview'),
-    ));
+    replace(
+      root,
+      emptyState(
+        'This page is not available',
+        `The dashboard could not load its "${found.route.page}" page (${err.message}). The rest of the dashboard works; ` +
+          'reinstall svc if this persists.',
+        h('a', { class: 'btn', href: '/' }, 'Go to the overview'),
+      ),
+    );
     return;
   }
   if (seq !== renderSeq || loggedOut()) return;
@@ -151,7 +163,10 @@ export async function renderCurrent() {
   replace(root, page);
   try {
     const result = await module.render(page, found.params, query);
-    if (seq !== renderSeq) { if (typeof result === 'function') result(); return; }
+    if (seq !== renderSeq) {
+      if (typeof result === 'function') result();
+      return;
+    }
     cleanup = result;
     page.dataset.ready = 'true'; // drawn with its data (tests and the render benchmark wait for this)
     performance.mark('svc-page-ready');
@@ -165,32 +180,57 @@ export async function renderCurrent() {
 
 /** A centred "nothing here yet" panel: what is missing, and what to do next. */
 export function emptyState(title, text, ...actions) {
-  return h('div', { class: 'empty' },
+  return h(
+    'div',
+    { class: 'empty' },
     h('div', { class: 'empty-title' }, title),
     text ? h('p', null, text) : null,
-    actions.length ? h('div', { class: 'empty-actions' }, actions) : null);
+    actions.length ? h('div', { class: 'empty-actions' }, actions) : null,
+  );
 }
 
 /** Same-origin links navigate without a reload; modified clicks (new tab) and downloads are left alone. */
 export function interceptLinks() {
   document.addEventListener('click', (event) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     const a = event.target.closest('a[href]');
     if (!a || a.target || a.hasAttribute('download')) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/static/')
-      || url.pathname === '/docs') return;
+    if (
+      url.origin !== location.origin ||
+      url.pathname.startsWith('/api/') ||
+      url.pathname.startsWith('/static/') ||
+      url.pathname === '/docs'
+    )
+      return;
     event.preventDefault();
     const path = url.pathname + url.search;
-    if (path !== location.pathname + location.search) mayLeave().then((ok) => { if (ok) navigate(path); });
+    if (path !== location.pathname + location.search)
+      mayLeave().then((ok) => {
+        if (ok) navigate(path);
+      });
   });
   window.addEventListener('popstate', async () => {
-    if (!leaveGuard?.()) { renderCurrent(); return; }
+    if (!leaveGuard?.()) {
+      renderCurrent();
+      return;
+    }
     const wanted = location.pathname + location.search;
     history.pushState(null, '', here); // the page stays on screen: so does its URL, until leaving is confirmed
     if (await mayLeave()) navigate(wanted);
   });
   window.addEventListener('beforeunload', (event) => {
-    if (leaveGuard?.()) { event.preventDefault(); event.returnValue = ''; }
+    if (leaveGuard?.()) {
+      event.preventDefault();
+      event.returnValue = '';
+    }
   });
 }

@@ -37,5 +37,8 @@ export function numberOrText(text) {
 
 /** Exclude patterns typed one per line: each line trimmed, blank lines dropped. */
 export function patternLines(text) {
-  return String(text).split('\n').map((line) => line.trim()).filter(Boolean);
+  return String(text)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
 }

@@ -28,10 +28,18 @@ function clusterBlock(name, onChange, queueOfAll) {
   const queue = h('div', { class: 'cluster-block-queue muted' }, 'Reading the queue…');
   const same = h('div', { class: 'cluster-block-same muted' });
   const link = `/?cluster=${encodeURIComponent(name)}`;
-  const element = h('section', { class: 'cluster-block', dataset: { cluster: name }, 'aria-label': `Cluster ${name}` },
-    h('div', { class: 'cluster-block-head' },
-      h('a', { class: 'cluster-block-name', href: link, title: `Show only ${name} in this tab` }, name)),
-    same, gpus, queue);
+  const element = h(
+    'section',
+    { class: 'cluster-block', dataset: { cluster: name }, 'aria-label': `Cluster ${name}` },
+    h(
+      'div',
+      { class: 'cluster-block-head' },
+      h('a', { class: 'cluster-block-name', href: link, title: `Show only ${name} in this tab` }, name),
+    ),
+    same,
+    gpus,
+    queue,
+  );
 
   /** Say that this block shows the Slurm cluster `first` shows too (null: it is a cluster of its own). */
   function sameAs(first) {
@@ -40,32 +48,63 @@ function clusterBlock(name, onChange, queueOfAll) {
 
   function drawGpus() {
     if (state.gpuError) {
-      replace(gpus, h('div', { class: 'alert alert-error cluster-block-error', role: 'alert' }, `Does not answer: ${state.gpuError}`));
+      replace(
+        gpus,
+        h(
+          'div',
+          { class: 'alert alert-error cluster-block-error', role: 'alert' },
+          `Does not answer: ${state.gpuError}`,
+        ),
+      );
       return;
     }
     const w = state.whole;
     const types = gpuTypesText(w.gpu_types);
-    replace(gpus,
-      gauge(w.gpus_in_use, w.total_gpus, { label: 'GPUs', detail: w.total_gpus ? `${w.gpus_available} / ${w.total_gpus} free` : 'no GPUs' }),
-      h('div', { class: 'gauge-sub' }, `nodes ${w.nodes_idle} idle of ${w.nodes_total}${w.nodes_down ? `, ${w.nodes_down} down` : ''} · each node counted once`),
-      types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null);
+    replace(
+      gpus,
+      gauge(w.gpus_in_use, w.total_gpus, {
+        label: 'GPUs',
+        detail: w.total_gpus ? `${w.gpus_available} / ${w.total_gpus} free` : 'no GPUs',
+      }),
+      h(
+        'div',
+        { class: 'gauge-sub' },
+        `nodes ${w.nodes_idle} idle of ${w.nodes_total}${w.nodes_down ? `, ${w.nodes_down} down` : ''} · each node counted once`,
+      ),
+      types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
+    );
   }
 
   function drawQueue() {
     if (state.queueError) {
       // the same failure as the GPUs' is said once, above
-      replace(queue, state.queueError === state.gpuError ? null : h('span', { class: 'exit-bad' }, `queue unknown: ${state.queueError}`));
+      replace(
+        queue,
+        state.queueError === state.gpuError
+          ? null
+          : h('span', { class: 'exit-bad' }, `queue unknown: ${state.queueError}`),
+      );
       return;
     }
     const { running, pending } = queueCounts(state.queue);
     const whose = queueOfAll ? '' : '&queue=mine';
     const list = (status) => `/jobs?status=${status}&cluster=${encodeURIComponent(name)}${whose}`;
-    replace(queue,
-      h('a', { class: 'queue-count', href: list('RUNNING') },
-        h('strong', { class: 'queue-running' }, String(running)), ' running'),
+    replace(
+      queue,
+      h(
+        'a',
+        { class: 'queue-count', href: list('RUNNING') },
+        h('strong', { class: 'queue-running' }, String(running)),
+        ' running',
+      ),
       ' · ',
-      h('a', { class: 'queue-count', href: list('PENDING') },
-        h('strong', { class: 'queue-pending' }, String(pending)), ' pending'));
+      h(
+        'a',
+        { class: 'queue-count', href: list('PENDING') },
+        h('strong', { class: 'queue-pending' }, String(pending)),
+        ' pending',
+      ),
+    );
   }
 
   async function loadIdentity() {
@@ -126,28 +165,62 @@ export function allClusters(names, { queueOfAll = false } = {}) {
     const queued = groups.map((g) => g.filter((b) => b.state.queue)).filter((g) => g.length);
     const sum = (list, f) => list.reduce((acc, b) => acc + f(b), 0);
     // a job seen through two profiles of one cluster is one job: its ids are merged per cluster
-    const counts = queued.map((g) => queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]));
+    const counts = queued.map((g) =>
+      queueCounts([...new Map(g.flatMap((b) => b.state.queue).map((j) => [j.job_id, j])).values()]),
+    );
     const shared = blocks.length - groups.length;
     // GPUs per type over every cluster (each counted once): a100 of two clusters is one figure
     const typed = gpuTypesText(sumGpuTypes(answered.map((b) => b.state.whole.gpu_types || [])));
-    replace(stats,
-      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—',
-        { tone: 'info', hint: `${whose} on ${queued.length} of ${groups.length} clusters` }),
-      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—',
-        { tone: 'warn', hint: whose }),
-      statCard('GPUs free', answered.length ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}` : '—',
-        { tone: 'ok', hint: [`${answered.length} of ${groups.length} clusters answer`, typed ? h('div', { class: 'gpu-types' }, typed) : null] }),
+    replace(
+      stats,
+      statCard('Running jobs', queued.length ? counts.reduce((a, c) => a + c.running, 0) : '—', {
+        tone: 'info',
+        hint: `${whose} on ${queued.length} of ${groups.length} clusters`,
+      }),
+      statCard('Pending jobs', queued.length ? counts.reduce((a, c) => a + c.pending, 0) : '—', {
+        tone: 'warn',
+        hint: whose,
+      }),
+      statCard(
+        'GPUs free',
+        answered.length
+          ? `${sum(answered, (b) => b.state.whole.gpus_available)} / ${sum(answered, (b) => b.state.whole.total_gpus)}`
+          : '—',
+        {
+          tone: 'ok',
+          hint: [
+            `${answered.length} of ${groups.length} clusters answer`,
+            typed ? h('div', { class: 'gpu-types' }, typed) : null,
+          ],
+        },
+      ),
       statCard('Clusters', String(groups.length), {
-        hint: [groups.length - answered.length ? `${groups.length - answered.length} not answering` : 'all answer',
-          shared ? `${blocks.length} profiles` : null].filter(Boolean).join(' · '),
-      }));
+        hint: [
+          groups.length - answered.length ? `${groups.length - answered.length} not answering` : 'all answer',
+          shared ? `${blocks.length} profiles` : null,
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      }),
+    );
   }
   const ordered = [...names].sort(byClusterOrder); // as the pill
   const whose = queueOfAll ? "every user's" : 'yours';
   blocks = ordered.map((name) => clusterBlock(name, drawTotals, queueOfAll));
   drawTotals();
-  const element = h('div', { class: 'col all-clusters' }, stats,
-    card('GPUs and queues on every cluster', h('div', { class: 'cluster-blocks' }, blocks.map((b) => b.element))));
+  const element = h(
+    'div',
+    { class: 'col all-clusters' },
+    stats,
+    card(
+      'GPUs and queues on every cluster',
+      h(
+        'div',
+        { class: 'cluster-blocks' },
+        blocks.map((b) => b.element),
+      ),
+    ),
+  );
   const byName = new Map(blocks.map((b) => [b.element.dataset.cluster, b]));
   return {
     element,

@@ -13,20 +13,33 @@ export async function clusterField({ onChange = null, hint = null, name = 'clust
   const [known, shown] = await Promise.all([clusters(), shownCluster()]);
   const names = known.clusters.map((t) => t.name);
   if (!names.includes(shown)) names.push(shown);
-  const select = h('select', { name, class: 'cluster-input', title: clusterLabel(shown), onChange: () => {
-    select.title = clusterLabel(select.value); // a long profile name the field cuts off is whole on hover
-    if (onChange) onChange(select.value);
-  } }, names.map((n) => h('option', { value: n, selected: n === shown, title: clusterLabel(n) }, choiceLabel(n))));
-  const element = field('Cluster', select, { hint: hint || 'where it runs; the top bar sets this tab\'s cluster' });
+  const select = h(
+    'select',
+    {
+      name,
+      class: 'cluster-input',
+      title: clusterLabel(shown),
+      onChange: () => {
+        select.title = clusterLabel(select.value); // a long profile name the field cuts off is whole on hover
+        if (onChange) onChange(select.value);
+      },
+    },
+    names.map((n) => h('option', { value: n, selected: n === shown, title: clusterLabel(n) }, choiceLabel(n))),
+  );
+  const element = field('Cluster', select, { hint: hint || "where it runs; the top bar sets this tab's cluster" });
   return { element, value: () => select.value };
 }
 
 /** The "Cluster" filter of a list (runs, sweeps, history, sessions): "All clusters" or one of `names` (and `value`,
  * shown even where no row has it), in the pill's order; `onChange(name|'')`. */
 export function clusterFilter(names, value, onChange) {
-  const select = h('select', { class: 'cluster-filter', 'aria-label': 'Show the cluster', onChange: () => onChange(select.value) },
+  const select = h(
+    'select',
+    { class: 'cluster-filter', 'aria-label': 'Show the cluster', onChange: () => onChange(select.value) },
     h('option', { value: '' }, 'All clusters'),
-    [...new Set([...names, ...(value ? [value] : [])])].sort(byClusterOrder)
-      .map((n) => h('option', { value: n, selected: n === value }, n)));
+    [...new Set([...names, ...(value ? [value] : [])])]
+      .sort(byClusterOrder)
+      .map((n) => h('option', { value: n, selected: n === value }, n)),
+  );
   return select;
 }

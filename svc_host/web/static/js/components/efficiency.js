@@ -18,7 +18,11 @@ const EFFICIENCY_ROWS = 50;
 /** A percentage cell: muted when unknown, marked when under what a job should use of what it asked. */
 function pctCell(part, title) {
   if (!part) return h('td', { class: 'num muted' }, '—');
-  return h('td', { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title }, `${fmtNumber(part.percent, 1)}%`);
+  return h(
+    'td',
+    { class: ['num', 'eff', part.percent < FLAG_BELOW ? 'eff-low' : 'eff-ok'], title },
+    `${fmtNumber(part.percent, 1)}%`,
+  );
 }
 
 /** Rows of `{job_id, transport, name, status, efficiency}` (measured jobs only), the first 50; `showCluster`
@@ -26,25 +30,59 @@ function pctCell(part, title) {
 export function efficiencyTable(rows, { showCluster = false } = {}) {
   const body = rows.slice(0, EFFICIENCY_ROWS).map((r) => {
     const e = r.efficiency;
-    return h('tr', { class: e.flagged ? 'flagged' : null },
+    return h(
+      'tr',
+      { class: e.flagged ? 'flagged' : null },
       h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
       h('td', null, r.name),
       showCluster ? h('td', null, h('span', { class: 'cluster-chip' }, r.transport)) : null,
       h('td', null, stateBadge(r.status)),
       pctCell(e.cpu, e.cpu ? `${e.cpu.used_average} of ${e.cpu.allocated} CPUs on average` : ''),
-      pctCell(e.memory, e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : ''),
-      pctCell(e.time, e.time ? `ran ${fmtDuration(e.time.elapsed_seconds)} of ${fmtDuration(e.time.limit_seconds)}` : ''),
+      pctCell(
+        e.memory,
+        e.memory ? `peak ${fmtBytes(e.memory.peak_bytes)} of ${fmtBytes(e.memory.allocated_bytes)}` : '',
+      ),
+      pctCell(
+        e.time,
+        e.time ? `ran ${fmtDuration(e.time.elapsed_seconds)} of ${fmtDuration(e.time.limit_seconds)}` : '',
+      ),
       h('td', { class: 'num', title: e.gpus.note || '' }, String(e.gpus.allocated)),
-      h('td', { class: 'suggestions' }, e.suggestions.length
-        ? h('ul', null, e.suggestions.map((f) => h('li', null, f.message)))
-        : r.status === 'COMPLETED'
-          ? h('span', { class: 'muted', title: 'no request worth changing: too small a saving' }, 'nothing to change')
-          // a job that did not complete says little about what it needs: no advice rather than a wrong one
-          : h('span', { class: 'muted', title: 'no advice: the job did not complete' }, '—')));
+      h(
+        'td',
+        { class: 'suggestions' },
+        e.suggestions.length
+          ? h(
+              'ul',
+              null,
+              e.suggestions.map((f) => h('li', null, f.message)),
+            )
+          : r.status === 'COMPLETED'
+            ? h('span', { class: 'muted', title: 'no request worth changing: too small a saving' }, 'nothing to change')
+            : // a job that did not complete says little about what it needs: no advice rather than a wrong one
+              h('span', { class: 'muted', title: 'no advice: the job did not complete' }, '—'),
+      ),
+    );
   });
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'efficiency-table' },
-    h('thead', null, h('tr', null, ['Job', 'Name', showCluster ? 'Cluster' : null, 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions'].filter(Boolean).map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)))),
-    h('tbody', null, body)));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'data', id: 'efficiency-table' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          ['Job', 'Name', showCluster ? 'Cluster' : null, 'Status', 'CPU', 'Memory', 'Time', 'GPUs', 'Suggestions']
+            .filter(Boolean)
+            .map((c) => h('th', { class: ['CPU', 'Memory', 'Time', 'GPUs'].includes(c) ? 'num' : null }, c)),
+        ),
+      ),
+      h('tbody', null, body),
+    ),
+  );
 }
 
 /** The "Efficiency" card of an ended run or sweep: `url` answers `{summary, jobs}` (`/api/history/efficiency/...`),
@@ -69,19 +107,38 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name, state 
     } catch {
       return;
     }
-    if (stopped) return;  // the page was left while the answer was on its way
+    if (stopped) return; // the page was left while the answer was on its way
     const measured = found.jobs.filter((j) => j.efficiency);
     const unmeasured = found.jobs.length - measured.length;
     const s = found.summary;
     el.hidden = !found.jobs.length;
-    replace(box,
-      h('p', { class: 'eff-summary' },
+    replace(
+      box,
+      h(
+        'p',
+        { class: 'eff-summary' },
         `Over ${over}: CPU ${pct(s.cpu_percent)} · memory ${pct(s.memory_percent)} · time ${pct(s.time_percent)}`,
-        s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null),
-      measured.length ? efficiencyTable(measured.map((job) => ({ ...job, name: name(job), status: state(job) }))) : null,
-      unmeasured ? h('p', { class: 'muted small eff-unmeasured' },
-        `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`) : null);
+        s.flagged ? h('span', { class: 'chip eff-flagged' }, `${s.flagged} flagged`) : null,
+      ),
+      measured.length
+        ? efficiencyTable(measured.map((job) => ({ ...job, name: name(job), status: state(job) })))
+        : null,
+      unmeasured
+        ? h(
+            'p',
+            { class: 'muted small eff-unmeasured' },
+            `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`,
+          )
+        : null,
+    );
     if (unmeasured && tries++ < RETRIES) timer = setTimeout(draw, RETRY_MS);
   }
-  return { el, draw, stop: () => { stopped = true; clearTimeout(timer); } };
+  return {
+    el,
+    draw,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -20,10 +20,14 @@ export function sumGpuTypes(lists) {
   for (const t of lists.flat()) {
     const key = t.type ?? null;
     const sum = sums.get(key) || { type: key, total: 0, in_use: 0, available: 0 };
-    sum.total += t.total; sum.in_use += t.in_use; sum.available += t.available;
+    sum.total += t.total;
+    sum.in_use += t.in_use;
+    sum.available += t.available;
     sums.set(key, sum);
   }
-  return [...sums.values()].sort((a, b) => (a.type === null) - (b.type === null) || String(a.type).localeCompare(String(b.type)));
+  return [...sums.values()].sort(
+    (a, b) => (a.type === null) - (b.type === null) || String(a.type).localeCompare(String(b.type)),
+  );
 }
 
 /** "same nodes as gpu, multi" for a partition whose nodes other partitions hold too (`shares_nodes_with`): its GPUs
@@ -34,8 +38,9 @@ export function sharedNodesText(snapshot) {
 }
 
 /** Why a partition's figures repeat another's (the title of `sharedNodesText`). */
-export const SHARED_NODES_TITLE = 'These GPUs are those of the partitions named: their use shows in each, and the whole '
-  + 'cluster counts each node once.';
+export const SHARED_NODES_TITLE =
+  'These GPUs are those of the partitions named: their use shows in each, and the whole ' +
+  'cluster counts each node once.';
 
 /** A job's GPUs with their types (`gpu_types` of the jobs list): "1 a100", "2 a100 + 1 v100", "2" when no type is
  * known. */

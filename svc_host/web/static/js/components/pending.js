@@ -26,11 +26,19 @@ export function pendingBox(jobId, where) {
     element.hidden = !answer.pending;
     if (!answer.pending) return;
     element.className = `alert ${answer.needs_action ? 'alert-error' : 'alert-warn'} pending-why`;
-    replace(element,
-      h('div', { class: 'pending-title' }, answer.needs_action ? 'Pending — it will not start as it is' : 'Pending',
-        answer.reason ? h('span', { class: 'mono pending-reason' }, answer.reason) : null),
+    replace(
+      element,
+      h(
+        'div',
+        { class: 'pending-title' },
+        answer.needs_action ? 'Pending — it will not start as it is' : 'Pending',
+        answer.reason ? h('span', { class: 'mono pending-reason' }, answer.reason) : null,
+      ),
       h('p', { id: 'job-pending-text' }, answer.explanation),
-      answer.needs_action && !answer.start_estimate ? null : estimateLine(answer.start_estimate, { none: 'Slurm has no start estimate for it yet.' }));
+      answer.needs_action && !answer.start_estimate
+        ? null
+        : estimateLine(answer.start_estimate, { none: 'Slurm has no start estimate for it yet.' }),
+    );
   }
   return { element, load };
 }
@@ -44,10 +52,19 @@ export function fitBox() {
     element.className = 'alert alert-info fit-answer';
     element.textContent = 'Asking Slurm…';
     try {
-      const answer = await api('/api/jobs/test', { method: 'POST', query: where, body: { name, script_content: script } });
+      const answer = await api('/api/jobs/test', {
+        method: 'POST',
+        query: where,
+        body: { name, script_content: script },
+      });
       element.className = `alert ${answer.fits ? 'alert-ok' : 'alert-error'} fit-answer`;
-      replace(element, h('p', { id: 'fit-answer-text' }, answer.explanation),
-        answer.fits ? estimateLine(answer.start_estimate, { none: 'Nothing was submitted.' }) : h('div', { class: 'muted' }, 'Nothing was submitted.'));
+      replace(
+        element,
+        h('p', { id: 'fit-answer-text' }, answer.explanation),
+        answer.fits
+          ? estimateLine(answer.start_estimate, { none: 'Nothing was submitted.' })
+          : h('div', { class: 'muted' }, 'Nothing was submitted.'),
+      );
     } catch (err) {
       element.className = 'alert alert-error fit-answer';
       element.textContent = errorText(err);

@@ -9,7 +9,7 @@ import { excludeField } from './exclude-field.js';
 
 /** [dotted path, label, placeholder, number?]: the job defaults a project usually sets. */
 const FIELDS = [
-  ['resources.partition', 'Partition', 'the cluster\'s default', false],
+  ['resources.partition', 'Partition', "the cluster's default", false],
   ['resources.time_limit', 'Time limit', '1:00:00', false],
   ['resources.nodes', 'Nodes', '1', true],
   ['resources.gpus_per_node', 'GPUs per node', '0', true],
@@ -38,43 +38,62 @@ export async function projectEditor(entry) {
     const error = alertBox(null);
     const inputs = FIELDS.map(([path, , placeholder, number]) => {
       const value = valueAt(project.config, path);
-      return [path, number, h('input', {
-        name: path, placeholder, value: value === undefined || value === null ? '' : String(value),
-        inputmode: number ? 'numeric' : null,
-      })];
+      return [
+        path,
+        number,
+        h('input', {
+          name: path,
+          placeholder,
+          value: value === undefined || value === null ? '' : String(value),
+          inputmode: number ? 'numeric' : null,
+        }),
+      ];
     });
     const excludes = excludeField(project.config.exclude || [], {
-      hint: 'one rsync pattern per line, added to the mount\'s own: syncs never upload nor delete what matches',
+      hint: "one rsync pattern per line, added to the mount's own: syncs never upload nor delete what matches",
     });
     const save = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save project');
-    const form = h('form', {
-      class: 'project-form', novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault();
-        showFormError(form, error, null);
-        // what the editor does not show (notifications, plugins, a secret shown <redacted>) is sent back as read
-        let config = project.config;
-        for (const [path, number, input] of inputs) config = withValue(config, path, number ? numberOrText(input.value) : input.value.trim());
-        const patterns = excludes.value();
-        config = withValue(config, 'exclude', patterns.length ? patterns : null);
-        save.disabled = true;
-        try {
-          await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`, { method: 'PUT', body: config });
-          toast(`Project of ${entry.mount_name} saved in ${project.config_path}`, 'ok');
-          await draw();
-        } catch (err) {
-          showFormError(form, error, err);
-        } finally {
-          save.disabled = false;
-        }
+    const form = h(
+      'form',
+      {
+        class: 'project-form',
+        novalidate: true,
+        onSubmit: async (event) => {
+          event.preventDefault();
+          showFormError(form, error, null);
+          // what the editor does not show (notifications, plugins, a secret shown <redacted>) is sent back as read
+          let config = project.config;
+          for (const [path, number, input] of inputs)
+            config = withValue(config, path, number ? numberOrText(input.value) : input.value.trim());
+          const patterns = excludes.value();
+          config = withValue(config, 'exclude', patterns.length ? patterns : null);
+          save.disabled = true;
+          try {
+            await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`, { method: 'PUT', body: config });
+            toast(`Project of ${entry.mount_name} saved in ${project.config_path}`, 'ok');
+            await draw();
+          } catch (err) {
+            showFormError(form, error, err);
+          } finally {
+            save.disabled = false;
+          }
+        },
       },
-    },
-    h('p', { class: 'muted small' }, h('code', null, project.config_path), project.exists ? ' · beside the project\'s code'
-      : ' · no file yet: saving creates it'),
-    h('div', { class: 'form-grid' }, inputs.map(([path, , input]) => field(FIELDS.find((f) => f[0] === path)[1], input))),
-    excludes.element,
-    error,
-    h('div', { class: 'form-actions' }, save));
+      h(
+        'p',
+        { class: 'muted small' },
+        h('code', null, project.config_path),
+        project.exists ? " · beside the project's code" : ' · no file yet: saving creates it',
+      ),
+      h(
+        'div',
+        { class: 'form-grid' },
+        inputs.map(([path, , input]) => field(FIELDS.find((f) => f[0] === path)[1], input)),
+      ),
+      excludes.element,
+      error,
+      h('div', { class: 'form-actions' }, save),
+    );
     replace(body, form);
   }
 

@@ -17,12 +17,23 @@ export async function render(root, _params, query) {
   const [mounts, profiles] = await Promise.all([api('/api/files/mounts'), api('/api/config/ssh/profiles')]);
   if (!mounts.length) {
     const hasProfile = !!profiles.current;
-    replace(root, card(null, emptyState(
-      hasProfile ? `Profile "${profiles.current}" has no mounts` : 'No SSH profile yet',
-      hasProfile
-        ? 'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.'
-        : 'Files live in mounts of the server\'s SSH profile. Create a profile (and a mount) first.',
-      h('a', { class: 'btn btn-primary', href: hasProfile ? '/settings?tab=profiles' : '/settings?tab=profiles&new=1' }, hasProfile ? 'Add a mount' : 'Create a profile'))));
+    replace(
+      root,
+      card(
+        null,
+        emptyState(
+          hasProfile ? `Profile "${profiles.current}" has no mounts` : 'No SSH profile yet',
+          hasProfile
+            ? 'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.'
+            : "Files live in mounts of the server's SSH profile. Create a profile (and a mount) first.",
+          h(
+            'a',
+            { class: 'btn btn-primary', href: hasProfile ? '/settings?tab=profiles' : '/settings?tab=profiles&new=1' },
+            hasProfile ? 'Add a mount' : 'Create a profile',
+          ),
+        ),
+      ),
+    );
     return null;
   }
 
@@ -37,17 +48,43 @@ export async function render(root, _params, query) {
   const list = h('ul', { class: 'file-list', id: 'file-list' });
   const listError = alertBox(null);
   const viewerTitle = h('span', null, 'No file open');
-  const viewer = h('div', { id: 'file-viewer' }, h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')));
+  const viewer = h(
+    'div',
+    { id: 'file-viewer' },
+    h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')),
+  );
   const syncBox = h('div', { id: 'sync-result' });
   const syncError = alertBox(null);
 
-  function saveQuery() { setQuery({ mount: state.mount, path: state.path, file: state.file }); }
+  function saveQuery() {
+    setQuery({ mount: state.mount, path: state.path, file: state.file });
+  }
 
   function drawMountTabs() {
-    replace(mountTabs, mounts.map((m) => h('button', {
-      type: 'button', class: m.name === state.mount ? 'active' : null, 'aria-pressed': String(m.name === state.mount),
-      onClick: () => { state.mount = m.name; state.path = ''; state.file = ''; replace(syncBox); showError(syncError, null); drawMountTabs(); browse(); openFile(); },
-    }, m.name)));
+    replace(
+      mountTabs,
+      mounts.map((m) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: m.name === state.mount ? 'active' : null,
+            'aria-pressed': String(m.name === state.mount),
+            onClick: () => {
+              state.mount = m.name;
+              state.path = '';
+              state.file = '';
+              replace(syncBox);
+              showError(syncError, null);
+              drawMountTabs();
+              browse();
+              openFile();
+            },
+          },
+          m.name,
+        ),
+      ),
+    );
     remote.textContent = `→ ${mounts.find((m) => m.name === state.mount).remote}`;
   }
 
@@ -57,12 +94,20 @@ export async function render(root, _params, query) {
     parts.forEach((part, i) => {
       items.push(h('span', { class: 'sep' }, '/'));
       const target = parts.slice(0, i + 1).join('/');
-      items.push(i === parts.length - 1 ? h('span', { 'aria-current': 'page' }, part) : h('button', { type: 'button', onClick: () => go(target) }, part));
+      items.push(
+        i === parts.length - 1
+          ? h('span', { 'aria-current': 'page' }, part)
+          : h('button', { type: 'button', onClick: () => go(target) }, part),
+      );
     });
     replace(crumbs, items);
   }
 
-  function go(path) { state.path = path; saveQuery(); browse(); }
+  function go(path) {
+    state.path = path;
+    saveQuery();
+    browse();
+  }
 
   async function browse() {
     drawCrumbs();
@@ -71,20 +116,68 @@ export async function render(root, _params, query) {
     try {
       const data = await api('/api/files/browse', { query: { mount: state.mount, path: state.path } });
       const rows = [];
-      if (state.path) rows.push(h('li', null, h('button', { type: 'button', onClick: () => go(state.path.split('/').slice(0, -1).join('/')) }, entryIcon('up'), h('span', { class: 'fname' }, '..'))));
+      if (state.path)
+        rows.push(
+          h(
+            'li',
+            null,
+            h(
+              'button',
+              { type: 'button', onClick: () => go(state.path.split('/').slice(0, -1).join('/')) },
+              entryIcon('up'),
+              h('span', { class: 'fname' }, '..'),
+            ),
+          ),
+        );
       for (const e of data.entries) {
         const rel = state.path ? `${state.path}/${e.name}` : e.name;
         const isDir = e.type === 'directory' || (e.type === 'symlink' && e.target_kind === 'directory');
         const blocked = e.type === 'symlink' && e.accessible === false;
-        rows.push(h('li', null, h('button', {
-          type: 'button', disabled: blocked, class: rel === state.file ? 'selected' : null,
-          title: blocked ? 'a link to outside the mount: not followed' : null,
-          dataset: { name: e.name },
-          onClick: () => { if (isDir) go(rel); else { state.file = rel; saveQuery(); highlight(); openFile(); } },
-        }, entryIcon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'), h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
-        h('span', { class: 'fsize' }, e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : ''))));
+        rows.push(
+          h(
+            'li',
+            null,
+            h(
+              'button',
+              {
+                type: 'button',
+                disabled: blocked,
+                class: rel === state.file ? 'selected' : null,
+                title: blocked ? 'a link to outside the mount: not followed' : null,
+                dataset: { name: e.name },
+                onClick: () => {
+                  if (isDir) go(rel);
+                  else {
+                    state.file = rel;
+                    saveQuery();
+                    highlight();
+                    openFile();
+                  }
+                },
+              },
+              entryIcon(isDir ? 'directory' : e.type === 'symlink' ? 'symlink' : 'file'),
+              h('span', { class: 'fname' }, e.name + (isDir ? '/' : '')),
+              h(
+                'span',
+                { class: 'fsize' },
+                e.size !== null && e.size !== undefined ? fmtBytes(e.size) : blocked ? 'outside' : '',
+              ),
+            ),
+          ),
+        );
       }
-      if (data.truncated) rows.push(h('li', { class: 'muted' }, h('p', null, `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; svc reads at most 5,000.`)));
+      if (data.truncated)
+        rows.push(
+          h(
+            'li',
+            { class: 'muted' },
+            h(
+              'p',
+              null,
+              `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; svc reads at most 5,000.`,
+            ),
+          ),
+        );
       replace(list, rows.length ? rows : h('li', { class: 'empty' }, h('p', null, 'This folder is empty.')));
     } catch (err) {
       replace(list);
@@ -102,7 +195,10 @@ export async function render(root, _params, query) {
   async function openFile() {
     if (!state.file) {
       viewerTitle.textContent = 'No file open';
-      replace(viewer, h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')));
+      replace(
+        viewer,
+        h('div', { class: 'empty' }, h('p', null, 'Pick a file on the left to read it here (text files up to 1 MB).')),
+      );
       return;
     }
     viewerTitle.textContent = state.file;
@@ -118,20 +214,65 @@ export async function render(root, _params, query) {
   function pathList(paths, omitted, count, cls = '') {
     if (omitted) return h('p', { class: 'muted' }, `${fmtNumber(count, 0)} paths (too many to list).`);
     if (!paths.length) return null;
-    return h('ul', { class: ['change-list', cls] }, paths.map((p) => h('li', null, p)));
+    return h(
+      'ul',
+      { class: ['change-list', cls] },
+      paths.map((p) => h('li', null, p)),
+    );
   }
 
   async function inspect() {
     replace(syncBox, h('div', { class: 'loading' }, 'Comparing with the cluster…'));
     const r = await api('/api/files/inspect', { query: { mount: state.mount } });
-    replace(syncBox, h('div', { class: 'inspect' },
-      h('div', { class: 'stats compact' },
-        h('div', { class: 'stat tone-info' }, h('div', { class: 'stat-value' }, fmtNumber(r.files_would_transfer, 0)), h('div', { class: 'stat-label' }, 'files a sync would send')),
-        h('div', { class: 'stat tone-bad' }, h('div', { class: 'stat-value' }, fmtNumber(r.mirror_delete_candidates, 0)), h('div', { class: 'stat-label' }, 'a mirror would delete')),
-        h('div', { class: 'stat tone-warn' }, h('div', { class: 'stat-value' }, r.stale_uploads_known ? fmtNumber(r.stale_uploads, 0) : '?'), h('div', { class: 'stat-label' }, 'uploaded earlier, gone locally'))),
-      r.mirror_delete_candidates ? [h('h3', { class: 'sub' }, 'A mirror would delete on the cluster'), pathList(r.mirror_delete_candidate_paths, r.mirror_delete_candidate_paths_omitted, r.mirror_delete_candidates, 'deletions')] : null,
-      r.stale_uploads_known && r.stale_uploads ? [h('h3', { class: 'sub' }, 'Uploaded earlier but gone locally'), pathList(r.stale_upload_paths, r.stale_upload_paths_omitted, r.stale_uploads)] : null,
-      !r.stale_uploads_known && r.stale_uploads_unknown_reason ? h('p', { class: 'muted' }, `Stale uploads unknown: ${r.stale_uploads_unknown_reason}.`) : null));
+    replace(
+      syncBox,
+      h(
+        'div',
+        { class: 'inspect' },
+        h(
+          'div',
+          { class: 'stats compact' },
+          h(
+            'div',
+            { class: 'stat tone-info' },
+            h('div', { class: 'stat-value' }, fmtNumber(r.files_would_transfer, 0)),
+            h('div', { class: 'stat-label' }, 'files a sync would send'),
+          ),
+          h(
+            'div',
+            { class: 'stat tone-bad' },
+            h('div', { class: 'stat-value' }, fmtNumber(r.mirror_delete_candidates, 0)),
+            h('div', { class: 'stat-label' }, 'a mirror would delete'),
+          ),
+          h(
+            'div',
+            { class: 'stat tone-warn' },
+            h('div', { class: 'stat-value' }, r.stale_uploads_known ? fmtNumber(r.stale_uploads, 0) : '?'),
+            h('div', { class: 'stat-label' }, 'uploaded earlier, gone locally'),
+          ),
+        ),
+        r.mirror_delete_candidates
+          ? [
+              h('h3', { class: 'sub' }, 'A mirror would delete on the cluster'),
+              pathList(
+                r.mirror_delete_candidate_paths,
+                r.mirror_delete_candidate_paths_omitted,
+                r.mirror_delete_candidates,
+                'deletions',
+              ),
+            ]
+          : null,
+        r.stale_uploads_known && r.stale_uploads
+          ? [
+              h('h3', { class: 'sub' }, 'Uploaded earlier but gone locally'),
+              pathList(r.stale_upload_paths, r.stale_upload_paths_omitted, r.stale_uploads),
+            ]
+          : null,
+        !r.stale_uploads_known && r.stale_uploads_unknown_reason
+          ? h('p', { class: 'muted' }, `Stale uploads unknown: ${r.stale_uploads_unknown_reason}.`)
+          : null,
+      ),
+    );
   }
 
   // A refusal one flag overrides, and what that flag does: said in the confirmation, above the dry run's lists.
@@ -148,9 +289,11 @@ export async function render(root, _params, query) {
     },
   };
 
-  const dryRun = (op, flags) => api(`/api/files/${op}`, {
-    method: 'POST', body: { mount: state.mount, dry_run: true, ...(op === 'mirror' ? { max_delete: 100000 } : {}), ...flags },
-  });
+  const dryRun = (op, flags) =>
+    api(`/api/files/${op}`, {
+      method: 'POST',
+      body: { mount: state.mount, dry_run: true, ...(op === 'mirror' ? { max_delete: 100000 } : {}), ...flags },
+    });
 
   function changeLists(dry) {
     const sent = dry.files_transferred;
@@ -158,9 +301,21 @@ export async function render(root, _params, query) {
     return [
       h('p', null, sent ? `${fmtNumber(sent, 0)} file(s) will be sent:` : 'No file needs sending.'),
       sent ? pathList(dry.transferred_paths, dry.transferred_paths_omitted, sent, 'sends') : null,
-      !dry.delete ? h('p', { class: 'muted' }, 'Nothing will be deleted on the cluster (a sync is additive).')
-        : deletions ? [h('p', null, h('strong', { class: 'exit-bad' }, `${fmtNumber(deletions, 0)} entr${deletions === 1 ? 'y' : 'ies'} will be deleted on the cluster:`)),
-          pathList(dry.deleted_paths, dry.deleted_paths_omitted, deletions, 'deletions')]
+      !dry.delete
+        ? h('p', { class: 'muted' }, 'Nothing will be deleted on the cluster (a sync is additive).')
+        : deletions
+          ? [
+              h(
+                'p',
+                null,
+                h(
+                  'strong',
+                  { class: 'exit-bad' },
+                  `${fmtNumber(deletions, 0)} entr${deletions === 1 ? 'y' : 'ies'} will be deleted on the cluster:`,
+                ),
+              ),
+              pathList(dry.deleted_paths, dry.deleted_paths_omitted, deletions, 'deletions'),
+            ]
           : h('p', null, 'Nothing will be deleted on the cluster.'),
     ];
   }
@@ -192,7 +347,14 @@ export async function render(root, _params, query) {
     if (remedy && !(await confirmChanges('sync', flags, remedy))) return;
     replace(syncBox, h('div', { class: 'loading' }, 'Syncing…'));
     const r = await api('/api/files/sync', { method: 'POST', body: { mount: state.mount, ...flags } });
-    replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Synced: mount "${r.mount}" is on the cluster (additive: nothing was deleted there).`));
+    replace(
+      syncBox,
+      h(
+        'div',
+        { class: 'alert alert-ok', role: 'status' },
+        `Synced: mount "${r.mount}" is on the cluster (additive: nothing was deleted there).`,
+      ),
+    );
     toast(`Mount ${r.mount} synced`, 'ok');
   }
 
@@ -201,33 +363,81 @@ export async function render(root, _params, query) {
     if (!dry) return;
     replace(syncBox, h('div', { class: 'loading' }, 'Mirroring…'));
     // max_delete is what was shown: if more would go by now, the server refuses and changes nothing.
-    const r = await api('/api/files/mirror', { method: 'POST', body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, dry.entries_deleted), ...flags } });
-    replace(syncBox, h('div', { class: 'alert alert-ok', role: 'status' }, `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`));
+    const r = await api('/api/files/mirror', {
+      method: 'POST',
+      body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, dry.entries_deleted), ...flags },
+    });
+    replace(
+      syncBox,
+      h(
+        'div',
+        { class: 'alert alert-ok', role: 'status' },
+        `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`,
+      ),
+    );
   }
 
   /** Run `op`: a refusal that a flag not yet sent overrides becomes an offer of that flag; other errors are shown. */
-  const guarded = (op, flags = {}, remedy = null) => async () => {
+  const guarded =
+    (op, flags = {}, remedy = null) =>
+    async () => {
+      try {
+        await (op === 'mirror' ? mirror : sync)(flags, remedy);
+      } catch (err) {
+        if (!(err instanceof ApiError && REMEDIES[err.remedy] && !flags[err.remedy])) {
+          replace(syncBox);
+          throw err;
+        }
+        replace(
+          syncBox,
+          h(
+            'div',
+            { class: 'alert alert-warn remedy', role: 'alert' },
+            h('p', null, errorText(err)),
+            actionButton(REMEDIES[err.remedy].offer, guarded(op, { ...flags, [err.remedy]: true }, err.remedy), {
+              errorBox: syncError,
+            }),
+          ),
+        );
+      }
+    };
+
+  const failInto = (fn) => async () => {
     try {
-      await (op === 'mirror' ? mirror : sync)(flags, remedy);
+      await fn();
     } catch (err) {
-      if (!(err instanceof ApiError && REMEDIES[err.remedy] && !flags[err.remedy])) { replace(syncBox); throw err; }
-      replace(syncBox, h('div', { class: 'alert alert-warn remedy', role: 'alert' },
-        h('p', null, errorText(err)),
-        actionButton(REMEDIES[err.remedy].offer, guarded(op, { ...flags, [err.remedy]: true }, err.remedy), { errorBox: syncError })));
+      replace(syncBox);
+      throw err;
     }
   };
-
-  const failInto = (fn) => async () => { try { await fn(); } catch (err) { replace(syncBox); throw err; } };
-  replace(root,
-    card(null, h('div', { class: 'toolbar' }, mountTabs, remote, h('span', { class: 'grow' }),
-      actionButton('What would sync change?', failInto(inspect), { errorBox: syncError }),
-      actionButton('Sync', guarded('sync'), { cls: 'btn btn-primary', errorBox: syncError, busyLabel: 'Syncing…' }),
-      actionButton('Mirror…', guarded('mirror'), { cls: 'btn btn-ghost-danger', errorBox: syncError, title: 'Make the cluster copy equal to the local folder (deletes there what is gone here)' })),
+  replace(
+    root,
+    card(
+      null,
+      h(
+        'div',
+        { class: 'toolbar' },
+        mountTabs,
+        remote,
+        h('span', { class: 'grow' }),
+        actionButton('What would sync change?', failInto(inspect), { errorBox: syncError }),
+        actionButton('Sync', guarded('sync'), { cls: 'btn btn-primary', errorBox: syncError, busyLabel: 'Syncing…' }),
+        actionButton('Mirror…', guarded('mirror'), {
+          cls: 'btn btn-ghost-danger',
+          errorBox: syncError,
+          title: 'Make the cluster copy equal to the local folder (deletes there what is gone here)',
+        }),
+      ),
     ),
-    syncError, syncBox,
-    h('div', { class: 'grid files-grid' },
+    syncError,
+    syncBox,
+    h(
+      'div',
+      { class: 'grid files-grid' },
       card(crumbs, [listError, list], { cls: 'flush' }),
-      card(viewerTitle, viewer, { cls: 'flush' })));
+      card(viewerTitle, viewer, { cls: 'flush' }),
+    ),
+  );
   drawMountTabs();
   await browse();
   await openFile();

@@ -10,9 +10,9 @@ import { emptyState, setQuery } from '../router.js';
 import { live, applyJobEvents, jobKey } from '../live.js';
 import { jobGpusText } from '../components/gpu-types.js';
 import { allClustersChosen, chooseListed, clusters, jobHref, shownCluster } from '../cluster.js';
+import { FAILED } from '../job-states.js';
 
 const STATUS_FILTERS = ['all', 'active', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT'];
-const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL']);
 
 const COLUMNS = [
   { key: 'job_id', label: 'Job', num: true, value: (r) => Number(r.job_id) || 0 },
@@ -34,7 +34,9 @@ const COLUMNS = [
 export function mergeJobs(queues, historyRows, sameCluster = new Map()) {
   const keyOf = (name, id) => jobKey(sameCluster.get(name) || `name:${name}`, id);
   const rows = new Map();
-  const seenAs = (row, name) => { if (!row.names.includes(name)) row.names.push(name); };
+  const seenAs = (row, name) => {
+    if (!row.names.includes(name)) row.names.push(name);
+  };
   for (const r of historyRows) {
     const key = keyOf(r.transport, r.job_id);
     if (rows.has(key)) seenAs(rows.get(key), r.transport);
@@ -65,10 +67,14 @@ const clusterKeys = new Map(); // name -> its Slurm cluster's key (null: it cann
 
 /** Which Slurm cluster each of `names` reaches (GET /api/resources/cluster, kept by the server for a day). */
 async function sameClusterOf(names) {
-  await Promise.all([...new Set(names)].filter((name) => name && !clusterKeys.has(name)).map(async (name) => {
-    const identity = await api('/api/resources/cluster', { query: { transport: name } }).catch(() => null);
-    clusterKeys.set(name, identity?.key || null);
-  }));
+  await Promise.all(
+    [...new Set(names)]
+      .filter((name) => name && !clusterKeys.has(name))
+      .map(async (name) => {
+        const identity = await api('/api/resources/cluster', { query: { transport: name } }).catch(() => null);
+        clusterKeys.set(name, identity?.key || null);
+      }),
+  );
   return new Map([...clusterKeys].filter(([, key]) => key));
 }
 
@@ -84,7 +90,14 @@ export async function render(root, _params, query) {
   const cluster = await shownCluster();
   let rows = [];
   const notices = h('div', { class: 'jobs-queue-notices' }); // one line per cluster whose queue could not be read
-  const search = h('input', { type: 'search', class: 'search', placeholder: 'Search jobs  (press /)', title: 'Matches id, name, partition and command', 'aria-label': 'Filter jobs (press / to focus)', value: state.q });
+  const search = h('input', {
+    type: 'search',
+    class: 'search',
+    placeholder: 'Search jobs  (press /)',
+    title: 'Matches id, name, partition and command',
+    'aria-label': 'Filter jobs (press / to focus)',
+    value: state.q,
+  });
   const statusSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'State filter' });
   const count = h('span', { class: 'muted' });
   const tbody = h('tbody');
@@ -92,37 +105,106 @@ export async function render(root, _params, query) {
   const tableBox = h('div', { class: 'table-wrap' }, h('table', { class: 'data', id: 'jobs-table' }, thead, tbody));
   const emptyBox = h('div');
 
-  const statusButtons = STATUS_FILTERS.map((s) => h('button', {
-    type: 'button', dataset: { status: s },
-    onClick: () => { state.status = s; sync(); },
-  }, s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase()));
+  const statusButtons = STATUS_FILTERS.map((s) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        dataset: { status: s },
+        onClick: () => {
+          state.status = s;
+          sync();
+        },
+      },
+      s === 'all' ? 'All' : s === 'active' ? 'Active' : s[0] + s.slice(1).toLowerCase(),
+    ),
+  );
   statusSelect.append(...statusButtons);
-  const clusterButtons = [[false, cluster], [true, 'All clusters']].map(([all, label]) => h('button', {
-    type: 'button', dataset: { all: String(all) },
-    onClick: () => { if (state.all !== all) { state.all = all; chooseListed(all ? '' : cluster); sync(); load(); } },
-  }, label));
+  const clusterButtons = [
+    [false, cluster],
+    [true, 'All clusters'],
+  ].map(([all, label]) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        dataset: { all: String(all) },
+        onClick: () => {
+          if (state.all !== all) {
+            state.all = all;
+            chooseListed(all ? '' : cluster);
+            sync();
+            load();
+          }
+        },
+      },
+      label,
+    ),
+  );
   const clusterSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Cluster filter' }, clusterButtons);
-  const queueButtons = [[true, 'Mine'], [false, 'Whole queue']].map(([mine, label]) => h('button', {
-    type: 'button', dataset: { queue: mine ? 'mine' : 'all' },
-    onClick: () => { if (state.mine !== mine) { state.mine = mine; sync(); load(); } },
-  }, label));
+  const queueButtons = [
+    [true, 'Mine'],
+    [false, 'Whole queue'],
+  ].map(([mine, label]) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        dataset: { queue: mine ? 'mine' : 'all' },
+        onClick: () => {
+          if (state.mine !== mine) {
+            state.mine = mine;
+            sync();
+            load();
+          }
+        },
+      },
+      label,
+    ),
+  );
   const queueSelect = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Whose jobs' }, queueButtons);
 
   let searchTimer = null;
   search.addEventListener('input', () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => { state.q = search.value.trim(); sync(); }, 120);
+    searchTimer = setTimeout(() => {
+      state.q = search.value.trim();
+      sync();
+    }, 120);
   });
 
   function drawHead() {
-    replace(thead, h('tr', null, COLUMNS.map((c) => h('th', {
-      class: c.num ? 'num' : null,
-      'aria-sort': state.sort === c.key ? (state.dir === 'asc' ? 'ascending' : 'descending') : null,
-    }, h('button', { type: 'button', onClick: () => {
-      if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
-      else { state.sort = c.key; state.dir = c.num || c.key === 'submitted_at' ? 'desc' : 'asc'; }
-      sync();
-    } }, c.label)))));
+    replace(
+      thead,
+      h(
+        'tr',
+        null,
+        COLUMNS.map((c) =>
+          h(
+            'th',
+            {
+              class: c.num ? 'num' : null,
+              'aria-sort': state.sort === c.key ? (state.dir === 'asc' ? 'ascending' : 'descending') : null,
+            },
+            h(
+              'button',
+              {
+                type: 'button',
+                onClick: () => {
+                  if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
+                  else {
+                    state.sort = c.key;
+                    state.dir = c.num || c.key === 'submitted_at' ? 'desc' : 'asc';
+                  }
+                  sync();
+                },
+              },
+              c.label,
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   function visibleRows() {
@@ -130,11 +212,15 @@ export async function render(root, _params, query) {
     const filtered = rows.filter((r) => {
       if (!state.all && !namesOf(r).includes(cluster)) return false;
       if (state.status === 'active' && !(r.status === 'RUNNING' || r.status === 'PENDING')) return false;
-      if (state.status === 'FAILED' && !FAILED_STATES.has(r.status)) return false;
+      if (state.status === 'FAILED' && !FAILED.has(r.status)) return false;
       if (!['all', 'active', 'FAILED'].includes(state.status) && r.status !== state.status) return false;
       if (!needle) return true;
-      return String(r.job_id).includes(needle) || (r.name || '').toLowerCase().includes(needle)
-        || (r.partition || '').toLowerCase().includes(needle) || (r.command || []).join(' ').toLowerCase().includes(needle);
+      return (
+        String(r.job_id).includes(needle) ||
+        (r.name || '').toLowerCase().includes(needle) ||
+        (r.partition || '').toLowerCase().includes(needle) ||
+        (r.command || []).join(' ').toLowerCase().includes(needle)
+      );
     });
     const col = COLUMNS.find((c) => c.key === state.sort) || COLUMNS[0];
     const sign = state.dir === 'asc' ? 1 : -1;
@@ -149,20 +235,43 @@ export async function render(root, _params, query) {
   }
 
   function rowFor(r) {
-    const failed = FAILED_STATES.has(r.status);
-    return h('tr', { dataset: { jobId: String(r.job_id), cluster: r.transport || '' } },
+    const failed = FAILED.has(r.status);
+    return h(
+      'tr',
+      { dataset: { jobId: String(r.job_id), cluster: r.transport || '' } },
       h('td', { class: 'num' }, h('a', { href: jobHref(r.transport, r.job_id) }, String(r.job_id))),
       h('td', { class: 'job-name-cell', title: r.name || null }, r.name || h('span', { class: 'muted' }, '—')),
-      h('td', { class: 'job-clusters', title: namesOf(r).length > 1 ? 'One Slurm cluster, reached through each' : null },
-        namesOf(r).map((name) => h('span', { class: 'cluster-chip' }, name || '?'))),
+      h(
+        'td',
+        { class: 'job-clusters', title: namesOf(r).length > 1 ? 'One Slurm cluster, reached through each' : null },
+        namesOf(r).map((name) => h('span', { class: 'cluster-chip' }, name || '?')),
+      ),
       // a failed job's Log sits by its state, where the eye is, not in a last column a narrow window scrolls away
-      h('td', { class: 'job-state-cell' }, stateBadge(r.status), failed && r.exit_code !== null && r.exit_code !== undefined ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`) : null,
-        failed ? h('a', { class: 'btn btn-sm btn-ghost-danger job-log', href: jobHref(r.transport, r.job_id, { log: 'stderr' }), title: 'Its stderr' }, 'Log') : null),
+      h(
+        'td',
+        { class: 'job-state-cell' },
+        stateBadge(r.status),
+        failed && r.exit_code !== null && r.exit_code !== undefined
+          ? h('span', { class: 'exit-bad', title: 'exit code' }, ` exit ${r.exit_code}`)
+          : null,
+        failed
+          ? h(
+              'a',
+              {
+                class: 'btn btn-sm btn-ghost-danger job-log',
+                href: jobHref(r.transport, r.job_id, { log: 'stderr' }),
+                title: 'Its stderr',
+              },
+              'Log',
+            )
+          : null,
+      ),
       h('td', null, r.partition || ''),
       h('td', { class: 'num job-gpus' }, jobGpusText(r.gpus, r.gpu_types)),
       h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
       h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
-      h('td', null, r.source || ''));
+      h('td', null, r.source || ''),
+    );
   }
 
   function draw() {
@@ -189,44 +298,104 @@ export async function render(root, _params, query) {
     count.textContent = `${visible.length} of ${rows.length} jobs`;
     tableBox.hidden = !visible.length;
     if (visible.length) replace(emptyBox);
-    else if (!rows.length) replace(emptyBox, emptyState('No jobs yet', 'Nothing in the queue and nothing submitted through svc.', h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')));
-    else replace(emptyBox, emptyState('No job matches', 'Change the filter to see more jobs.', h('button', { type: 'button', class: 'btn', onClick: () => { state.q = ''; search.value = ''; state.status = 'all'; sync(); } }, 'Clear filters')));
+    else if (!rows.length)
+      replace(
+        emptyBox,
+        emptyState(
+          'No jobs yet',
+          'Nothing in the queue and nothing submitted through svc.',
+          h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job'),
+        ),
+      );
+    else
+      replace(
+        emptyBox,
+        emptyState(
+          'No job matches',
+          'Change the filter to see more jobs.',
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'btn',
+              onClick: () => {
+                state.q = '';
+                search.value = '';
+                state.status = 'all';
+                sync();
+              },
+            },
+            'Clear filters',
+          ),
+        ),
+      );
   }
 
   function sync() {
     setQuery({
-      queue: state.mine ? 'mine' : '', q: state.q,
+      queue: state.mine ? 'mine' : '',
+      q: state.q,
       status: state.status === 'all' ? '' : state.status,
-      sort: state.sort === 'submitted_at' ? '' : state.sort, dir: state.dir === 'desc' ? '' : state.dir,
+      sort: state.sort === 'submitted_at' ? '' : state.sort,
+      dir: state.dir === 'desc' ? '' : state.dir,
     });
     draw();
   }
 
-  replace(root,
+  replace(
+    root,
     notices,
-    card(null, [
-      h('div', { class: 'toolbar card-toolbar' },
-        search, clusterSelect, queueSelect, statusSelect, h('span', { class: 'grow' }), count),
-      tableBox, emptyBox,
-    ], { cls: 'flush' }));
-  replace(tbody, h('tr', null, h('td', { colspan: String(COLUMNS.length), class: 'loading' }, 'Loading the queue and history…')));
+    card(
+      null,
+      [
+        h(
+          'div',
+          { class: 'toolbar card-toolbar' },
+          search,
+          clusterSelect,
+          queueSelect,
+          statusSelect,
+          h('span', { class: 'grow' }),
+          count,
+        ),
+        tableBox,
+        emptyBox,
+      ],
+      { cls: 'flush' },
+    ),
+  );
+  replace(
+    tbody,
+    h('tr', null, h('td', { colspan: String(COLUMNS.length), class: 'loading' }, 'Loading the queue and history…')),
+  );
 
   /** `[name, jobs, error]` of each cluster shown: its queue (one request each, in parallel), or why not. */
   async function readQueues() {
     const names = state.all ? (await clusters()).clusters.map((t) => t.name) : [cluster];
     const user = state.mine ? 'me' : 'all';
-    return Promise.all(names.map((name) => api('/api/jobs', { query: { transport: name, user } })
-      .then((jobs) => [name, jobs, null], (err) => [name, [], err])));
+    return Promise.all(
+      names.map((name) =>
+        api('/api/jobs', { query: { transport: name, user } }).then(
+          (jobs) => [name, jobs, null],
+          (err) => [name, [], err],
+        ),
+      ),
+    );
   }
 
   function drawNotices(read) {
-    replace(notices, read.filter(([, , err]) => err).map(([name, , err]) => {
-      const box = alertBox(`${name}: the queue could not be read (${err.detail || err.message})`);
-      box.classList.add('jobs-queue-notice');
-      box.title = box.textContent; // the line may be cut at the window's edge
-      box.dataset.cluster = name;
-      return box;
-    }));
+    replace(
+      notices,
+      read
+        .filter(([, , err]) => err)
+        .map(([name, , err]) => {
+          const box = alertBox(`${name}: the queue could not be read (${err.detail || err.message})`);
+          box.classList.add('jobs-queue-notice');
+          box.title = box.textContent; // the line may be cut at the window's edge
+          box.dataset.cluster = name;
+          return box;
+        }),
+    );
   }
 
   let loads = 0;
@@ -257,13 +426,18 @@ export async function render(root, _params, query) {
     for (const r of rows) {
       if (r.status !== 'RUNNING' || r.elapsed === null || r.elapsed === undefined) continue;
       r.elapsed += TICK_S;
-      const cell = tbody.querySelector(`tr[data-job-id="${CSS.escape(String(r.job_id))}"][data-cluster="${CSS.escape(r.transport || '')}"] td.elapsed`);
+      const cell = tbody.querySelector(
+        `tr[data-job-id="${CSS.escape(String(r.job_id))}"][data-cluster="${CSS.escape(r.transport || '')}"] td.elapsed`,
+      );
       if (cell) cell.textContent = fmtDuration(r.elapsed);
     }
   }, TICK_S * 1000);
 
   const unsubscribe = live(['job.status_changed'], (events) => {
-    if (events.some((e) => e.type === 'resync')) { load(); return; }
+    if (events.some((e) => e.type === 'resync')) {
+      load();
+      return;
+    }
     applyJobEvents(rows, events);
     for (const r of rows) {
       if (r.elapsed === undefined) r.elapsed = null;
@@ -271,5 +445,8 @@ export async function render(root, _params, query) {
     }
     draw();
   });
-  return () => { clearInterval(ticker); unsubscribe(); };
+  return () => {
+    clearInterval(ticker);
+    unsubscribe();
+  };
 }

@@ -20,26 +20,54 @@ const EVENTS = ['job.status_changed', 'resources.sampled', 'workflow_run.status_
 function queueToggle(queueOfAll) {
   const choose = (all) => {
     const params = new URLSearchParams(location.search);
-    if (all) params.set('queue', 'all'); else params.delete('queue');
+    if (all) params.set('queue', 'all');
+    else params.delete('queue');
     const qs = params.toString();
     navigate(location.pathname + (qs ? `?${qs}` : ''), { replace: true });
   };
-  const choices = [[false, 'Mine', 'Only your jobs: those of your login on each cluster'],
-    [true, 'Whole queue', "Every user's jobs in the queue"]];
-  return h('div', { class: 'toolbar' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Whose jobs' },
-    choices.map(([all, label, title]) => h('button', {
-      type: 'button', class: all === queueOfAll ? 'active' : null, 'aria-pressed': String(all === queueOfAll), title,
-      dataset: { queue: all ? 'all' : 'mine' }, onClick: () => { if (all !== queueOfAll) choose(all); },
-    }, label))));
+  const choices = [
+    [false, 'Mine', 'Only your jobs: those of your login on each cluster'],
+    [true, 'Whole queue', "Every user's jobs in the queue"],
+  ];
+  return h(
+    'div',
+    { class: 'toolbar' },
+    h(
+      'div',
+      { class: 'segmented', role: 'group', 'aria-label': 'Whose jobs' },
+      choices.map(([all, label, title]) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: all === queueOfAll ? 'active' : null,
+            'aria-pressed': String(all === queueOfAll),
+            title,
+            dataset: { queue: all ? 'all' : 'mine' },
+            onClick: () => {
+              if (all !== queueOfAll) choose(all);
+            },
+          },
+          label,
+        ),
+      ),
+    ),
+  );
 }
 
 async function renderAllClusters(root, queueOfAll) {
   const known = await clusters();
-  const view = allClusters(known.clusters.map((t) => t.name), { queueOfAll });
+  const view = allClusters(
+    known.clusters.map((t) => t.name),
+    { queueOfAll },
+  );
   const recent = recentBoxes('All clusters');
   replace(root, queueToggle(queueOfAll), view.element, recent.element);
   await Promise.all([view.load(), recent.load()]);
-  return live(EVENTS, (events) => { view.onEvents(events); recent.onEvents(events); });
+  return live(EVENTS, (events) => {
+    view.onEvents(events);
+    recent.onEvents(events);
+  });
 }
 
 /** Recent workflow runs and sweeps of every cluster, and the server: `{element, load(), onEvents(events)}`. */
@@ -47,21 +75,53 @@ function recentBoxes(shown) {
   const runsBox = h('div');
   const sweepsBox = h('div');
   const serverBox = h('div');
-  const element = h('div', { class: 'grid grid-3' },
-    card('Recent workflow runs', runsBox, { actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'), cls: 'flush' }),
-    card('Recent sweeps', sweepsBox, { actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'), cls: 'flush' }),
-    card('Server', serverBox));
+  const element = h(
+    'div',
+    { class: 'grid grid-3' },
+    card('Recent workflow runs', runsBox, {
+      actions: h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Workflows'),
+      cls: 'flush',
+    }),
+    card('Recent sweeps', sweepsBox, {
+      actions: h('a', { class: 'btn btn-sm', href: '/sweeps' }, 'Sweeps'),
+      cls: 'flush',
+    }),
+    card('Server', serverBox),
+  );
 
   async function loadRuns() {
     try {
       const runs = (await api('/api/workflows/runs')) || [];
       if (!runs.length) {
-        replace(runsBox, emptyState('No workflow runs yet', 'Write a workflow (a DAG of jobs in YAML) and run it.', h('a', { class: 'btn', href: '/workflows/new' }, 'New workflow')));
+        replace(
+          runsBox,
+          emptyState(
+            'No workflow runs yet',
+            'Write a workflow (a DAG of jobs in YAML) and run it.',
+            h('a', { class: 'btn', href: '/workflows/new' }, 'New workflow'),
+          ),
+        );
         return;
       }
-      replace(runsBox, h('ul', { class: 'mini-list' }, runs.slice(0, 6).map((r) => h('li', null,
-        h('a', { href: `/runs/${r.id}` }, r.workflow_name), h('span', { class: 'cluster-chip' }, r.transport), stateBadge(runShownStatus(r)),
-        agoSpan(r.started_at, { class: 'muted' })))));
+      replace(
+        runsBox,
+        h(
+          'ul',
+          { class: 'mini-list' },
+          runs
+            .slice(0, 6)
+            .map((r) =>
+              h(
+                'li',
+                null,
+                h('a', { href: `/runs/${r.id}` }, r.workflow_name),
+                h('span', { class: 'cluster-chip' }, r.transport),
+                stateBadge(runShownStatus(r)),
+                agoSpan(r.started_at, { class: 'muted' }),
+              ),
+            ),
+        ),
+      );
     } catch (err) {
       replace(runsBox, alertBox(err));
     }
@@ -71,12 +131,35 @@ function recentBoxes(shown) {
     try {
       const sweeps = (await api('/api/sweep_runs')) || [];
       if (!sweeps.length) {
-        replace(sweepsBox, emptyState('No sweeps yet', 'Run one workflow over a matrix of parameters.', h('a', { class: 'btn', href: '/sweeps' }, 'Start a sweep')));
+        replace(
+          sweepsBox,
+          emptyState(
+            'No sweeps yet',
+            'Run one workflow over a matrix of parameters.',
+            h('a', { class: 'btn', href: '/sweeps' }, 'Start a sweep'),
+          ),
+        );
         return;
       }
-      replace(sweepsBox, h('ul', { class: 'mini-list' }, sweeps.slice(0, 6).map((s) => h('li', null,
-        h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`), h('span', { class: 'cluster-chip' }, s.transport), stateBadge(s.status),
-        h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`)))));
+      replace(
+        sweepsBox,
+        h(
+          'ul',
+          { class: 'mini-list' },
+          sweeps
+            .slice(0, 6)
+            .map((s) =>
+              h(
+                'li',
+                null,
+                h('a', { href: `/sweeps/${s.id}` }, s.name || `sweep ${s.id}`),
+                h('span', { class: 'cluster-chip' }, s.transport),
+                stateBadge(s.status),
+                h('span', { class: 'muted' }, `${s.cells_completed}/${s.cell_count} done`),
+              ),
+            ),
+        ),
+      );
     } catch (err) {
       replace(sweepsBox, alertBox(err));
     }
@@ -87,15 +170,33 @@ function recentBoxes(shown) {
       const [plugins, profiles] = await Promise.all([api('/api/plugins'), api('/api/config/ssh/profiles')]);
       const loaded = plugins.plugins.filter((p) => p.status === 'ok').length;
       const names = Object.keys(profiles.profiles);
-      replace(serverBox,
-        h('dl', { class: 'kv' },
-          h('dt', null, 'This tab'), h('dd', null, h('strong', null, shown)),
-          h('dt', null, 'Server default'), h('dd', null, plugins.server_transport),
-          h('dt', null, 'Clusters'), h('dd', null, ['local', ...names].join(', ')),
-          h('dt', null, 'Plugins'), h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`)),
-        names.length ? null : h('div', { class: 'empty-inline' },
-          h('p', { class: 'muted' }, 'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.'),
-          h('a', { class: 'btn btn-sm btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile')));
+      replace(
+        serverBox,
+        h(
+          'dl',
+          { class: 'kv' },
+          h('dt', null, 'This tab'),
+          h('dd', null, h('strong', null, shown)),
+          h('dt', null, 'Server default'),
+          h('dd', null, plugins.server_transport),
+          h('dt', null, 'Clusters'),
+          h('dd', null, ['local', ...names].join(', ')),
+          h('dt', null, 'Plugins'),
+          h('dd', null, `${loaded} of ${plugins.plugins.length} loaded`),
+        ),
+        names.length
+          ? null
+          : h(
+              'div',
+              { class: 'empty-inline' },
+              h(
+                'p',
+                { class: 'muted' },
+                'No SSH profile yet: jobs go to the Slurm on this machine. Add a profile to reach a cluster over SSH.',
+              ),
+              h('a', { class: 'btn btn-sm btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile'),
+            ),
+      );
     } catch (err) {
       replace(serverBox, alertBox(err));
     }
@@ -123,15 +224,26 @@ export async function render(root, _params, query) {
   const resourceError = alertBox(null);
   const recent = recentBoxes(cluster);
 
-  replace(root,
+  replace(
+    root,
     queueToggle(queueOfAll),
     stats,
-    h('div', { class: 'grid grid-main-side' },
-      card(queueOfAll ? `Whole queue on ${cluster}` : `My jobs on ${cluster}`, jobsBox,
-        { actions: [h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'),
-          h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit')], cls: 'flush' }),
-      card(`GPUs per partition on ${cluster}`, [resourceError, gauges], { actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time') })),
-    recent.element);
+    h(
+      'div',
+      { class: 'grid grid-main-side' },
+      card(queueOfAll ? `Whole queue on ${cluster}` : `My jobs on ${cluster}`, jobsBox, {
+        actions: [
+          h('a', { class: 'btn btn-sm', href: '/jobs' }, 'All jobs'),
+          h('a', { class: 'btn btn-sm btn-primary', href: '/submit' }, 'Submit'),
+        ],
+        cls: 'flush',
+      }),
+      card(`GPUs per partition on ${cluster}`, [resourceError, gauges], {
+        actions: h('a', { class: 'btn btn-sm', href: '/resources' }, 'Over time'),
+      }),
+    ),
+    recent.element,
+  );
 
   let snapshots = null;
   let queue = null;
@@ -146,48 +258,125 @@ export async function render(root, _params, query) {
     const free = whole ? whole.gpus_available : null;
     const whose = queueOfAll ? "every user's" : login ? `${login}'s` : null;
     const mineQuery = queueOfAll ? '' : '&queue=mine'; // the Jobs list of what was counted
-    replace(stats,
+    replace(
+      stats,
       statCard('Running jobs', running, { tone: 'info', hint: whose, href: `/jobs?status=RUNNING${mineQuery}` }),
       statCard('Pending jobs', pending, { tone: 'warn', hint: whose, href: `/jobs?status=PENDING${mineQuery}` }),
-      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, { tone: 'ok', hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null, href: '/resources' }),
-      statCard('Failed (7 days)', historyStats ? historyStats.failed : '—',
-        { tone: 'bad', hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total} on ${cluster}` : null, href: '/jobs?status=FAILED' }));
+      statCard('GPUs free', free === null ? '—' : `${free} / ${total}`, {
+        tone: 'ok',
+        hint: snapshots ? `on ${cluster}, ${snapshots.length} partition${snapshots.length === 1 ? '' : 's'}` : null,
+        href: '/resources',
+      }),
+      statCard('Failed (7 days)', historyStats ? historyStats.failed : '—', {
+        tone: 'bad',
+        hint: historyStats ? `${historyStats.completed} completed of ${historyStats.total} on ${cluster}` : null,
+        href: '/jobs?status=FAILED',
+      }),
+    );
   }
 
   function drawGauges() {
     if (!snapshots) return;
     if (!snapshots.length) {
-      replace(gauges, emptyState('No partitions', 'The scheduler reports no partitions. Check the cluster profile in Settings.', h('a', { class: 'btn', href: '/settings' }, 'Settings')));
+      replace(
+        gauges,
+        emptyState(
+          'No partitions',
+          'The scheduler reports no partitions. Check the cluster profile in Settings.',
+          h('a', { class: 'btn', href: '/settings' }, 'Settings'),
+        ),
+      );
       return;
     }
     const gpusInUse = (p) => (p.total_gpus ? `${p.gpus_in_use} / ${p.total_gpus} GPUs in use` : 'no GPUs');
-    const types = (p) => { const text = gpuTypesText(p.gpu_types); return text ? h('div', { class: 'gauge-sub gpu-types' }, text) : null; };
-    replace(gauges,
-      whole ? h('div', { class: 'gauge-whole', dataset: { partition: whole.partition } },
-        gauge(whole.gpus_in_use, whole.total_gpus, { label: 'Whole cluster', detail: gpusInUse(whole) }),
-        h('div', { class: 'gauge-sub' }, `${whole.gpus_available} free · each node counted once`), types(whole)) : null,
-      snapshots.map((p) => h('div', { dataset: { partition: p.partition } },
-        gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
-        h('div', { class: 'gauge-sub' }, `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? "" : "s"} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`),
-        types(p),
-        sharedNodesText(p) ? h('div', { class: 'gauge-sub shared-nodes', title: SHARED_NODES_TITLE }, sharedNodesText(p)) : null)));
+    const types = (p) => {
+      const text = gpuTypesText(p.gpu_types);
+      return text ? h('div', { class: 'gauge-sub gpu-types' }, text) : null;
+    };
+    replace(
+      gauges,
+      whole
+        ? h(
+            'div',
+            { class: 'gauge-whole', dataset: { partition: whole.partition } },
+            gauge(whole.gpus_in_use, whole.total_gpus, { label: 'Whole cluster', detail: gpusInUse(whole) }),
+            h('div', { class: 'gauge-sub' }, `${whole.gpus_available} free · each node counted once`),
+            types(whole),
+          )
+        : null,
+      snapshots.map((p) =>
+        h(
+          'div',
+          { dataset: { partition: p.partition } },
+          gauge(p.gpus_in_use, p.total_gpus, { label: p.partition, detail: gpusInUse(p) }),
+          h(
+            'div',
+            { class: 'gauge-sub' },
+            `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`,
+          ),
+          types(p),
+          sharedNodesText(p)
+            ? h('div', { class: 'gauge-sub shared-nodes', title: SHARED_NODES_TITLE }, sharedNodesText(p))
+            : null,
+        ),
+      ),
+    );
   }
 
   function drawJobs() {
     const mine = queue.filter((j) => j.status === 'RUNNING' || j.status === 'PENDING').slice(0, 8);
     if (!mine.length) {
-      replace(jobsBox, emptyState('Nothing running or pending', 'Submit a job from a form or a script; it shows up here live.', h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job')));
+      replace(
+        jobsBox,
+        emptyState(
+          'Nothing running or pending',
+          'Submit a job from a form or a script; it shows up here live.',
+          h('a', { class: 'btn btn-primary', href: '/submit' }, 'Submit a job'),
+        ),
+      );
       return;
     }
-    replace(jobsBox, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Name'), h('th', null, 'State'), h('th', null, 'Partition'), h('th', { class: 'num' }, 'GPUs'), h('th', { class: 'num' }, 'Elapsed'))),
-      h('tbody', null, mine.map((j) => h('tr', null,
-        h('td', null, h('a', { href: jobHref(cluster, j.job_id) }, String(j.job_id))),
-        h('td', null, j.name),
-        h('td', null, stateBadge(j.status)),
-        h('td', null, j.partition),
-        h('td', { class: 'num' }, jobGpusText(j.gpus, j.gpu_types)),
-        h('td', { class: 'num' }, durationSpan(clockSeconds(j.elapsed_time), j.status === 'RUNNING', { class: 'elapsed' })))))));
+    replace(
+      jobsBox,
+      h(
+        'table',
+        { class: 'data' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            h('th', null, 'Job'),
+            h('th', null, 'Name'),
+            h('th', null, 'State'),
+            h('th', null, 'Partition'),
+            h('th', { class: 'num' }, 'GPUs'),
+            h('th', { class: 'num' }, 'Elapsed'),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          mine.map((j) =>
+            h(
+              'tr',
+              null,
+              h('td', null, h('a', { href: jobHref(cluster, j.job_id) }, String(j.job_id))),
+              h('td', null, j.name),
+              h('td', null, stateBadge(j.status)),
+              h('td', null, j.partition),
+              h('td', { class: 'num' }, jobGpusText(j.gpus, j.gpu_types)),
+              h(
+                'td',
+                { class: 'num' },
+                durationSpan(clockSeconds(j.elapsed_time), j.status === 'RUNNING', { class: 'elapsed' }),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   async function loadQueue() {
@@ -204,7 +393,10 @@ export async function render(root, _params, query) {
 
   async function loadResources() {
     try {
-      [snapshots, whole] = await Promise.all([api('/api/resources', { query: here }), api('/api/resources/total', { query: here })]);
+      [snapshots, whole] = await Promise.all([
+        api('/api/resources', { query: here }),
+        api('/api/resources/total', { query: here }),
+      ]);
       resourceError.hidden = true;
       drawGauges();
     } catch (err) {
@@ -219,22 +411,41 @@ export async function render(root, _params, query) {
   replace(jobsBox, h('div', { class: 'loading' }, 'Loading…'));
   replace(gauges, h('div', { class: 'loading' }, 'Asking the scheduler…'));
   const weekAgo = new Date(Date.now() - 7 * 86400e3).toISOString().slice(0, 10);
-  api('/api/history/stats', { query: { ...here, from: weekAgo } }).then((s) => { historyStats = s; drawStats(); }).catch(() => null);
+  api('/api/history/stats', { query: { ...here, from: weekAgo } })
+    .then((s) => {
+      historyStats = s;
+      drawStats();
+    })
+    .catch(() => null);
   await Promise.all([loadQueue(), loadResources(), recent.load()]);
 
   return live(EVENTS, (events) => {
     const types = new Set(events.map((e) => e.type));
     recent.onEvents(events);
-    if (types.has('resync')) { loadQueue(); loadResources(); return; }
+    if (types.has('resync')) {
+      loadQueue();
+      loadResources();
+      return;
+    }
     const mine = events.filter((e) => e.type === 'job.status_changed' && e.payload?.transport === cluster);
-    if (mine.length && queue) { applyJobEvents(queue, mine); drawJobs(); drawStats(); }
+    if (mine.length && queue) {
+      applyJobEvents(queue, mine);
+      drawJobs();
+      drawStats();
+    }
     const sampled = events.filter((e) => e.type === 'resources.sampled' && e.payload?.transport === cluster).pop();
     if (sampled) {
       const snaps = snapshotsOf(sampled.payload);
       if (snaps) {
         snapshots = snaps;
         drawGauges();
-        api('/api/resources/total', { query: here }).then((w) => { whole = w; drawGauges(); drawStats(); }).catch(() => null);
+        api('/api/resources/total', { query: here })
+          .then((w) => {
+            whole = w;
+            drawGauges();
+            drawStats();
+          })
+          .catch(() => null);
       }
     }
   });

@@ -10,9 +10,9 @@ import { navigate, setTitle } from '../router.js';
 import { subscribe, liveIndicator } from '../events.js';
 import { oneAtATime } from '../live.js';
 import { dagView } from '../components/dag.js';
-import { icon } from '../icons.js';
 import { efficiencyCard } from '../components/efficiency.js';
 import { FAILED } from '../job-states.js';
+import { runOrigin } from '../components/run-origin.js';
 import { jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -33,19 +33,12 @@ function byJob(attempts) {
   return grouped;
 }
 
-/** Who started a run: its sweep (a link), a schedule (a link to the schedules, marked), or web/cli/mcp. */
-export function runOrigin(run) {
-  if (run.sweep_id) return h('a', { href: `/sweeps/${run.sweep_id}` }, `sweep ${run.sweep_id}`);
-  if (run.triggered_by === 'schedule') {
-    return h('a', { href: '/schedules', class: 'chip chip-link run-origin', title: 'started by a schedule' }, icon('schedules'), 'schedule');
-  }
-  return run.triggered_by;
-}
-
 export async function render(root, params) {
   const runId = params.id;
   // Subscribed before the first load: an event while the page loads marks it for one more reload.
-  let onEvent = () => { missed = true; };
+  let onEvent = () => {
+    missed = true;
+  };
   let missed = false;
   const unsubscribe = subscribe(['job.status_changed', 'workflow_run.status_changed'], (event) => onEvent(event));
   let run;
@@ -65,12 +58,16 @@ export async function render(root, params) {
     const wf = await api(`/api/workflows/${encodeURIComponent(run.workflow_name)}`);
     const byName = new Map((wf.jobs || []).map((j) => [j.name, j.depends_on || []]));
     if (jobs.every((j) => byName.has(j.name))) {
-      jobs = jobs.map((j) => ({ name: j.name, depends_on: byName.get(j.name).filter((d) => jobs.some((k) => d.split(':').pop() === k.name)) }));
+      jobs = jobs.map((j) => ({
+        name: j.name,
+        depends_on: byName.get(j.name).filter((d) => jobs.some((k) => d.split(':').pop() === k.name)),
+      }));
     } else {
       shapeNote = 'The workflow file has changed since this run: jobs are shown in run order, without their edges.';
     }
   } catch {
-    shapeNote = 'The workflow file is not in the workflows directory: jobs are shown in run order, without their edges.';
+    shapeNote =
+      'The workflow file is not in the workflows directory: jobs are shown in run order, without their edges.';
   }
 
   const head = h('section', { class: 'card summary-card' });
@@ -86,7 +83,11 @@ export async function render(root, params) {
     const name = Object.keys(run.job_ids).find((n) => String(run.job_ids[n]) === String(job.job_id));
     return (name && run.job_statuses[name]) || job.status;
   };
-  const efficiency = efficiencyCard(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`, { id: 'run-efficiency', over: 'the run', state: runState });
+  const efficiency = efficiencyCard(`/api/history/efficiency/runs/${encodeURIComponent(runId)}`, {
+    id: 'run-efficiency',
+    over: 'the run',
+    state: runState,
+  });
   const actionError = alertBox(null);
   let selected = null;
   const dag = dagView({
@@ -94,14 +95,22 @@ export async function render(root, params) {
     states: run.job_statuses,
     subtitles: subtitles(run),
     onSelect: (name) => {
-      if (FAILED.has(run.job_statuses[name]) && run.job_ids[name]) { navigate(stderrHref(run.transport, run.job_ids[name])); return; }
+      if (FAILED.has(run.job_statuses[name]) && run.job_ids[name]) {
+        navigate(stderrHref(run.transport, run.job_ids[name]));
+        return;
+      }
       selected = name;
       drawJobs();
     },
   });
-  const cancelBtn = actionButton('Cancel run', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
+  const cancelBtn = actionButton('Cancel run', cancel, {
+    cls: 'btn btn-danger',
+    errorBox: actionError,
+    busyLabel: 'Cancelling…',
+  });
 
-  replace(root,
+  replace(
+    root,
     head,
     errorBox,
     queuedBox,
@@ -109,19 +118,23 @@ export async function render(root, params) {
     card('Graph', [shapeNote ? h('p', { class: 'hint' }, shapeNote) : null, dag], { actions: liveIndicator() }),
     stderrBox,
     card('Jobs', jobsBox, { cls: 'flush' }),
-    efficiency.el);
+    efficiency.el,
+  );
 
   function subtitles(r) {
-    return Object.fromEntries(Object.keys(r.job_statuses).map((name) => {
-      const id = r.job_ids[name];
-      return [name, id ? `#${id} · ${r.job_statuses[name]}` : r.job_statuses[name]];
-    }));
+    return Object.fromEntries(
+      Object.keys(r.job_statuses).map((name) => {
+        const id = r.job_ids[name];
+        return [name, id ? `#${id} · ${r.job_statuses[name]}` : r.job_statuses[name]];
+      }),
+    );
   }
 
   // The running time ticks in the browser (no request): only the text of one element changes.
   const clock = h('span', { class: 'run-clock' });
   const tick = () => {
-    if (run.started_at && !run.completed_at) clock.textContent = fmtDuration((Date.now() - new Date(run.started_at)) / 1000);
+    if (run.started_at && !run.completed_at)
+      clock.textContent = fmtDuration((Date.now() - new Date(run.started_at)) / 1000);
   };
   const ticker = setInterval(tick, 1000);
 
@@ -130,32 +143,68 @@ export async function render(root, params) {
     const end = run.completed_at ? new Date(run.completed_at) : new Date();
     const took = run.started_at ? (end - new Date(run.started_at)) / 1000 : null;
     cancelBtn.hidden = TERMINAL.has(run.status);
-    replace(head,
-      h('div', { class: 'job-head' },
+    replace(
+      head,
+      h(
+        'div',
+        { class: 'job-head' },
         h('span', { class: 'job-name' }, run.workflow_name),
         h('span', { class: 'cluster-chip', id: 'run-cluster', title: 'The cluster this run runs on' }, run.transport),
         stateBadge(run.status),
         h('span', { class: 'grow' }),
         h('a', { class: 'btn', href: `/workflows/${encodeURIComponent(run.workflow_name)}` }, 'Workflow'),
-        cancelBtn),
-      h('dl', { class: 'kv run-facts' },
-        h('dt', null, 'Run'), h('dd', { class: 'mono' }, run.id),
-        h('dt', null, 'Started'), h('dd', null, fmtTime(run.started_at)),
-        h('dt', null, run.completed_at ? 'Ended' : 'Running for'), h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
-        h('dt', null, 'Cluster'), h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
-        h('dt', null, 'From'), h('dd', null, runOrigin(run)),
-        Object.keys(run.args || {}).length ? [h('dt', null, 'Args'), h('dd', { class: 'mono' }, Object.entries(run.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null));
+        cancelBtn,
+      ),
+      h(
+        'dl',
+        { class: 'kv run-facts' },
+        h('dt', null, 'Run'),
+        h('dd', { class: 'mono' }, run.id),
+        h('dt', null, 'Started'),
+        h('dd', null, fmtTime(run.started_at)),
+        h('dt', null, run.completed_at ? 'Ended' : 'Running for'),
+        h('dd', null, run.completed_at ? `${fmtTime(run.completed_at)} (took ${fmtDuration(took)})` : clock),
+        h('dt', null, 'Cluster'),
+        h('dd', null, `${run.transport}${run.mount ? ` · mount ${run.mount}` : ''}`),
+        h('dt', null, 'From'),
+        h('dd', null, runOrigin(run)),
+        Object.keys(run.args || {}).length
+          ? [
+              h('dt', null, 'Args'),
+              h(
+                'dd',
+                { class: 'mono' },
+                Object.entries(run.args)
+                  .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+                  .join('  '),
+              ),
+            ]
+          : null,
+      ),
+    );
     const failed = failedJobs();
     errorBox.hidden = !run.error && !failed.length;
-    replace(errorBox, run.error || `${failed.length} job${failed.length === 1 ? '' : 's'} failed`,
-      failed.length ? h('div', { class: 'failed-links' }, failed.map(({ name, id }) => h('a', { class: 'alert-link', href: stderrHref(run.transport, id) }, `Open ${name} (#${id}) on stderr →`))) : null);
-    queuedBox.hidden = !run.queued;  // jobs held back by the submission throttle
+    replace(
+      errorBox,
+      run.error || `${failed.length} job${failed.length === 1 ? '' : 's'} failed`,
+      failed.length
+        ? h(
+            'div',
+            { class: 'failed-links' },
+            failed.map(({ name, id }) =>
+              h('a', { class: 'alert-link', href: stderrHref(run.transport, id) }, `Open ${name} (#${id}) on stderr →`),
+            ),
+          )
+        : null,
+    );
+    queuedBox.hidden = !run.queued; // jobs held back by the submission throttle
     queuedBox.textContent = run.queued ? `Jobs wait to be submitted — ${run.queued}` : '';
   }
 
   /** The run's jobs that ended failed and have a scheduler id (each has a job page and logs). */
   function failedJobs() {
-    return Object.keys(run.job_statuses).filter((name) => FAILED.has(run.job_statuses[name]) && run.job_ids[name])
+    return Object.keys(run.job_statuses)
+      .filter((name) => FAILED.has(run.job_statuses[name]) && run.job_ids[name])
       .map((name) => ({ name, id: String(run.job_ids[name]) }));
   }
 
@@ -166,57 +215,154 @@ export async function render(root, params) {
       if (tails.has(id)) continue;
       tails.set(id, null);
       try {
-        const logs = await api(`/api/jobs/${encodeURIComponent(id)}/logs`, { query: { tail_lines: STDERR_LINES, transport: run.transport } });
+        const logs = await api(`/api/jobs/${encodeURIComponent(id)}/logs`, {
+          query: { tail_lines: STDERR_LINES, transport: run.transport },
+        });
         const shared = !logs.stderr_path && logs.stdout_path;
-        tails.set(id, { text: shared ? logs.stdout : logs.stderr, stream: shared ? 'stdout (stderr goes to the same file)' : 'stderr' });
+        tails.set(id, {
+          text: shared ? logs.stdout : logs.stderr,
+          stream: shared ? 'stdout (stderr goes to the same file)' : 'stderr',
+        });
       } catch (err) {
         tails.set(id, { error: err.detail || err.message });
       }
     }
-    replace(stderrBox, failed.length ? card(`Last ${STDERR_LINES} lines of stderr`, failed.map(({ name, id }) => {
-      const tail = tails.get(id);
-      return h('div', { class: 'failed-tail', dataset: { job: name } },
-        h('div', { class: 'failed-tail-head' }, h('strong', null, name), stateBadge(run.job_statuses[name]),
-          tail && tail.stream !== 'stderr' && !tail.error ? h('span', { class: 'muted' }, tail.stream) : null,
-          h('span', { class: 'grow' }), h('a', { href: stderrHref(run.transport, id) }, `Full log of #${id} →`)),
-        !tail ? h('p', { class: 'muted' }, 'Reading…')
-          : tail.error ? h('p', { class: 'muted' }, `The log could not be read: ${tail.error}`)
-            : tail.text ? h('pre', { class: 'log failed-tail-log' }, tail.text) : h('p', { class: 'muted' }, 'The job wrote nothing to stderr.'));
-    })) : null);
+    replace(
+      stderrBox,
+      failed.length
+        ? card(
+            `Last ${STDERR_LINES} lines of stderr`,
+            failed.map(({ name, id }) => {
+              const tail = tails.get(id);
+              return h(
+                'div',
+                { class: 'failed-tail', dataset: { job: name } },
+                h(
+                  'div',
+                  { class: 'failed-tail-head' },
+                  h('strong', null, name),
+                  stateBadge(run.job_statuses[name]),
+                  tail && tail.stream !== 'stderr' && !tail.error ? h('span', { class: 'muted' }, tail.stream) : null,
+                  h('span', { class: 'grow' }),
+                  h('a', { href: stderrHref(run.transport, id) }, `Full log of #${id} →`),
+                ),
+                !tail
+                  ? h('p', { class: 'muted' }, 'Reading…')
+                  : tail.error
+                    ? h('p', { class: 'muted' }, `The log could not be read: ${tail.error}`)
+                    : tail.text
+                      ? h('pre', { class: 'log failed-tail-log' }, tail.text)
+                      : h('p', { class: 'muted' }, 'The job wrote nothing to stderr.'),
+              );
+            }),
+          )
+        : null,
+    );
   }
 
   function drawJobs() {
     const attempts = byJob(run.attempts || []);
-    replace(jobsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Scheduler id'), h('th', null, 'State'))),
-      h('tbody', null, Object.keys(run.job_statuses).map((name) => {
-        const id = run.job_ids[name];
-        const tried = attempts[name] || [];
-        return [
-          h('tr', { class: name === selected ? 'is-selected' : null, dataset: { job: name }, onClick: () => { selected = name; dag.select(name); drawJobs(); } },
-            h('td', null, name, tried.length > 1 ? h('span', { class: 'chip attempt-count' }, `${tried.length} attempts`) : null),
-            h('td', null, id ? h('a', { href: FAILED.has(run.job_statuses[name]) ? stderrHref(run.transport, id) : jobHref(run.transport, id) }, id) : h('span', { class: 'muted' }, 'not submitted')),
-            h('td', null, stateBadge(run.job_statuses[name]))),
-          tried.some((a) => a.reason) ? h('tr', { class: 'attempts-row', dataset: { attemptsOf: name } },
-            h('td', { colspan: 3 }, attemptsTable(tried))) : null,
-        ];
-      })))));
+    replace(
+      jobsBox,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data' },
+          h('thead', null, h('tr', null, h('th', null, 'Job'), h('th', null, 'Scheduler id'), h('th', null, 'State'))),
+          h(
+            'tbody',
+            null,
+            Object.keys(run.job_statuses).map((name) => {
+              const id = run.job_ids[name];
+              const tried = attempts[name] || [];
+              return [
+                h(
+                  'tr',
+                  {
+                    class: name === selected ? 'is-selected' : null,
+                    dataset: { job: name },
+                    onClick: () => {
+                      selected = name;
+                      dag.select(name);
+                      drawJobs();
+                    },
+                  },
+                  h(
+                    'td',
+                    null,
+                    name,
+                    tried.length > 1 ? h('span', { class: 'chip attempt-count' }, `${tried.length} attempts`) : null,
+                  ),
+                  h(
+                    'td',
+                    null,
+                    id
+                      ? h(
+                          'a',
+                          {
+                            href: FAILED.has(run.job_statuses[name])
+                              ? stderrHref(run.transport, id)
+                              : jobHref(run.transport, id),
+                          },
+                          id,
+                        )
+                      : h('span', { class: 'muted' }, 'not submitted'),
+                  ),
+                  h('td', null, stateBadge(run.job_statuses[name])),
+                ),
+                tried.some((a) => a.reason)
+                  ? h(
+                      'tr',
+                      { class: 'attempts-row', dataset: { attemptsOf: name } },
+                      h('td', { colspan: 3 }, attemptsTable(tried)),
+                    )
+                  : null,
+              ];
+            }),
+          ),
+        ),
+      ),
+    );
   }
 
   /** Every attempt of one job: where and with what it ran, how it ended, and why the next one was made. */
   function attemptsTable(tried) {
-    return h('table', { class: 'attempts' },
-      h('thead', null, h('tr', null, ['#', 'Scheduler id', 'End', 'Exit', 'Node', 'Memory', 'Time limit', 'Elapsed', 'Next'].map((t) => h('th', null, t)))),
-      h('tbody', null, tried.map((a) => h('tr', { dataset: { attempt: a.attempt } },
-        h('td', null, a.attempt),
-        h('td', null, h('a', { href: jobHref(run.transport, a.job_id) }, a.job_id)),
-        h('td', null, stateBadge(a.state)),
-        h('td', null, a.exit_code ?? '–'),
-        h('td', { class: 'mono' }, a.node || '–'),
-        h('td', { class: 'mono' }, a.resources.memory_per_node || 'default'),
-        h('td', { class: 'mono' }, a.resources.time_limit || 'default'),
-        h('td', null, a.elapsed_seconds == null ? '–' : fmtDuration(a.elapsed_seconds)),
-        h('td', { class: 'attempt-reason' }, a.reason || '')))));
+    return h(
+      'table',
+      { class: 'attempts' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          ['#', 'Scheduler id', 'End', 'Exit', 'Node', 'Memory', 'Time limit', 'Elapsed', 'Next'].map((t) =>
+            h('th', null, t),
+          ),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        tried.map((a) =>
+          h(
+            'tr',
+            { dataset: { attempt: a.attempt } },
+            h('td', null, a.attempt),
+            h('td', null, h('a', { href: jobHref(run.transport, a.job_id) }, a.job_id)),
+            h('td', null, stateBadge(a.state)),
+            h('td', null, a.exit_code ?? '–'),
+            h('td', { class: 'mono' }, a.node || '–'),
+            h('td', { class: 'mono' }, a.resources.memory_per_node || 'default'),
+            h('td', { class: 'mono' }, a.resources.time_limit || 'default'),
+            h('td', null, a.elapsed_seconds == null ? '–' : fmtDuration(a.elapsed_seconds)),
+            h('td', { class: 'attempt-reason' }, a.reason || ''),
+          ),
+        ),
+      ),
+    );
   }
 
   /** Once the run ended: how its jobs used what they asked for (Slurm accounting, as the History page shows). */
@@ -233,7 +379,10 @@ export async function render(root, params) {
     });
     if (!ok) return;
     const answer = await api(`/api/workflows/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
-    toast(answer.warnings ? `Cancelled, with warnings: ${answer.warnings.join('; ')}` : 'Run cancelled', answer.warnings ? 'error' : 'ok');
+    toast(
+      answer.warnings ? `Cancelled, with warnings: ${answer.warnings.join('; ')}` : 'Run cancelled',
+      answer.warnings ? 'error' : 'ok',
+    );
     await reload();
   }
 
@@ -258,9 +407,15 @@ export async function render(root, params) {
   drawEfficiency();
   await drawStderr();
   let timer = null;
-  const soon = () => { clearTimeout(timer); timer = setTimeout(reload, 250); };
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(reload, 250);
+  };
   onEvent = (event) => {
-    if (event.type === 'resync') { soon(); return; }
+    if (event.type === 'resync') {
+      soon();
+      return;
+    }
     const p = event.payload;
     if (event.type === 'job.status_changed') {
       if (p.transport !== run.transport) return; // the same id on another cluster is another job
@@ -275,5 +430,10 @@ export async function render(root, params) {
     }
   };
   if (missed) soon();
-  return () => { unsubscribe(); clearTimeout(timer); efficiency.stop(); clearInterval(ticker); };
+  return () => {
+    unsubscribe();
+    clearTimeout(timer);
+    efficiency.stop();
+    clearInterval(ticker);
+  };
 }

@@ -23,11 +23,19 @@ const REASONS = {
 /** An app that never ran: the guard could not find its program (exit 127: bash's "command not found" too). */
 const NOT_FOUND = /^exit code 127\b|cannot start '[^']*': \[Errno 2\]/m;
 const FAILED = new Set(['app_exited', 'node_failure', 'start_timeout']);
-const BADGES = { queued: 'status-pending', starting: 'status-running', ready: 'status-completed', ended: 'status-cancelled' };
+const BADGES = {
+  queued: 'status-pending',
+  starting: 'status-running',
+  ready: 'status-completed',
+  ended: 'status-cancelled',
+};
 
 /** A form field's label from its key when the schema gives no title of its own ("work_dir" -> "Work dir"). */
 function labelOf(key, prop) {
-  const auto = key.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+  const auto = key
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
   if (prop.title && prop.title !== auto) return prop.title;
   const words = key.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
@@ -41,7 +49,7 @@ function labelOf(key, prop) {
  */
 export function schemaControls(schema) {
   const defs = schema.$defs || {};
-  const resolve = (s) => (s && s.$ref ? defs[s.$ref.split('/').pop()] || {} : s || {});
+  const resolve = (s) => (s?.$ref ? defs[s.$ref.split('/').pop()] || {} : s || {});
   const required = new Set(schema.required || []);
   return Object.entries(schema.properties || {}).map(([key, raw]) => {
     // the field's own keys (title, description, default) sit beside its $ref or anyOf, and win over the type's
@@ -56,25 +64,51 @@ export function schemaControls(schema) {
     const given = prop.default ?? null;
     if (prop.type === 'boolean') {
       const box = h('input', { type: 'checkbox', name, checked: given === true });
-      const element = h('div', { class: 'field field-check' }, h('label', { class: 'check' }, box, label), hint ? h('div', { class: 'hint' }, hint) : null);
+      const element = h(
+        'div',
+        { class: 'field field-check' },
+        h('label', { class: 'check' }, box, label),
+        hint ? h('div', { class: 'hint' }, hint) : null,
+      );
       return { key, element, read: () => box.checked };
     }
     if (Array.isArray(prop.enum)) {
-      const select = h('select', { name, required: isRequired },
+      const select = h(
+        'select',
+        { name, required: isRequired },
         isRequired ? null : h('option', { value: '' }, 'default'),
-        prop.enum.map((v) => h('option', { value: String(v), selected: v === given }, String(v))));
-      return { key, element: field(label, select, { hint }), read: () => (select.value === '' ? undefined : prop.enum.find((v) => String(v) === select.value)) };
+        prop.enum.map((v) => h('option', { value: String(v), selected: v === given }, String(v))),
+      );
+      return {
+        key,
+        element: field(label, select, { hint }),
+        read: () => (select.value === '' ? undefined : prop.enum.find((v) => String(v) === select.value)),
+      };
     }
     if (prop.type === 'integer' || prop.type === 'number') {
-      const input = h('input', { name, type: 'number', required: isRequired, step: prop.type === 'integer' ? '1' : 'any', value: given === null ? '' : String(given) });
+      const input = h('input', {
+        name,
+        type: 'number',
+        required: isRequired,
+        step: prop.type === 'integer' ? '1' : 'any',
+        value: given === null ? '' : String(given),
+      });
       if (prop.minimum !== undefined) input.min = String(prop.minimum);
       if (prop.maximum !== undefined) input.max = String(prop.maximum);
-      return { key, element: field(label, input, { hint }), read: () => (input.value.trim() === '' ? undefined : Number(input.value)) };
+      return {
+        key,
+        element: field(label, input, { hint }),
+        read: () => (input.value.trim() === '' ? undefined : Number(input.value)),
+      };
     }
     // a string: one line unless it may be long text (a command line)
     const long = prop.maxLength === undefined || prop.maxLength > 4096;
     const input = long
-      ? h('textarea', { name, rows: '2', spellcheck: 'false', required: isRequired }, given === null ? '' : String(given))
+      ? h(
+          'textarea',
+          { name, rows: '2', spellcheck: 'false', required: isRequired },
+          given === null ? '' : String(given),
+        )
       : h('input', { name, spellcheck: 'false', required: isRequired, value: given === null ? '' : String(given) });
     const element = field(label, input, { hint });
     if (long) element.classList.add('field-wide');
@@ -90,7 +124,12 @@ export async function render(root, _params, query) {
   const filterBox = h('span');
   let shownOn = query.on || '';
   const { formCard } = await startForm(kinds, query.kind, () => load());
-  replace(root, formCard, listError, card('Sessions', listBox, { cls: 'flush sessions-card', actions: [filterBox, liveIndicator()] }));
+  replace(
+    root,
+    formCard,
+    listError,
+    card('Sessions', listBox, { cls: 'flush sessions-card', actions: [filterBox, liveIndicator()] }),
+  );
   let sessions = [];
   const pendingWhy = new Map(); // "cluster/job" -> why a queued session's job waits (GET /api/jobs/{id}/pending)
 
@@ -108,48 +147,104 @@ export async function render(root, _params, query) {
 
   async function readPending() {
     const queued = sessions.filter((s) => s.state === 'queued');
-    await Promise.all(queued.map(async (s) => {
-      try {
-        const answer = await api(`/api/jobs/${encodeURIComponent(s.job_id)}/pending`, { query: { transport: s.cluster } });
-        pendingWhy.set(keyOf(s), answer.pending ? answer : null);
-      } catch {
-        pendingWhy.delete(keyOf(s)); // not known yet (the monitor has not seen the job): the badge says queued
-      }
-    }));
+    await Promise.all(
+      queued.map(async (s) => {
+        try {
+          const answer = await api(`/api/jobs/${encodeURIComponent(s.job_id)}/pending`, {
+            query: { transport: s.cluster },
+          });
+          pendingWhy.set(keyOf(s), answer.pending ? answer : null);
+        } catch {
+          pendingWhy.delete(keyOf(s)); // not known yet (the monitor has not seen the job): the badge says queued
+        }
+      }),
+    );
   }
 
   function draw() {
-    replace(filterBox, new Set(sessions.map((s) => s.cluster)).size > 1 || shownOn
-      ? clusterFilter(sessions.map((s) => s.cluster), shownOn, (name) => { shownOn = name; setQuery({ on: name }); draw(); })
-      : null);
+    replace(
+      filterBox,
+      new Set(sessions.map((s) => s.cluster)).size > 1 || shownOn
+        ? clusterFilter(
+            sessions.map((s) => s.cluster),
+            shownOn,
+            (name) => {
+              shownOn = name;
+              setQuery({ on: name });
+              draw();
+            },
+          )
+        : null,
+    );
     const shown = sessions.filter((s) => !shownOn || s.cluster === shownOn);
     if (!shown.length) {
-      replace(listBox, emptyState('No sessions yet',
-        'A session runs JupyterLab, TensorBoard or a command of your own on a node, as a job; svc opens it for you in a tab of its own.'));
+      replace(
+        listBox,
+        emptyState(
+          'No sessions yet',
+          'A session runs JupyterLab, TensorBoard or a command of your own on a node, as a job; svc opens it for you in a tab of its own.',
+        ),
+      );
       return;
     }
-    replace(listBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data sessions' },
-      h('thead', null, h('tr', null, ['Kind', 'Cluster', 'Job', 'State', 'Node', 'Time left', ''].map((t) => h('th', { class: t === 'Job' ? 'num' : null }, t)))),
-      h('tbody', null, shown.map(row)))));
+    replace(
+      listBox,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data sessions' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Kind', 'Cluster', 'Job', 'State', 'Node', 'Time left', ''].map((t) =>
+                h('th', { class: t === 'Job' ? 'num' : null }, t),
+              ),
+            ),
+          ),
+          h('tbody', null, shown.map(row)),
+        ),
+      ),
+    );
     tick();
   }
 
   function row(s) {
     const ended = s.state === 'ended';
-    const openBtn = s.state === 'ready' && !s.stopping
-      ? actionButton('Open', () => openSession(s), { cls: 'btn btn-sm btn-primary', errorBox: listError, title: 'Open in a new tab (a one-time link on the sessions\' own origin)' })
-      : null;
-    const stopBtn = ended || s.stopping ? null : actionButton('Stop', () => stopSession(s), { cls: 'btn btn-sm btn-ghost-danger', errorBox: listError });
+    const openBtn =
+      s.state === 'ready' && !s.stopping
+        ? actionButton('Open', () => openSession(s), {
+            cls: 'btn btn-sm btn-primary',
+            errorBox: listError,
+            title: "Open in a new tab (a one-time link on the sessions' own origin)",
+          })
+        : null;
+    const stopBtn =
+      ended || s.stopping
+        ? null
+        : actionButton('Stop', () => stopSession(s), { cls: 'btn btn-sm btn-ghost-danger', errorBox: listError });
     if (openBtn) openBtn.setAttribute('aria-label', `Open ${s.kind} session ${s.job_id} on ${s.cluster}`);
     if (stopBtn) stopBtn.setAttribute('aria-label', `Stop ${s.kind} session ${s.job_id} on ${s.cluster}`);
-    return h('tr', { dataset: { session: keyOf(s), cluster: s.cluster, jobId: s.job_id, state: s.state } },
-      h('td', { class: 'wrap' }, h('strong', null, s.kind), summary(s) ? h('div', { class: 'muted session-summary' }, summary(s)) : null),
+    return h(
+      'tr',
+      { dataset: { session: keyOf(s), cluster: s.cluster, jobId: s.job_id, state: s.state } },
+      h(
+        'td',
+        { class: 'wrap' },
+        h('strong', null, s.kind),
+        summary(s) ? h('div', { class: 'muted session-summary' }, summary(s)) : null,
+      ),
       h('td', null, h('span', { class: 'cluster-chip' }, s.cluster)),
       h('td', { class: 'num' }, h('a', { href: jobHref(s.cluster, s.job_id), class: 'job-link' }, s.job_id)),
       h('td', { class: 'wrap session-state' }, stateCell(s)),
       h('td', { class: 'mono' }, s.node || h('span', { class: 'muted' }, '—')),
       h('td', { class: 'time-left' }, timeLeft(s)),
-      h('td', null, h('div', { class: 'btn-group nowrap' }, openBtn, stopBtn)));
+      h('td', null, h('div', { class: 'btn-group nowrap' }, openBtn, stopBtn)),
+    );
   }
 
   function stateCell(s) {
@@ -161,9 +256,16 @@ export async function render(root, _params, query) {
       const why = pendingWhy.get(keyOf(s));
       if (why) {
         // what Slurm says, and the API's sentence when the job will not start as it is (it says what to change)
-        lines.push(h('div', { class: 'pending-line', title: why.explanation || '' },
-          why.reason ? h('span', { class: 'mono pending-reason' }, why.reason) : null,
-          why.start_estimate && why.start_estimate.at ? h('span', { class: 'muted' }, ` · expected start ${fmtTime(why.start_estimate.at)}`) : null));
+        lines.push(
+          h(
+            'div',
+            { class: 'pending-line', title: why.explanation || '' },
+            why.reason ? h('span', { class: 'mono pending-reason' }, why.reason) : null,
+            why.start_estimate?.at
+              ? h('span', { class: 'muted' }, ` · expected start ${fmtTime(why.start_estimate.at)}`)
+              : null,
+          ),
+        );
         if (why.needs_action && why.explanation) lines.push(h('div', { class: 'pending-action' }, why.explanation));
       }
     }
@@ -171,13 +273,26 @@ export async function render(root, _params, query) {
       lines.push(h('div', { class: 'end-reason' }, REASONS[s.end_reason] || s.end_reason || 'ended'));
       if (s.end_reason === 'app_exited' && NOT_FOUND.test(s.end_detail || '')) {
         // the first start of many a new user: JupyterLab is not on the node's PATH, the detail says so in Python's words
-        lines.push(h('div', { class: 'end-hint' }, 'its program was not found on the node: give the environment that has it (Venv), or check the command'));
+        lines.push(
+          h(
+            'div',
+            { class: 'end-hint' },
+            'its program was not found on the node: give the environment that has it (Venv), or check the command',
+          ),
+        );
       }
-      if (s.end_detail) lines.push(h('details', { class: 'end-detail' }, h('summary', null, 'detail'), h('pre', null, s.end_detail)));
+      if (s.end_detail)
+        lines.push(h('details', { class: 'end-detail' }, h('summary', null, 'detail'), h('pre', null, s.end_detail)));
     }
     if (s.state === 'ready' && s.idle_warned_at && s.idle_minutes) {
       const since = Date.parse(s.last_activity || s.ready_at || s.idle_warned_at);
-      lines.push(h('div', { class: 'idle-warning', role: 'status', dataset: { idleEnds: String(since + s.idle_minutes * 60_000) } }, idleText(since + s.idle_minutes * 60_000)));
+      lines.push(
+        h(
+          'div',
+          { class: 'idle-warning', role: 'status', dataset: { idleEnds: String(since + s.idle_minutes * 60_000) } },
+          idleText(since + s.idle_minutes * 60_000),
+        ),
+      );
     }
     return lines;
   }
@@ -185,8 +300,17 @@ export async function render(root, _params, query) {
   function timeLeft(s) {
     if (s.state === 'ended') return h('span', { class: 'muted' }, '—');
     if (!s.time_limit_seconds) return h('span', { class: 'muted' }, 'no limit');
-    if (s.state === 'queued' || s.time_left_seconds === null) return h('span', { title: 'counts from the job\'s start' }, fmtDuration(s.time_left_seconds ?? s.time_limit_seconds));
-    return h('span', { dataset: { until: String(Date.now() + s.time_left_seconds * 1000) } }, fmtDuration(s.time_left_seconds));
+    if (s.state === 'queued' || s.time_left_seconds === null)
+      return h(
+        'span',
+        { title: "counts from the job's start" },
+        fmtDuration(s.time_left_seconds ?? s.time_limit_seconds),
+      );
+    return h(
+      'span',
+      { dataset: { until: String(Date.now() + s.time_left_seconds * 1000) } },
+      fmtDuration(s.time_left_seconds),
+    );
   }
 
   async function openSession(s) {
@@ -195,7 +319,10 @@ export async function render(root, _params, query) {
     const tab = window.open('', '_blank');
     if (tab) tab.opener = null;
     try {
-      const { url } = await api(`/api/sessions/${encodeURIComponent(s.job_id)}/link`, { method: 'POST', query: { transport: s.cluster } });
+      const { url } = await api(`/api/sessions/${encodeURIComponent(s.job_id)}/link`, {
+        method: 'POST',
+        query: { transport: s.cluster },
+      });
       if (tab) tab.location.replace(url);
       else window.open(url, '_blank', 'noopener');
     } catch (err) {
@@ -219,13 +346,18 @@ export async function render(root, _params, query) {
 
   function tick() {
     const now = Date.now();
-    for (const el of listBox.querySelectorAll('[data-until]')) el.textContent = fmtDuration(Math.max(0, (Number(el.dataset.until) - now) / 1000));
-    for (const el of listBox.querySelectorAll('[data-idle-ends]')) el.textContent = idleText(Number(el.dataset.idleEnds), now);
+    for (const el of listBox.querySelectorAll('[data-until]'))
+      el.textContent = fmtDuration(Math.max(0, (Number(el.dataset.until) - now) / 1000));
+    for (const el of listBox.querySelectorAll('[data-idle-ends]'))
+      el.textContent = idleText(Number(el.dataset.idleEnds), now);
   }
   const ticker = setInterval(tick, 1000);
   const stop = live(['session.status_changed', 'session.idle_warning'], () => load(), { wait: 300 });
   await load();
-  return () => { clearInterval(ticker); stop(); };
+  return () => {
+    clearInterval(ticker);
+    stop();
+  };
 }
 
 function keyOf(s) {
@@ -238,15 +370,28 @@ function idleText(endsAt, now = Date.now()) {
 
 /** What a session runs, in a few words: its form's values that were given. */
 function summary(s) {
-  const given = Object.entries(s.fields || {}).filter(([, v]) => v !== null && v !== undefined && v !== '' && typeof v !== 'boolean');
+  const given = Object.entries(s.fields || {}).filter(
+    ([, v]) => v !== null && v !== undefined && v !== '' && typeof v !== 'boolean',
+  );
   return given.map(([, v]) => String(v)).join(' · ');
 }
 
 async function startForm(kinds, wanted, onStarted) {
-  const cluster = await clusterField({ name: 'session-cluster', hint: 'where the job runs', onChange: () => { drawSubmitLabel(); loadPartitions(); } });
+  const cluster = await clusterField({
+    name: 'session-cluster',
+    hint: 'where the job runs',
+    onChange: () => {
+      drawSubmitLabel();
+      loadPartitions();
+    },
+  });
   // the kind asked for in the URL (?kind=), else JupyterLab when offered: what most people come for
   const first = kinds.some((k) => k.name === wanted) ? wanted : 'jupyter';
-  const kind = h('select', { name: 'kind' }, kinds.map((k) => h('option', { value: k.name, selected: k.name === first, title: k.description }, k.name)));
+  const kind = h(
+    'select',
+    { name: 'kind' },
+    kinds.map((k) => h('option', { value: k.name, selected: k.name === first, title: k.description }, k.name)),
+  );
   const kindHint = h('span');
   const readyHint = h('span', { class: 'muted' });
   const fieldsBox = h('div', { class: 'form-grid kind-fields' });
@@ -254,15 +399,21 @@ async function startForm(kinds, wanted, onStarted) {
   function drawKind() {
     const chosen = kinds.find((k) => k.name === kind.value);
     controls = chosen ? schemaControls(chosen.fields) : [];
-    replace(fieldsBox, controls.map((c) => c.element));
+    replace(
+      fieldsBox,
+      controls.map((c) => c.element),
+    );
     fieldsBox.hidden = !controls.length;
-    const idle = chosen && chosen.idle_minutes ? `; ends after ${chosen.idle_minutes} idle minutes` : '';
+    const idle = chosen?.idle_minutes ? `; ends after ${chosen.idle_minutes} idle minutes` : '';
     kindHint.textContent = chosen ? chosen.description : '';
     readyHint.textContent = chosen
       ? `It starts as a job; Open appears once the app answers (within ${fmtDuration(chosen.start_timeout, { coarse: true })} of the job's start${idle}).`
       : '';
   }
-  kind.addEventListener('change', () => { drawKind(); showFormError(form, error, null); });
+  kind.addEventListener('change', () => {
+    drawKind();
+    showFormError(form, error, null);
+  });
   const gpus = h('input', { name: 'gpus', placeholder: 'e.g. 1 or a100:1', spellcheck: 'false' });
   const time = h('input', { name: 'time_limit', value: '1:00:00', placeholder: 'e.g. 2:00:00' });
   const partition = h('select', { name: 'partition' });
@@ -272,24 +423,42 @@ async function startForm(kinds, wanted, onStarted) {
     const list = await api('/api/resources', { query: { transport: cluster.value() } }).catch(() => []);
     if (seq !== partitionSeq) return;
     const chosen = partition.value;
-    replace(partition, h('option', { value: '' }, 'cluster default'),
-      list.map((p) => h('option', { value: p.partition, selected: p.partition === chosen }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+    replace(
+      partition,
+      h('option', { value: '' }, 'cluster default'),
+      list.map((p) =>
+        h(
+          'option',
+          { value: p.partition, selected: p.partition === chosen },
+          `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`,
+        ),
+      ),
+    );
   }
   await loadPartitions();
   const error = alertBox(null);
   const startBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'start-session' });
-  const drawSubmitLabel = () => { startBtn.textContent = `Start on ${cluster.value()}`; };
+  const drawSubmitLabel = () => {
+    startBtn.textContent = `Start on ${cluster.value()}`;
+  };
   drawSubmitLabel();
 
-  const form = h('form', { class: 'session-form', novalidate: true },
-    h('div', { class: 'form-grid' },
-      field('Kind', kind, { hint: kindHint }), cluster.element,
+  const form = h(
+    'form',
+    { class: 'session-form', novalidate: true },
+    h(
+      'div',
+      { class: 'form-grid' },
+      field('Kind', kind, { hint: kindHint }),
+      cluster.element,
       field('GPUs', gpus, { hint: 'N or TYPE:N; empty: none' }),
       field('Time limit', time, { hint: 'H:MM:SS, or minutes' }),
-      field('Partition', partition)),
+      field('Partition', partition),
+    ),
     fieldsBox,
     error,
-    h('div', { class: 'form-actions' }, startBtn, readyHint));
+    h('div', { class: 'form-actions' }, startBtn, readyHint),
+  );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     showFormError(form, error, null);
@@ -299,8 +468,12 @@ async function startForm(kinds, wanted, onStarted) {
       if (value !== undefined) fields[c.key] = value;
     }
     const body = {
-      kind: kind.value, fields, transport: cluster.value(),
-      gpus: gpus.value.trim() || null, time_limit: time.value.trim() || null, partition: partition.value || null,
+      kind: kind.value,
+      fields,
+      transport: cluster.value(),
+      gpus: gpus.value.trim() || null,
+      time_limit: time.value.trim() || null,
+      partition: partition.value || null,
     };
     startBtn.disabled = true;
     startBtn.textContent = 'Starting…';

@@ -10,7 +10,12 @@ import { clusterField } from '../components/cluster-field.js';
 import { jobHref } from '../cluster.js';
 
 export async function render(root, _params, query) {
-  const cluster = await clusterField({ onChange: () => { drawSubmitLabel(); loadPartitions(); } });
+  const cluster = await clusterField({
+    onChange: () => {
+      drawSubmitLabel();
+      loadPartitions();
+    },
+  });
   const where = () => ({ transport: cluster.value() });
   const [config, partitions, whole] = await Promise.all([
     api('/api/config').catch(() => null),
@@ -23,11 +28,20 @@ export async function render(root, _params, query) {
   const mode = { value: query.mode === 'script' ? 'script' : 'form' };
   const name = h('input', { name: 'name', value: query.name || 'job', required: true, maxlength: '200' });
   const partition = h('select', { name: 'partition' });
-  let shown = { partitions, whole };  // the chosen cluster's partitions and its whole-cluster snapshot
+  let shown = { partitions, whole }; // the chosen cluster's partitions and its whole-cluster snapshot
   function drawPartitions(list) {
     const chosen = partition.value || res.partition;
-    replace(partition, h('option', { value: '' }, 'cluster default'),
-      list.map((p) => h('option', { value: p.partition, selected: p.partition === chosen }, `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`)));
+    replace(
+      partition,
+      h('option', { value: '' }, 'cluster default'),
+      list.map((p) =>
+        h(
+          'option',
+          { value: p.partition, selected: p.partition === chosen },
+          `${p.partition} — ${p.gpus_available}/${p.total_gpus} GPUs free`,
+        ),
+      ),
+    );
   }
   drawPartitions(partitions);
   // The GPU types of the chosen partition (of the whole cluster for the cluster default); "any" sends no type.
@@ -35,9 +49,16 @@ export async function render(root, _params, query) {
   const gpuTypeHint = h('span');
   function drawGpuTypes() {
     const chosen = gpuType.value;
-    const choices = gpuTypeChoices(partition.value ? shown.partitions.find((p) => p.partition === partition.value) : shown.whole);
-    replace(gpuType, h('option', { value: '' }, 'any'),
-      choices.map((t) => h('option', { value: t.type, selected: t.type === chosen }, `${t.type} — ${t.available}/${t.total} free`)));
+    const choices = gpuTypeChoices(
+      partition.value ? shown.partitions.find((p) => p.partition === partition.value) : shown.whole,
+    );
+    replace(
+      gpuType,
+      h('option', { value: '' }, 'any'),
+      choices.map((t) =>
+        h('option', { value: t.type, selected: t.type === chosen }, `${t.type} — ${t.available}/${t.total} free`),
+      ),
+    );
     gpuType.disabled = !choices.length;
     gpuTypeHint.textContent = choices.length ? 'renders --gres=gpu:TYPE:N' : 'these GPUs have no type';
   }
@@ -60,52 +81,134 @@ export async function render(root, _params, query) {
   const cpus = h('input', { name: 'cpus_per_task', type: 'number', min: '1', value: String(res.cpus_per_task || 1) });
   const time = h('input', { name: 'time_limit', placeholder: 'e.g. 4:00:00', value: res.time_limit || '' });
   const memory = h('input', { name: 'memory_per_node', placeholder: 'e.g. 16G', value: res.memory_per_node || '' });
-  const command = h('textarea', { name: 'command', rows: '3', placeholder: 'python train.py --lr 3e-4', spellcheck: 'false' }, query.command || '');
-  const script = h('textarea', { name: 'script', rows: '14', spellcheck: 'false', placeholder: '#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py' });
-  const envKind = h('select', { name: 'env_kind' },
-    h('option', { value: '' }, 'none'), h('option', { value: 'conda', selected: !!envCfg.conda }, 'conda environment'),
+  const command = h(
+    'textarea',
+    { name: 'command', rows: '3', placeholder: 'python train.py --lr 3e-4', spellcheck: 'false' },
+    query.command || '',
+  );
+  const script = h('textarea', {
+    name: 'script',
+    rows: '14',
+    spellcheck: 'false',
+    placeholder: '#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py',
+  });
+  const envKind = h(
+    'select',
+    { name: 'env_kind' },
+    h('option', { value: '' }, 'none'),
+    h('option', { value: 'conda', selected: !!envCfg.conda }, 'conda environment'),
     h('option', { value: 'venv', selected: !envCfg.conda && !!envCfg.venv }, 'Python venv'),
-    h('option', { value: 'container', selected: !envCfg.conda && !envCfg.venv && !!envCfg.container }, 'container image'));
-  const envValue = h('input', { name: 'env_value', dataset: { field: 'environment.conda environment.venv environment.container' }, placeholder: 'name, path or image', value: envCfg.conda || envCfg.venv || envCfg.container || '' });
+    h(
+      'option',
+      { value: 'container', selected: !envCfg.conda && !envCfg.venv && !!envCfg.container },
+      'container image',
+    ),
+  );
+  const envValue = h('input', {
+    name: 'env_value',
+    dataset: { field: 'environment.conda environment.venv environment.container' },
+    placeholder: 'name, path or image',
+    value: envCfg.conda || envCfg.venv || envCfg.container || '',
+  });
   // Configured variables come back redacted, so they are named in the hint, never copied into the job.
   const configuredVars = Object.keys(envCfg.env_vars || {});
-  const envVars = h('textarea', { name: 'env_vars', rows: '3', spellcheck: 'false', placeholder: 'KEY=value, one per line' });
-  const workDir = h('input', { name: 'work_dir', placeholder: 'cluster directory (default: home)', value: config?.work_dir || '' });
+  const envVars = h('textarea', {
+    name: 'env_vars',
+    rows: '3',
+    spellcheck: 'false',
+    placeholder: 'KEY=value, one per line',
+  });
+  const workDir = h('input', {
+    name: 'work_dir',
+    placeholder: 'cluster directory (default: home)',
+    value: config?.work_dir || '',
+  });
   const formError = alertBox(null);
   const preview = h('pre', { class: 'script', id: 'script-preview' }, '');
   const previewError = alertBox(null);
   const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary', id: 'submit-job' });
-  const drawSubmitLabel = () => { submitBtn.textContent = `Submit to ${cluster.value()}`; };
+  const drawSubmitLabel = () => {
+    submitBtn.textContent = `Submit to ${cluster.value()}`;
+  };
   drawSubmitLabel();
   const fit = fitBox();
-  const fitBtn = h('button', { type: 'button', class: 'btn', id: 'test-fit', onClick: async () => {
-    showError(formError, null);
-    fitBtn.disabled = true;
-    try {
-      await fit.show((await renderPreview()).script, name.value.trim() || 'job', where());
-    } catch (err) {
-      showError(formError, errorText(err));
-    } finally {
-      fitBtn.disabled = false;
-    }
-  } }, 'Will it fit?');
+  const fitBtn = h(
+    'button',
+    {
+      type: 'button',
+      class: 'btn',
+      id: 'test-fit',
+      onClick: async () => {
+        showError(formError, null);
+        fitBtn.disabled = true;
+        try {
+          await fit.show((await renderPreview()).script, name.value.trim() || 'job', where());
+        } catch (err) {
+          showError(formError, errorText(err));
+        } finally {
+          fitBtn.disabled = false;
+        }
+      },
+    },
+    'Will it fit?',
+  );
 
-  const modeButtons = ['form', 'script'].map((m) => h('button', { type: 'button', dataset: { mode: m }, onClick: () => { mode.value = m; drawMode(); schedulePreview(); } }, m === 'form' ? 'Command + resources' : 'Paste a script'));
-  const formOnly = h('div', { class: 'form-sections' },
-    h('div', { class: 'form-grid' },
-      field('Partition', partition, { hint: partitions.length ? 'free GPUs as of now' : 'the scheduler did not list partitions' }),
-      field('Nodes', nodes), field('GPUs per node', gpus), field('GPU type', gpuType, { hint: gpuTypeHint }), field('CPUs per task', cpus),
-      field('Time limit', time, { hint: 'minutes, H:MM:SS or D-HH:MM:SS' }), field('Memory per node', memory, { hint: 'e.g. 16G, 500M' })),
+  const modeButtons = ['form', 'script'].map((m) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        dataset: { mode: m },
+        onClick: () => {
+          mode.value = m;
+          drawMode();
+          schedulePreview();
+        },
+      },
+      m === 'form' ? 'Command + resources' : 'Paste a script',
+    ),
+  );
+  const formOnly = h(
+    'div',
+    { class: 'form-sections' },
+    h(
+      'div',
+      { class: 'form-grid' },
+      field('Partition', partition, {
+        hint: partitions.length ? 'free GPUs as of now' : 'the scheduler did not list partitions',
+      }),
+      field('Nodes', nodes),
+      field('GPUs per node', gpus),
+      field('GPU type', gpuType, { hint: gpuTypeHint }),
+      field('CPUs per task', cpus),
+      field('Time limit', time, { hint: 'minutes, H:MM:SS or D-HH:MM:SS' }),
+      field('Memory per node', memory, { hint: 'e.g. 16G, 500M' }),
+    ),
     field('Command', command, { hint: 'run with bash in the work directory' }),
-    h('div', { class: 'form-grid' },
-      field('Environment', envKind), field('Name, path or image', envValue), field('Work directory', workDir)),
-    field('Environment variables', envVars, { hint: configuredVars.length
-      ? `KEY=value per line. Your configuration also names ${configuredVars.join(', ')}: values are not shown here, so add them to this job if it needs them.`
-      : 'KEY=value per line; names must be shell identifiers' }));
-  const scriptOnly = h('div', null, field('Batch script', script, { hint: 'its own #SBATCH lines win over the resource fields' }));
+    h(
+      'div',
+      { class: 'form-grid' },
+      field('Environment', envKind),
+      field('Name, path or image', envValue),
+      field('Work directory', workDir),
+    ),
+    field('Environment variables', envVars, {
+      hint: configuredVars.length
+        ? `KEY=value per line. Your configuration also names ${configuredVars.join(', ')}: values are not shown here, so add them to this job if it needs them.`
+        : 'KEY=value per line; names must be shell identifiers',
+    }),
+  );
+  const scriptOnly = h(
+    'div',
+    null,
+    field('Batch script', script, { hint: 'its own #SBATCH lines win over the resource fields' }),
+  );
 
   function drawMode() {
-    for (const b of modeButtons) { b.classList.toggle('active', b.dataset.mode === mode.value); b.setAttribute('aria-pressed', String(b.dataset.mode === mode.value)); }
+    for (const b of modeButtons) {
+      b.classList.toggle('active', b.dataset.mode === mode.value);
+      b.setAttribute('aria-pressed', String(b.dataset.mode === mode.value));
+    }
     formOnly.hidden = mode.value !== 'form';
     scriptOnly.hidden = mode.value !== 'script';
   }
@@ -161,7 +264,10 @@ export async function render(root, _params, query) {
     previewTimer = setTimeout(async () => {
       const seq = ++previewSeq;
       if (mode.value === 'form' ? !command.value.trim() : !script.value.trim()) {
-        preview.textContent = mode.value === 'form' ? '# The batch script appears here as you type the command.' : '# Paste a batch script on the left.';
+        preview.textContent =
+          mode.value === 'form'
+            ? '# The batch script appears here as you type the command.'
+            : '# Paste a batch script on the left.';
         showFormError(form, previewError, null);
         return;
       }
@@ -177,38 +283,64 @@ export async function render(root, _params, query) {
     }, 350);
   }
 
-  const form = h('form', {
-    class: 'submit-form', novalidate: true,
-    onInput: schedulePreview, onChange: schedulePreview,
-    onSubmit: async (event) => {
-      event.preventDefault();
-      showError(formError, null);
-      submitBtn.disabled = true;
-      submitBtn.textContent = 'Submitting…';
-      try {
-        const rendered = await renderPreview();
-        const target = cluster.value();
-        const job = await api('/api/jobs', { method: 'POST', query: { transport: target }, body: { name: name.value.trim() || 'job', script_content: rendered.script } });
-        navigate(jobHref(target, job.job_id));
-      } catch (err) {
-        showFormError(form, formError, err);
-        if (!formError.hidden) formError.scrollIntoView({ block: 'nearest' });
-      } finally {
-        submitBtn.disabled = false;
-        drawSubmitLabel();
-      }
+  const form = h(
+    'form',
+    {
+      class: 'submit-form',
+      novalidate: true,
+      onInput: schedulePreview,
+      onChange: schedulePreview,
+      onSubmit: async (event) => {
+        event.preventDefault();
+        showError(formError, null);
+        submitBtn.disabled = true;
+        submitBtn.textContent = 'Submitting…';
+        try {
+          const rendered = await renderPreview();
+          const target = cluster.value();
+          const job = await api('/api/jobs', {
+            method: 'POST',
+            query: { transport: target },
+            body: { name: name.value.trim() || 'job', script_content: rendered.script },
+          });
+          navigate(jobHref(target, job.job_id));
+        } catch (err) {
+          showFormError(form, formError, err);
+          if (!formError.hidden) formError.scrollIntoView({ block: 'nearest' });
+        } finally {
+          submitBtn.disabled = false;
+          drawSubmitLabel();
+        }
+      },
     },
-  },
-  h('div', { class: 'toolbar' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'How to give the job' }, modeButtons)),
-  h('div', { class: 'form-grid' }, field('Job name', name), cluster.element),
-  formOnly, scriptOnly,
-  formError,
-  fit.element,
-  h('div', { class: 'form-actions' }, submitBtn, fitBtn, h('span', { class: 'muted' }, 'The script on the right is exactly what is submitted.')));
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('div', { class: 'segmented', role: 'group', 'aria-label': 'How to give the job' }, modeButtons),
+    ),
+    h('div', { class: 'form-grid' }, field('Job name', name), cluster.element),
+    formOnly,
+    scriptOnly,
+    formError,
+    fit.element,
+    h(
+      'div',
+      { class: 'form-actions' },
+      submitBtn,
+      fitBtn,
+      h('span', { class: 'muted' }, 'The script on the right is exactly what is submitted.'),
+    ),
+  );
 
-  replace(root, h('div', { class: 'grid grid-2' },
-    card('Job', form),
-    card('Rendered script', [previewError, preview], { cls: 'sticky-card' })));
+  replace(
+    root,
+    h(
+      'div',
+      { class: 'grid grid-2' },
+      card('Job', form),
+      card('Rendered script', [previewError, preview], { cls: 'sticky-card' }),
+    ),
+  );
   drawMode();
   if (!partitions.length) showError(formError, null);
   schedulePreview();

@@ -42,8 +42,14 @@ export function inFlightText(sweep) {
 /** The "paused · N held" badge of a paused sweep (null when it is not paused). */
 export function pausedBadge(sweep) {
   if (!sweep.paused_at) return null;
-  return h('span', { class: 'badge status-paused', title: `paused ${fmtTime(sweep.paused_at)}: no cell is launched and queued jobs are held` },
-    `paused · ${sweep.cells_held} held`);
+  return h(
+    'span',
+    {
+      class: 'badge status-paused',
+      title: `paused ${fmtTime(sweep.paused_at)}: no cell is launched and queued jobs are held`,
+    },
+    `paused · ${sweep.cells_held} held`,
+  );
 }
 
 /** The failure budget as "2 of 3 failures" (null without one). */
@@ -55,10 +61,15 @@ export function budgetText(sweep) {
 }
 
 function concerns(events, sweepId) {
-  return events.some((e) => e.type === 'resync'
-    || (e.type === 'sweep_run.status_changed' && (sweepId === null || Number(e.payload.id) === sweepId))
-    || (e.type === 'workflow_run.status_changed' && e.payload.sweep_id !== null && e.payload.sweep_id !== undefined
-      && (sweepId === null || Number(e.payload.sweep_id) === sweepId)));
+  return events.some(
+    (e) =>
+      e.type === 'resync' ||
+      (e.type === 'sweep_run.status_changed' && (sweepId === null || Number(e.payload.id) === sweepId)) ||
+      (e.type === 'workflow_run.status_changed' &&
+        e.payload.sweep_id !== null &&
+        e.payload.sweep_id !== undefined &&
+        (sweepId === null || Number(e.payload.sweep_id) === sweepId)),
+  );
 }
 
 export async function render(root, params) {
@@ -70,7 +81,17 @@ async function renderList(root) {
   const box = h('div');
   const filterBox = h('span');
   let shownOn = await listedCluster(); // the tab's cluster ('' all): the pill and this filter are one choice
-  replace(root, card('Sweeps', box, { cls: 'flush', actions: [filterBox, liveIndicator(), h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow')] }));
+  replace(
+    root,
+    card('Sweeps', box, {
+      cls: 'flush',
+      actions: [
+        filterBox,
+        liveIndicator(),
+        h('a', { class: 'btn btn-sm', href: '/workflows' }, 'Start one from a workflow'),
+      ],
+    }),
+  );
   const bars = new Map();
 
   async function draw() {
@@ -81,40 +102,113 @@ async function renderList(root) {
       replace(box, alertBox(err));
       return;
     }
-    replace(filterBox, clusterFilter(sweeps.map((sw) => sw.transport), shownOn, (name) => { shownOn = name; chooseListed(name); draw(); }));
+    replace(
+      filterBox,
+      clusterFilter(
+        sweeps.map((sw) => sw.transport),
+        shownOn,
+        (name) => {
+          shownOn = name;
+          chooseListed(name);
+          draw();
+        },
+      ),
+    );
     const anywhere = sweeps.length;
     if (shownOn) sweeps = sweeps.filter((sw) => sw.transport === shownOn);
     if (!sweeps.length && anywhere) {
-      replace(box, emptyState(`No sweeps on ${shownOn}`, 'Sweeps on the other clusters show with "All clusters", here or in the top bar.'));
+      replace(
+        box,
+        emptyState(
+          `No sweeps on ${shownOn}`,
+          'Sweeps on the other clusters show with "All clusters", here or in the top bar.',
+        ),
+      );
       return;
     }
     if (!sweeps.length) {
-      replace(box, emptyState('No sweeps yet',
-        'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
-        h('a', { class: 'btn btn-primary', href: '/workflows' }, 'Choose a workflow')));
+      replace(
+        box,
+        emptyState(
+          'No sweeps yet',
+          'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
+          h('a', { class: 'btn btn-primary', href: '/workflows' }, 'Choose a workflow'),
+        ),
+      );
       return;
     }
-    replace(box, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Sweep'), h('th', null, 'Workflow'), h('th', null, 'Cluster'), h('th', null, 'Matrix'), h('th', null, 'Status'), h('th', { class: 'bar-col' }, 'Cells'),
-        h('th', null, 'Parallel'), h('th', null, 'Started'))),
-      h('tbody', null, sweeps.map((sweep) => {
-        let bar = bars.get(sweep.id);
-        if (bar) bar.update(counterParts(sweep)); else { bar = stackedBar(counterParts(sweep), { showLegend: false, label: `sweep ${sweep.id}` }); bars.set(sweep.id, bar); }
-        const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
-        return h('tr', { dataset: { sweep: sweep.id } },
-          h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
-          h('td', null, sweep.name),
-          h('td', null, h('span', { class: 'cluster-chip' }, sweep.transport)),
-          h('td', { class: 'mono', title: JSON.stringify(sweep.matrix) }, Object.entries(sweep.matrix).map(([axis, values]) => `${axis} × ${values.length}`).join(', ')),
-          h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
-          h('td', { class: 'bar-col' }, h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`))),
-          h('td', { class: 'num' }, String(sweep.max_parallel)),
-          h('td', { title: fmtTime(sweep.started_at) }, agoSpan(sweep.started_at)));
-      })))));
+    replace(
+      box,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', null, 'Sweep'),
+              h('th', null, 'Workflow'),
+              h('th', null, 'Cluster'),
+              h('th', null, 'Matrix'),
+              h('th', null, 'Status'),
+              h('th', { class: 'bar-col' }, 'Cells'),
+              h('th', null, 'Parallel'),
+              h('th', null, 'Started'),
+            ),
+          ),
+          h(
+            'tbody',
+            null,
+            sweeps.map((sweep) => {
+              let bar = bars.get(sweep.id);
+              if (bar) bar.update(counterParts(sweep));
+              else {
+                bar = stackedBar(counterParts(sweep), { showLegend: false, label: `sweep ${sweep.id}` });
+                bars.set(sweep.id, bar);
+              }
+              const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
+              return h(
+                'tr',
+                { dataset: { sweep: sweep.id } },
+                h('td', null, h('a', { href: `/sweeps/${sweep.id}` }, `#${sweep.id}`)),
+                h('td', null, sweep.name),
+                h('td', null, h('span', { class: 'cluster-chip' }, sweep.transport)),
+                h(
+                  'td',
+                  { class: 'mono', title: JSON.stringify(sweep.matrix) },
+                  Object.entries(sweep.matrix)
+                    .map(([axis, values]) => `${axis} × ${values.length}`)
+                    .join(', '),
+                ),
+                h('td', null, h('span', { class: 'badges' }, stateBadge(sweep.status), pausedBadge(sweep))),
+                h(
+                  'td',
+                  { class: 'bar-col' },
+                  h('div', { class: 'bar-cell' }, bar, h('span', { class: 'muted' }, `${done}/${sweep.cell_count}`)),
+                ),
+                h('td', { class: 'num' }, String(sweep.max_parallel)),
+                h('td', { title: fmtTime(sweep.started_at) }, agoSpan(sweep.started_at)),
+              );
+            }),
+          ),
+        ),
+      ),
+    );
   }
 
   // Subscribed before the first load, so a change while it loads is not missed.
-  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed'], (events) => { if (concerns(events, null)) draw(); }, { wait: 300 });
+  const stop = live(
+    ['sweep_run.status_changed', 'workflow_run.status_changed'],
+    (events) => {
+      if (concerns(events, null)) draw();
+    },
+    { wait: 300 },
+  );
   await draw();
   return stop;
 }
@@ -126,10 +220,15 @@ async function renderSweep(root, sweepId) {
   // on the sweep's cluster may be a queued task that now runs: "2 running · 4 queued" is read again.
   let sweep;
   const taskMoved = (e) => e.type === 'job.status_changed' && (!sweep || e.payload?.transport === sweep.transport);
-  const stop = live(['sweep_run.status_changed', 'workflow_run.status_changed', 'job.status_changed'], (events) => {
-    if (!concerns(events, sweepId) && !(sweep?.cells_in_queue && events.some(taskMoved))) return;
-    if (ready) reload(); else missed = true;
-  }, { wait: 250 });
+  const stop = live(
+    ['sweep_run.status_changed', 'workflow_run.status_changed', 'job.status_changed'],
+    (events) => {
+      if (!concerns(events, sweepId) && !(sweep?.cells_in_queue && events.some(taskMoved))) return;
+      if (ready) reload();
+      else missed = true;
+    },
+    { wait: 250 },
+  );
   try {
     sweep = await api(`/api/sweep_runs/${sweepId}`);
   } catch (err) {
@@ -145,24 +244,48 @@ async function renderSweep(root, sweepId) {
   const bar = stackedBar(counterParts(sweep), { label: 'cells' });
   const summary = h('div', { class: 'sweep-summary' });
   const cellsBox = h('div');
-  const cellArgs = new Map();  // run id -> the cell's args, for naming its jobs in the efficiency table
+  const cellArgs = new Map(); // run id -> the cell's args, for naming its jobs in the efficiency table
   const efficiency = efficiencyCard(`/api/history/efficiency/sweeps/${sweepId}`, {
     id: 'sweep-efficiency',
     over: 'the sweep',
     name: (job) => {
       const args = cellArgs.get(job.run_id);
-      const axes = args ? Object.keys(sweep.matrix).map((a) => `${a}=${JSON.stringify(args[a])}`).join(' ') : '';
+      const axes = args
+        ? Object.keys(sweep.matrix)
+            .map((a) => `${a}=${JSON.stringify(args[a])}`)
+            .join(' ')
+        : '';
       return axes ? `${job.name} · ${axes}` : job.name;
     },
   });
-  const cancelBtn = actionButton('Cancel sweep', cancel, { cls: 'btn btn-danger', errorBox: actionError, busyLabel: 'Cancelling…' });
-  const pauseBtn = actionButton('Pause', () => steer('pause'), { cls: 'btn', errorBox: actionError, busyLabel: 'Pausing…', title: 'Launch no new cell and hold the queued jobs; running cells run on' });
-  const resumeBtn = actionButton('Resume', () => steer('resume'), { cls: 'btn btn-primary', errorBox: actionError, busyLabel: 'Resuming…', title: 'Release the held jobs and launch cells again' });
+  const cancelBtn = actionButton('Cancel sweep', cancel, {
+    cls: 'btn btn-danger',
+    errorBox: actionError,
+    busyLabel: 'Cancelling…',
+  });
+  const pauseBtn = actionButton('Pause', () => steer('pause'), {
+    cls: 'btn',
+    errorBox: actionError,
+    busyLabel: 'Pausing…',
+    title: 'Launch no new cell and hold the queued jobs; running cells run on',
+  });
+  const resumeBtn = actionButton('Resume', () => steer('resume'), {
+    cls: 'btn btn-primary',
+    errorBox: actionError,
+    busyLabel: 'Resuming…',
+    title: 'Release the held jobs and launch cells again',
+  });
 
-  replace(root, head, errorBox, queuedBox, actionError,
+  replace(
+    root,
+    head,
+    errorBox,
+    queuedBox,
+    actionError,
     card('Cells', [summary, bar], { actions: liveIndicator() }),
     card('Cell runs', cellsBox, { cls: 'flush' }),
-    efficiency.el);
+    efficiency.el,
+  );
 
   /** Once the sweep ended: its cells' jobs, measured (Slurm accounting, as the History page shows). */
   function drawEfficiency() {
@@ -176,53 +299,185 @@ async function renderSweep(root, sweepId) {
     resumeBtn.hidden = !steerable || !sweep.paused_at;
     const end = sweep.completed_at ? new Date(sweep.completed_at) : new Date();
     const budget = budgetText(sweep);
-    replace(head,
-      h('div', { class: 'job-head' }, h('span', { class: 'job-name' }, `${sweep.name}`),
-        h('span', { class: 'cluster-chip', id: 'sweep-cluster', title: 'The cluster this sweep runs on' }, sweep.transport), stateBadge(sweep.status), pausedBadge(sweep), h('span', { class: 'grow' }), pauseBtn, resumeBtn, cancelBtn),
-      h('dl', { class: 'kv run-facts' },
-        h('dt', null, 'Cluster'), h('dd', null, sweep.transport),
+    replace(
+      head,
+      h(
+        'div',
+        { class: 'job-head' },
+        h('span', { class: 'job-name' }, `${sweep.name}`),
+        h(
+          'span',
+          { class: 'cluster-chip', id: 'sweep-cluster', title: 'The cluster this sweep runs on' },
+          sweep.transport,
+        ),
+        stateBadge(sweep.status),
+        pausedBadge(sweep),
+        h('span', { class: 'grow' }),
+        pauseBtn,
+        resumeBtn,
+        cancelBtn,
+      ),
+      h(
+        'dl',
+        { class: 'kv run-facts' },
+        h('dt', null, 'Cluster'),
+        h('dd', null, sweep.transport),
         inFlightText(sweep) ? [h('dt', null, 'Now'), h('dd', { id: 'sweep-in-flight' }, inFlightText(sweep))] : null,
-        h('dt', null, 'Matrix'), h('dd', null, h('div', { class: 'chips' }, Object.entries(sweep.matrix).map(([k, vs]) => h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`)))),
-        Object.keys(sweep.args || {}).length ? [h('dt', null, 'Shared args'), h('dd', { class: 'mono' }, Object.entries(sweep.args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('  '))] : null,
-        h('dt', null, 'Parallel'), h('dd', null, `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`),
-        budget ? [h('dt', null, 'Failure budget'), h('dd', { class: ['failure-budget', sweep.cells_failed > sweep.max_failures ? 'spent' : null] }, budget)] : null,
-        sweep.paused_at ? [h('dt', null, 'Paused'), h('dd', { class: 'paused-facts' }, `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`)] : null,
-        sweep.array_job_id ? [h('dt', null, 'Submitted'), h('dd', { class: 'array-job' }, `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`)] : null,
-        h('dt', null, 'Started'), h('dd', null, `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? 'took ' : 'running for '}`,
-          durationSpan((end - new Date(sweep.started_at)) / 1000, !sweep.completed_at, { id: 'sweep-elapsed' })),
-        sweep.cancel_requested_at ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))] : null));
+        h('dt', null, 'Matrix'),
+        h(
+          'dd',
+          null,
+          h(
+            'div',
+            { class: 'chips' },
+            Object.entries(sweep.matrix).map(([k, vs]) =>
+              h('span', { class: 'chip' }, h('strong', null, k), ` ${vs.map((v) => JSON.stringify(v)).join(', ')}`),
+            ),
+          ),
+        ),
+        Object.keys(sweep.args || {}).length
+          ? [
+              h('dt', null, 'Shared args'),
+              h(
+                'dd',
+                { class: 'mono' },
+                Object.entries(sweep.args)
+                  .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+                  .join('  '),
+              ),
+            ]
+          : null,
+        h('dt', null, 'Parallel'),
+        h(
+          'dd',
+          null,
+          `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`,
+        ),
+        budget
+          ? [
+              h('dt', null, 'Failure budget'),
+              h('dd', { class: ['failure-budget', sweep.cells_failed > sweep.max_failures ? 'spent' : null] }, budget),
+            ]
+          : null,
+        sweep.paused_at
+          ? [
+              h('dt', null, 'Paused'),
+              h(
+                'dd',
+                { class: 'paused-facts' },
+                `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`,
+              ),
+            ]
+          : null,
+        sweep.array_job_id
+          ? [
+              h('dt', null, 'Submitted'),
+              h(
+                'dd',
+                { class: 'array-job' },
+                `as one Slurm job array, ${sweep.array_job_id}: cell i is task ${sweep.array_job_id}_i`,
+              ),
+            ]
+          : null,
+        h('dt', null, 'Started'),
+        h(
+          'dd',
+          null,
+          `${fmtTime(sweep.started_at)} · ${sweep.completed_at ? 'took ' : 'running for '}`,
+          durationSpan((end - new Date(sweep.started_at)) / 1000, !sweep.completed_at, { id: 'sweep-elapsed' }),
+        ),
+        sweep.cancel_requested_at
+          ? [h('dt', null, 'Cancel asked'), h('dd', null, fmtTime(sweep.cancel_requested_at))]
+          : null,
+      ),
+    );
     errorBox.hidden = !sweep.error;
     errorBox.textContent = sweep.error || '';
-    queuedBox.hidden = !sweep.queued;  // cells held back by the submission throttle
+    queuedBox.hidden = !sweep.queued; // cells held back by the submission throttle
     queuedBox.textContent = sweep.queued ? `Cells wait to be submitted — ${sweep.queued}` : '';
     bar.update(counterParts(sweep));
     const done = sweep.cells_completed + sweep.cells_failed + sweep.cells_cancelled;
-    replace(summary, h('span', { class: 'sweep-count' }, h('strong', null, `${done}`), ` of ${sweep.cell_count} cells done`,
-      sweep.paused_at ? h('span', { class: 'held-count' }, ` · paused, ${sweep.cells_held} held`) : null));
+    replace(
+      summary,
+      h(
+        'span',
+        { class: 'sweep-count' },
+        h('strong', null, `${done}`),
+        ` of ${sweep.cell_count} cells done`,
+        sweep.paused_at ? h('span', { class: 'held-count' }, ` · paused, ${sweep.cells_held} held`) : null,
+      ),
+    );
   }
 
   async function drawCells() {
     const cells = await api(`/api/sweep_runs/${sweepId}/cells`);
     for (const cell of cells) cellArgs.set(cell.id, cell.args);
     const axes = Object.keys(sweep.matrix);
-    replace(cellsBox, h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
-      h('thead', null, h('tr', null, h('th', null, 'Cell'), axes.map((a) => h('th', null, a)), h('th', null, 'Status'), h('th', null, 'Jobs'), h('th', null, 'Started'), h('th', null, 'Took'), h('th', null, 'Error'))),
-      h('tbody', null, cells.map((cell) => {
-        // the cell's own jobs say when it started and how long it took (a task of an array may wait long after
-        // the sweep submitted it); a launched cell whose jobs all wait in the queue is queued, not running
-        const queued = cell.status === 'running' && cell.job_state === 'PENDING';
-        const started = cell.job_started_at;
-        const ended = cell.job_ended_at || (TERMINAL.has(cell.status) ? cell.completed_at : null);
-        const took = started ? durationSpan(((ended ? new Date(ended) : new Date()) - new Date(started)) / 1000, !ended) : '—';
-        return h('tr', { dataset: { cell: cell.id, status: queued ? 'queued' : cell.status } },
-          h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
-          axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
-          h('td', { class: 'cell-status', title: queued ? 'Slurm keeps its job in the queue' : null }, stateBadge(queued ? 'queued' : cell.status)),
-          h('td', { class: 'cell-jobs mono' }, Object.entries(cell.job_ids || {}).map(([name, id]) => h('a', { href: jobHref(sweep.transport, id), title: name }, id))),
-          h('td', { class: 'cell-started', title: started ? fmtTime(started) : '' }, started ? agoSpan(started) : '—'),
-          h('td', { class: 'cell-took' }, took),
-          h('td', { class: 'wrap muted' }, cell.error || ''));
-      })))));
+    replace(
+      cellsBox,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', null, 'Cell'),
+              axes.map((a) => h('th', null, a)),
+              h('th', null, 'Status'),
+              h('th', null, 'Jobs'),
+              h('th', null, 'Started'),
+              h('th', null, 'Took'),
+              h('th', null, 'Error'),
+            ),
+          ),
+          h(
+            'tbody',
+            null,
+            cells.map((cell) => {
+              // the cell's own jobs say when it started and how long it took (a task of an array may wait long after
+              // the sweep submitted it); a launched cell whose jobs all wait in the queue is queued, not running
+              const queued = cell.status === 'running' && cell.job_state === 'PENDING';
+              const started = cell.job_started_at;
+              const ended = cell.job_ended_at || (TERMINAL.has(cell.status) ? cell.completed_at : null);
+              const took = started
+                ? durationSpan(((ended ? new Date(ended) : new Date()) - new Date(started)) / 1000, !ended)
+                : '—';
+              return h(
+                'tr',
+                { dataset: { cell: cell.id, status: queued ? 'queued' : cell.status } },
+                h('td', null, h('a', { href: `/runs/${cell.id}`, class: 'mono' }, cell.id.slice(0, 8))),
+                axes.map((a) => h('td', { class: 'mono' }, JSON.stringify(cell.args[a]))),
+                h(
+                  'td',
+                  { class: 'cell-status', title: queued ? 'Slurm keeps its job in the queue' : null },
+                  stateBadge(queued ? 'queued' : cell.status),
+                ),
+                h(
+                  'td',
+                  { class: 'cell-jobs mono' },
+                  Object.entries(cell.job_ids || {}).map(([name, id]) =>
+                    h('a', { href: jobHref(sweep.transport, id), title: name }, id),
+                  ),
+                ),
+                h(
+                  'td',
+                  { class: 'cell-started', title: started ? fmtTime(started) : '' },
+                  started ? agoSpan(started) : '—',
+                ),
+                h('td', { class: 'cell-took' }, took),
+                h('td', { class: 'wrap muted' }, cell.error || ''),
+              );
+            }),
+          ),
+        ),
+      ),
+    );
   }
 
   async function cancel() {
@@ -235,12 +490,15 @@ async function renderSweep(root, sweepId) {
     if (!ok) return;
     await api(`/api/sweep_runs/${sweepId}/cancel`, { method: 'POST' });
     toast('Sweep cancelling: running cells are being cancelled', 'ok');
-    await reload();  // not the 202's sweep: events may have brought a newer one (see oneAtATime)
+    await reload(); // not the 202's sweep: events may have brought a newer one (see oneAtATime)
   }
 
   async function steer(action) {
     await api(`/api/sweep_runs/${sweepId}/${action}`, { method: 'POST' });
-    toast(action === 'pause' ? 'Sweep paused: no new cell is launched and queued jobs are held' : 'Sweep resumed', 'ok');
+    toast(
+      action === 'pause' ? 'Sweep paused: no new cell is launched and queued jobs are held' : 'Sweep resumed',
+      'ok',
+    );
     await reload();
   }
 
@@ -251,7 +509,10 @@ async function renderSweep(root, sweepId) {
       await drawCells();
       drawEfficiency();
     } catch (err) {
-      if (err.status !== 401) { errorBox.hidden = false; errorBox.textContent = err.detail || err.message; }
+      if (err.status !== 401) {
+        errorBox.hidden = false;
+        errorBox.textContent = err.detail || err.message;
+      }
     }
   });
 
@@ -260,5 +521,8 @@ async function renderSweep(root, sweepId) {
   drawEfficiency();
   ready = true;
   if (missed) reload();
-  return () => { stop(); efficiency.stop(); };
+  return () => {
+    stop();
+    efficiency.stop();
+  };
 }

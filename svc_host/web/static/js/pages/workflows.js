@@ -154,7 +154,10 @@ async function renderList(root) {
         runs.length
           ? runsTable(runs)
           : all.length
-            ? emptyState(`No runs on ${shownOn}`, 'Runs on the other clusters show with "All clusters", here or in the top bar.')
+            ? emptyState(
+                `No runs on ${shownOn}`,
+                'Runs on the other clusters show with "All clusters", here or in the top bar.',
+              )
             : emptyState('No runs yet', 'Open a workflow and press Run; its jobs show up here and change state live.'),
       );
     } catch (err) {
