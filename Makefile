@@ -60,6 +60,7 @@ browser:
 lint: install node_modules/.svc-npm-ci jstest
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
+	node_modules/.bin/biome ci --colors=off svc_host/web/static/js tests/js
 
 node_modules/.svc-npm-ci: package.json package-lock.json
 	npm ci --quiet --no-audit --no-fund
