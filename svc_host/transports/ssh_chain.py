@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from typing import Any
-
-import asyncssh
+from typing import TYPE_CHECKING, Any
 
 from svc_host.domain.profiles import SSHProfile
 from svc_host.errors import TransportError
 from svc_host.transports.ssh_options import Hop, jump_hops, ssh_connect_options
+
+if TYPE_CHECKING:  # asyncssh (0.1-0.2 s of CPU) is imported by the first connection, not by importing this module:
+    import asyncssh  # a plugin naming open_ssh_connection at import costs nothing to svc runs that use no SSH
 
 MAX_HANDSHAKES = 4
 """Connections of one process in their handshake at the same time (OpenSSH's MaxStartups starts at 10)."""
@@ -39,6 +40,8 @@ def _handshake_slot() -> asyncio.Semaphore:
 async def open_connection(name: str, profile: SSHProfile) -> asyncssh.SSHClientConnection:
     """The profile's connection to its login node, through its jump hosts (the profile's ``proxy_jump``, else
     the ``ProxyJump`` of its ``~/.ssh/config`` entry); ``TransportError`` naming the hop that failed."""
+    import asyncssh
+
     host, options = ssh_connect_options(profile)
     _agent_for_encrypted_key(name, options)
     tunnel = options.pop("tunnel", None)
@@ -69,6 +72,8 @@ def _agent_for_encrypted_key(name: str, options: dict[str, Any]) -> None:
     keys = options.get("client_keys") or []
     if not keys:
         return
+    import asyncssh
+
     try:
         asyncssh.read_private_key(keys[0])
     except asyncssh.KeyImportError as exc:
@@ -96,6 +101,8 @@ def _chained(
 async def _handshake(
     name: str, where: str, host: str, options: dict[str, Any], *, jump: bool
 ) -> asyncssh.SSHClientConnection:
+    import asyncssh
+
     port = options.get("port") or 22
     try:
         for delay in (*RECONNECT_DELAYS, None):
