@@ -13,27 +13,37 @@ function entryIcon(kind) {
   return icon(kind, `ficon ficon-${kind}`);
 }
 
+/** What Files says with no mount to browse: it browses the server default's profile, which may be none while
+ * profiles exist (local is the server default), or a profile without mounts, or there is no profile at all. */
+function noMounts(profiles) {
+  const names = Object.keys(profiles.profiles || {});
+  if (profiles.current) {
+    return emptyState(
+      `Profile "${profiles.current}" has no mounts`,
+      'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.',
+      h('a', { class: 'btn btn-primary', href: '/settings?tab=profiles' }, 'Add a mount'),
+    );
+  }
+  if (names.length) {
+    const which = names.length === 1 ? names[0] : `one of ${names.join(', ')}`;
+    return emptyState(
+      'No mounts to browse',
+      "Files browses the mounts of the server default's SSH profile, and no profile is the server default. " +
+        `Make ${which} the server default under SSH profiles & mounts, then add a mount to it.`,
+      h('a', { class: 'btn btn-primary', href: '/settings?tab=profiles' }, 'SSH profiles & mounts'),
+    );
+  }
+  return emptyState(
+    'No SSH profile yet',
+    "Files live in mounts of the server's SSH profile. Create a profile (and a mount) first.",
+    h('a', { class: 'btn btn-primary', href: '/settings?tab=profiles&new=1' }, 'Create a profile'),
+  );
+}
+
 export async function render(root, _params, query) {
   const [mounts, profiles] = await Promise.all([api('/api/files/mounts'), api('/api/config/ssh/profiles')]);
   if (!mounts.length) {
-    const hasProfile = !!profiles.current;
-    replace(
-      root,
-      card(
-        null,
-        emptyState(
-          hasProfile ? `Profile "${profiles.current}" has no mounts` : 'No SSH profile yet',
-          hasProfile
-            ? 'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.'
-            : "Files live in mounts of the server's SSH profile. Create a profile (and a mount) first.",
-          h(
-            'a',
-            { class: 'btn btn-primary', href: hasProfile ? '/settings?tab=profiles' : '/settings?tab=profiles&new=1' },
-            hasProfile ? 'Add a mount' : 'Create a profile',
-          ),
-        ),
-      ),
-    );
+    replace(root, card(null, noMounts(profiles)));
     return null;
   }
 

@@ -363,7 +363,8 @@ function logViewer(jobId, where, initial) {
       btn.classList.toggle('active', name === current);
       btn.setAttribute('aria-pressed', String(name === current));
     }
-    pre.textContent = state[current].text || (state[current].offset ? '' : `(${current} is empty so far)`);
+    pre.textContent =
+      state[current].text || (state[current].offset ? '' : `(${current} is empty${active ? ' so far' : ''})`);
     drawStatus();
     if (follow) toEnd();
   }
