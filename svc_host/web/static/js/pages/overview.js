@@ -324,7 +324,13 @@ export async function render(root, _params, query) {
   }
 
   function drawJobs() {
-    const mine = queue.filter((j) => j.status === 'RUNNING' || j.status === 'PENDING').slice(0, 8);
+    // at most eight, running before pending (the queue lists pending first, which hid the running ones);
+    // a card that leaves jobs out says how many it shows and where the rest are
+    const active = queue.filter((j) => j.status === 'RUNNING' || j.status === 'PENDING');
+    const mine = [
+      ...active.filter((j) => j.status === 'RUNNING'),
+      ...active.filter((j) => j.status === 'PENDING'),
+    ].slice(0, 8);
     if (!mine.length) {
       replace(
         jobsBox,
@@ -376,6 +382,14 @@ export async function render(root, _params, query) {
           ),
         ),
       ),
+      active.length > mine.length
+        ? h(
+            'p',
+            { class: 'more-jobs muted' },
+            `${mine.length} of ${active.length} running or pending · the rest in `,
+            h('a', { href: queueOfAll ? '/jobs?status=active' : '/jobs?queue=mine&status=active' }, 'Jobs'),
+          )
+        : null,
     );
   }
 
