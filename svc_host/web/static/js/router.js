@@ -151,7 +151,8 @@ export async function renderCurrent() {
       root,
       emptyState(
         'This page is not available',
-        `The dashboard could not load its "${found.route.page}" page (${err.message}). The rest of the dashboard works; ` +
+        `The dashboard could not load its "${found.route.page}" page (${err.message}). ` +
+          'The rest of the dashboard works; ' +
           'reinstall svc if this persists.',
         h('a', { class: 'btn', href: '/' }, 'Go to the overview'),
       ),

@@ -69,7 +69,8 @@ function clusterBlock(name, onChange, queueOfAll) {
       h(
         'div',
         { class: 'gauge-sub' },
-        `nodes ${w.nodes_idle} idle of ${w.nodes_total}${w.nodes_down ? `, ${w.nodes_down} down` : ''} · each node counted once`,
+        `nodes ${w.nodes_idle} idle of ${w.nodes_total}` +
+          `${w.nodes_down ? `, ${w.nodes_down} down` : ''} · each node counted once`,
       ),
       types ? h('div', { class: 'gauge-sub gpu-types' }, types) : null,
     );

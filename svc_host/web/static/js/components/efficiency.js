@@ -127,7 +127,8 @@ export function efficiencyCard(url, { id, over, name = (job) => job.name, state 
         ? h(
             'p',
             { class: 'muted small eff-unmeasured' },
-            `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`,
+            `${unmeasured} job${unmeasured === 1 ? '' : 's'} not measured: ` +
+              `accounting has no usage for ${unmeasured === 1 ? 'it' : 'them'} yet.`,
           )
         : null,
     );

@@ -198,7 +198,9 @@ export async function render(root, _params, query) {
             h(
               'p',
               { class: 'muted small' },
-              `A completed job is flagged when it used under ${FLAG_BELOW}% of the CPUs, memory or time it asked for. From Slurm accounting; GPU utilisation shows only where the cluster accounts it.`,
+              `A completed job is flagged when it used under ${FLAG_BELOW}% of the CPUs, memory or time ` +
+                'it asked for. ' +
+                'From Slurm accounting; GPU utilisation shows only where the cluster accounts it.',
             ),
           ]
         : emptyState(

@@ -312,7 +312,8 @@ export async function render(root, _params, query) {
           h(
             'div',
             { class: 'gauge-sub' },
-            `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running · nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`,
+            `${p.gpus_available} free · ${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running · ` +
+              `nodes ${p.nodes_idle} idle of ${p.nodes_total}${p.nodes_down ? `, ${p.nodes_down} down` : ''}`,
           ),
           types(p),
           sharedNodesText(p)

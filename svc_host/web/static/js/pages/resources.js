@@ -110,7 +110,9 @@ export async function render(root, _params, query) {
       shared ? h('div', { class: 'gauge-sub shared-nodes', title: SHARED_NODES_TITLE }, shared) : null,
       gauge(p.nodes_total - p.nodes_idle - p.nodes_down, p.nodes_total, {
         label: 'Nodes busy',
-        detail: `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}${p.nodes_down ? ` · ${p.nodes_down} down` : ''}`,
+        detail:
+          `${p.nodes_total - p.nodes_idle - p.nodes_down} / ${p.nodes_total}` +
+          `${p.nodes_down ? ` · ${p.nodes_down} down` : ''}`,
       }),
       h('div', { class: 'gauge-sub' }, `${p.jobs_running} job${p.jobs_running === 1 ? '' : 's'} running`),
     );
@@ -162,7 +164,8 @@ export async function render(root, _params, query) {
       h(
         'p',
         { class: 'limits-facts' },
-        `${l.user} on ${l.cluster || l.transport} · account ${l.account} · default QOS ${l.default_qos} · arrays up to ${l.max_array_size ?? '—'} tasks`,
+        `${l.user} on ${l.cluster || l.transport} · account ${l.account} · default QOS ${l.default_qos} · ` +
+          `arrays up to ${l.max_array_size ?? '—'} tasks`,
         l.waiting_submissions
           ? h(
               'span',
@@ -235,7 +238,8 @@ export async function render(root, _params, query) {
       h(
         'p',
         { class: 'hint' },
-        'Workflows and sweeps wait under the limits that refuse sbatch (a job asking for another QOS counts against that one); each array task counts as one job.',
+        'Workflows and sweeps wait under the limits that refuse sbatch ' +
+          '(a job asking for another QOS counts against that one); each array task counts as one job.',
       ),
     );
   }

@@ -182,7 +182,8 @@ export async function render(root, _params, query) {
         listBox,
         emptyState(
           'No sessions yet',
-          'A session runs JupyterLab, TensorBoard or a command of your own on a node, as a job; svc opens it for you in a tab of its own.',
+          'A session runs JupyterLab, TensorBoard or a command of your own on a node, as a job; ' +
+            'svc opens it for you in a tab of its own.',
         ),
       );
       return;
@@ -272,7 +273,8 @@ export async function render(root, _params, query) {
     if (s.state === 'ended') {
       lines.push(h('div', { class: 'end-reason' }, REASONS[s.end_reason] || s.end_reason || 'ended'));
       if (s.end_reason === 'app_exited' && NOT_FOUND.test(s.end_detail || '')) {
-        // the first start of many a new user: JupyterLab is not on the node's PATH, the detail says so in Python's words
+        // the first start of many a new user: JupyterLab is not on the node's PATH,
+        // the detail says so in Python's words
         lines.push(
           h(
             'div',
@@ -407,7 +409,8 @@ async function startForm(kinds, wanted, onStarted) {
     const idle = chosen?.idle_minutes ? `; ends after ${chosen.idle_minutes} idle minutes` : '';
     kindHint.textContent = chosen ? chosen.description : '';
     readyHint.textContent = chosen
-      ? `It starts as a job; Open appears once the app answers (within ${fmtDuration(chosen.start_timeout, { coarse: true })} of the job's start${idle}).`
+      ? 'It starts as a job; Open appears once the app answers ' +
+        `(within ${fmtDuration(chosen.start_timeout, { coarse: true })} of the job's start${idle}).`
       : '';
   }
   kind.addEventListener('change', () => {

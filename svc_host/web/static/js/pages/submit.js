@@ -1,5 +1,5 @@
-// Submit: a resource form (partition and GPU type pickers from /api/resources) whose rendered script previews as you type, or
-// a pasted script. The rendered preview is exactly what is submitted.
+// Submit: a resource form (partition and GPU type pickers from /api/resources) whose rendered script previews as
+// you type, or a pasted script. The rendered preview is exactly what is submitted.
 import { h, replace } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, field, alertBox, showError, showFormError } from '../ui.js';
@@ -194,7 +194,8 @@ export async function render(root, _params, query) {
     ),
     field('Environment variables', envVars, {
       hint: configuredVars.length
-        ? `KEY=value per line. Your configuration also names ${configuredVars.join(', ')}: values are not shown here, so add them to this job if it needs them.`
+        ? `KEY=value per line. Your configuration also names ${configuredVars.join(', ')}: ` +
+          'values are not shown here, so add them to this job if it needs them.'
         : 'KEY=value per line; names must be shell identifiers',
     }),
   );
