@@ -11,6 +11,8 @@
 // A job page (`/jobs/<id>?cluster=<name>`) is bound to its job's cluster: a job is (cluster, id), so its URL is
 // never read on another cluster. Its cluster is not the tab's choice (the tab's own comes back on the next page),
 // the pill says "lab24 · this job's cluster", and choosing another cluster there goes to that cluster's Jobs.
+// A run's page (`/runs/<id>`) and a sweep's (`/sweeps/<id>`) are bound to their run's or sweep's cluster the same
+// way; a switch there goes to the chosen cluster's runs (Workflows) or Sweeps.
 import { api } from './api.js';
 
 const KEY = 'svc-cluster';
@@ -44,23 +46,30 @@ export function tabCluster() {
   return new URLSearchParams(location.search).get('cluster') || stored() || null;
 }
 
-/** Whether the page on screen is one job's (`/jobs/<id>`): bound to the cluster its URL names. */
-function onJobPage() {
-  return /^\/jobs\/[^/]+\/?$/.test(location.pathname);
+/** The pages about one thing of one cluster: what the thing is called, and the list a switch of cluster goes to. */
+const BOUND_PAGES = [
+  { path: /^\/jobs\/[^/]+\/?$/, thing: 'job', list: '/jobs' },
+  { path: /^\/runs\/[^/]+\/?$/, thing: 'run', list: '/workflows' },
+  { path: /^\/sweeps\/[^/]+\/?$/, thing: 'sweep', list: '/sweeps' },
+];
+
+/** The page on screen if it is one job's, run's or sweep's (bound to the cluster its URL names), else null. */
+function boundPage() {
+  return BOUND_PAGES.find((bound) => bound.path.test(location.pathname)) || null;
 }
 
-/** The cluster the page on screen is bound to (a job page's: its job's), null on every other page. */
+/** The cluster the page on screen is bound to (a job's, run's or sweep's page: its thing's), null on others. */
 export function boundCluster() {
-  return onJobPage() ? new URLSearchParams(location.search).get('cluster') : null;
+  return boundPage() ? new URLSearchParams(location.search).get('cluster') : null;
 }
 
-/** Before each page draws: a URL naming a cluster makes it the tab's (a job page's names its job's cluster, which
- * stays the page's own); a URL naming none gets the tab's. */
+/** Before each page draws: a URL naming a cluster makes it the tab's (a bound page's names its thing's cluster,
+ * which stays the page's own); a URL naming none gets the tab's. */
 export function keepClusterInUrl() {
   const params = new URLSearchParams(location.search);
   const named = params.get('cluster');
   if (named) {
-    if (!onJobPage()) store(named);
+    if (!boundPage()) store(named);
     return;
   }
   const kept = stored();
@@ -69,9 +78,10 @@ export function keepClusterInUrl() {
   history.replaceState(history.state, '', `${location.pathname}?${params}`);
 }
 
-/** The job page at `path` found its job on `name` (the URL may have named none, or "All clusters"): the URL names
- * it, and the page is bound to it; the pill follows. Nothing changes once another page is on screen. */
-export function bindJobCluster(name, path) {
+/** The job's, run's or sweep's page at `path` found its thing on `name` (the URL may have named none, or "All
+ * clusters"): the URL names it, and the page is bound to it; the pill follows. Nothing changes once another page
+ * is on screen. */
+export function bindPageCluster(name, path) {
   const params = new URLSearchParams(location.search);
   if (location.pathname !== path || params.get('cluster') === name) return;
   params.set('cluster', name);
@@ -79,15 +89,17 @@ export function bindJobCluster(name, path) {
   for (const listener of listeners) listener();
 }
 
-/** Choose the tab's cluster (null: follow the server's default) and put it in the URL; the caller redraws. On a job
- * page the choice leads to the chosen cluster's Jobs: that job's id means another job there, or none. */
+/** Choose the tab's cluster (null: follow the server's default) and put it in the URL; the caller redraws. On a
+ * bound page the choice leads to the chosen cluster's list (Jobs, runs, Sweeps): that id means another thing there,
+ * or none. */
 export function chooseCluster(name) {
   store(name);
-  const params = onJobPage() ? new URLSearchParams() : new URLSearchParams(location.search);
+  const bound = boundPage();
+  const params = bound ? new URLSearchParams() : new URLSearchParams(location.search);
   if (name) params.set('cluster', name);
   else params.delete('cluster');
   const qs = params.toString();
-  history.pushState(history.state, '', (onJobPage() ? '/jobs' : location.pathname) + (qs ? `?${qs}` : ''));
+  history.pushState(history.state, '', (bound ? bound.list : location.pathname) + (qs ? `?${qs}` : ''));
   for (const listener of listeners) listener();
 }
 
@@ -199,7 +211,7 @@ export function clusterLabel(name) {
   return name === 'local' ? "local · this machine's Slurm" : name;
 }
 
-/** A choice of the pill: a job page's own cluster says so. */
+/** A choice of the pill: a job's, run's or sweep's page's own cluster says so. */
 export function pillLabel(name) {
-  return name === boundCluster() ? `${name} · this job's cluster` : clusterLabel(name);
+  return name === boundCluster() ? `${name} · this ${boundPage().thing}'s cluster` : clusterLabel(name);
 }

@@ -6,7 +6,7 @@ import { emptyState, setTitle, setQuery } from '../router.js';
 import { live } from '../live.js';
 import { pendingBox } from '../components/pending.js';
 import { jobGpusText } from '../components/gpu-types.js';
-import { bindJobCluster, clusterQuery } from '../cluster.js';
+import { bindPageCluster, clusterQuery } from '../cluster.js';
 import { FAILED } from '../job-states.js';
 
 const ACTIVE = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING']);
@@ -45,7 +45,7 @@ export async function render(root, params, query) {
     throw err;
   }
   where.transport = job.transport; // pinned: a later change of the server's default does not move this page
-  bindJobCluster(job.transport, path); // the URL and the pill name the job's cluster, whatever the tab's choice
+  bindPageCluster(job.transport, path); // the URL and the pill name the job's cluster, whatever the tab's choice
   setTitle(`Job ${jobId} on ${job.transport}`);
 
   const head = h('div', { class: 'job-head' });

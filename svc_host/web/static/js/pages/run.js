@@ -13,7 +13,7 @@ import { dagView } from '../components/dag.js';
 import { efficiencyCard } from '../components/efficiency.js';
 import { FAILED } from '../job-states.js';
 import { runOrigin } from '../components/run-origin.js';
-import { jobHref } from '../cluster.js';
+import { bindPageCluster, jobHref } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const STDERR_LINES = 20;
@@ -35,6 +35,7 @@ function byJob(attempts) {
 
 export async function render(root, params) {
   const runId = params.id;
+  const path = location.pathname; // this page's, while its thing is asked for
   // Subscribed before the first load: an event while the page loads marks it for one more reload.
   let onEvent = () => {
     missed = true;
@@ -49,6 +50,7 @@ export async function render(root, params) {
     throw err;
   }
   setTitle(`Run ${runId.slice(0, 8)} · ${run.workflow_name}`);
+  bindPageCluster(run.transport, path); // the URL and the pill name the run's cluster, whatever the tab's choice
 
   // The edges come from the workflow file (the run stores its jobs, not the file's shape); a file changed or
   // gone since leaves the nodes in run order without edges.

@@ -11,7 +11,7 @@ import { liveIndicator } from '../events.js';
 import { stackedBar } from '../components/chart.js';
 import { efficiencyCard } from '../components/efficiency.js';
 import { clusterFilter } from '../components/cluster-field.js';
-import { chooseListed, jobHref, listedCluster } from '../cluster.js';
+import { bindPageCluster, chooseListed, jobHref, listedCluster } from '../cluster.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -214,6 +214,7 @@ async function renderList(root) {
 }
 
 async function renderSweep(root, sweepId) {
+  const path = location.pathname; // this page's, while its thing is asked for
   let ready = false;
   let missed = false;
   // Subscribed before the first load, so a cell that moves while the page loads is not missed. A job that starts
@@ -236,6 +237,7 @@ async function renderSweep(root, sweepId) {
     throw err;
   }
   setTitle(`Sweep #${sweepId} · ${sweep.name}`);
+  bindPageCluster(sweep.transport, path); // the URL and the pill name the sweep's cluster, whatever the tab's
   const head = h('section', { class: 'card summary-card' });
   const errorBox = alertBox(null);
   const queuedBox = alertBox(null, 'info');
