@@ -40,8 +40,8 @@ def test_files_with_a_profile_that_is_not_the_server_default(
     empty = page.locator(".page .empty")
     expect(empty).not_to_contain_text("No SSH profile")
     expect(empty.locator(".empty-title")).to_have_text("No mounts to browse")
-    expect(empty).to_contain_text("no profile is the server default")
-    expect(empty).to_contain_text("Make lab24 the server default")
+    expect(empty).to_contain_text("local is not one")  # Files shows the tab's cluster: the server default, local
+    expect(empty).to_contain_text("Choose lab24 above")
     expect(empty.get_by_role("link", name="SSH profiles & mounts")).to_have_attribute("href", "/settings?tab=profiles")
 
 

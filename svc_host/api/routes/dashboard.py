@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from svc_host.api.cluster import ClusterDep
 from svc_host.api.deps import HostDep
 from svc_host.api.params import JobId, error_responses, sync_error_responses
-from svc_host.api.routes.files import NO_PROFILE, scrub, scrubbed, without_local
+from svc_host.api.routes.files import no_profile, profile_of, scrub, scrubbed, transport_query, without_local
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.domain.submission import JobDefinition
 from svc_host.errors import NotConfiguredError, NotFoundError, SyncError, TransportError
@@ -105,14 +105,15 @@ def _scrub_key(message: str, profile: SSHProfile) -> str:
 # -- mounts: inspect and mirror ---------------------------------------------------------------------------
 
 
-def _server_mount(host: Host, name: str) -> tuple[str, Mount]:
-    """The server profile's mount ``name``; 403 when its local root reaches svc's state or config directory or
-    ``~/.ssh``, as browse, read and sync answer: a mirror would upload the token, an inspection list its name."""
-    config = host.transports.config
-    profile_name = config.current_profile
-    if profile_name is None or profile_name not in config.profiles:
-        raise NotConfiguredError(NO_PROFILE)
-    found = find_mount(config.profiles, profile_name, name)
+def _server_mount(host: Host, name: str, transport: str | None) -> tuple[str, Mount]:
+    """Mount ``name`` of the cluster's profile (the server's by default); 403 when its local root reaches svc's
+    state or config directory or ``~/.ssh``, as browse, read and sync answer: a mirror would upload the token, an
+    inspection list its name."""
+    profile = profile_of(host, transport)
+    if profile is None:
+        raise NotConfiguredError(no_profile(transport))
+    profile_name = profile[0]
+    found = find_mount(host.transports.config.profiles, profile_name, name)
     refuse_guarded_root(found, guarded_paths(host.paths))
     return profile_name, found
 
@@ -120,11 +121,12 @@ def _server_mount(host: Host, name: str) -> tuple[str, Mount]:
 @router.get("/files/inspect", responses=error_responses(404, 502, 503))
 async def inspect_mount(
     host: HostDep,
-    mount: str = Query(description="Mount name in the server's profile."),
+    mount: str = Query(description="Mount name in the profile."),
     max_paths: int = Query(200, ge=1, le=1000, description="List at most this many paths per list."),
+    transport: str | None = transport_query(),
 ) -> dict[str, Any]:
     """What a sync would send, what a mirror would delete, and files uploaded earlier but gone locally."""
-    profile_name, found = _server_mount(host, mount)
+    profile_name, found = _server_mount(host, mount, transport)
     try:
         report = await host.sync_backend(profile_name).inspect(found, max_paths=max_paths)
     except SyncError as exc:
@@ -147,9 +149,9 @@ class MirrorRequest(BaseModel):
 
 
 @router.post("/files/mirror", responses=sync_error_responses(404, 503))
-async def mirror_mount(host: HostDep, body: MirrorRequest) -> dict[str, Any]:
+async def mirror_mount(host: HostDep, body: MirrorRequest, transport: str | None = transport_query()) -> dict[str, Any]:
     """Make the cluster copy equal to the local tree. Refused (502, nothing changed) past ``max_delete``."""
-    profile_name, found = _server_mount(host, body.mount)
+    profile_name, found = _server_mount(host, body.mount, transport)
     try:
         result = await host.sync_backend(profile_name).sync(
             found, dry_run=body.dry_run, delete=True, max_delete=body.max_delete, adopt=body.adopt, force=body.force

@@ -1,6 +1,8 @@
 """``/api/files``: the server's mounts, browse and read under a mount's local root, sync (REST spec "Files and mounts").
 
-The server's profile is its current one (``SVC_SSH_PROFILE`` / ``SVC_SSH_HOSTNAME`` applied). No answer of
+Every route takes an optional ``?transport=<cluster>``: the mounts are that SSH profile's (``local``, this machine's
+Slurm, has none); without it they are the server's profile's, its current one (``SVC_SSH_PROFILE`` /
+``SVC_SSH_HOSTNAME`` applied), so a tab showing another cluster browses that cluster's mounts. No answer of
 these endpoints carries a local path, except ``/mounts/config`` and the mount echoed by ``POST /mounts``,
 which the spec defines with their local directory; error details have local paths replaced by placeholders.
 """
@@ -14,9 +16,10 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
+from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep
 from svc_host.api.params import error_responses, sync_error_responses
-from svc_host.domain.profiles import Mount, SSHProfile
+from svc_host.domain.profiles import PROFILE_NAME_PATTERN, Mount, SSHProfile
 from svc_host.errors import ConfigError, InvalidRequestError, NotConfiguredError, NotFoundError, SyncError
 from svc_host.host import Host
 from svc_host.settings.mounts import (
@@ -52,27 +55,45 @@ class SyncRequest(BaseModel):
     """Change nothing; answer what the sync would send (``status: "dry_run"`` and the sync report)."""
 
 
-def _server_profile(host: Host) -> tuple[str, SSHProfile] | None:
+def transport_query() -> Any:
+    """``?transport=``: the cluster whose SSH profile's mounts a request is about; the server's by default."""
+    return Query(
+        None,
+        pattern=PROFILE_NAME_PATTERN,
+        description="The cluster: an SSH profile name or `local` (no mounts). Default: the server's profile.",
+    )
+
+
+def no_profile(transport: str | None) -> str:
+    """Why there are no mounts to act on: the server has no profile, or the named cluster is not an SSH profile."""
+    if transport is None:
+        return NO_PROFILE
+    return f"cluster {transport!r} is not an SSH profile (this machine's Slurm reads files where they are): no mounts"
+
+
+def profile_of(host: Host, transport: str | None) -> tuple[str, SSHProfile] | None:
+    """The SSH profile whose mounts a request is about: the cluster ``transport`` names (404 when none is on
+    offer; ``None`` for ``local``, which has no profile), else the server's current profile (or ``None``)."""
     config = host.transports.config
-    name = config.current_profile
+    name = config.current_profile if transport is None else named_cluster(host, transport)
     if name is None or name not in config.profiles:
         return None
     return name, config.profiles[name]
 
 
-def _configured_profile(host: Host) -> tuple[str, SSHProfile]:
-    found = _server_profile(host)
+def _configured_profile(host: Host, transport: str | None) -> tuple[str, SSHProfile]:
+    found = profile_of(host, transport)
     if found is None:
-        raise NotConfiguredError(NO_PROFILE)
+        raise NotConfiguredError(no_profile(transport))
     return found
 
 
-def _browsable_mount(host: Host, name: str) -> Mount:
-    """Browse and read answer 404 (not 503) when the server has no profile, 403 for a mount of a guarded place
+def _browsable_mount(host: Host, name: str, transport: str | None) -> Mount:
+    """Browse and read answer 404 (not 503) when there is no profile, 403 for a mount of a guarded place
     (a mount added before the refusal, or through the profiles API)."""
-    found = _server_profile(host)
+    found = profile_of(host, transport)
     if found is None:
-        raise NotFoundError(f"Mount '{name}' not found: {NO_PROFILE}")
+        raise NotFoundError(f"Mount '{name}' not found: {no_profile(transport)}")
     return _unguarded(host, find_mount(host.transports.config.profiles, found[0], name))
 
 
@@ -124,16 +145,16 @@ def decode_text(data: bytes, where: str) -> str:
 
 
 @router.get("/mounts")
-def list_mounts(host: HostDep) -> list[dict[str, str]]:
-    """Name and cluster directory of every mount of the server's profile; never the local directory."""
-    found = _server_profile(host)
+def list_mounts(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, str]]:
+    """Name and cluster directory of every mount of the profile; never the local directory."""
+    found = profile_of(host, transport)
     return [{"name": mount.name, "remote": mount.remote} for mount in (found[1].mounts if found else [])]
 
 
 @router.get("/mounts/config")
-def list_mount_config(host: HostDep) -> list[dict[str, Any]]:
-    """Every mount of the server's profile with its local directory."""
-    found = _server_profile(host)
+def list_mount_config(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, Any]]:
+    """Every mount of the profile with its local directory."""
+    found = profile_of(host, transport)
     return [mount.model_dump(mode="json") for mount in (found[1].mounts if found else [])]
 
 
@@ -149,10 +170,10 @@ def _add_mount(store: ProfileStore, profile_name: str, profile: SSHProfile, moun
 
 
 @router.post("/mounts", responses=error_responses(409, 422, 503))
-async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
+async def add_mount(host: HostDep, body: Mount, transport: str | None = transport_query()) -> dict[str, Any]:
     """Add a mount to the server's profile (the one SVC_SSH_HOSTNAME defines too): 409 name taken, 422 invalid
     (a local directory that is, holds or lies in svc's state or config directory or ~/.ssh too), 503 no profile."""
-    profile_name, profile = _configured_profile(host)
+    profile_name, profile = _configured_profile(host, transport)
     if all(mount.name != body.name for mount in profile.mounts):  # a taken name is a 409 first
         try:
             _unguarded(host, body)
@@ -164,9 +185,9 @@ async def add_mount(host: HostDep, body: Mount) -> dict[str, Any]:
 
 
 @router.delete("/mounts/{mount_name}", responses=error_responses(404, 503))
-async def delete_mount(host: HostDep, mount_name: str) -> dict[str, str]:
-    """Remove a mount of the server's profile (its files are left alone): 404 unknown, 503 no profile."""
-    profile_name, _ = _configured_profile(host)
+async def delete_mount(host: HostDep, mount_name: str, transport: str | None = transport_query()) -> dict[str, str]:
+    """Remove a mount of the profile (its files are left alone): 404 unknown, 503 no profile."""
+    profile_name, _ = _configured_profile(host, transport)
     find_mount(host.transports.config.profiles, profile_name, mount_name)
     await run_in_threadpool(host.profiles.remove_mount, profile_name, mount_name)
     await host.reload_profiles()
@@ -179,13 +200,14 @@ async def delete_mount(host: HostDep, mount_name: str) -> dict[str, str]:
 @router.get("/browse", responses=error_responses(400, 403, 404))
 def browse(
     host: HostDep,
-    mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
+    mount: str = Query(max_length=1000, description="Mount name in the profile."),
     path: str = Query("", description="Directory relative to the mount root; the root by default."),
+    transport: str | None = transport_query(),
 ) -> dict[str, Any]:
     """A directory of the mount: directories first, then files, by name; symlinks say if they can be followed.
 
     At most 5,000 entries of a directory are read; ``truncated`` is true when it holds more."""
-    found = _browsable_mount(host, mount)
+    found = _browsable_mount(host, mount, transport)
     listing = list_directory(found, path)
     return {
         "entries": [entry.as_json() for entry in listing.entries],
@@ -198,13 +220,14 @@ def browse(
 @router.get("/read", responses=error_responses(400, 403, 404, 413, e413="the file is over 1 MB"))
 def read(
     host: HostDep,
-    mount: str = Query(max_length=1000, description="Mount name in the server's profile."),
+    mount: str = Query(max_length=1000, description="Mount name in the profile."),
     path: str | None = Query(None, description="File relative to the mount root."),
+    transport: str | None = transport_query(),
 ) -> dict[str, str]:
     """A text file of the mount (at most 1 MB); binary files (with NUL bytes) are refused with 400."""
     if not path:
         raise InvalidRequestError("path is required: the file to read, relative to the mount root")
-    found = _browsable_mount(host, mount)
+    found = _browsable_mount(host, mount, transport)
     shown = clean_relative(path)
     content = decode_text(read_file(found, shown), f"{shown!r} in mount {found.name!r}")
     return {"content": content, "path": shown, "mount": found.name}
@@ -214,11 +237,11 @@ def read(
 
 
 @router.post("/sync", responses=sync_error_responses(404, 503))
-async def sync_mount(host: HostDep, body: SyncRequest) -> dict[str, Any]:
+async def sync_mount(host: HostDep, body: SyncRequest, transport: str | None = transport_query()) -> dict[str, Any]:
     """Copy a mount to the cluster, additively: 404 unknown mount, 502 sync failed or refused (rsync missing too;
     ``remedy`` names the flag that overrides a refusal), 503 no profile. ``dry_run`` changes nothing and answers
     ``{status: "dry_run", mount, files_transferred, transferred_paths, ...}``: what the sync would send."""
-    profile_name, profile = _configured_profile(host)
+    profile_name, profile = _configured_profile(host, transport)
     mount = _unguarded(host, find_mount(host.transports.config.profiles, profile_name, body.mount))
     try:
         result = await host.sync_backend(profile_name).sync(

@@ -1,4 +1,4 @@
-// Files: the server profile's mounts, a directory browser with breadcrumbs, a file viewer, "what would sync
+// Files: one cluster's mounts (the tab's cluster, said and chosen at the top), a directory browser with breadcrumbs, a file viewer, "what would sync
 // change", sync (additive) and mirror (what is sent and deleted shown and confirmed first); a sync the server
 // refuses for a reason a flag overrides (force: another machine's mount; adopt: a first mirror into a
 // directory holding files) offers that flag, confirmed on the dry run with it.
@@ -7,19 +7,20 @@ import { api, ApiError, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
 import { emptyState, setQuery } from '../router.js';
 import { icon } from '../icons.js';
+import { chooseCluster, clusters, shownCluster } from '../cluster.js';
 
 /** A directory, file, symlink or "up" icon for the browser's rows (outlined: see .ficon). */
 function entryIcon(kind) {
   return icon(kind, `ficon ficon-${kind}`);
 }
 
-/** What Files says with no mount to browse: it browses the server default's profile, which may be none while
- * profiles exist (local is the server default), or a profile without mounts, or there is no profile at all. */
-function noMounts(profiles) {
+/** What Files says with no mount to browse on `cluster`: a profile without mounts, or this machine's Slurm (no
+ * profile, so no mounts) while profiles exist, or there is no profile at all. */
+function noMounts(cluster, profiles) {
   const names = Object.keys(profiles.profiles || {});
-  if (profiles.current) {
+  if (names.includes(cluster)) {
     return emptyState(
-      `Profile "${profiles.current}" has no mounts`,
+      `Profile "${cluster}" has no mounts`,
       'A mount pairs a local directory with a directory on the cluster; add one to browse and sync it.',
       h('a', { class: 'btn btn-primary', href: '/settings?tab=profiles' }, 'Add a mount'),
     );
@@ -28,8 +29,8 @@ function noMounts(profiles) {
     const which = names.length === 1 ? names[0] : `one of ${names.join(', ')}`;
     return emptyState(
       'No mounts to browse',
-      "Files browses the mounts of the server default's SSH profile, and no profile is the server default. " +
-        `Make ${which} the server default under SSH profiles & mounts, then add a mount to it.`,
+      `Files browses the mounts of an SSH profile, and ${cluster} is not one (its jobs read files where ` +
+        `they are). Choose ${which} above, or add a mount to it under SSH profiles & mounts.`,
       h('a', { class: 'btn btn-primary', href: '/settings?tab=profiles' }, 'SSH profiles & mounts'),
     );
   }
@@ -40,10 +41,35 @@ function noMounts(profiles) {
   );
 }
 
-export async function render(root, _params, query) {
-  const [mounts, profiles] = await Promise.all([api('/api/files/mounts'), api('/api/config/ssh/profiles')]);
+/** The cluster whose mounts Files shows, named and chosen above the page: one at a time (the tab's cluster, or
+ * the server default's while the tab follows it or chose "All clusters"). `onChoose(name)` makes it the tab's. */
+function clusterChoice(names, shown, onChoose) {
+  const select = h(
+    'select',
+    { id: 'files-cluster', class: 'cluster-filter', 'aria-label': 'Cluster', onChange: () => onChoose(select.value) },
+    [...new Set([...names, shown])].map((n) => h('option', { value: n, selected: n === shown }, n)),
+  );
+  return h('div', { class: 'toolbar files-cluster' }, h('label', { for: 'files-cluster' }, 'Mounts of'), select);
+}
+
+export async function render(root, params, query) {
+  const cluster = await shownCluster();
+  const on = { transport: cluster };
+  const [mounts, profiles, known] = await Promise.all([
+    api('/api/files/mounts', { query: on }),
+    api('/api/config/ssh/profiles'),
+    clusters().catch(() => ({ clusters: [] })),
+  ]);
+  const choice = clusterChoice(
+    known.clusters.map((t) => t.name),
+    cluster,
+    (name) => {
+      chooseCluster(name);
+      render(root, params, {});
+    },
+  );
   if (!mounts.length) {
-    replace(root, card(null, noMounts(profiles)));
+    replace(root, choice, card(null, noMounts(cluster, profiles)));
     return null;
   }
 
@@ -124,7 +150,7 @@ export async function render(root, _params, query) {
     replace(list, h('li', { class: 'loading' }, 'Loading…'));
     showError(listError, null);
     try {
-      const data = await api('/api/files/browse', { query: { mount: state.mount, path: state.path } });
+      const data = await api('/api/files/browse', { query: { ...on, mount: state.mount, path: state.path } });
       const rows = [];
       if (state.path)
         rows.push(
@@ -214,7 +240,7 @@ export async function render(root, _params, query) {
     viewerTitle.textContent = state.file;
     replace(viewer, h('div', { class: 'loading' }, 'Reading…'));
     try {
-      const data = await api('/api/files/read', { query: { mount: state.mount, path: state.file } });
+      const data = await api('/api/files/read', { query: { ...on, mount: state.mount, path: state.file } });
       replace(viewer, h('pre', { class: 'viewer', tabindex: '0' }, data.content));
     } catch (err) {
       replace(viewer, alertBox(err));
@@ -233,7 +259,7 @@ export async function render(root, _params, query) {
 
   async function inspect() {
     replace(syncBox, h('div', { class: 'loading' }, 'Comparing with the cluster…'));
-    const r = await api('/api/files/inspect', { query: { mount: state.mount } });
+    const r = await api('/api/files/inspect', { query: { ...on, mount: state.mount } });
     replace(
       syncBox,
       h(
@@ -302,6 +328,7 @@ export async function render(root, _params, query) {
   const dryRun = (op, flags) =>
     api(`/api/files/${op}`, {
       method: 'POST',
+      query: on,
       body: { mount: state.mount, dry_run: true, ...(op === 'mirror' ? { max_delete: 100000 } : {}), ...flags },
     });
 
@@ -356,7 +383,7 @@ export async function render(root, _params, query) {
   async function sync(flags, remedy) {
     if (remedy && !(await confirmChanges('sync', flags, remedy))) return;
     replace(syncBox, h('div', { class: 'loading' }, 'Syncing…'));
-    const r = await api('/api/files/sync', { method: 'POST', body: { mount: state.mount, ...flags } });
+    const r = await api('/api/files/sync', { method: 'POST', query: on, body: { mount: state.mount, ...flags } });
     replace(
       syncBox,
       h(
@@ -375,6 +402,7 @@ export async function render(root, _params, query) {
     // max_delete is what was shown: if more would go by now, the server refuses and changes nothing.
     const r = await api('/api/files/mirror', {
       method: 'POST',
+      query: on,
       body: { mount: state.mount, dry_run: false, max_delete: Math.max(1, dry.entries_deleted), ...flags },
     });
     replace(
@@ -422,6 +450,7 @@ export async function render(root, _params, query) {
   };
   replace(
     root,
+    choice,
     card(
       null,
       h(
