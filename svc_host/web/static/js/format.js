@@ -20,22 +20,28 @@ const dateTimeFmt = new Intl.DateTimeFormat('en-CA', {
   hourCycle: 'h23',
   timeZoneName: 'short',
 });
-const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dayFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit' });
+
+/** The parts of `d` as the dashboard writes times (browser's zone, 24-hour clock). */
+function timeParts(d) {
+  return Object.fromEntries(dateTimeFmt.formatToParts(d).map((p) => [p.type, p.value]));
+}
 
 /** A time in the browser's zone, with the zone: "2026-11-23 19:20:01 CET" (the zone's short name, or its offset
  * such as "GMT+5:30" where it has none); "—" when absent. */
 export function fmtTime(value) {
   const d = toDate(value);
   if (!d) return '—';
-  const part = Object.fromEntries(dateTimeFmt.formatToParts(d).map((p) => [p.type, p.value]));
+  const part = timeParts(d);
   return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second} ${part.timeZoneName}`;
 }
 
-/** Only the clock time (browser's zone): for today's events and chart ticks. */
+/** Only the clock time (browser's zone), as fmtTime writes it: "19:20:01"; for today's events. */
 export function fmtClock(value) {
   const d = toDate(value);
-  return d ? timeFmt.format(d) : '—';
+  if (!d) return '—';
+  const part = timeParts(d);
+  return `${part.hour}:${part.minute}:${part.second}`;
 }
 
 /** Month and day (browser's zone), for date axes. */

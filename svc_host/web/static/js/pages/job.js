@@ -53,7 +53,10 @@ export async function render(root, params, query) {
   const timeline = h('ol', { class: 'timeline' });
   const details = h('dl', { class: 'kv' });
   const scriptBox = h('div');
-  const log = logViewer(jobId, where, query.log === 'stderr' ? 'stderr' : 'stdout');
+  // a failed job opens on its stderr (when it has any) unless the URL names a log
+  const log = logViewer(jobId, where, query.log === 'stderr' ? 'stderr' : 'stdout', {
+    stderrFirst: !query.log && FAILED.has(job.status),
+  });
   const why = pendingBox(jobId, where);
   function explainIfPending() {
     if (job.status === 'PENDING') why.load();
@@ -275,11 +278,16 @@ export async function render(root, params, query) {
   };
 }
 
+/** Answers to a log read that the next read would repeat (400 a log that is not a regular file, 403 a file not the
+ * job's user's): the viewer says it once and stops asking. */
+const LASTING = new Set([400, 403]);
+
 /**
  * stdout/stderr tail by byte offset: follow (auto-scroll), pause, jump to end, download. Polls the log file
- * (not the scheduler) every 2 s while the job is active, once more when it ends.
+ * (not the scheduler) every 2 s while the job is active, once more when it ends; `stderrFirst`: shown on stderr
+ * when the first read finds any. A lasting error (an unreadable log) is shown once, in place of the log.
  */
-function logViewer(jobId, where, initial) {
+function logViewer(jobId, where, initial, { stderrFirst = false } = {}) {
   const state = { stdout: { text: '', offset: 0 }, stderr: { text: '', offset: 0 } };
   let current = initial;
   let follow = true;
@@ -288,6 +296,8 @@ function logViewer(jobId, where, initial) {
   let timer = null;
   let stopped = false;
   let finalRead = false;
+  let firstRead = true;
+  let unreadable = false;
   const pre = h('pre', { class: 'log', id: 'job-log', tabindex: '0', 'aria-label': 'Job log', 'aria-live': 'off' });
   const status = h('span', { class: 'log-status' });
   const error = alertBox(null);
@@ -356,15 +366,22 @@ function logViewer(jobId, where, initial) {
   }
   function drawStatus() {
     const s = state[current];
-    status.textContent = `${fmtBytes(s.offset)} read · ${paused ? 'paused' : active ? `following, updated ${fmtClock(Date.now())}` : 'job ended'}`;
+    if (unreadable) {
+      status.textContent = 'no log to read';
+      return;
+    }
+    const now = paused ? 'paused' : active ? `following, updated ${fmtClock(Date.now())}` : 'job ended';
+    status.textContent = `${fmtBytes(s.offset)} read · ${now}`;
   }
   function draw() {
     for (const [name, btn] of Object.entries(tabButtons)) {
       btn.classList.toggle('active', name === current);
       btn.setAttribute('aria-pressed', String(name === current));
     }
-    pre.textContent =
-      state[current].text || (state[current].offset ? '' : `(${current} is empty${active ? ' so far' : ''})`);
+    pre.hidden = unreadable;
+    pre.textContent = unreadable
+      ? ''
+      : state[current].text || (state[current].offset ? '' : `(${current} is empty${active ? ' so far' : ''})`);
     drawStatus();
     if (follow) toEnd();
   }
@@ -393,7 +410,7 @@ function logViewer(jobId, where, initial) {
   let again = false;
   async function tick() {
     clearTimeout(timer);
-    if (stopped) return;
+    if (stopped || unreadable) return;
     // One read at a time: two reads from the same offset would append the same bytes twice.
     if (inFlight) {
       again = true;
@@ -403,10 +420,17 @@ function logViewer(jobId, where, initial) {
     try {
       await fetchMore();
       error.hidden = true;
+      if (firstRead && stderrFirst && state.stderr.text) current = 'stderr';
+      firstRead = false;
     } catch (err) {
       if (err.status !== 404) {
         error.hidden = false;
         error.textContent = errorText(err);
+      }
+      if (LASTING.has(err.status)) {
+        unreadable = true; // the same answer every time: no more reads, nothing to follow or pause
+        followBox.disabled = true;
+        pauseBtn.disabled = true;
       }
     } finally {
       inFlight = false;
@@ -417,7 +441,7 @@ function logViewer(jobId, where, initial) {
       tick();
       return;
     }
-    if (stopped) return;
+    if (stopped || unreadable) return;
     if (active && !paused) timer = setTimeout(tick, TAIL_MS);
     else if (!active && !finalRead) {
       finalRead = true;
@@ -463,8 +487,8 @@ function logViewer(jobId, where, initial) {
       const was = active;
       active = value;
       // an ended job's log grows no more: nothing to follow or pause (Jump to end and Download stay)
-      followBox.disabled = !value;
-      pauseBtn.disabled = !value;
+      followBox.disabled = !value || unreadable;
+      pauseBtn.disabled = !value || unreadable;
       if (!value && paused) {
         paused = false;
         pauseBtn.textContent = 'Pause';
