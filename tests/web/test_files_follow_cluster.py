@@ -79,3 +79,27 @@ def test_files_under_all_clusters_shows_one_cluster_and_names_it(page: Page, lab
     expect(page.locator("#files-cluster")).to_have_value("local")  # the server default, said
     page.locator("#files-cluster").select_option("lab24")
     expect(page.locator("#file-list")).to_contain_text("only-on-lab24.txt")
+
+
+def test_the_project_config_api_answers_for_the_named_cluster(svc_server: Server, lab24_mount: str) -> None:
+    assert svc_server.api("GET", "/api/config/projects") == []  # no parameter: the server's profile (none)
+    projects = svc_server.api("GET", "/api/config/projects", params={"transport": "lab24"})
+    assert [entry["mount_name"] for entry in projects] == [lab24_mount]
+    project = svc_server.api("GET", f"/api/config/projects/{lab24_mount}", params={"transport": "lab24"})
+    assert project["exists"] is False
+    on_local = svc_server.client.get(f"/api/config/projects/{lab24_mount}", params={"transport": "local"})
+    assert on_local.status_code == 400
+    assert "not an SSH profile" in on_local.json()["detail"]
+
+
+def test_settings_projects_follow_the_tabs_cluster(page: Page, lab24_mount: str) -> None:
+    from playwright.sync_api import expect
+
+    open_page(page, "/settings?tab=projects&cluster=lab24")
+    expect(page.locator(f"[data-project='{lab24_mount}']")).to_contain_text(f"Project of mount {lab24_mount}")
+    expect(page.locator("#projects-cluster")).to_have_value("lab24")
+
+    page.locator("#projects-cluster").select_option("local")
+    expect(page.locator(".empty-title")).to_have_text("No project to configure")
+    expect(page.locator(".empty")).to_contain_text("local has none")
+    expect(page.locator(f"[data-project='{lab24_mount}']")).to_have_count(0)

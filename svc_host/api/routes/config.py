@@ -11,9 +11,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Response
 
+from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep, SharedReadsDep
 from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import error_responses
+from svc_host.api.routes.files import no_profile, transport_query
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
 from svc_host.host import Host
@@ -145,24 +147,29 @@ def describe_env_var(name: str) -> str:
 # -- project configurations ---------------------------------------------------------------------------
 
 
-def _current_mounts(host: Host) -> list[Mount] | None:
-    """Mounts of the server's current profile; ``None`` when no profile is active."""
+def _current_mounts(host: Host, transport: str | None) -> list[Mount] | None:
+    """Mounts of the profile the cluster ``transport`` names (404 when none is on offer; ``None`` for ``local``,
+    which has no profile), else of the server's current profile (``None`` when no profile is active)."""
     config = host.profiles.host_config(env=_env(host))
-    if config.current_profile is None:
+    name = config.current_profile if transport is None else named_cluster(host, transport)
+    if name is None or name not in config.profiles:
         return None
-    return config.profiles[config.current_profile].mounts
+    return config.profiles[name].mounts
 
 
-def _mount(host: Host, mount_name: str) -> Mount:
-    mounts = _current_mounts(host)
+def _mount(host: Host, mount_name: str, transport: str | None) -> Mount:
+    mounts = _current_mounts(host, transport)
     if mounts is None:
         raise InvalidRequestError(
             "no active SSH profile; activate one with POST /api/config/ssh/profiles/{name}/activate"
+            if transport is None
+            else no_profile(transport)
         )
     for mount in mounts:
         if mount.name == mount_name:
             return mount
-    raise NotFoundError(f"mount {mount_name!r} not found in the active SSH profile")
+    where = "the active SSH profile" if transport is None else f"SSH profile {transport!r}"
+    raise NotFoundError(f"mount {mount_name!r} not found in {where}")
 
 
 def _project_response(mount: Mount, path: Path, exists: bool, config: dict[str, Any]) -> dict[str, Any]:
@@ -176,11 +183,11 @@ def _project_response(mount: Mount, path: Path, exists: bool, config: dict[str, 
 
 
 @router.get("/projects")
-def list_projects(host: HostDep) -> list[dict[str, Any]]:
-    """One entry per mount of the current profile; empty when no profile is active."""
+def list_projects(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, Any]]:
+    """One entry per mount of the profile (``?transport=``'s, else the current one); empty when there is none."""
 
     entries = []
-    for mount in _current_mounts(host) or []:
+    for mount in _current_mounts(host, transport) or []:
         path = project_config_file(Path(mount.local))
         entries.append(
             {
@@ -195,19 +202,21 @@ def list_projects(host: HostDep) -> list[dict[str, Any]]:
 
 
 @router.get("/projects/{mount_name}", responses=error_responses(400, 404))
-def get_project(host: HostDep, mount_name: str) -> dict[str, Any]:
+def get_project(host: HostDep, mount_name: str, transport: str | None = transport_query()) -> dict[str, Any]:
     """The project config file in the mount's local directory, as stored (partial)."""
 
-    mount = _mount(host, mount_name)
+    mount = _mount(host, mount_name, transport)
     project = read_project_config(Path(mount.local))
     return _project_response(mount, project.path, project.exists, project.config)
 
 
 @router.put("/projects/{mount_name}", responses=error_responses(400, 404, 422, 500))
-def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, Any]:
+def put_project(
+    host: HostDep, mount_name: str, body: JsonObject, transport: str | None = transport_query()
+) -> dict[str, Any]:
     """Replace the mount's project config with ``body`` (a full or partial configuration)."""
 
-    mount = _mount(host, mount_name)
+    mount = _mount(host, mount_name, transport)
     try:
         project = write_project_config(
             Path(mount.local), body, check=functools.partial(check_config, host.plugins), trusted_by=host.paths
@@ -218,10 +227,10 @@ def put_project(host: HostDep, mount_name: str, body: JsonObject) -> dict[str, A
 
 
 @router.post("/projects/{mount_name}/init", responses=error_responses(400, 404, 409, 500))
-def init_project(host: HostDep, mount_name: str) -> dict[str, Any]:
+def init_project(host: HostDep, mount_name: str, transport: str | None = transport_query()) -> dict[str, Any]:
     """Create ``.svc.json`` in the mount's local directory with example values."""
 
-    mount = _mount(host, mount_name)
+    mount = _mount(host, mount_name, transport)
     try:
         project = init_project_config(Path(mount.local), trusted_by=host.paths)
     except OSError as exc:

@@ -1,11 +1,15 @@
-// The Settings editor of one project's configuration: the project file (`.svc.json`) in a mount's local directory,
-// its job defaults and its exclude patterns, read and saved through /api/config/projects/<mount>. The API judges
-// every value (as it does for the CLI); each problem it finds is said in words under its field.
+// Settings → Projects: the editor of each project's configuration, the project file (`.svc.json`) in a mount's local
+// directory, its job defaults and its exclude patterns, read and saved through /api/config/projects/<mount>, for the
+// mounts of one cluster's SSH profile (the tab's, named and chosen at the top). The API judges every value (as it
+// does for the CLI); each problem it finds is said in words under its field.
 import { h, replace } from '../dom.js';
 import { api } from '../api.js';
 import { card, field, alertBox, showFormError, toast } from '../ui.js';
 import { numberOrText, valueAt, withValue } from '../settings-values.js';
+import { emptyState } from '../router.js';
+import { chooseCluster, clusters, shownCluster } from '../cluster.js';
 import { excludeField } from './exclude-field.js';
+import { clusterChoice } from './mounts-cluster.js';
 
 /** [dotted path, label, placeholder, number?]: the job defaults a project usually sets. */
 const FIELDS = [
@@ -21,8 +25,61 @@ const FIELDS = [
   ['work_dir', 'Working directory', 'optional', false],
 ];
 
-/** A card editing the project of `mount` (`{mount_name, local_path, config_path, config_exists}`). */
-export async function projectEditor(entry) {
+/** The Projects panel: the project of each mount of the cluster this tab shows (the tab's cluster, or the server
+ * default's while the tab follows it or chose "All clusters"); choosing another cluster here makes it the tab's. */
+export async function projectsPanel(panel) {
+  replace(panel, h('div', { class: 'loading' }, 'Loading…'));
+  let cluster;
+  let entries;
+  let known;
+  try {
+    cluster = await shownCluster();
+    [entries, known] = await Promise.all([
+      api('/api/config/projects', { query: { transport: cluster } }),
+      clusters().catch(() => ({ clusters: [] })),
+    ]);
+  } catch (err) {
+    replace(panel, alertBox(err));
+    return;
+  }
+  const choice = clusterChoice(
+    'projects-cluster',
+    known.clusters.map((t) => t.name),
+    cluster,
+    (name) => {
+      chooseCluster(name);
+      projectsPanel(panel);
+    },
+  );
+  const intro = h(
+    'p',
+    { class: 'muted' },
+    "A project file (.svc.json in the mount's local directory) sets job defaults for " +
+      "the project's jobs over your user configuration, and exclude patterns its syncs add to the mount's own.",
+  );
+  if (!entries.length) {
+    replace(
+      panel,
+      choice,
+      intro,
+      card(
+        null,
+        emptyState(
+          'No project to configure',
+          `Projects are the mounts of an SSH profile, and ${cluster} has none. Add a mount to a profile under ` +
+            'SSH profiles & mounts, or choose another cluster above.',
+          h('a', { class: 'btn', href: '/settings?tab=profiles' }, 'SSH profiles & mounts'),
+        ),
+      ),
+    );
+    return;
+  }
+  replace(panel, choice, intro, ...(await Promise.all(entries.map((entry) => projectEditor(entry, cluster)))));
+}
+
+/** A card editing the project of a mount of `cluster` (`{mount_name, local_path, config_path, config_exists}`). */
+async function projectEditor(entry, cluster) {
+  const on = { transport: cluster };
   const body = h('div', null, h('div', { class: 'loading' }, 'Reading the project file…'));
   const element = card(`Project of mount ${entry.mount_name}`, body);
   element.dataset.project = entry.mount_name;
@@ -30,7 +87,7 @@ export async function projectEditor(entry) {
   async function draw() {
     let project;
     try {
-      project = await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`);
+      project = await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`, { query: on });
     } catch (err) {
       replace(body, alertBox(err));
       return;
@@ -69,7 +126,11 @@ export async function projectEditor(entry) {
           config = withValue(config, 'exclude', patterns.length ? patterns : null);
           save.disabled = true;
           try {
-            await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`, { method: 'PUT', body: config });
+            await api(`/api/config/projects/${encodeURIComponent(entry.mount_name)}`, {
+              method: 'PUT',
+              query: on,
+              body: config,
+            });
             toast(`Project of ${entry.mount_name} saved in ${project.config_path}`, 'ok');
             await draw();
           } catch (err) {

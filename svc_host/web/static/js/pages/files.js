@@ -8,6 +8,7 @@ import { card, alertBox, showError, confirmDialog, actionButton, toast } from '.
 import { emptyState, setQuery } from '../router.js';
 import { icon } from '../icons.js';
 import { chooseCluster, clusters, shownCluster } from '../cluster.js';
+import { clusterChoice } from '../components/mounts-cluster.js';
 
 /** A directory, file, symlink or "up" icon for the browser's rows (outlined: see .ficon). */
 function entryIcon(kind) {
@@ -41,17 +42,6 @@ function noMounts(cluster, profiles) {
   );
 }
 
-/** The cluster whose mounts Files shows, named and chosen above the page: one at a time (the tab's cluster, or
- * the server default's while the tab follows it or chose "All clusters"). `onChoose(name)` makes it the tab's. */
-function clusterChoice(names, shown, onChoose) {
-  const select = h(
-    'select',
-    { id: 'files-cluster', class: 'cluster-filter', 'aria-label': 'Cluster', onChange: () => onChoose(select.value) },
-    [...new Set([...names, shown])].map((n) => h('option', { value: n, selected: n === shown }, n)),
-  );
-  return h('div', { class: 'toolbar files-cluster' }, h('label', { for: 'files-cluster' }, 'Mounts of'), select);
-}
-
 export async function render(root, params, query) {
   const cluster = await shownCluster();
   const on = { transport: cluster };
@@ -61,6 +51,7 @@ export async function render(root, params, query) {
     clusters().catch(() => ({ clusters: [] })),
   ]);
   const choice = clusterChoice(
+    'files-cluster',
     known.clusters.map((t) => t.name),
     cluster,
     (name) => {

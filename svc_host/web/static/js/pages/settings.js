@@ -19,7 +19,7 @@ import {
 import { emptyState, setQuery } from '../router.js';
 import { clustersChanged } from '../cluster.js';
 import { excludeField } from '../components/exclude-field.js';
-import { projectEditor } from '../components/project-editor.js';
+import { projectsPanel } from '../components/project-editor.js';
 
 export async function render(root, _params, query) {
   replace(
@@ -28,7 +28,7 @@ export async function render(root, _params, query) {
       [
         { id: 'general', label: 'Configuration', render: (panel) => configTab(panel) },
         { id: 'profiles', label: 'SSH profiles & mounts', render: (panel) => profilesTab(panel, query.new === '1') },
-        { id: 'projects', label: 'Projects', render: (panel) => projectsTab(panel) },
+        { id: 'projects', label: 'Projects', render: (panel) => projectsPanel(panel) },
         { id: 'environment', label: 'Environment', render: (panel) => envTab(panel) },
       ],
       query.tab,
@@ -756,42 +756,6 @@ async function profilesTab(panel, startNew) {
   );
   await load();
   if (startNew) newProfile();
-}
-
-// -- projects ---------------------------------------------------------------------------------------------
-
-/** The project of each mount of the server's default profile (the project config routes answer for those). */
-async function projectsTab(panel) {
-  panel.append(h('div', { class: 'loading' }, 'Loading…'));
-  let entries;
-  try {
-    entries = await api('/api/config/projects');
-  } catch (err) {
-    replace(panel, alertBox(err));
-    return;
-  }
-  const intro = h(
-    'p',
-    { class: 'muted' },
-    "A project file (.svc.json in the mount's local directory) sets job defaults for " +
-      "the project's jobs over your user configuration, and exclude patterns its syncs add to the mount's own.",
-  );
-  if (!entries.length) {
-    replace(
-      panel,
-      intro,
-      card(
-        null,
-        emptyState(
-          'No project to configure',
-          "Projects are the mounts of the server's default SSH profile. Make a profile the server default, or add a mount to it, under SSH profiles & mounts.",
-          h('a', { class: 'btn', href: '/settings?tab=profiles' }, 'SSH profiles & mounts'),
-        ),
-      ),
-    );
-    return;
-  }
-  replace(panel, intro, ...(await Promise.all(entries.map((entry) => projectEditor(entry)))));
 }
 
 // -- environment ------------------------------------------------------------------------------------------
