@@ -182,7 +182,7 @@ def _project_response(mount: Mount, path: Path, exists: bool, config: dict[str, 
     }
 
 
-@router.get("/projects")
+@router.get("/projects", responses=error_responses(404))
 def list_projects(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, Any]]:
     """One entry per mount of the profile (``?transport=``'s, else the current one); empty when there is none."""
 

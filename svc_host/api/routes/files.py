@@ -144,14 +144,14 @@ def decode_text(data: bytes, where: str) -> str:
 # -- mounts -------------------------------------------------------------------------------------------------
 
 
-@router.get("/mounts")
+@router.get("/mounts", responses=error_responses(404))
 def list_mounts(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, str]]:
     """Name and cluster directory of every mount of the profile; never the local directory."""
     found = profile_of(host, transport)
     return [{"name": mount.name, "remote": mount.remote} for mount in (found[1].mounts if found else [])]
 
 
-@router.get("/mounts/config")
+@router.get("/mounts/config", responses=error_responses(404))
 def list_mount_config(host: HostDep, transport: str | None = transport_query()) -> list[dict[str, Any]]:
     """Every mount of the profile with its local directory."""
     found = profile_of(host, transport)
@@ -169,7 +169,7 @@ def _add_mount(store: ProfileStore, profile_name: str, profile: SSHProfile, moun
         raise ConfigError(scrub(str(exc), {repr(mount.local): "<LOCAL_PATH>", mount.local: "<LOCAL_PATH>"})) from None
 
 
-@router.post("/mounts", responses=error_responses(409, 422, 503))
+@router.post("/mounts", responses=error_responses(404, 409, 422, 503))
 async def add_mount(host: HostDep, body: Mount, transport: str | None = transport_query()) -> dict[str, Any]:
     """Add a mount to the server's profile (the one SVC_SSH_HOSTNAME defines too): 409 name taken, 422 invalid
     (a local directory that is, holds or lies in svc's state or config directory or ~/.ssh too), 503 no profile."""
