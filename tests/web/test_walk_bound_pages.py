@@ -65,6 +65,11 @@ def test_a_run_or_sweep_page_is_bound_to_its_cluster(
     pill = page.locator("#cluster-switch")
     expect(pill).to_have_value("lab24")
     expect(pill.locator("option:checked")).to_have_text(f"lab24 · this {kind}'s cluster")
+    title = page.locator(".summary-card .job-head").bounding_box()
+    facts = page.locator(".summary-card .run-facts").bounding_box()
+    assert title
+    assert facts
+    assert facts["y"] - (title["y"] + title["height"]) >= 12, "no room under the title"
 
     # leaving the page: the tab's own cluster again
     page.click("#nav a[data-nav='overview']")

@@ -40,6 +40,15 @@ export async function render(root, _params, query) {
 
 // -- configuration layers ---------------------------------------------------------------------------------
 
+/** A path whose lines may break only after a `/` (a `<wbr>` there, each name unbroken, its `-` included):
+ * "/home/svcdev/<wbr>.config/svc/..." never splits a name in two. */
+function pathBreaks(path) {
+  return path.split('/').flatMap((part, i) => {
+    const name = h('span', { class: 'nowrap' }, part);
+    return i ? ['/', h('wbr'), name] : [name];
+  });
+}
+
 function layerBadge(source) {
   return h('span', { class: ['layer', `layer-${source}`] }, source);
 }
@@ -230,7 +239,7 @@ async function configTab(panel) {
               'li',
               null,
               layerBadge(p.source),
-              h('code', null, p.path),
+              h('code', null, pathBreaks(p.path)),
               h('span', { class: p.exists ? 'muted' : 'muted' }, p.exists ? 'present' : 'absent'),
             ),
           ),
