@@ -88,6 +88,7 @@ def test_the_page_says_it_once_and_stops_asking(page: Page, nowhere: dict[str, s
     expect(card).not_to_contain_text("is empty")
     expect(card.locator(".log-status")).to_have_text("no log to read")
     expect(card.get_by_role("checkbox", name="Follow")).to_be_disabled()
+    expect(card.get_by_role("button", name="Download")).to_be_disabled()
     page.wait_for_timeout(5000)  # two polls' time (every 2 s): none comes
     assert len(reads) == 1, reads
     assert len(errors) <= 1, errors

@@ -428,9 +428,8 @@ function logViewer(jobId, where, initial, { stderrFirst = false } = {}) {
         error.textContent = errorText(err);
       }
       if (LASTING.has(err.status)) {
-        unreadable = true; // the same answer every time: no more reads, nothing to follow or pause
-        followBox.disabled = true;
-        pauseBtn.disabled = true;
+        unreadable = true; // the same answer every time: no more reads, nothing to follow, pause or download
+        for (const control of [followBox, pauseBtn, endBtn, download]) control.disabled = true;
       }
     } finally {
       inFlight = false;
