@@ -17,6 +17,7 @@ import asyncssh
 import httpx
 import pytest
 
+import svc_plugin_local.hooks
 import svc_plugin_rsync.hooks
 import svc_plugin_ssh.hooks
 from svc_host.api.app import create_app
@@ -563,3 +564,41 @@ async def test_adopt_lets_a_first_mirror_into_a_directory_holding_files_delete_w
     assert not await exists(conn, f"{remote}/theirs.txt")
     assert await exists(conn, f"{remote}/README.md")
     assert await owner_of(conn, remote) is not None
+
+
+# -- another cluster's mounts: ?transport= ------------------------------------------------------------------
+
+
+async def test_transport_names_whose_mounts_and_projects(
+    server: httpx.AsyncClient, svc_test_host: Host, tmp_path: Path, svc_register_plugin: Callable[..., None]
+) -> None:
+    """A dashboard tab on another cluster browses that profile's mounts; ``local`` has none; no parameter: the
+    server's profile, as before."""
+    svc_register_plugin(svc_plugin_local.hooks, "local", distribution="svc", version="0")  # offered, never run
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "theirs.txt").write_text("lab's\n")
+    svc_test_host.profiles.create("lab", SSHProfile(hostname="lab.example.org", username="ada"))
+    svc_test_host.profiles.add_mount("lab", Mount(name="labproj", local=str(other), remote="/scratch/lab"))
+    await svc_test_host.reload_profiles()
+
+    assert (await server.get("/api/files/mounts")).json() == [{"name": "proj", "remote": "/scratch/ada/proj"}]
+    lab = {"transport": "lab"}
+    assert (await server.get("/api/files/mounts", params=lab)).json() == [{"name": "labproj", "remote": "/scratch/lab"}]
+    listing = (await server.get("/api/files/browse", params={**lab, "mount": "labproj"})).json()
+    assert [entry["name"] for entry in listing["entries"]] == ["theirs.txt"]
+    assert (await server.get("/api/files/browse", params={**lab, "mount": "proj"})).status_code == 404
+    projects = (await server.get("/api/config/projects", params=lab)).json()
+    assert [entry["mount_name"] for entry in projects] == ["labproj"]
+
+    local = {"transport": "local"}
+    assert (await server.get("/api/files/mounts", params=local)).json() == []
+    assert (await server.get("/api/config/projects", params=local)).json() == []
+    refused = await server.post("/api/files/sync", params=local, json={"mount": "proj"})
+    assert refused.status_code == 503
+    assert "'local' is not an SSH profile" in refused.json()["detail"]
+    assert (await server.get("/api/config/projects/proj", params=local)).status_code == 400
+
+    unknown = await server.get("/api/files/mounts", params={"transport": "nowhere"})
+    assert unknown.status_code == 404
+    assert "choose one of" in unknown.json()["detail"]
