@@ -11,11 +11,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Response
 
-from svc_host.api.cluster import named_cluster
 from svc_host.api.deps import HostDep, SharedReadsDep
 from svc_host.api.encoding import encode_json, json_body
 from svc_host.api.params import error_responses
-from svc_host.api.routes.files import no_profile, transport_query
+from svc_host.api.routes.files import no_profile, profile_name_of, transport_query
 from svc_host.domain.profiles import Mount
 from svc_host.errors import InvalidRequestError, NotFoundError
 from svc_host.host import Host
@@ -151,7 +150,7 @@ def _current_mounts(host: Host, transport: str | None) -> list[Mount] | None:
     """Mounts of the profile the cluster ``transport`` names (404 when none is on offer; ``None`` for ``local``,
     which has no profile), else of the server's current profile (``None`` when no profile is active)."""
     config = host.profiles.host_config(env=_env(host))
-    name = config.current_profile if transport is None else named_cluster(host, transport)
+    name = config.current_profile if transport is None else profile_name_of(host, transport)
     if name is None or name not in config.profiles:
         return None
     return config.profiles[name].mounts

@@ -28,6 +28,7 @@ from svc_host.settings.mounts import (
     find_mount,
     guarded_paths,
     list_directory,
+    mount_profile,
     read_file,
     refuse_guarded_root,
 )
@@ -71,14 +72,23 @@ def no_profile(transport: str | None) -> str:
     return f"cluster {transport!r} is not an SSH profile (this machine's Slurm reads files where they are): no mounts"
 
 
+def profile_name_of(host: Host, transport: str | None) -> str | None:
+    """The name of the SSH profile whose mounts a request is about: the one the cluster ``transport`` uses (its
+    own, or its spec's ``mounts_of``; 404 when no such cluster is on offer; ``None`` for one without mounts, such
+    as ``local``), else the server's current profile (``None`` when there is none)."""
+    if transport is None:
+        return host.transports.config.current_profile
+    spec = host.transports.spec(named_cluster(host, transport))
+    return mount_profile(spec) if spec.mounts else None
+
+
 def profile_of(host: Host, transport: str | None) -> tuple[str, SSHProfile] | None:
-    """The SSH profile whose mounts a request is about: the cluster ``transport`` names (404 when none is on
-    offer; ``None`` for ``local``, which has no profile), else the server's current profile (or ``None``)."""
-    config = host.transports.config
-    name = config.current_profile if transport is None else named_cluster(host, transport)
-    if name is None or name not in config.profiles:
+    """The SSH profile whose mounts a request is about (see ``profile_name_of``), or ``None``."""
+    profiles = host.transports.config.profiles
+    name = profile_name_of(host, transport)
+    if name is None or name not in profiles:
         return None
-    return name, config.profiles[name]
+    return name, profiles[name]
 
 
 def _configured_profile(host: Host, transport: str | None) -> tuple[str, SSHProfile]:
