@@ -39,7 +39,7 @@ def test_pause_resume_and_the_failure_budget_on_the_sweep_page(
     page.locator(".field", has_text="Max failures").locator("input").fill("2")
     page.click("button:text-is('Start sweep on local')")
     page.wait_for_url("**/sweeps/*")
-    sweep_id = int(page.url.rsplit("/", 1)[1])
+    sweep_id = int(page.url.split("?")[0].rsplit("/", 1)[1])  # the page names its cluster: /sweeps/ID?cluster=...
 
     # cell 1 fails at once, cell 2 runs its 60 s first job with its second job queued behind it
     expect(page.locator("tr[data-status=failed]")).to_have_count(1, timeout=60_000)

@@ -46,7 +46,7 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     expect(page.locator(".cell-count")).to_have_text("6 cells")
     page.click("button:text-is('Start sweep on local')")
     page.wait_for_url("**/sweeps/*")
-    sweep_id = int(page.url.rsplit("/", 1)[1])
+    sweep_id = int(page.url.split("?")[0].rsplit("/", 1)[1])  # the page names its cluster: /sweeps/ID?cluster=...
 
     launched = page.locator("tr[data-status=running], tr[data-status=queued]")
     expect(launched).to_have_count(6, timeout=60_000)  # all submitted at once; Slurm runs two tasks at a time

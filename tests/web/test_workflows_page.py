@@ -59,7 +59,7 @@ def test_the_diamond_runs_and_every_node_turns_completed_live(
     expect(page.locator(".dag-node[data-state=COMPLETED]")).to_have_count(4, timeout=120_000)
     expect(page.locator(".job-head .badge")).to_have_text("completed", timeout=30_000)
     assert page.evaluate("window.svcNoReload") is True
-    run_id = page.url.rsplit("/", 1)[1]
+    run_id = page.url.split("?")[0].rsplit("/", 1)[1]  # the page names its cluster: /runs/ID?cluster=local
     run = svc_server.api("GET", f"/api/workflows/runs/{run_id}")
     assert set(run["job_statuses"].values()) == {"COMPLETED"}
     first_job = page.locator("table.data a[href^='/jobs/']").first
