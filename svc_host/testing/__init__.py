@@ -16,6 +16,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# ``live_server`` is a public name and the submodule that defines it: bound here, so the name is the function
+# whichever is imported first (importing a submodule sets the package's attribute of its name to the module, which
+# would shadow a name loaded on first use). The module imports nothing heavy at its top.
+from svc_host.testing.live_server import live_server
+
 _WHERE: dict[str, str] = {
     # contract suites, and what they write and read
     "TransportContract": "svc_host.testing.contract",
