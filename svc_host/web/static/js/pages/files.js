@@ -1,7 +1,7 @@
-// Files: one cluster's mounts (the tab's cluster, said and chosen at the top), a directory browser with breadcrumbs, a file viewer, "what would sync
-// change", sync (additive) and mirror (what is sent and deleted shown and confirmed first); a sync the server
-// refuses for a reason a flag overrides (force: another machine's mount; adopt: a first mirror into a
-// directory holding files) offers that flag, confirmed on the dry run with it.
+// Files: one cluster's mounts (the tab's cluster, said and chosen at the top), a directory browser with breadcrumbs, a
+// file viewer, "what would sync change", sync (additive) and mirror (what is sent and deleted shown and confirmed
+// first); a sync the server refuses for a reason a flag overrides (force: another machine's mount; adopt: a first
+// mirror into a directory holding files) offers that flag, confirmed on the dry run with it.
 import { h, replace, fmtBytes, fmtNumber } from '../dom.js';
 import { api, ApiError, errorText } from '../api.js';
 import { card, alertBox, showError, confirmDialog, actionButton, toast } from '../ui.js';
@@ -201,7 +201,8 @@ export async function render(root, params, query) {
             h(
               'p',
               null,
-              `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; svc reads at most 5,000.`,
+              `This folder holds more entries than the ${fmtNumber(data.entries.length, 0)} shown; ` +
+                'svc reads at most 5,000.',
             ),
           ),
         );
@@ -307,12 +308,16 @@ export async function render(root, params, query) {
     force: {
       offer: 'Take over from this machine…',
       verb: 'Take over',
-      note: 'Another machine synced this mount last. Taking it over makes this machine its owner: a sync from the other machine is refused afterwards, until it takes the mount back.',
+      note:
+        'Another machine synced this mount last. Taking it over makes this machine its owner: a sync from the ' +
+        'other machine is refused afterwards, until it takes the mount back.',
     },
     adopt: {
       offer: 'Adopt the cluster directory…',
       verb: 'Adopt',
-      note: 'svc never synced this cluster directory and it already holds files. Adopting it claims it for this mount, so the mirror deletes there what is not in the local folder.',
+      note:
+        'svc never synced this cluster directory and it already holds files. Adopting it claims it for this ' +
+        'mount, so the mirror deletes there what is not in the local folder.',
     },
   };
 
@@ -401,7 +406,8 @@ export async function render(root, params, query) {
       h(
         'div',
         { class: 'alert alert-ok', role: 'status' },
-        `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`,
+        `Mirrored: ${fmtNumber(r.files_transferred, 0)} file(s) sent, ` +
+          `${fmtNumber(r.entries_deleted, 0)} deleted on the cluster.`,
       ),
     );
   }

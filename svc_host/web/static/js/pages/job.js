@@ -1,4 +1,5 @@
-// One job of one cluster (`/jobs/<id>?cluster=<name>`; none: the tab's cluster), or one task of a job array (`123_4`): state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
+// One job of one cluster (`/jobs/<id>?cluster=<name>`; none: the tab's cluster), or one task of a job array (`123_4`):
+// state, exit code, timeline of stored transitions, resources, script, live stdout/stderr tail, cancel.
 import { h, replace, fmtTime, fmtClock, fmtDuration, fmtBytes, stateBadge, clockSeconds } from '../dom.js';
 import { api, errorText } from '../api.js';
 import { card, alertBox, confirmDialog, toast, actionButton } from '../ui.js';

@@ -375,7 +375,9 @@ export async function render(root, params) {
   async function cancel() {
     const ok = await confirmDialog({
       title: 'Cancel this run?',
-      body: 'Every job of the run that is pending or running is cancelled with scancel; jobs that ended stay as they are.',
+      body:
+        'Every job of the run that is pending or running is cancelled with scancel; ' +
+        'jobs that ended stay as they are.',
       confirmLabel: 'Cancel run',
       danger: true,
     });

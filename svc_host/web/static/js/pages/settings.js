@@ -229,7 +229,8 @@ async function configTab(panel) {
         h(
           'p',
           { class: 'muted small' },
-          'Later layers win: system, then user, then the project file, then SVC_* variables. Edits go to your user file.',
+          'Later layers win: system, then user, then the project file, then SVC_* variables. ' +
+            'Edits go to your user file.',
         ),
         h(
           'ul',
@@ -268,7 +269,8 @@ const UPDATABLE = new Set(['hostname', 'username', 'key_filename', 'port', 'desc
 
 function profileForm({ name = '', profile = {}, editing = false, onDone }) {
   const error = alertBox(null);
-  // The API's own rule (a profile name is a cluster name): Chromium compiles `pattern` with the v flag, so '-' is escaped.
+  // The API's own rule (a profile name is a cluster name): Chromium compiles `pattern` with the v flag, so '-' is
+  // escaped.
   const nameInput = patternRule(
     h('input', { name: 'name', value: name, required: true, disabled: editing, placeholder: 'hpc', maxlength: '64' }),
     '[a-z0-9][a-z0-9_.\\-]{0,63}',
@@ -581,7 +583,8 @@ async function profilesTab(panel, startNew) {
         h(
           'span',
           { class: 'muted mono' },
-          `${p.username ? `${p.username}@` : ''}${p.hostname || p.ssh_host}${p.port && p.port !== 22 ? `:${p.port}` : ''}`,
+          `${p.username ? `${p.username}@` : ''}${p.hostname || p.ssh_host}` +
+            `${p.port && p.port !== 22 ? `:${p.port}` : ''}`,
         ),
         p.proxy_jump ? h('span', { class: 'muted small' }, `via ${p.proxy_jump}`) : null,
         h('span', { class: 'grow' }),
@@ -663,7 +666,9 @@ async function profilesTab(panel, startNew) {
             event.preventDefault();
             showFormError(form, error, null);
             try {
-              const path = `/api/config/ssh/profiles/${encodeURIComponent(profileName)}/mounts/${encodeURIComponent(m.name)}/exclude`;
+              const path =
+                `/api/config/ssh/profiles/${encodeURIComponent(profileName)}` +
+                `/mounts/${encodeURIComponent(m.name)}/exclude`;
               await api(path, { method: 'PUT', body: { exclude: patterns.value() } });
               toast(`Excludes of ${m.name} saved`, 'ok');
               await load();
@@ -733,7 +738,8 @@ async function profilesTab(panel, startNew) {
           null,
           emptyState(
             'No SSH profile yet',
-            'Without a profile the server drives the Slurm on this machine. A profile lets it reach a cluster over SSH.',
+            'Without a profile the server drives the Slurm on this machine. ' +
+              'A profile lets it reach a cluster over SSH.',
             h('button', { type: 'button', class: 'btn btn-primary', onClick: newProfile }, 'Create a profile'),
           ),
         ),
@@ -755,7 +761,9 @@ async function profilesTab(panel, startNew) {
       h(
         'p',
         { class: 'muted grow' },
-        'The server default is the cluster of the CLI, of schedules made without one and of every tab that chose none (unless SVC_SSH_* or SVC_TRANSPORT say otherwise); each tab can show another with the switch in the top bar.',
+        'The server default is the cluster of the CLI, of schedules made without one and of every tab that chose ' +
+          'none (unless SVC_SSH_* or SVC_TRANSPORT say otherwise); ' +
+          'each tab can show another with the switch in the top bar.',
       ),
       h('button', { type: 'button', class: 'btn btn-primary', id: 'new-profile', onClick: newProfile }, 'New profile'),
     ),
@@ -806,7 +814,8 @@ async function envTab(panel) {
           )
         : emptyState(
             'No SVC_* variables set',
-            'The server runs on its configuration files alone. Variables such as SVC_SSH_PROFILE or SVC_RESOURCES__PARTITION override them when set before `svc serve` starts.',
+            'The server runs on its configuration files alone. Variables such as SVC_SSH_PROFILE or ' +
+              'SVC_RESOURCES__PARTITION override them when set before `svc serve` starts.',
           ),
       { cls: 'flush' },
     ),

@@ -131,7 +131,8 @@ async function renderList(root) {
         box,
         emptyState(
           'No sweeps yet',
-          'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and use its Sweep panel.',
+          'A sweep runs one workflow over a matrix of argument values, a few cells at a time. Open a workflow and ' +
+            'use its Sweep panel.',
           h('a', { class: 'btn btn-primary', href: '/workflows' }, 'Choose a workflow'),
         ),
       );
@@ -353,7 +354,8 @@ async function renderSweep(root, sweepId) {
         h(
           'dd',
           null,
-          `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time${sweep.fail_fast ? ' · fail fast' : ''}`,
+          `at most ${sweep.max_parallel} cell${sweep.max_parallel === 1 ? '' : 's'} at a time` +
+            `${sweep.fail_fast ? ' · fail fast' : ''}`,
         ),
         budget
           ? [
@@ -367,7 +369,9 @@ async function renderSweep(root, sweepId) {
               h(
                 'dd',
                 { class: 'paused-facts' },
-                `${fmtTime(sweep.paused_at)} · no cell is launched; ${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, running cells run on`,
+                `${fmtTime(sweep.paused_at)} · no cell is launched; ` +
+                  `${sweep.cells_held} launched cell${sweep.cells_held === 1 ? '' : 's'} held in the queue, ` +
+                  'running cells run on',
               ),
             ]
           : null,
@@ -485,7 +489,9 @@ async function renderSweep(root, sweepId) {
   async function cancel() {
     const ok = await confirmDialog({
       title: `Cancel sweep #${sweepId}?`,
-      body: 'Cells not started yet are dropped (counted cancelled) and running cells are cancelled with their jobs. Finished cells stay as they are.',
+      body:
+        'Cells not started yet are dropped (counted cancelled) and running cells are cancelled with their jobs. ' +
+        'Finished cells stay as they are.',
       confirmLabel: 'Cancel sweep',
       danger: true,
     });
