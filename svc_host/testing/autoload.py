@@ -43,8 +43,8 @@ FIXTURES = frozenset(
         "svc_cli",
     }
 )
-"""The fixtures of ``svc_host.testing.plugin``, not imported from there: a project that never uses svc imports
-nothing of it (tests/unit/plugin_api/test_pytest_plugin_opt_in.py keeps the two lists equal)."""
+"""The fixtures of ``svc_host.testing.plugin``, kept here (the plugin imports them) so that a project that never uses
+svc imports nothing of the plugin."""
 
 LOADED_FOR = pytest.StashKey[str]()
 """Where this run's use of svc's test support was found first, once the plugin was loaded for it."""

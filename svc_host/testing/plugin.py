@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_asyncio
 
+from svc_host.testing.autoload import FIXTURES
+
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
@@ -52,22 +54,6 @@ HOLDS_GPUS = pytest.mark.xdist_group("svc-gpus")
 ``pytest -n N --dist loadgroup`` (a count taken beside another test's GPU job is off by that job)."""
 
 
-FIXTURES = frozenset(
-    {
-        "svc_isolated_home",
-        "svc_plugin_manager",
-        "svc_installed_plugins",
-        "svc_register_plugin",
-        "slurm_cluster",
-        "svc_paths",
-        "svc_database_url",
-        "svc_test_host",
-        "svc_host",
-        "svc_api_client",
-        "svc_mcp_client",
-        "svc_cli",
-    }
-)
 """The fixtures this plugin provides: an async test asking for one of them runs in asyncio."""
 
 CONTRACTS = (

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from svc_host.testing import autoload, plugin
+from svc_host.testing import plugin
 
 CONFIGURED = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 """A project that configured pytest-asyncio's loop scope (else pytest-asyncio itself warns) and nothing of svc."""
@@ -79,10 +79,6 @@ def outcome_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     return sorted(
         line.split(" - ")[0] for line in lines if line.startswith(("PASSED ", "FAILED ", "ERROR ", "asyncio:"))
     )
-
-
-def test_the_fixture_lists_of_the_entry_point_and_the_plugin_agree() -> None:
-    assert autoload.FIXTURES == plugin.FIXTURES
 
 
 def test_a_project_that_opts_in_lists_exactly_the_fixtures_svc_names(tmp_path: Path) -> None:
