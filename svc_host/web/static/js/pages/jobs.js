@@ -244,7 +244,7 @@ export async function render(root, _params, query) {
       h(
         'td',
         { class: 'job-clusters', title: namesOf(r).length > 1 ? 'One Slurm cluster, reached through each' : null },
-        namesOf(r).map((name) => h('span', { class: 'cluster-chip' }, name || '?')),
+        namesOf(r).map((name) => h('span', { class: 'cluster-chip', title: name || null }, name || '?')),
       ),
       // a failed job's Log sits by its state, where the eye is, not in a last column a narrow window scrolls away
       h(
