@@ -89,7 +89,7 @@ def test_the_printed_link_logs_a_browser_in_once_and_the_token_is_never_shown(tm
     )
     os.close(secondary)
     try:
-        text = read_until(primary, rb"svc serve: open \S+\r?\n").decode()
+        text = read_until(primary, rb"svc serve: open \S+\r?\n.*prints another\)\r?\n").decode()
         match = re.search(rf"svc serve: open ({base}/\?login_code=(\S+))", text)
         assert match, text
         link, code = match.groups()

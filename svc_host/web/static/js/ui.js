@@ -242,7 +242,10 @@ export function loading(container, text = 'Loading…') {
   replace(container, h('div', { class: 'loading' }, text));
 }
 
-/** Tabs: [{id, label, render(panel)}]; the active one is remembered in the URL hash-less query by the caller. */
+/**
+ * Tabs: [{id, label, render(panel)}]; the active one is remembered in the URL hash-less query by the caller.
+ * Returns {element, drawn}: `drawn` settles when the first tab's render (which may be async) has drawn.
+ */
 export function tabs(items, active, onChange) {
   const bar = h('div', { class: 'tabs', role: 'tablist' });
   const panel = h('div', { class: 'tab-panel', role: 'tabpanel' });
@@ -269,8 +272,9 @@ export function tabs(items, active, onChange) {
     });
     const item = items.find((i) => i.id === id) || items[0];
     replace(panel);
-    item.render(panel);
+    const drawn = item.render(panel);
     if (onChange) onChange(item.id);
+    return drawn;
   }
   bar.addEventListener('keydown', (e) => {
     const i = buttons.indexOf(document.activeElement);
@@ -286,6 +290,6 @@ export function tabs(items, active, onChange) {
       select(items[next].id);
     }
   });
-  select(active || items[0].id);
-  return h('div', null, bar, panel);
+  const drawn = Promise.resolve(select(active || items[0].id));
+  return { element: h('div', null, bar, panel), drawn };
 }

@@ -22,19 +22,18 @@ import { excludeField } from '../components/exclude-field.js';
 import { projectsPanel } from '../components/project-editor.js';
 
 export async function render(root, _params, query) {
-  replace(
-    root,
-    tabs(
-      [
-        { id: 'general', label: 'Configuration', render: (panel) => configTab(panel) },
-        { id: 'profiles', label: 'SSH profiles & mounts', render: (panel) => profilesTab(panel, query.new === '1') },
-        { id: 'projects', label: 'Projects', render: (panel) => projectsPanel(panel) },
-        { id: 'environment', label: 'Environment', render: (panel) => envTab(panel) },
-      ],
-      query.tab,
-      (id) => setQuery({ tab: id === 'general' ? '' : id }),
-    ),
+  const view = tabs(
+    [
+      { id: 'general', label: 'Configuration', render: (panel) => configTab(panel) },
+      { id: 'profiles', label: 'SSH profiles & mounts', render: (panel) => profilesTab(panel, query.new === '1') },
+      { id: 'projects', label: 'Projects', render: (panel) => projectsPanel(panel) },
+      { id: 'environment', label: 'Environment', render: (panel) => envTab(panel) },
+    ],
+    query.tab,
+    (id) => setQuery({ tab: id === 'general' ? '' : id }),
   );
+  replace(root, view.element);
+  await view.drawn; // the page is ready when its first tab has drawn with its data
   return null;
 }
 
