@@ -99,10 +99,14 @@ def workflow(work: Path, text: str) -> Path:
     return path
 
 
-async def finish(orchestrator: SweepOrchestrator, sweep_id: int | None, timeout: float = 90) -> SweepRunRecord:
+async def finish(orchestrator: SweepOrchestrator, sweep_id: int | None, timeout: float = 240) -> SweepRunRecord:
     assert sweep_id is not None
     done = await orchestrator.wait(sweep_id, timeout=timeout)
-    assert done.status in ("completed", "failed", "cancelled"), done
+    jobs = {record.job_id: record.state for record in job_records(orchestrator.host)}
+    assert done.status in ("completed", "failed", "cancelled"), (
+        f"still {done.status} after {timeout} s: cells (pending, running, completed, failed, cancelled) "
+        f"{counts(done)}, held {done.cells_held}, paused at {done.paused_at}, jobs {jobs}"
+    )
     return done
 
 
