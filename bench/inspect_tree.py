@@ -25,6 +25,7 @@ from devcluster import dev_profile
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_plugin_rsync.argv import destination, ssh_argv
 from svc_plugin_rsync.backend import RsyncBackend
+from svc_plugin_ssh.transport import SSHTransport
 
 
 def build_tree(root: Path, dirs: int, files: int) -> None:
@@ -63,13 +64,14 @@ async def main(repeat: int, dirs: int, files: int) -> None:
         local = Path(scratch) / "tree"
         build_tree(local, dirs, files)
         mount = Mount(name="bench", local=str(local), remote=f"{base}/tree")
-        backend = RsyncBackend("dev", profile, state_dir=Path(scratch) / "state")
+        transport = SSHTransport("dev", profile)
+        backend = RsyncBackend("dev", profile, transport=transport, state_dir=Path(scratch) / "state")
         try:
             start = time.perf_counter()
             first = await backend.sync(mount)
             first_sync = time.perf_counter() - start
             a_working_day(local)
-            await backend.inspect(mount)  # warm: the backend's own ssh connection, rsync version checks
+            await backend.inspect(mount)  # warm: the transport's ssh connection, rsync version checks
             inspect_times, raw_times = [], []
             for _ in range(repeat):
                 start = time.perf_counter()
@@ -84,6 +86,7 @@ async def main(repeat: int, dirs: int, files: int) -> None:
             )
             await cleanup.wait()
             await backend.close()
+            await transport.close()
     inspect_p50, raw_p50 = statistics.median(inspect_times), statistics.median(raw_times)
     print(f"tree: {dirs * files} files in {dirs} dirs; first sync sent {first.files_transferred} in {first_sync:.1f} s")
     print(

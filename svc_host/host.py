@@ -70,7 +70,7 @@ class Host:
         self._monitor: Monitor | None = None
         self._resource_sampler: ResourceSampler | None = None
         self._submit_throttle: SubmitThrottle | None = None
-        self._sync_backends: dict[str, tuple[dict[str, object], SyncBackend]] = {}
+        self._sync_backends: dict[str, tuple[dict[str, object], Transport | None, SyncBackend]] = {}
         self._engine: WorkflowEngine | None = None
         self._orchestrator: SweepOrchestrator | None = None
         self._scheduler: Scheduler | None = None
@@ -214,22 +214,23 @@ class Host:
         return self.transports.get(name or "local")
 
     def sync_backend(self, profile_name: str) -> SyncBackend:
-        """The sync backend of one SSH profile, the one its ``sync_backend`` names (one instance per profile, kept
-        until the profile's connection settings change); an unknown name lists the backends on offer and their
-        plugins."""
+        """The sync backend of one SSH profile, the one its ``sync_backend`` names, made on the profile's transport
+        (one instance per profile, kept until the profile's connection settings or its transport change); an unknown
+        name lists the backends on offer and their plugins."""
         profiles = self.transports.config.profiles
         if profile_name not in profiles:
             known = ", ".join(sorted(profiles)) or "none"
             raise NotFoundError(f"SSH profile {profile_name!r} not found; known: {known}")
         settings = profiles[profile_name].connection_settings()
-        kept = self._sync_backends.get(profile_name)
-        if kept is not None and kept[0] == settings:
-            return kept[1]
-        if kept is not None:
-            self.transports.close_later(kept[1].close())
         spec = self.plugins.sync_backend(profiles[profile_name].sync_backend)
-        backend: SyncBackend = spec.factory(profile_name, profiles[profile_name])
-        self._sync_backends[profile_name] = (settings, backend)
+        transport = self.transport(profile_name) if spec.takes_transport else None
+        kept = self._sync_backends.get(profile_name)
+        if kept is not None and kept[0] == settings and kept[1] is transport:
+            return kept[2]
+        if kept is not None:
+            self.transports.close_later(kept[2].close())
+        backend = spec.create(profile_name, profiles[profile_name], transport)
+        self._sync_backends[profile_name] = (settings, transport, backend)
         return backend
 
     async def reload_profiles(self) -> None:
@@ -239,7 +240,7 @@ class Host:
 
     async def _close_sync_backends(self) -> None:
         kept, self._sync_backends = list(self._sync_backends.values()), {}
-        for _, backend in kept:
+        for _, _, backend in kept:
             await backend.close()
 
     async def workflow_engine(self) -> WorkflowEngine:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 
 from svc_host.plugin import (
+    BytesResult,
     CommandResult,
     OutcomeUnknownError,
     ProcessStarts,
@@ -58,6 +59,24 @@ class LocalTransport(SlurmTransport):
         idempotent: bool = True,  # a local command is never run twice, whatever it is
     ) -> CommandResult:
         argv = list(argv)
+        code, out, err = await self._communicate(argv, None if stdin is None else stdin.encode(), timeout)
+        return CommandResult(argv, code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def run_bytes(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
+    ) -> BytesResult:
+        argv = list(argv)
+        code, out, err = await self._communicate(argv, stdin, timeout)
+        return BytesResult(argv, code, out, err.decode(errors="replace"))
+
+    async def _communicate(
+        self, argv: list[str], stdin: bytes | None, timeout: float | None
+    ) -> tuple[int, bytes, bytes]:
         try:
             proc = await self._processes.start(
                 argv,
@@ -72,9 +91,7 @@ class LocalTransport(SlurmTransport):
                 f"{slurm_program(argv)} not found on this machine; is Slurm installed and on PATH?", argv=argv
             ) from exc
         try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(stdin.encode() if stdin is not None else None), timeout or self.timeout
-            )
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout or self.timeout)
         except asyncio.CancelledError:
             kill_process(proc, group=True)  # nobody will read its answer: do not leave the process behind
             await asyncio.shield(proc.wait())
@@ -85,12 +102,7 @@ class LocalTransport(SlurmTransport):
             raise OutcomeUnknownError(
                 f"{slurm_program(argv)} timed out after {timeout or self.timeout:.0f} s", argv=argv, timed_out=True
             ) from exc
-        return CommandResult(
-            argv,
-            proc.returncode if proc.returncode is not None else -1,
-            out.decode(errors="replace"),
-            err.decode(errors="replace"),
-        )
+        return (proc.returncode if proc.returncode is not None else -1), out, err
 
     async def close(self) -> None:
         await super().close()

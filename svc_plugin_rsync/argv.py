@@ -62,8 +62,8 @@ DEFAULT_KEY_NAMES = ("id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "
 def ssh_argv(profile: SSHProfile) -> list[str]:
     """The ssh command (without the host) that reaches the profile's login node non-interactively.
 
-    Mirrors ``svc_host.plugin.ssh_connect_options``: ``ssh_host`` is an alias from ``~/.ssh/config``
-    and explicit fields override it; unknown host keys are rejected unless ``accept_unknown_host``.
+    Mirrors the ssh plugin's connection options (``svc_plugin_ssh.options``): ``ssh_host`` is an alias from
+    ``~/.ssh/config`` and explicit fields override it; unknown host keys are rejected unless ``accept_unknown_host``.
     OpenSSH reads ``~/.ssh`` of the passwd entry while asyncssh reads ``$HOME/.ssh``; they differ under
     services, containers and sudo. So the config file, the known_hosts file and (when the profile names no
     key) the default keys are passed explicitly from ``$HOME/.ssh``: both trust the same hosts and keys.

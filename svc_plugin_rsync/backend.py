@@ -22,6 +22,7 @@ from svc_host.plugin import (
     Mount,
     OwnerMarker,
     ProcessStarts,
+    SlurmTransport,
     SSHProfile,
     SvcPaths,
     SyncBackend,
@@ -50,7 +51,8 @@ _RSYNC_ENV = ("RSYNC_RSH", "RSYNC_OLD_ARGS", "RSYNC_PROTECT_ARGS", "RSYNC_CONNEC
 
 
 class RsyncBackend(SyncBackend):
-    """Syncs the mounts of one SSH profile. Keeps one SSH connection for svc's own remote files.
+    """Syncs the mounts of one SSH profile. svc's own remote files are read and written by commands ``transport``
+    (the profile's) runs on the connection it holds; rsync itself runs ``ssh`` with the profile's settings.
 
     The files on the remote, the claim, the lock and the excludes (``sync_excludes``: svc's defaults, the mount's
     ``exclude`` and its trusted project file's, read at every call) are the public sync-backend protocol's, so
@@ -66,6 +68,7 @@ class RsyncBackend(SyncBackend):
         profile_name: str,
         profile: SSHProfile,
         *,
+        transport: SlurmTransport,
         state_dir: Path | None = None,
         machine_id: str | None = None,
         rsync: str = "rsync",
@@ -79,7 +82,7 @@ class RsyncBackend(SyncBackend):
         self.remote_rsync = remote_rsync
         self.lock_wait = lock_wait
         self._machine_id = machine_id
-        self._files = RemoteFiles(profile_name, profile)
+        self._files = RemoteFiles(profile_name, profile, transport)
         self._processes = ProcessStarts()
         self._local_ok = False
         self._remote_ok = False
@@ -186,8 +189,7 @@ class RsyncBackend(SyncBackend):
         )
 
     async def close(self) -> None:
-        await self._processes.close()
-        await self._files.close()
+        await self._processes.close()  # the transport is the host's: it closes it
 
     # -- checks -------------------------------------------------------------------------------------
 

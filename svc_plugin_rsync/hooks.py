@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from svc_host.plugin import SSHProfile, SyncBackendSpec, hookimpl
+from svc_host.plugin import SlurmTransport, SSHProfile, SyncBackendSpec, hookimpl
 
 if TYPE_CHECKING:
     from svc_plugin_rsync.backend import RsyncBackend
@@ -22,9 +22,9 @@ def svc_sync_backends() -> list[SyncBackendSpec]:
     ]
 
 
-def rsync_backend(profile_name: str, profile: SSHProfile) -> RsyncBackend:
-    """The backend of one profile; its module (and asyncssh with it) is imported when a mount is first synced or
-    inspected, never when a process only lists the backends."""
+def rsync_backend(profile_name: str, profile: SSHProfile, *, transport: SlurmTransport) -> RsyncBackend:
+    """The backend of one profile, on the profile's transport; its module is imported when a mount is first synced
+    or inspected, never when a process only lists the backends."""
     from svc_plugin_rsync.backend import RsyncBackend
 
-    return RsyncBackend(profile_name, profile)
+    return RsyncBackend(profile_name, profile, transport=transport)

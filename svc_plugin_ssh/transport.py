@@ -14,16 +14,17 @@ import asyncssh
 from asyncssh.constants import OPEN_ADMINISTRATIVELY_PROHIBITED, OPEN_REQUEST_SESSION_FAILED
 
 from svc_host.plugin import (
+    BytesResult,
     CommandResult,
     OutcomeUnknownError,
     SlurmTransport,
     SSHProfile,
     TransportError,
-    open_ssh_connection,
     ssh_exec_files,
 )
 from svc_host.plugin import slurm_program as program
 from svc_plugin_ssh import logfilter
+from svc_plugin_ssh.connect import open_connection
 
 if TYPE_CHECKING:
     from svc_plugin_ssh.pool import SessionPool
@@ -88,7 +89,7 @@ class SSHTransport(SlurmTransport):
         """The profile's connection, opened on first use and after a drop."""
         async with self._lock:
             if self._conn is None or self._conn.is_closed():
-                self._conn = await open_ssh_connection(self.name, self.profile)
+                self._conn = await open_connection(self.name, self.profile)
             return self._conn
 
     async def login_dir(self) -> str:
@@ -125,12 +126,28 @@ class SSHTransport(SlurmTransport):
     ) -> CommandResult:
         argv = list(argv)
         result = await self._exec(argv, stdin=stdin, timeout=timeout, idempotent=idempotent, binary=False)
-        exit_code = result.exit_status if result.exit_status is not None else 255  # killed by a signal
-        if exit_code == 127 and "not found" in str(result.stderr):
+        return CommandResult(argv, self._exit_code(argv, result), _text(result.stdout), _text(result.stderr))
+
+    async def run_bytes(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
+    ) -> BytesResult:
+        argv = list(argv)
+        result = await self._exec(argv, stdin=stdin, timeout=timeout, idempotent=idempotent, binary=True)
+        return BytesResult(argv, self._exit_code(argv, result), _bytes(result.stdout), _text(result.stderr))
+
+    def _exit_code(self, argv: list[str], result: asyncssh.SSHCompletedProcess) -> int:
+        """The command's exit status (255 when a signal killed it); a program the login node lacks is an error."""
+        exit_code = result.exit_status if result.exit_status is not None else 255
+        if exit_code == 127 and "not found" in _text(result.stderr):
             raise TransportError(
-                f"{program(argv)} not found on {self.name!r}", argv=argv, exit_code=127, stderr=str(result.stderr)
+                f"{program(argv)} not found on {self.name!r}", argv=argv, exit_code=127, stderr=_text(result.stderr)
             )
-        return CommandResult(argv, exit_code, _text(result.stdout), _text(result.stderr))
+        return exit_code
 
     async def _exec(
         self, argv: list[str], *, stdin: str | bytes | None, timeout: float | None, idempotent: bool, binary: bool

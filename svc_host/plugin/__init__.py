@@ -49,9 +49,11 @@ _WHERE: dict[str, str] = {
     "ByteWriter": "svc_host.transports.streams",
     "ProcessStarts": "svc_host.transports.processes",
     "kill_process": "svc_host.transports.processes",
-    "ssh_connect_options": "svc_host.transports.ssh_options",
-    "open_ssh_connection": "svc_host.transports.ssh_chain",
+    "BytesResult": "svc_host.transports.base",
     "ssh_exec_files": "svc_host.transports.ssh_exec_files",
+    # deprecated (``_DEPRECATED``): the SSH client is the ssh plugin's again; these read it from there until 2.0
+    "ssh_connect_options": "svc_plugin_ssh.options",
+    "open_ssh_connection": "svc_plugin_ssh.connect",
     "SyncBackend": "svc_host.transports.sync_backend",
     "SyncResult": "svc_host.transports.sync_backend",
     "InspectReport": "svc_host.transports.sync_backend",
@@ -118,6 +120,7 @@ _WHERE: dict[str, str] = {
 }
 _RENAMED = {
     "open_ssh_connection": "open_connection",
+    "ssh_connect_options": "connect_options",
     "ssh_exec_files": "",
     "kill_process": "kill",
     "slurm_program": "program",
@@ -136,6 +139,7 @@ __all__ = [
     "AppLaunch",
     "ByteReader",
     "ByteWriter",
+    "BytesResult",
     "CommandError",
     "CommandResult",
     "ConfigError",
@@ -199,13 +203,11 @@ __all__ = [
     "kill_process",
     "load_config",
     "machine_id",
-    "open_ssh_connection",
     "plugin_settings",
     "print_json",
     "print_table",
     "render_sbatch",
     "slurm_program",
-    "ssh_connect_options",
     "ssh_exec_files",
     "stale_uploads",
     "sync_excludes",
@@ -217,7 +219,22 @@ __all__ = [
 ]
 
 
-_DEPRECATED: dict[str, Deprecated] = {}
+_DEPRECATED: dict[str, Deprecated] = {
+    "open_ssh_connection": Deprecated(
+        new=None,
+        since="1.2",
+        removed_in="2.0",
+        advice="a sync backend's factory takes `transport` (the profile's own, on its one SSH connection) and runs "
+        "its commands with `await transport.run_bytes(argv, stdin=...)`",
+    ),
+    "ssh_connect_options": Deprecated(
+        new=None,
+        since="1.2",
+        removed_in="2.0",
+        advice="run commands through the profile's transport (`SyncBackendSpec` factory keyword `transport`); "
+        "svc's SSH client is the ssh plugin's own",
+    ),
+}
 """Old public names that still work: old name -> its replacement and the API version that removes it (docs/plugins/
 api.md, "Deprecated names"). They are not in ``__all__`` and warn once per process (``DeprecatedNames``)."""
 
@@ -295,11 +312,9 @@ if TYPE_CHECKING:
     from svc_host.settings.secrets import REDACTED
     from svc_host.slurm.argv import program as slurm_program
     from svc_host.transports import ssh_exec_files
-    from svc_host.transports.base import CommandResult, LogChunk, SlurmTransport, Transport
+    from svc_host.transports.base import BytesResult, CommandResult, LogChunk, SlurmTransport, Transport
     from svc_host.transports.processes import ProcessStarts
     from svc_host.transports.processes import kill as kill_process
-    from svc_host.transports.ssh_chain import open_connection as open_ssh_connection
-    from svc_host.transports.ssh_options import ssh_connect_options
     from svc_host.transports.streams import ByteReader, ByteWriter
     from svc_host.transports.sync_backend import (
         DELETED_PATHS_CAP,

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from svc_host.domain.profiles import SSHProfile
     from svc_host.domain.submission import JobDefinition, RenderedScript
     from svc_host.settings.config import SvcConfig
     from svc_host.transports.base import Transport
+    from svc_host.transports.sync_backend import SyncBackend
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -65,10 +67,26 @@ class SyncBackendSpec:
 
     name: str
     factory: Callable[..., Any]
+    """``factory(profile_name, profile)`` -> a ``SyncBackend``; ``factory(profile_name, profile, *, transport)`` to be
+    given the profile's transport, whose ``run_bytes`` runs the backend's commands on the login node over the one
+    connection svc holds to it (opt-in by declaring the keyword, as ``RendererSpec.render`` declares ``config``)."""
     description: str = ""
 
     def __post_init__(self) -> None:
         _check_name("sync backend", self.name)
+
+    @property
+    def takes_transport(self) -> bool:
+        """Whether the factory declares ``transport`` (and is to be given the profile's)."""
+        return takes_keyword(self.factory, "transport")
+
+    def create(self, profile_name: str, profile: SSHProfile, transport: Transport | None) -> SyncBackend:
+        """The backend of one profile; ``transport`` (the profile's) is required when the factory declares it."""
+        if not self.takes_transport:
+            return self.factory(profile_name, profile)  # type: ignore[no-any-return]
+        if transport is None:
+            raise ValueError(f"sync backend {self.name!r} is made on the profile's transport: pass it")
+        return self.factory(profile_name, profile, transport=transport)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,11 @@ _WHERE: dict[str, str] = {
     "SyncBackendContract": "svc_host.testing.sync_contract",
     "write_tree": "svc_host.testing.sync_contract",
     "user_entries": "svc_host.testing.sync_contract",
-    # a transport with no cluster behind it, and a plugin offering one
+    # a transport with no cluster behind it, and a plugin offering one; the transport svc makes for a profile
     "FakeTransport": "svc_host.testing.fake",
     "TransportPlugin": "svc_host.testing.fake",
     "transport_plugin": "svc_host.testing.fake",
+    "profile_transport": "svc_host.testing.transports",
     # a host as svc serve runs one, for plugins that work in servers
     "PluginSet": "svc_host.testing.hosts",
     "ServingHost": "svc_host.testing.hosts",
@@ -78,6 +79,7 @@ __all__ = [
     "in_ci",
     "isolated_env",
     "live_server",
+    "profile_transport",
     "record_job",
     "running_serve",
     "security_for_tests",
@@ -123,4 +125,5 @@ if TYPE_CHECKING:
     from svc_host.testing.serve import ServeProcess, free_port, isolated_env, running_serve, start_serve
     from svc_host.testing.sse import SseMessage, sse_messages
     from svc_host.testing.sync_contract import SyncBackendContract, user_entries, write_tree
+    from svc_host.testing.transports import profile_transport
     from svc_host.testing.waiting import eventually, eventually_blocking, wait_for_state

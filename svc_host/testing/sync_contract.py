@@ -5,9 +5,10 @@ Subclass it in a test module and provide four fixtures::
     class TestMyBackend(SyncBackendContract):
         @pytest.fixture
         async def backend(self):
-            backend = MyBackend("dev", profile)
-            yield backend
-            await backend.close()
+            async with profile_transport("dev", profile) as transport:  # the transport svc would give it
+                backend = MyBackend("dev", profile, transport=transport)
+                yield backend
+                await backend.close()
 
         @pytest.fixture
         def mount(self, tmp_path):

@@ -54,6 +54,16 @@ class CommandResult:
     stderr: str
 
 
+@dataclass(frozen=True)
+class BytesResult:
+    """What one command of ``SlurmTransport.run_bytes`` printed (its stdout as bytes) and how it exited."""
+
+    argv: list[str]
+    exit_code: int
+    stdout: bytes
+    stderr: str
+
+
 class LogChunk(BaseModel):
     """A slice of a log file: text from ``offset`` and where to continue reading."""
 
@@ -204,6 +214,20 @@ class SlurmTransport(Transport):
         A transport may run an ``idempotent`` command again after a dropped connection. It never runs a
         command with ``idempotent=False`` twice: when such a command may have started but its result is lost,
         or any command times out, it raises ``OutcomeUnknownError``."""
+
+    async def run_bytes(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
+    ) -> BytesResult:
+        """``run`` for commands whose input or output is bytes (an archive, a file's exact content): the same rules
+        (argv list, ``idempotent``, ``TransportError`` only when the command could not run). A sync backend runs
+        its commands on the cluster with it, over the connection the transport already holds. The built-in
+        transports have it; a transport without it raises ``TransportError``."""
+        raise TransportError(f"transport {self.name!r} cannot run commands on bytes (it has no run_bytes)")
 
     @abstractmethod
     async def read_bytes(self, path: str, offset: int, limit: int) -> tuple[bytes, int] | None:

@@ -23,9 +23,9 @@ import svc_plugin_ssh.hooks
 from svc_host.api.app import create_app
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.host import Host
-from svc_host.plugin import ssh_connect_options
 from svc_host.settings.mounts import MAX_BROWSE_ENTRIES
 from svc_host.testing.http import asgi_client, security_for_tests
+from svc_plugin_ssh.options import connect_options
 
 PROFILE = "gpu"
 
@@ -397,7 +397,7 @@ async def closing(svc_test_host: Host) -> AsyncIterator[Host]:
 async def remote_dir(dev_profile: SSHProfile) -> AsyncIterator[tuple[str, asyncssh.SSHClientConnection]]:
     """A fresh ``svc-files-test-<uuid>`` under the dev user's home (not created), removed afterwards."""
     name = f"svc-files-test-{uuid.uuid4().hex[:12]}"
-    host, options = ssh_connect_options(dev_profile)
+    host, options = connect_options(dev_profile)
     async with asyncssh.connect(host, **options) as conn:
         yield name, conn
         await conn.run(shlex.join(["rm", "-rf", "--", name]), check=False)

@@ -412,7 +412,7 @@ async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_
     import asyncssh
 
     import svc_plugin_ssh.hooks
-    from svc_host.plugin import ssh_connect_options
+    from svc_plugin_ssh.options import connect_options
 
     svc_test_host.profiles.create("dev", dev_profile)
     svc_test_host.profiles.activate("dev")
@@ -428,7 +428,7 @@ async def test_a_web_workflow_without_work_dir_runs_in_the_login_directory_over_
     assert done["status"] == "completed", done
     job_id = done["job_ids"]["where"]
 
-    target, options = ssh_connect_options(dev_profile)
+    target, options = connect_options(dev_profile)
     async with asyncssh.connect(target, **options) as conn:
         home = str((await conn.run("pwd", check=True)).stdout).strip()
         logs = (await client.get(f"/api/jobs/{job_id}/logs")).json()

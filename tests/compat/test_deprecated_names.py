@@ -56,3 +56,24 @@ def test_a_deprecated_name_is_an_error_under_W_error(renamed: None) -> None:
 def test_deprecated_names_are_not_listed(renamed: None) -> None:
     assert "TransportRecord" not in dir(api)
     assert "TransportRecord" not in api.__all__
+
+
+@pytest.mark.parametrize(
+    ("old", "module", "name"),
+    [
+        ("open_ssh_connection", "svc_plugin_ssh.connect", "open_connection"),
+        ("ssh_connect_options", "svc_plugin_ssh.options", "connect_options"),
+    ],
+)
+def test_the_ssh_client_names_of_1_1_still_work_and_say_where_to_go(old: str, module: str, name: str) -> None:
+    """1.2 deprecated them (a sync backend runs on the profile's transport); last month's backend keeps working."""
+    import importlib
+
+    table = api._DEPRECATED
+    fresh = DeprecatedNames("svc_host.plugin", table)  # this test's own "once per process"
+    with pytest.warns(
+        DeprecationWarning, match=rf"svc_host\.plugin\.{old} is deprecated since plugin API 1\.2 .*2\.0: "
+    ):
+        value = fresh.resolve(old, api._load)
+    assert value is getattr(importlib.import_module(module), name)
+    assert old not in api.__all__

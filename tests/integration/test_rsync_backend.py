@@ -7,6 +7,7 @@ names, a symlinked record, exclude changes, missing rsync, failing rsync, odd ke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import itertools
 import json
@@ -21,13 +22,14 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import asyncssh
 import pytest
 
 from svc_host.domain.profiles import Mount, SSHProfile
 from svc_host.errors import ConfigError, SyncError
-from svc_host.plugin import SvcPaths, ssh_connect_options
+from svc_host.plugin import SvcPaths
 from svc_host.settings import trust
 from svc_host.settings.config import trust_project
 from svc_host.testing.plugin import skip_or_fail
@@ -37,6 +39,8 @@ from svc_host.transports.sync_backend import StaleUnknownReason, SyncResult
 from svc_host.transports.sync_lock import lock_path
 from svc_plugin_rsync.backend import RsyncBackend
 from svc_plugin_rsync.itemize import Summary
+from svc_plugin_ssh.options import connect_options
+from svc_plugin_ssh.transport import SSHTransport
 
 pytestmark = pytest.mark.cluster
 
@@ -138,7 +142,7 @@ def _as_bytes(value: bytes | str | None) -> bytes:
 
 @pytest.fixture
 async def shell(dev_ssh: DevSSH) -> AsyncIterator[RemoteShell]:
-    host, options = ssh_connect_options(dev_ssh.profile())
+    host, options = connect_options(dev_ssh.profile())
     async with asyncssh.connect(host, **options) as conn, conn.start_sftp_client() as sftp:
         yield RemoteShell(conn, sftp)
 
@@ -157,11 +161,22 @@ def state_dir(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
+@contextlib.asynccontextmanager
+async def rsync_on(profile: SSHProfile, **options: Any) -> AsyncIterator[RsyncBackend]:
+    """An rsync backend of ``profile`` on a transport of its own (as svc gives it the profile's), both closed after."""
+    transport = SSHTransport(PROFILE, profile)
+    backend = RsyncBackend(PROFILE, profile, transport=transport, **options)
+    try:
+        yield backend
+    finally:
+        await backend.close()
+        await transport.close()
+
+
 @pytest.fixture
 async def rsync_backend(dev_ssh: DevSSH, state_dir: Path) -> AsyncIterator[RsyncBackend]:
-    backend = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir)
-    yield backend
-    await backend.close()
+    async with rsync_on(dev_ssh.profile(), state_dir=state_dir) as backend:
+        yield backend
 
 
 @pytest.fixture
@@ -197,11 +212,8 @@ async def test_owner_marker_refuses_another_machine_unless_forced(
 ) -> None:
     local = Path(test_mount.local)
     write_tree(local, {"a.txt": "a"})
-    other = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir / "other", machine_id="other-machine")
-    try:
+    async with rsync_on(dev_ssh.profile(), state_dir=state_dir / "other", machine_id="other-machine") as other:
         await other.sync(test_mount)
-    finally:
-        await other.close()
     (local / "b.txt").write_text("b")
     for dry_run in (False, True):
         with pytest.raises(SyncError) as refused:
@@ -292,8 +304,9 @@ async def test_concurrent_syncs_of_one_mount_serialise(
     local = Path(test_mount.local)
     write_tree(local, {f"f{i}.txt": str(i) for i in range(20)})
     runs: list[tuple[str, float, float]] = []
-    first = RecordingBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, runs=runs)
-    second = RecordingBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, runs=runs)
+    transport = SSHTransport(PROFILE, dev_ssh.profile())
+    first = RecordingBackend(PROFILE, dev_ssh.profile(), transport=transport, state_dir=state_dir, runs=runs)
+    second = RecordingBackend(PROFILE, dev_ssh.profile(), transport=transport, state_dir=state_dir, runs=runs)
 
     async def tagged(tag: str, backend: RsyncBackend) -> SyncResult:
         _TAG.set(tag)
@@ -304,6 +317,7 @@ async def test_concurrent_syncs_of_one_mount_serialise(
     finally:
         await first.close()
         await second.close()
+        await transport.close()
     assert sorted(r.files_transferred for r in results) == [0, 20]
     runs.sort(key=lambda run: run[1])
     tags = "".join(tag for tag, _, _ in runs)
@@ -523,15 +537,12 @@ async def test_foreign_owned_manifest_is_not_read(
 
 async def test_missing_rsync_names_the_side(dev_ssh: DevSSH, test_mount: Mount, state_dir: Path) -> None:
     write_tree(Path(test_mount.local), {"a.txt": "a"})
-    local_missing = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, rsync="/nonexistent/rsync")
-    with pytest.raises(SyncError, match="not installed on this machine"):
-        await local_missing.sync(test_mount)
-    remote_missing = RsyncBackend(PROFILE, dev_ssh.profile(), state_dir=state_dir, remote_rsync="svc-no-such-rsync")
-    try:
+    async with rsync_on(dev_ssh.profile(), state_dir=state_dir, rsync="/nonexistent/rsync") as local_missing:
+        with pytest.raises(SyncError, match="not installed on this machine"):
+            await local_missing.sync(test_mount)
+    async with rsync_on(dev_ssh.profile(), state_dir=state_dir, remote_rsync="svc-no-such-rsync") as remote_missing:
         with pytest.raises(SyncError, match="cluster side"):
             await remote_missing.inspect(test_mount)
-    finally:
-        await remote_missing.close()
 
 
 async def test_failing_rsync_reports_exit_code_and_stderr(
@@ -574,11 +585,8 @@ async def test_key_and_known_hosts_paths_with_quotes_spaces_and_percent(
     known = odd / "known hosts"
     shutil.copyfile(dev_ssh.known_hosts, known)
     write_tree(Path(test_mount.local), {"a.txt": "a"})
-    backend = RsyncBackend(PROFILE, dev_ssh.profile(key_filename=str(key), known_hosts=str(known)), state_dir=state_dir)
-    try:
+    async with rsync_on(dev_ssh.profile(key_filename=str(key), known_hosts=str(known)), state_dir=state_dir) as backend:
         assert (await backend.sync(test_mount)).files_transferred == 1
-    finally:
-        await backend.close()
     assert "a.txt" in await shell.listing(test_mount.remote)
 
 
@@ -598,23 +606,24 @@ async def test_unknown_host_key_is_rejected(dev_ssh: DevSSH, test_mount: Mount, 
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")
     write_tree(Path(test_mount.local), {"a.txt": "a"})
-    backend = RsyncBackend(PROFILE, dev_ssh.profile(known_hosts=str(empty)), state_dir=tmp_path / "s")
-    try:
+    async with rsync_on(dev_ssh.profile(known_hosts=str(empty)), state_dir=tmp_path / "s") as backend:
         with pytest.raises(SyncError, match="host key"):
             await backend.sync(test_mount)
-    finally:
-        await backend.close()
 
 
-async def test_dropped_connection_is_reopened(rsync_backend: RsyncBackend, test_mount: Mount) -> None:
+async def test_dropped_connection_is_reopened(dev_ssh: DevSSH, state_dir: Path, test_mount: Mount) -> None:
+    """svc's files go over the profile's transport's one connection: dropped (as an idle timeout would), it is
+    opened again by the next sync."""
     write_tree(Path(test_mount.local), {"a.txt": "a"})
-    await rsync_backend.sync(test_mount)
-    conn = rsync_backend._files._conn  # the kept-alive connection, dropped as an idle timeout would
-    assert conn is not None
-    conn.abort()
-    (Path(test_mount.local) / "b.txt").write_text("b")
-    assert (await rsync_backend.sync(test_mount)).files_transferred == 1
-    assert rsync_backend._files._conn is not conn
+    async with rsync_on(dev_ssh.profile(), state_dir=state_dir) as backend:
+        await backend.sync(test_mount)
+        transport = backend._files.transport
+        assert isinstance(transport, SSHTransport)
+        conn = await transport.connection()
+        conn.abort()
+        (Path(test_mount.local) / "b.txt").write_text("b")
+        assert (await backend.sync(test_mount)).files_transferred == 1
+        assert await transport.connection() is not conn
 
 
 async def test_rsync_and_asyncssh_trust_the_same_known_hosts_and_key(
@@ -630,10 +639,7 @@ async def test_rsync_and_asyncssh_trust_the_same_known_hosts_and_key(
     profile = SSHProfile(hostname=dev_ssh.host, port=dev_ssh.port, username=dev_ssh.user)
     local = tmp_path / "local"
     write_tree(local, {"a.txt": "a"})
-    backend = RsyncBackend(PROFILE, profile, state_dir=state_dir)
-    try:
+    async with rsync_on(profile, state_dir=state_dir) as backend:
         result = await backend.sync(Mount(name="m", local=str(local), remote=f"{remote_base}/m"))
-    finally:
-        await backend.close()
     assert result.files_transferred == 1
     assert "a.txt" in await shell.listing(f"{remote_base}/m")

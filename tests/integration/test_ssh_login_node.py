@@ -100,28 +100,27 @@ async def test_the_refusal_is_remembered_per_connection(nosftp: SSHTransport, re
 async def test_sync_files_are_listed_read_and_written_without_sftp(
     nosftp_profile: SSHProfile, nosftp: SSHTransport, remote_dir: str
 ) -> None:
-    files = RemoteFiles("bare", nosftp_profile)
-    try:
-        await files.makedirs(f"{remote_dir}/sub/deeper")
-        await files.write_atomic(f"{remote_dir}/sub/record.json", b'{"a": 1}\n')
-        await files.write_atomic(f"{remote_dir}/sub/record.json", b'{"a": 2}\n')  # replaces
-        await nosftp.check(["ln", "-s", "/etc/hostname", f"{remote_dir}/sub/link"])
-        assert sorted(await files.entries(f"{remote_dir}/sub", limit=10) or []) == ["deeper", "link", "record.json"]
-        assert await files.entries(f"{remote_dir}/nope", limit=10) is None
-        ok = await files.read(f"{remote_dir}/sub/record.json", limit=100)
-        assert (ok.state, ok.data) == (RecordState.OK, b'{"a": 2}\n')
-        assert (await files.read(f"{remote_dir}/sub/link", limit=100)).state is RecordState.SYMLINK
-        assert (await files.read("/etc/hostname", limit=100)).state is RecordState.FOREIGN
-        assert (await files.read(f"{remote_dir}/sub/record.json", limit=3)).state is RecordState.UNREADABLE
-        assert (await files.read(f"{remote_dir}/none", limit=3)).state is RecordState.MISSING
-        assert await files.realpath(f"{remote_dir}/sub/link") == "/etc/hostname"
-        assert await files.realpath(f"{remote_dir}/none") is None
-        mode = await nosftp.check(["stat", "-c", "%a", "--", f"{remote_dir}/sub/record.json"])
-        assert mode.strip() == "600"
-        with pytest.raises(SyncError, match=r"cannot create remote directory '/proc/x' .*\(sftp is refused there"):
-            await files.makedirs("/proc/x")
-    finally:
-        await files.close()
+    """rsync's files of svc (record, owner marker) go through the transport's commands: a login node that refuses
+    sftp is no different."""
+    files = RemoteFiles("bare", nosftp_profile, nosftp)
+    await files.makedirs(f"{remote_dir}/sub/deeper")
+    await files.write_atomic(f"{remote_dir}/sub/record.json", b'{"a": 1}\n')
+    await files.write_atomic(f"{remote_dir}/sub/record.json", b'{"a": 2}\n')  # replaces
+    await nosftp.check(["ln", "-s", "/etc/hostname", f"{remote_dir}/sub/link"])
+    assert sorted(await files.entries(f"{remote_dir}/sub", limit=10) or []) == ["deeper", "link", "record.json"]
+    assert await files.entries(f"{remote_dir}/nope", limit=10) is None
+    ok = await files.read(f"{remote_dir}/sub/record.json", limit=100)
+    assert (ok.state, ok.data) == (RecordState.OK, b'{"a": 2}\n')
+    assert (await files.read(f"{remote_dir}/sub/link", limit=100)).state is RecordState.SYMLINK
+    assert (await files.read("/etc/hostname", limit=100)).state is RecordState.FOREIGN
+    assert (await files.read(f"{remote_dir}/sub/record.json", limit=3)).state is RecordState.UNREADABLE
+    assert (await files.read(f"{remote_dir}/none", limit=3)).state is RecordState.MISSING
+    assert await files.realpath(f"{remote_dir}/sub/link") == "/etc/hostname"
+    assert await files.realpath(f"{remote_dir}/none") is None
+    mode = await nosftp.check(["stat", "-c", "%a", "--", f"{remote_dir}/sub/record.json"])
+    assert mode.strip() == "600"
+    with pytest.raises(SyncError, match=r"cannot create remote directory '/proc/x' on .*: mkdir"):
+        await files.makedirs("/proc/x")
 
 
 async def test_past_the_sshds_session_limit_the_error_names_the_limit(nosftp_profile: SSHProfile) -> None:

@@ -18,8 +18,8 @@ import asyncssh
 import pytest
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.plugin import ssh_connect_options
 from svc_host.testing.sync_contract import write_tree
+from svc_plugin_ssh.options import connect_options
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +31,7 @@ def remote() -> str:
 
 @pytest.fixture
 async def cluster(dev_profile: SSHProfile, remote: str) -> AsyncIterator[asyncssh.SSHClientConnection]:
-    host, options = ssh_connect_options(dev_profile)
+    host, options = connect_options(dev_profile)
     async with asyncssh.connect(host, **options) as conn:
         yield conn
         await conn.run(shlex.join(["rm", "-rf", "--", remote.split("/", maxsplit=1)[0]]), check=False)

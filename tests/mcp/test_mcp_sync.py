@@ -16,8 +16,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from svc_host.domain.profiles import SSHProfile
-from svc_host.plugin import ssh_connect_options
 from svc_host.testing.sync_contract import write_tree
+from svc_plugin_ssh.options import connect_options
 
 INSPECT_FIELDS = {
     "success", "profile", "mount", "local", "remote", "files_would_transfer", "mirror_delete_candidates",
@@ -47,7 +47,7 @@ def remote(dev_profile: SSHProfile) -> str:
 @pytest.fixture
 async def cluster(dev_profile: SSHProfile, remote: str) -> AsyncIterator[asyncssh.SSHClientConnection]:
     """A connection of the test's own to the dev cluster; removes the mount's remote directory afterwards."""
-    host, options = ssh_connect_options(dev_profile)
+    host, options = connect_options(dev_profile)
     async with asyncssh.connect(host, **options) as conn:
         yield conn
         await conn.run(shlex.join(["rm", "-rf", "--", remote.split("/", maxsplit=1)[0]]), check=False)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -221,3 +223,35 @@ async def test_each_profile_chooses_its_sync_backend(svc_plugin_manager: PluginM
     assert made == ["site"]
     with pytest.raises(PluginError, match=r"unknown sync backend 'rsinc'; choose one of: recorder \(from recorders"):
         svc_test_host.sync_backend("typo")
+
+
+async def test_a_sync_backend_that_asks_for_it_is_made_on_the_profiles_transport(
+    svc_plugin_manager: PluginManager, svc_register_plugin: Callable[..., Any], svc_test_host: Host
+) -> None:
+    """A factory declaring ``transport`` gets the profile's own (the one svc holds the connection of); a new one is
+    made when the profile's transport is replaced."""
+    from svc_host.domain.profiles import HostConfig, SSHProfile
+    from svc_host.plugin_core.records import SyncBackendSpec
+    from svc_plugin_ssh import hooks as ssh_hooks
+
+    given: list[object] = []
+
+    class OnTransport:
+        def __init__(self, profile_name: str, profile: SSHProfile, *, transport: object) -> None:
+            given.append(transport)
+
+        async def close(self) -> None:
+            return None
+
+    svc_register_plugin(ssh_hooks, "ssh")
+    svc_plugin_manager.register(
+        SimpleNamespace(svc_sync_backends=hookimpl(lambda: [SyncBackendSpec("on-transport", OnTransport)])), "mine"
+    )
+    site = SSHProfile(hostname="a.example", sync_backend="on-transport")
+    await svc_test_host.transports.reload(HostConfig(profiles={"site": site}))
+    first = svc_test_host.sync_backend("site")
+    assert given == [svc_test_host.transport("site")]
+    assert svc_test_host.sync_backend("site") is first  # kept while the transport is
+    await svc_test_host.transports.reload(HostConfig(profiles={"site": site.model_copy(update={"port": 2200})}))
+    assert svc_test_host.sync_backend("site") is not first
+    assert given[1] is svc_test_host.transport("site") is not given[0]

@@ -14,7 +14,7 @@ from svc_host.transports.ssh_exec_files import (
     parse_read_range,
     read_range_argv,
 )
-from svc_host.transports.ssh_options import Hop, jump_hops
+from svc_plugin_ssh.options import Hop, jump_hops
 
 
 def test_a_chain_becomes_hops_in_order() -> None:

@@ -1,8 +1,9 @@
-"""``TarSyncBackend``: svc's sync contract kept with ``find``, ``tar`` and ``rm`` over the profile's SSH connection.
+"""``TarSyncBackend``: svc's sync contract kept with ``find``, ``tar`` and ``rm``, run by the profile's transport.
 
 Everything svc-specific (the claim, the upload record, the lock, the excludes, what may be read) comes from
-svc's sync-backend protocol helpers; this module only moves bytes. Every remote command is an argv list quoted
-word by word (``shlex.join``), and every path crosses as an argument or on stdin, never inside shell code.
+svc's sync-backend protocol helpers, and the way onto the login node is the profile's transport (its one SSH
+connection, reconnected by svc); this module only moves bytes. Every remote command is an argv list, and every
+path crosses as an argument or on stdin, never inside shell code.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import io
 import posixpath
-import shlex
 import tarfile
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from svc_host.plugin import (
     CLAIM_LISTING_LIMIT,
@@ -27,6 +26,7 @@ from svc_host.plugin import (
     InspectReport,
     Mount,
     OwnerMarker,
+    SlurmTransport,
     SSHProfile,
     SyncBackend,
     SyncError,
@@ -37,7 +37,6 @@ from svc_host.plugin import (
     claim_mount,
     cluster_root,
     machine_id,
-    open_ssh_connection,
     ssh_exec_files,
     stale_uploads,
     sync_excludes,
@@ -47,25 +46,26 @@ from svc_host.plugin import (
 
 from svc_example_tarsync.plan import Plan, Tree, local_tree, parse_listing, plan
 
-if TYPE_CHECKING:
-    import asyncssh
-
 # One listing line per entry: type, size, mtime, path relative to the mount (NUL-terminated: names may hold anything).
 _LISTING = 'case $1 in -*) set -- "./$1";; esac; [ -d "$1" ] || exit 3; find "$1" -mindepth 1 -printf "%y %s %T@ %P\\0"'
 _MKDIR = 'case $1 in -*) set -- "./$1";; esac; mkdir -p -- "$1"'
 _EXTRACT = 'case $1 in -*) set -- "./$1";; esac; tar -x -f - -C "$1"'
 _DELETE = 'case $1 in -*) set -- "./$1";; esac; cd -- "$1" && xargs -0 -r rm -f -- && exit 0'
 _RMDIR = 'case $1 in -*) set -- "./$1";; esac; cd -- "$1" && xargs -0 -r rmdir -- && exit 0'
+SEND_TIMEOUT = 600.0
+"""Seconds one ``tar -x`` of a sync's changed files may take (other commands take the transport's own limit)."""
 
 
 class TarSyncBackend(SyncBackend):
-    """Syncs the mounts of one SSH profile with tar; one kept-alive connection per backend."""
+    """Syncs the mounts of one SSH profile with tar, through the profile's ``transport``."""
 
-    def __init__(self, profile_name: str, profile: SSHProfile, *, state_dir: Path | None = None) -> None:
+    def __init__(
+        self, profile_name: str, profile: SSHProfile, *, transport: SlurmTransport, state_dir: Path | None = None
+    ) -> None:
         self.profile_name = profile_name
         self.profile = profile
+        self.transport = transport
         self.state_dir = state_dir
-        self._conn: asyncssh.SSHClientConnection | None = None
 
     def lock(self, mount: Mount) -> AbstractAsyncContextManager[None]:
         return sync_lock(self.profile_name, mount.name, state_dir=self.state_dir)
@@ -147,10 +147,7 @@ class TarSyncBackend(SyncBackend):
         )  # fmt: skip
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
-            await conn.wait_closed()
+        """Nothing to close: the transport is svc's."""
 
     # -- local and remote directories ---------------------------------------------------------------
 
@@ -170,25 +167,30 @@ class TarSyncBackend(SyncBackend):
 
     # -- remote commands ----------------------------------------------------------------------------
 
-    async def _run(self, argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, str]:
-        if self._conn is None or self._conn.is_closed():
-            try:
-                self._conn = await open_ssh_connection(self.profile_name, self.profile)
-            except TransportError as exc:
-                raise SyncError(str(exc)) from exc
-        done = await self._conn.run(shlex.join(argv), input=stdin, encoding=None, check=False)
-        out = done.stdout if isinstance(done.stdout, bytes) else b""
-        err = done.stderr.decode(errors="replace") if isinstance(done.stderr, bytes) else ""
-        return done.exit_status or 0, out, err
+    async def _run(
+        self, argv: list[str], stdin: bytes | None = None, *, changes: bool = False, timeout: float | None = None
+    ) -> tuple[int, bytes, str]:
+        """Exit status, stdout and stderr of ``argv`` on the login node; a command that ``changes`` files is never
+        run twice (after a dropped connection svc reports it instead)."""
+        try:
+            done = await self.transport.run_bytes(argv, stdin=stdin, timeout=timeout, idempotent=not changes)
+        except TransportError as exc:
+            raise SyncError(str(exc)) from exc
+        return done.exit_code, done.stdout, done.stderr
 
-    async def _check(self, argv: list[str], what: str, stdin: bytes | None = None) -> bytes:
-        code, out, err = await self._run(argv, stdin)
+    async def _check(
+        self, argv: list[str], what: str, stdin: bytes | None = None, *, timeout: float | None = None
+    ) -> bytes:
+        code, out, err = await self._run(argv, stdin, changes=True, timeout=timeout)
         if code != 0:
             raise SyncError(f"{what} failed on profile {self.profile_name!r}", argv=argv, exit_code=code, stderr=err)
         return out
 
     async def _uid(self) -> int:
-        return int(await self._check(["id", "-u"], "id -u"))
+        code, out, err = await self._run(["id", "-u"])
+        if code != 0 or not out.strip().isdigit():
+            raise SyncError(f"id -u failed on profile {self.profile_name!r}", exit_code=code, stderr=err)
+        return int(out)
 
     async def _real_path(self, path: str) -> str | None:
         code, out, err = await self._run(ssh_exec_files.real_path_argv(path))
@@ -240,4 +242,6 @@ class TarSyncBackend(SyncBackend):
                     sent += 1
                     progress(sent)
         if todo.send:
-            await self._check(["sh", "-c", _EXTRACT, "tarsync", remote], "tar -x", buffer.getvalue())
+            await self._check(
+                ["sh", "-c", _EXTRACT, "tarsync", remote], "tar -x", buffer.getvalue(), timeout=SEND_TIMEOUT
+            )

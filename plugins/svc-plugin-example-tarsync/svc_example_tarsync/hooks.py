@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from svc_host.plugin import SSHProfile, SyncBackendSpec, hookimpl
+from svc_host.plugin import SlurmTransport, SSHProfile, SyncBackendSpec, hookimpl
 
 from svc_example_tarsync.backend import TarSyncBackend
 
 SVC_PLUGIN_API = ">=1.2,<2"
-"""The sync-backend protocol helpers (``claim_mount``, ``UploadRecord``, ``sync_lock``...) came with 1.2."""
+"""The sync-backend protocol helpers (``claim_mount``, ``UploadRecord``, ``sync_lock``...) and the factory's
+``transport`` (with ``run_bytes``) came with 1.2."""
 
 
 @hookimpl
@@ -22,5 +23,6 @@ def svc_sync_backends() -> list[SyncBackendSpec]:
     ]
 
 
-def tarsync_backend(profile_name: str, profile: SSHProfile) -> TarSyncBackend:
-    return TarSyncBackend(profile_name, profile)
+def tarsync_backend(profile_name: str, profile: SSHProfile, *, transport: SlurmTransport) -> TarSyncBackend:
+    """The backend of one profile, given the profile's transport (its commands run on svc's connection)."""
+    return TarSyncBackend(profile_name, profile, transport=transport)

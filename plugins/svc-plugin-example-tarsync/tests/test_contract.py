@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 import uuid
@@ -14,13 +13,13 @@ import pytest
 from svc_host.plugin import (
     Mount,
     OwnerMarker,
+    SlurmTransport,
     SSHProfile,
     SvcPaths,
-    open_ssh_connection,
     ssh_exec_files,
     temporary_name,
 )
-from svc_host.testing import SyncBackendContract, user_entries, write_tree
+from svc_host.testing import SyncBackendContract, profile_transport, user_entries, write_tree
 
 from svc_example_tarsync.backend import TarSyncBackend
 
@@ -28,16 +27,15 @@ pytestmark = pytest.mark.cluster
 
 
 class Cluster:
-    """The test's own way onto the login node, independent of the backend under test."""
+    """The test's own way onto the login node: a transport of its own, beside the one the backend is given."""
 
-    def __init__(self, profile: SSHProfile) -> None:
-        self.profile = profile
+    def __init__(self, transport: SlurmTransport) -> None:
+        self.transport = transport
 
     async def run(self, *argv: str, stdin: bytes | None = None) -> bytes:
-        async with await open_ssh_connection("dev", self.profile) as conn:
-            done = await conn.run(shlex.join(argv), input=stdin, encoding=None, check=False)
-        assert done.exit_status == 0, done.stderr
-        return done.stdout if isinstance(done.stdout, bytes) else b""
+        done = await self.transport.run_bytes(list(argv), stdin=stdin)
+        assert done.exit_code == 0, done.stderr
+        return done.stdout
 
     async def listing(self, directory: str) -> set[str]:
         """Every entry under ``directory``, relative, directories ending in ``/`` (empty when it is missing)."""
@@ -53,8 +51,16 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(dev_profile: SSHProfile) -> Cluster:
-    return Cluster(dev_profile)
+async def cluster(dev_profile: SSHProfile) -> AsyncIterator[Cluster]:
+    async with profile_transport("dev", dev_profile) as transport:
+        yield Cluster(transport)
+
+
+@pytest.fixture
+async def transport(dev_profile: SSHProfile) -> AsyncIterator[SlurmTransport]:
+    """The profile's transport as svc gives it to the backend's factory."""
+    async with profile_transport("dev", dev_profile) as made:
+        yield made
 
 
 @pytest.fixture
@@ -74,8 +80,10 @@ def fresh_mount(tmp_path: Path, remote_base: str) -> Mount:
 
 class TestTarSyncContract(SyncBackendContract):
     @pytest.fixture
-    async def backend(self, dev_profile: SSHProfile, tmp_path: Path) -> AsyncIterator[TarSyncBackend]:
-        backend = TarSyncBackend("dev", dev_profile, state_dir=tmp_path / "state")
+    async def backend(
+        self, dev_profile: SSHProfile, transport: SlurmTransport, tmp_path: Path
+    ) -> AsyncIterator[TarSyncBackend]:
+        backend = TarSyncBackend("dev", dev_profile, transport=transport, state_dir=tmp_path / "state")
         yield backend
         await backend.close()
 
@@ -132,7 +140,7 @@ async def test_switching_a_profile_from_rsync_to_tarsync_keeps_the_claim(
 
 
 async def test_hostile_names_sync_exactly_and_nothing_runs(
-    dev_profile: SSHProfile, tmp_path: Path, remote_base: str, cluster: Cluster
+    dev_profile: SSHProfile, transport: SlurmTransport, tmp_path: Path, remote_base: str, cluster: Cluster
 ) -> None:
     """Names cross as arguments or on stdin, never as shell code: on the way up, in the listing, in a mirror."""
     pwned = Path(f"/tmp/pwned-{uuid.uuid4().hex[:12]}")
@@ -151,7 +159,7 @@ async def test_hostile_names_sync_exactly_and_nothing_runs(
     write_tree(local, {name: name for name in names} | {"sub dir/x": "x"})
     mount = Mount(name="hostile", local=str(local), remote=f"{remote_base}/we ird $(touch {pwned}); |'\"`x`")
     expected = {str(path.relative_to(local)) + ("/" if path.is_dir() else "") for path in local.rglob("*")}
-    backend = TarSyncBackend("dev", dev_profile, state_dir=tmp_path / "state")
+    backend = TarSyncBackend("dev", dev_profile, transport=transport, state_dir=tmp_path / "state")
     try:
         assert (await backend.sync(mount)).files_transferred == len(names) + 1
         assert user_entries(await cluster.listing(mount.remote)) == expected

@@ -9,6 +9,7 @@ from svc_host.domain.profiles import SSHProfile
 from svc_host.transports.sync_backend import SyncBackend
 from svc_plugin_rsync import hooks
 from svc_plugin_rsync.backend import RsyncBackend
+from svc_plugin_ssh.transport import SSHTransport
 
 if TYPE_CHECKING:
     from svc_host.plugin_core.manager import PluginManager
@@ -19,7 +20,9 @@ def test_rsync_backend_is_registered(
 ) -> None:
     svc_register_plugin(hooks, "rsync")
     spec = svc_plugin_manager.sync_backend("rsync")
-    backend = spec.factory("dev", SSHProfile(hostname="h"))
+    assert spec.takes_transport  # svc's files on the remote go over the profile's transport
+    profile = SSHProfile(hostname="h")
+    backend = spec.create("dev", profile, SSHTransport("dev", profile))
     assert isinstance(backend, RsyncBackend)
     assert isinstance(backend, SyncBackend)
     assert spec.description

@@ -14,12 +14,11 @@ import os
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from svc_host.domain.profiles import SSHProfile
-from svc_host.errors import TransportError
-from svc_host.transports.ssh_options import Hop, jump_hops, ssh_connect_options
+from svc_host.plugin import SSHProfile, TransportError
+from svc_plugin_ssh.options import Hop, connect_options, jump_hops
 
-if TYPE_CHECKING:  # asyncssh (0.1-0.2 s of CPU) is imported by the first connection, not by importing this module:
-    import asyncssh  # a plugin naming open_ssh_connection at import costs nothing to svc runs that use no SSH
+if TYPE_CHECKING:  # asyncssh (0.1-0.2 s of CPU) is imported by the first connection, not by importing this module
+    import asyncssh
 
 MAX_HANDSHAKES = 4
 """Connections of one process in their handshake at the same time (OpenSSH's MaxStartups starts at 10)."""
@@ -42,7 +41,7 @@ async def open_connection(name: str, profile: SSHProfile) -> asyncssh.SSHClientC
     the ``ProxyJump`` of its ``~/.ssh/config`` entry); ``TransportError`` naming the hop that failed."""
     import asyncssh
 
-    host, options = ssh_connect_options(profile)
+    host, options = connect_options(profile)
     _agent_for_encrypted_key(name, options)
     tunnel = options.pop("tunnel", None)
     if tunnel is None:

@@ -1,5 +1,5 @@
-"""Pure translation of an SSH profile into asyncssh connection options, shared by every plugin that opens SSH
-connections to a profile (the ssh transport, the rsync backend)."""
+"""Pure translation of an SSH profile into asyncssh connection options (the transport's connection, its jump
+hosts)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from svc_host.domain.profiles import SSHProfile
+from svc_host.plugin import SSHProfile
 
 
-def ssh_connect_options(profile: SSHProfile) -> tuple[str, dict[str, Any]]:
+def connect_options(profile: SSHProfile) -> tuple[str, dict[str, Any]]:
     """The host to connect to and the keyword options for ``asyncssh.connect``.
 
     ``ssh_host`` is an alias resolved by asyncssh through ``~/.ssh/config`` (HostName, User, Port,
