@@ -3,7 +3,8 @@ is whole in its card. A failed row (state, exit code and Log button), a typed GP
 of a usual length made the table 70-90 px wider than its card, so the last column (From) was scrolled out of sight;
 a job's name longer than the column keeps its whole text in the title. The failed job is shown as Slurm's longest
 failed state (``OUT_OF_MEMORY exit 137``, which other tests' jobs on the shared cluster show in a full run: 37 px
-over in CI before its Log could drop to a second line)."""
+over in CI before its Log could drop to a second line), and the GPU job as pending in three partitions (a full run
+was still 4 px over: a submission time, partitions and the origin now wrap between words too)."""
 
 from __future__ import annotations
 
@@ -73,10 +74,17 @@ def lab24_jobs(svc_server: Server) -> Iterator[dict[str, int]]:
 def test_the_jobs_table_of_every_cluster_is_whole_at_1280px(page: Page, lab24_jobs: dict[str, int]) -> None:
     from playwright.sync_api import expect
 
+    def is_row(row: dict[str, Any], name: str) -> bool:
+        return (
+            row.get("job_id") in (lab24_jobs[name], str(lab24_jobs[name])) and row.get("transport", "lab24") == "lab24"
+        )
+
     def as_out_of_memory(rows: Any) -> Any:
         for row in rows if isinstance(rows, list) else []:
-            if row.get("job_id") in (lab24_jobs["fails"], str(lab24_jobs["fails"])) and row.get("transport") == "lab24":
+            if is_row(row, "fails"):
                 row.update(status="OUT_OF_MEMORY", exit_code=137)
+            if is_row(row, "gpu-held"):  # a job pending in several partitions lists them all
+                row.update(partition="gpu,debug,preempt-a100-long")
         return rows
 
     def relabel(route: Route) -> None:
@@ -91,6 +99,8 @@ def test_the_jobs_table_of_every_cluster_is_whole_at_1280px(page: Page, lab24_jo
     failed = page.locator(failed_row)
     expect(failed.locator(".job-log")).to_be_visible(timeout=60_000)
     expect(failed.locator(".job-state-cell")).to_contain_text("exit 137")
+    held_row = page.locator(f"tr[data-cluster=lab24][data-job-id='{lab24_jobs['gpu-held']}']")
+    expect(held_row).to_contain_text("gpu,debug,preempt-a100-long")
     expect(page.locator(f"tr[data-cluster=lab24][data-job-id='{lab24_jobs['gpu-held']}'] .job-gpus")).to_have_text(
         "1 a100"
     )

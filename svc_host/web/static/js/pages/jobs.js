@@ -266,11 +266,20 @@ export async function render(root, _params, query) {
             )
           : null,
       ),
-      h('td', null, r.partition || ''),
+      // a job pending in several partitions lists them all: a line may break after each comma
+      h(
+        'td',
+        { class: 'job-wraps' },
+        (r.partition || '').split(',').map((name, i) => (i ? [',', h('wbr'), name] : name)),
+      ),
       h('td', { class: 'num job-gpus' }, jobGpusText(r.gpus, r.gpu_types)),
       h('td', { class: 'num elapsed' }, fmtDuration(r.elapsed)),
-      h('td', null, r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc')),
-      h('td', null, r.source || ''),
+      h(
+        'td',
+        { class: 'job-wraps' },
+        r.submitted_at ? fmtTime(r.submitted_at) : h('span', { class: 'muted' }, 'not via svc'),
+      ),
+      h('td', { class: 'job-wraps' }, r.source || ''),
     );
   }
 
