@@ -11,6 +11,7 @@ with ``SVC_TEST_SLURM=24.11``, on lab24 (``SLURM24_TESTS`` in the Makefile).
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -95,7 +96,10 @@ async def two_jobs(healthy: SSHTransport) -> AsyncIterator[tuple[str, str]]:
 
 
 async def held_ids(transport: SSHTransport) -> set[str]:
-    return {job.job_id for job in parse_scontrol_jobs(await transport.check(scontrol_show_job_argv()))}
+    """Every id slurmctld holds: each job's as svc names it (``9565_1`` for an array task) and each raw ``JobId``
+    (``9566``, that task's own number, which sacct may list as a job of its own)."""
+    text = await transport.check(scontrol_show_job_argv())
+    return {job.job_id for job in parse_scontrol_jobs(text)} | set(re.findall(r"\bJobId=(\d+)", text))
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ def test_two_tabs_show_two_clusters(
     expect(page.locator("#cluster-switch option:checked")).to_have_text(f"{profile} · server default")  # an event
     expect(page.locator("[aria-label='Cluster filter'] button").first).to_have_text(profile)  # the page followed
     svc_server.api("POST", "/api/config/ssh/profiles/local/activate")
-    other.get_by_role("link", name="Submit").click()
+    other.get_by_role("link", name="Submit", exact=True).click()  # the sidebar's (an empty list offers "Submit a job")
     other.wait_for_url(re.compile(rf"/submit\?cluster={profile}$"))  # the URL keeps the tab's cluster
     expect(other.locator("#submit-job")).to_have_text(f"Submit to {profile}")
     screenshot(other, "submit-to-a-cluster")

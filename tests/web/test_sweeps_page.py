@@ -82,14 +82,20 @@ def test_a_six_cell_sweep_is_one_array_and_cancel_ends_its_cells(
     page.click("dialog button:text-is('Cancel sweep')")
     expect(page.locator(".job-head .badge")).to_have_text("cancelled", timeout=60_000)
     # the cells' rows follow the sweep's own badge by a live event each: give a loaded machine time
-    expect(page.locator("tr[data-status=cancelled]")).to_have_count(6, timeout=30_000)
-    expect(page.locator(".stacked-seg[data-label=cancelled]")).to_have_attribute("data-value", "6", timeout=30_000)
+    try:
+        expect(page.locator("tr[data-status=cancelled]")).to_have_count(6, timeout=90_000)
+    except AssertionError as exc:  # say what the other rows show, and what the server says of each cell
+        rows = page.locator("tr[data-cell]")
+        shown = {rows.nth(i).get_attribute("data-cell"): rows.nth(i).get_attribute("data-status") for i in range(6)}
+        told = {cell: svc_server.api("GET", f"/api/workflows/runs/{cell}")["status"] for cell in shown}
+        raise AssertionError(f"rows {shown}, server {told}") from exc
+    expect(page.locator(".stacked-seg[data-label=cancelled]")).to_have_attribute("data-value", "6", timeout=90_000)
     expect(page.locator(".stacked-seg[data-label=running]")).to_have_attribute("data-value", "0", timeout=30_000)
 
     sweep = svc_server.api("GET", f"/api/sweep_runs/{sweep_id}")
     assert (sweep["status"], sweep["cells_cancelled"], sweep["cells_completed"]) == ("cancelled", 6, 0)
     assert sweep["array_job_id"] is not None
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90
     for cell_id in running_cells:
         while True:  # the cell is cancelled at once; its job's CANCELLED comes with the monitor's next tick
             cell = svc_server.api("GET", f"/api/workflows/runs/{cell_id}")
