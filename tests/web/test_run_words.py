@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from svc_host.testing.waiting import eventually_blocking
 from tests.web.conftest import open_page
 
 if TYPE_CHECKING:
@@ -42,7 +43,12 @@ def test_a_skipped_job_is_skipped_everywhere_and_a_failed_job_gets_no_advice(pag
     run = ended_run(svc_server)
     assert run["job_statuses"] == {"boom": "FAILED", "after": "SKIPPED"}, run
     skipped = str(run["job_ids"]["after"])  # submitted with its dependency, then cancelled unrun
-    assert svc_server.api("GET", f"/api/jobs/{skipped}")["status"] == "CANCELLED"  # Slurm's word for it
+    eventually_blocking(  # Slurm's word for it, once the monitor's next tick has seen svc's scancel
+        lambda: svc_server.api("GET", f"/api/jobs/{skipped}")["status"],
+        until=lambda status: status == "CANCELLED",
+        timeout=90,
+        what=f"job {skipped} (cancelled unrun) to read CANCELLED",
+    )
     open_page(page, f"/runs/{run['id']}")
     expect(page.locator(".dag-node[data-name=after]")).to_have_attribute("data-state", "SKIPPED")
     expect(page.locator("tr[data-job=after] td").nth(2)).to_have_text("SKIPPED")
