@@ -29,15 +29,18 @@ async def cancel_launched(
 ) -> list[str]:
     """Cancel the sweep's cells in flight (an array's tasks with one scancel of the array, its tasks that never
     started recorded ``CANCELLED``), each with ``error``; returns the warnings of the array's scancel."""
-    done: list[str] = []
-    warnings: list[str] = []
-    if sweep.array_job_id is not None:  # the whole array in one scancel; retried cells' own jobs on their own
-        queued = await engine.host.store.run(repo.waiting_in_queue, sweep_id)
-        warnings = await engine.driver.submitter.scancel(sweep.transport, [(sweep.name, sweep.array_job_id)])
-        await engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
-        done = [task_id(sweep.array_job_id, index) for index in range(sweep.cell_count)]
+    array = sweep.array_job_id
+    done = [] if array is None else [task_id(array, index) for index in range(sweep.cell_count)]
+    queued = [] if array is None else await engine.host.store.run(repo.waiting_in_queue, sweep_id)
+    # The cells are cancelled first: a task's end that arrives after (from the array's scancel below, or from the
+    # monitor) then meets a cancelled cell, never a running one that would take CANCELLED for a failure.
     flying = await engine.host.store.run(repo.cell_ids, sweep_id, cell_counts.IN_FLIGHT)
     await asyncio.gather(*(cancel_cell(engine, run_id, error=error, cancelled=done) for run_id in flying))
+    if array is None:
+        return []
+    # the whole array in one scancel (a retried cell's own jobs were cancelled with their cell)
+    warnings = await engine.driver.submitter.scancel(sweep.transport, [(sweep.name, array)])
+    await engine.driver.submitter.never_started(sweep.transport, [job_id for _, job_id in queued])
     return warnings
 
 

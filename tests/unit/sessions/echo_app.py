@@ -1,5 +1,5 @@
-"""A small app for the node guard's tests (stdlib only): answers every HTTP request with what it received,
-keeping connections alive.
+"""A small app for the node guard's tests (stdlib only): answers every HTTP request with its head (a body, sized
+or chunked, is read and dropped), keeping connections alive.
 
 ``python3 echo_app.py PORT [NOTE...]`` listens on 127.0.0.1:PORT and appends each request head to ``requests.log``
 in its working directory. ``GET /info`` answers JSON: its argv, ``APP_SECRET`` from its environment and its PATH.
@@ -23,6 +23,36 @@ def on_term(signum: int, frame: object) -> None:
     os._exit(0)
 
 
+def more(conn: socket.socket, data: bytes) -> bytes:
+    chunk = conn.recv(65536)
+    if not chunk:
+        raise EOFError
+    return data + chunk
+
+
+def skip_body(conn: socket.socket, head: bytes, data: bytes) -> bytes:
+    """What follows the request's body (``Content-Length`` or chunked): the body is read and dropped, so one request
+    gets one answer however its bytes arrive."""
+    fields = head.lower()
+    if b"\r\ntransfer-encoding: chunked" in fields:
+        while True:
+            while b"\r\n" not in data:
+                data = more(conn, data)
+            size_line, data = data.split(b"\r\n", 1)
+            size = int(size_line.split(b";")[0], 16)
+            while len(data) < size + 2:
+                data = more(conn, data)
+            data = data[size + 2 :]
+            if size == 0:
+                return data
+    if b"\r\ncontent-length: " in fields:
+        length = int(fields.split(b"\r\ncontent-length: ")[1].split(b"\r\n")[0])
+        while len(data) < length:
+            data = more(conn, data)
+        return data[length:]
+    return data
+
+
 def serve(conn: socket.socket) -> None:
     """Answer requests on one connection (kept alive) until the guard closes it."""
     data = b""
@@ -34,6 +64,11 @@ def serve(conn: socket.socket) -> None:
                     return
                 data += chunk
             head, data = data.split(b"\r\n\r\n", 1)
+            if b"\r\nupgrade:" not in head.lower():
+                try:
+                    data = skip_body(conn, head, data)
+                except EOFError:
+                    return
             with open("requests.log", "ab") as log:
                 log.write(head + b"\n---\n")
             if b"\r\nupgrade:" in head.lower():
