@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from svc_host.testing.waiting import eventually_blocking
-from tests.web.conftest import Server, open_page
+from tests.web.conftest import Server, add_dev_profile, open_page
 from tests.web.test_all_clusters import env24
 
 if TYPE_CHECKING:
@@ -38,18 +38,7 @@ def lab24_jobs(svc_server: Server) -> Iterator[dict[str, int]]:
     job on it; the failed one has ended when this returns."""
     facts = env24()
     for name in ("lab24", ALIAS):  # the alias reaches the same Slurm: each lab24 job is one row naming both
-        svc_server.api(
-            "POST",
-            "/api/config/ssh/profiles",
-            json={
-                "name": name,
-                "hostname": facts["SVC_DEV_SSH_HOST"],
-                "port": int(facts["SVC_DEV_SSH_PORT"]),
-                "username": facts["SVC_DEV_SSH_USER"],
-                "key_filename": facts["SVC_DEV_SSH_KEY"],
-                "known_hosts": facts["SVC_DEV_SSH_KNOWN_HOSTS"],
-            },
-        )
+        add_dev_profile(svc_server, facts, name)
     ids: dict[str, int] = {}
     try:
         for name, script in JOBS.items():
